@@ -1,0 +1,289 @@
+package cpumask
+
+import (
+	"iter"
+	"math/bits"
+)
+
+// MaxCPUs is the largest CPU count a Mask holds: x86's largest NR_CPUS.
+// CPU ids run from 0 to MaxCPUs-1.
+const MaxCPUs = 8192
+
+const wordBits = 64
+
+// Mask is an immutable set of CPU ids. The zero value is the empty set.
+// Every operation returns a new Mask, so a Mask may be shared freely
+// between goroutines, the way the kernel shares a const struct cpumask.
+type Mask struct {
+	// w holds bit c%64 of word c/64 for each CPU c. It never ends in a
+	// zero word, so two equal sets have identical slices.
+	w []uint64
+}
+
+// New returns the set of the given CPUs. It panics on an id outside
+// [0, MaxCPUs): callers pass ids they computed, not input; input goes
+// through ParseList or ParseHex.
+func New(cpus ...int) Mask {
+	var b Builder
+	for _, c := range cpus {
+		b.Set(c)
+	}
+	return b.Mask()
+}
+
+// Range returns the set {lo, ..., hi}; empty when hi < lo.
+func Range(lo, hi int) Mask {
+	var b Builder
+	for c := lo; c <= hi; c++ {
+		b.Set(c)
+	}
+	return b.Mask()
+}
+
+func trim(w []uint64) []uint64 {
+	n := len(w)
+	for n > 0 && w[n-1] == 0 {
+		n--
+	}
+	if n == 0 {
+		return nil
+	}
+	return w[:n]
+}
+
+// IsEmpty reports whether m holds no CPU.
+func (m Mask) IsEmpty() bool { return len(m.w) == 0 }
+
+// Weight is the number of CPUs in m (cpumask_weight).
+func (m Mask) Weight() int {
+	n := 0
+	for _, x := range m.w {
+		n += bits.OnesCount64(x)
+	}
+	return n
+}
+
+// Contains reports whether cpu is in m (cpumask_test_cpu).
+func (m Mask) Contains(cpu int) bool {
+	if cpu < 0 {
+		return false
+	}
+	i := cpu / wordBits
+	return i < len(m.w) && m.w[i]&(1<<(uint(cpu)%wordBits)) != 0
+}
+
+// Equal reports whether m and o hold the same CPUs.
+func (m Mask) Equal(o Mask) bool {
+	if len(m.w) != len(o.w) {
+		return false
+	}
+	for i := range m.w {
+		if m.w[i] != o.w[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// And returns m ∩ o.
+func (m Mask) And(o Mask) Mask {
+	n := min(len(m.w), len(o.w))
+	w := make([]uint64, n)
+	for i := range n {
+		w[i] = m.w[i] & o.w[i]
+	}
+	return Mask{trim(w)}
+}
+
+// Or returns m ∪ o.
+func (m Mask) Or(o Mask) Mask {
+	a, b := m.w, o.w
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	w := make([]uint64, len(a))
+	copy(w, a)
+	for i := range b {
+		w[i] |= b[i]
+	}
+	return Mask{w}
+}
+
+// AndNot returns m \ o (cpumask_andnot).
+func (m Mask) AndNot(o Mask) Mask {
+	w := make([]uint64, len(m.w))
+	copy(w, m.w)
+	for i := range min(len(w), len(o.w)) {
+		w[i] &^= o.w[i]
+	}
+	return Mask{trim(w)}
+}
+
+// Intersects reports whether m and o share a CPU.
+func (m Mask) Intersects(o Mask) bool {
+	for i := range min(len(m.w), len(o.w)) {
+		if m.w[i]&o.w[i] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// IsSubsetOf reports whether every CPU of m is in o.
+func (m Mask) IsSubsetOf(o Mask) bool {
+	for i, x := range m.w {
+		var y uint64
+		if i < len(o.w) {
+			y = o.w[i]
+		}
+		if x&^y != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// First returns the lowest CPU of m, or -1 when m is empty.
+func (m Mask) First() int { return m.Next(-1) }
+
+// Last returns the highest CPU of m, or -1 when m is empty.
+func (m Mask) Last() int {
+	if len(m.w) == 0 {
+		return -1
+	}
+	i := len(m.w) - 1
+	return i*wordBits + wordBits - 1 - bits.LeadingZeros64(m.w[i])
+}
+
+// Next returns the lowest CPU of m above cpu, or -1 (cpumask_next).
+func (m Mask) Next(cpu int) int {
+	c := cpu + 1
+	if c < 0 {
+		c = 0
+	}
+	i := c / wordBits
+	if i >= len(m.w) {
+		return -1
+	}
+	x := m.w[i] >> (uint(c) % wordBits)
+	if x != 0 {
+		return c + bits.TrailingZeros64(x)
+	}
+	for i++; i < len(m.w); i++ {
+		if m.w[i] != 0 {
+			return i*wordBits + bits.TrailingZeros64(m.w[i])
+		}
+	}
+	return -1
+}
+
+// Nth returns the n-th CPU of m counting from 0, or -1 when m has n or
+// fewer CPUs (cpumask_nth).
+func (m Mask) Nth(n int) int {
+	return nthOf(n, func(i int) uint64 { return m.w[i] }, len(m.w))
+}
+
+// NthAndAndNot returns the n-th CPU, counting from 0, of m ∩ and \ not,
+// or -1 when there are not that many (cpumask_nth_and_andnot). The
+// kernel's sched_numa_find_nth_cpu uses it to index one hop ring:
+// cpus ∩ hop[h] \ hop[h-1].
+func (m Mask) NthAndAndNot(n int, and, not Mask) int {
+	words := min(len(m.w), len(and.w))
+	return nthOf(n, func(i int) uint64 {
+		x := m.w[i] & and.w[i]
+		if i < len(not.w) {
+			x &^= not.w[i]
+		}
+		return x
+	}, words)
+}
+
+func nthOf(n int, word func(int) uint64, words int) int {
+	if n < 0 {
+		return -1
+	}
+	for i := range words {
+		x := word(i)
+		c := bits.OnesCount64(x)
+		if n >= c {
+			n -= c
+			continue
+		}
+		for ; n > 0; n-- {
+			x &= x - 1
+		}
+		return i*wordBits + bits.TrailingZeros64(x)
+	}
+	return -1
+}
+
+// All yields the CPUs of m in ascending order (for_each_cpu).
+func (m Mask) All() iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for i, x := range m.w {
+			for x != 0 {
+				if !yield(i*wordBits + bits.TrailingZeros64(x)) {
+					return
+				}
+				x &= x - 1
+			}
+		}
+	}
+}
+
+// CPUs returns the CPUs of m in ascending order.
+func (m Mask) CPUs() []int {
+	out := make([]int, 0, m.Weight())
+	for c := range m.All() {
+		out = append(out, c)
+	}
+	return out
+}
+
+// Builder accumulates CPUs into a Mask without a copy per step. The zero
+// value is ready to use. Mask returns the result and resets the Builder.
+type Builder struct {
+	w []uint64
+}
+
+// Set adds cpu. It panics on an id outside [0, MaxCPUs).
+func (b *Builder) Set(cpu int) {
+	if cpu < 0 || cpu >= MaxCPUs {
+		panic("cpumask: CPU id out of range")
+	}
+	i := cpu / wordBits
+	for len(b.w) <= i {
+		b.w = append(b.w, 0)
+	}
+	b.w[i] |= 1 << (uint(cpu) % wordBits)
+}
+
+// Clear removes cpu.
+func (b *Builder) Clear(cpu int) {
+	if cpu < 0 {
+		return
+	}
+	if i := cpu / wordBits; i < len(b.w) {
+		b.w[i] &^= 1 << (uint(cpu) % wordBits)
+	}
+}
+
+// Contains reports whether cpu has been added.
+func (b *Builder) Contains(cpu int) bool { return Mask{b.w}.Contains(cpu) }
+
+// Or adds every CPU of m.
+func (b *Builder) Or(m Mask) {
+	for len(b.w) < len(m.w) {
+		b.w = append(b.w, 0)
+	}
+	for i, x := range m.w {
+		b.w[i] |= x
+	}
+}
+
+// Mask returns the CPUs added so far and resets b.
+func (b *Builder) Mask() Mask {
+	m := Mask{trim(b.w)}
+	b.w = nil
+	return m
+}
