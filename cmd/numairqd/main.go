@@ -1,0 +1,41 @@
+// Command numairqd keeps every multi-queue device's IRQs on the right
+// CPUs of a NUMA machine. See README.md for the subcommands.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `usage: numairqd <command> [flags]
+
+commands:
+  topology   print the CPU/NUMA topology and each node's spread order
+  help       print this text
+
+Run "numairqd <command> -h" for the flags of a command.
+`
+
+// run dispatches a subcommand and returns the process exit status:
+// 0 success, 1 failure, 2 bad usage.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "topology":
+		return runTopology(args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "numairqd: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+}

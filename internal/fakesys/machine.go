@@ -1,0 +1,178 @@
+package fakesys
+
+import (
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/numairqd/numairqd/pkg/cpumask"
+)
+
+// Machine describes the CPU and NUMA part of a sysfs tree: what
+// /sys/devices/system/{cpu,node} hold on a real host.
+type Machine struct {
+	Online   string // list format, required
+	Possible string // defaults to Online
+	Present  string // defaults to Possible
+
+	// Nodes are the online NUMA nodes in any order. Nil means the tree has
+	// no devices/system/node directory at all (a !CONFIG_NUMA kernel).
+	Nodes []Node
+
+	Isolated string // written always (empty when unset), as the kernel does
+	NohzFull string // written only when set (CONFIG_NO_HZ_FULL)
+
+	// Siblings gives a CPU's SMT siblings (itself included) in list
+	// format; nil means no SMT. Package gives its physical package; nil
+	// means package 0. LLC gives the CPUs sharing its last-level cache;
+	// nil writes no cache directory.
+	Siblings func(cpu int) string
+	Package  func(cpu int) int
+	LLC      func(cpu int) string
+
+	// NoCoreCPUs leaves out core_cpus_list, as kernels before 5.13 do, so
+	// readers must fall back to thread_siblings_list. NoSMTFiles leaves
+	// out both.
+	NoCoreCPUs bool
+	NoSMTFiles bool
+}
+
+// Node is one online NUMA node: its CPUs (list format, online ones only,
+// as nodeN/cpulist shows them) and its distance row, column k being the
+// k-th online node in id order.
+type Node struct {
+	ID       int
+	CPUs     string
+	Distance []int
+}
+
+// AddMachine writes m under Sys(): devices/system/cpu and
+// devices/system/node.
+func (t *Tree) AddMachine(m Machine) {
+	t.tb.Helper()
+	mustList := func(what, s string) cpumask.Mask {
+		mask, err := cpumask.ParseList(s)
+		if err != nil {
+			t.tb.Fatalf("fakesys: %s: %v", what, err)
+		}
+		return mask
+	}
+	if m.Possible == "" {
+		m.Possible = m.Online
+	}
+	if m.Present == "" {
+		m.Present = m.Possible
+	}
+	online := mustList("online", m.Online)
+	possible := mustList("possible", m.Possible)
+
+	cpuDir := "sys/devices/system/cpu"
+	t.WriteFile(cpuDir+"/online", m.Online+"\n")
+	t.WriteFile(cpuDir+"/possible", m.Possible+"\n")
+	t.WriteFile(cpuDir+"/present", m.Present+"\n")
+	t.WriteFile(cpuDir+"/offline", possible.AndNot(online).String()+"\n")
+	t.WriteFile(cpuDir+"/isolated", m.Isolated+"\n")
+	if m.NohzFull != "" {
+		t.WriteFile(cpuDir+"/nohz_full", m.NohzFull+"\n")
+	}
+
+	siblings := func(c int) cpumask.Mask {
+		if m.Siblings == nil {
+			return cpumask.New(c)
+		}
+		return mustList("siblings", m.Siblings(c)).And(online)
+	}
+	pkg := func(c int) int {
+		if m.Package == nil {
+			return 0
+		}
+		return m.Package(c)
+	}
+	pkgCPUs := map[int]*cpumask.Builder{}
+	for c := range online.All() {
+		b := pkgCPUs[pkg(c)]
+		if b == nil {
+			b = &cpumask.Builder{}
+			pkgCPUs[pkg(c)] = b
+		}
+		b.Set(c)
+	}
+	pkgMasks := map[int]cpumask.Mask{}
+	for p, b := range pkgCPUs {
+		pkgMasks[p] = b.Mask()
+	}
+
+	for c := range possible.All() {
+		dir := fmt.Sprintf("%s/cpu%d", cpuDir, c)
+		if c != 0 {
+			state := "0"
+			if online.Contains(c) {
+				state = "1"
+			}
+			t.WriteFile(dir+"/online", state+"\n")
+		}
+		if !online.Contains(c) {
+			// The kernel removes topology/ and cache/ of an offline CPU.
+			t.Mkdir(dir)
+			continue
+		}
+		topo := dir + "/topology"
+		sib := siblings(c).String() + "\n"
+		if !m.NoSMTFiles {
+			if !m.NoCoreCPUs {
+				t.WriteFile(topo+"/core_cpus_list", sib)
+			}
+			t.WriteFile(topo+"/thread_siblings_list", sib)
+		}
+		p := pkg(c)
+		t.WriteFile(topo+"/physical_package_id", strconv.Itoa(p)+"\n")
+		t.WriteFile(topo+"/die_id", "0\n")
+		t.WriteFile(topo+"/package_cpus_list", pkgMasks[p].String()+"\n")
+		t.WriteFile(topo+"/core_siblings_list", pkgMasks[p].String()+"\n")
+		t.WriteFile(topo+"/die_cpus_list", pkgMasks[p].String()+"\n")
+		if m.LLC != nil {
+			idx := dir + "/cache/index3"
+			t.WriteFile(idx+"/level", "3\n")
+			t.WriteFile(idx+"/type", "Unified\n")
+			t.WriteFile(idx+"/shared_cpu_list", m.LLC(c)+"\n")
+			t.WriteFile(dir+"/cache/index0/level", "1\n")
+			t.WriteFile(dir+"/cache/index0/type", "Data\n")
+			t.WriteFile(dir+"/cache/index0/shared_cpu_list", sib)
+		}
+	}
+
+	if m.Nodes == nil {
+		return
+	}
+	nodeDir := "sys/devices/system/node"
+	var ids []int
+	for _, n := range m.Nodes {
+		ids = append(ids, n.ID)
+	}
+	nodeList := cpumask.New(ids...).String()
+	t.WriteFile(nodeDir+"/online", nodeList+"\n")
+	t.WriteFile(nodeDir+"/possible", nodeList+"\n")
+	var hasCPU []int
+	for _, n := range m.Nodes {
+		cpus := mustList("node cpus", n.CPUs).And(online)
+		if !cpus.IsEmpty() {
+			hasCPU = append(hasCPU, n.ID)
+		}
+		dir := fmt.Sprintf("%s/node%d", nodeDir, n.ID)
+		t.WriteFile(dir+"/cpulist", cpus.String()+"\n")
+		t.WriteFile(dir+"/distance", joinInts(n.Distance)+"\n")
+		for c := range cpus.All() {
+			t.Symlink(path.Join("../../cpu", fmt.Sprintf("cpu%d", c)), fmt.Sprintf("%s/cpu%d", dir, c))
+		}
+	}
+	t.WriteFile(nodeDir+"/has_cpu", cpumask.New(hasCPU...).String()+"\n")
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, " ")
+}

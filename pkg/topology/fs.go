@@ -1,0 +1,72 @@
+package topology
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/numairqd/numairqd/pkg/cpumask"
+)
+
+// ErrParse is wrapped by every error about a sysfs file whose content
+// makes no sense, so callers can tell bad data from a missing file.
+var ErrParse = errors.New("malformed sysfs file")
+
+// FS is a sysfs tree. Root is "/sys" on a host and a fixture directory
+// in tests; nothing in this package reads a fixed path.
+type FS struct {
+	Root string
+}
+
+// NewFS returns the sysfs tree mounted at root.
+func NewFS(root string) FS { return FS{Root: root} }
+
+func (fs FS) path(elem ...string) string {
+	return filepath.Join(append([]string{fs.Root}, elem...)...)
+}
+
+// readString returns the file's content without surrounding white space.
+func (fs FS) readString(elem ...string) (string, error) {
+	b, err := os.ReadFile(fs.path(elem...))
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+func (fs FS) readList(elem ...string) (cpumask.Mask, error) {
+	s, err := fs.readString(elem...)
+	if err != nil {
+		return cpumask.Mask{}, err
+	}
+	m, err := cpumask.ParseList(s)
+	if err != nil {
+		return cpumask.Mask{}, fmt.Errorf("read %s: %w: %w", fs.path(elem...), ErrParse, err)
+	}
+	return m, nil
+}
+
+// readOptionalList is readList for files that exist only on some kernels
+// or configurations; a missing file is the empty set.
+func (fs FS) readOptionalList(elem ...string) (cpumask.Mask, error) {
+	m, err := fs.readList(elem...)
+	if errors.Is(err, os.ErrNotExist) {
+		return cpumask.Mask{}, nil
+	}
+	return m, err
+}
+
+func (fs FS) readInt(elem ...string) (int, error) {
+	s, err := fs.readString(elem...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w: %q is not an integer", fs.path(elem...), ErrParse, s)
+	}
+	return n, nil
+}

@@ -1,0 +1,168 @@
+package topology
+
+import (
+	"slices"
+
+	"github.com/numairqd/numairqd/pkg/cpumask"
+)
+
+// buildHops computes the hop levels and masks the way sched_init_numa()
+// does: only nodes with CPUs (N_CPU) take part; the levels are the sorted
+// unique distances between them, global to the machine; hop mask h of
+// node j is the union of the CPUs of every such node k with
+// node_distance(j, k) <= level h, read from row j. A CPU-less node gets
+// no masks. The masks hold online CPUs only, as the kernel's do.
+func (s *Snapshot) buildHops() {
+	var cpuNodes []int // indices into s.nodes
+	for i, n := range s.nodes {
+		if !n.CPUs.IsEmpty() {
+			cpuNodes = append(cpuNodes, i)
+		}
+	}
+	for _, i := range cpuNodes {
+		for _, j := range cpuNodes {
+			s.levels = append(s.levels, s.nodes[i].Distance[j])
+		}
+	}
+	slices.Sort(s.levels)
+	s.levels = slices.Compact(s.levels)
+
+	s.hops = make([][]cpumask.Mask, len(s.nodes))
+	s.order = make([][]int, len(s.nodes))
+	for _, j := range cpuNodes {
+		masks := make([]cpumask.Mask, len(s.levels))
+		for h, level := range s.levels {
+			var b cpumask.Builder
+			for _, k := range cpuNodes {
+				if s.nodes[j].Distance[k] <= level {
+					b.Or(s.nodes[k].CPUs)
+				}
+			}
+			masks[h] = b.Mask()
+		}
+		s.hops[j] = masks
+		order := make([]int, 0, s.online.Weight())
+		for _, ring := range s.rings(j, s.online) {
+			order = append(order, ring...)
+		}
+		s.order[j] = order
+	}
+}
+
+// rings walks the hop masks of node index j as for_each_numa_hop_mask()
+// with for_each_cpu_andnot(cpu, mask, prev) does: ring h holds the
+// allowed CPUs that hop h adds, ascending. A level that adds no CPU for
+// this node gives an empty ring.
+func (s *Snapshot) rings(j int, allowed cpumask.Mask) [][]int {
+	out := make([][]int, len(s.hops[j]))
+	prev := cpumask.Mask{}
+	for h, mask := range s.hops[j] {
+		out[h] = mask.And(allowed).AndNot(prev).CPUs()
+		prev = mask
+	}
+	return out
+}
+
+// Levels returns the hop distances (sched_domains_numa_distance): the
+// sorted unique distances between nodes that have CPUs.
+func (s *Snapshot) Levels() []int { return slices.Clone(s.levels) }
+
+// HopMasks returns sched_numa_hop_mask(node, h) for every level h: nil
+// for a CPU-less or unknown node, as the kernel's masks are NULL there.
+func (s *Snapshot) HopMasks(node int) []cpumask.Mask {
+	i, ok := s.nodeIndex[node]
+	if !ok {
+		return nil
+	}
+	return slices.Clone(s.hops[i])
+}
+
+// SpreadNode returns the node whose hop masks a device on node uses:
+// node itself when it has CPUs; for a CPU-less node the nearest node that
+// has CPUs, lowest id on ties (numa_nearest_node(node, N_CPU), as
+// sched_numa_find_nth_cpu() does since 2023); NoNode for NoNode or a node
+// that is not online.
+func (s *Snapshot) SpreadNode(node int) int {
+	i, ok := s.nodeIndex[node]
+	if !ok {
+		return NoNode
+	}
+	if s.hops[i] != nil {
+		return node
+	}
+	best, bestDist := NoNode, 0
+	for k, n := range s.nodes {
+		if s.hops[k] == nil {
+			continue
+		}
+		if d := s.nodes[i].Distance[k]; best == NoNode || d < bestDist {
+			best, bestDist = n.ID, d
+		}
+	}
+	return best
+}
+
+// Spread returns the CPUs of allowed in the order a device on node
+// should use them: the online CPUs sorted by hop (distance from node),
+// then CPU id, restricted to allowed. Its i-th entry is
+// cpumask_local_spread(i, node) when allowed is every online CPU. For
+// NoNode it is the allowed online CPUs in id order; a CPU-less node uses
+// SpreadNode's nearest node.
+func (s *Snapshot) Spread(node int, allowed cpumask.Mask) []int {
+	n := s.SpreadNode(node)
+	if n == NoNode {
+		return allowed.And(s.online).CPUs()
+	}
+	order := s.order[s.nodeIndex[n]]
+	if allowed.Equal(s.online) {
+		return slices.Clone(order)
+	}
+	out := make([]int, 0, len(order))
+	for _, c := range order {
+		if allowed.Contains(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Rings returns Spread split by hop: ring h holds the allowed CPUs that
+// hop h adds for node (after SpreadNode's fallback), so a planner can
+// finish one hop before it takes the next. NoNode gives one ring.
+func (s *Snapshot) Rings(node int, allowed cpumask.Mask) [][]int {
+	n := s.SpreadNode(node)
+	if n == NoNode {
+		return [][]int{allowed.And(s.online).CPUs()}
+	}
+	return s.rings(s.nodeIndex[n], allowed)
+}
+
+// NthCPU is cpumask_local_spread(i, node) over the allowed CPUs: the
+// (i mod count)-th CPU of Spread(node, allowed), or -1 when allowed has
+// no online CPU.
+func (s *Snapshot) NthCPU(i, node int, allowed cpumask.Mask) int {
+	order := s.Spread(node, allowed)
+	if len(order) == 0 || i < 0 {
+		return -1
+	}
+	return order[i%len(order)]
+}
+
+// HopLevel returns the hop at which cpu joins node's masks (after
+// SpreadNode's fallback): 0 for the node's own CPUs. It is 0 for NoNode
+// and -1 for a CPU that is in none of the masks (offline).
+func (s *Snapshot) HopLevel(node, cpu int) int {
+	n := s.SpreadNode(node)
+	if n == NoNode {
+		if s.online.Contains(cpu) {
+			return 0
+		}
+		return -1
+	}
+	for h, mask := range s.hops[s.nodeIndex[n]] {
+		if mask.Contains(cpu) {
+			return h
+		}
+	}
+	return -1
+}

@@ -1,0 +1,384 @@
+package topology
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/numairqd/numairqd/pkg/cpumask"
+)
+
+// NoNode is NUMA_NO_NODE: a device that reports numa_node -1.
+const NoNode = -1
+
+// Snapshot is the CPU and NUMA layout at one moment. It is never changed
+// after Read returns it, so any number of goroutines may use it while a
+// newer one is being built.
+type Snapshot struct {
+	generation uint64
+
+	online, possible, present cpumask.Mask
+	isolated, nohzFull        cpumask.Mask
+
+	nodes     []Node      // online nodes, ascending id
+	nodeIndex map[int]int // node id -> index into nodes and distance rows
+	implicit  bool        // no node directory: one node 0 holds every CPU
+
+	cpus    map[int]CPU // online CPUs
+	cpuNode map[int]int // online CPU -> node id
+
+	levels []int            // sorted unique distances among CPU-bearing nodes
+	hops   [][]cpumask.Mask // per node index: hop masks; nil for a CPU-less node
+	order  [][]int          // per node index: Spread over all online CPUs
+}
+
+// Node is an online NUMA node.
+type Node struct {
+	ID int
+	// CPUs are the node's online CPUs (nodeN/cpulist). Empty for a
+	// memory-only node (CXL, GPU memory).
+	CPUs cpumask.Mask
+	// Distance is nodeN/distance: entry k is the distance to the k-th
+	// online node in id order, which is not node id k when ids are sparse.
+	Distance []int
+}
+
+// CPU is what sysfs tells about one online CPU.
+type CPU struct {
+	ID      int
+	Node    int // NoNode when no node lists it
+	Package int // physical_package_id, -1 when unknown
+	// Siblings are the SMT threads of its core, itself included
+	// (topology_sibling_cpumask; the CPU alone when sysfs says nothing).
+	Siblings cpumask.Mask
+	// Core is the lowest CPU id among Siblings: a name for the core that
+	// needs no core_id file and is unique across packages.
+	Core int
+	// LLC are the CPUs sharing its last-level cache; empty when the
+	// kernel exposes no cache information.
+	LLC cpumask.Mask
+}
+
+// Read builds a Snapshot from the tree. Errors name the file and the
+// value that was wrong; a missing optional file is not an error.
+func (fs FS) Read() (*Snapshot, error) {
+	s := &Snapshot{nodeIndex: map[int]int{}, cpus: map[int]CPU{}, cpuNode: map[int]int{}}
+	cpuDir := []string{"devices", "system", "cpu"}
+	var err error
+	if s.online, err = fs.readList(append(cpuDir, "online")...); err != nil {
+		return nil, fmt.Errorf("topology: %w", err)
+	}
+	if s.online.IsEmpty() {
+		return nil, fmt.Errorf("topology: read %s: %w: no online CPU", fs.path(append(cpuDir, "online")...), ErrParse)
+	}
+	if s.possible, err = fs.readOptionalList(append(cpuDir, "possible")...); err != nil {
+		return nil, fmt.Errorf("topology: %w", err)
+	}
+	if s.present, err = fs.readOptionalList(append(cpuDir, "present")...); err != nil {
+		return nil, fmt.Errorf("topology: %w", err)
+	}
+	s.possible = s.possible.Or(s.online)
+	s.present = s.present.Or(s.online)
+	if s.isolated, err = fs.readOptionalList(append(cpuDir, "isolated")...); err != nil {
+		return nil, fmt.Errorf("topology: %w", err)
+	}
+	if s.nohzFull, err = fs.readOptionalList(append(cpuDir, "nohz_full")...); err != nil {
+		return nil, fmt.Errorf("topology: %w", err)
+	}
+	if err := fs.readNodes(s); err != nil {
+		return nil, fmt.Errorf("topology: %w", err)
+	}
+	if err := fs.readCPUs(s); err != nil {
+		return nil, fmt.Errorf("topology: %w", err)
+	}
+	s.buildHops()
+	return s, nil
+}
+
+func (fs FS) readNodes(s *Snapshot) error {
+	nodeDir := []string{"devices", "system", "node"}
+	ids, err := fs.readList(append(nodeDir, "online")...)
+	if errors.Is(err, os.ErrNotExist) {
+		if _, statErr := os.Stat(fs.path(nodeDir...)); errors.Is(statErr, os.ErrNotExist) {
+			// !CONFIG_NUMA: one implicit node 0 with every CPU.
+			s.implicit = true
+			s.nodes = []Node{{ID: 0, CPUs: s.online, Distance: []int{10}}}
+			s.nodeIndex[0] = 0
+			for c := range s.online.All() {
+				s.cpuNode[c] = 0
+			}
+			return nil
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if ids.IsEmpty() {
+		return fmt.Errorf("read %s: %w: no online node", fs.path(append(nodeDir, "online")...), ErrParse)
+	}
+	for id := range ids.All() {
+		s.nodeIndex[id] = len(s.nodes)
+		s.nodes = append(s.nodes, Node{ID: id})
+	}
+	for i := range s.nodes {
+		n := &s.nodes[i]
+		dir := append(nodeDir, "node"+strconv.Itoa(n.ID))
+		cpus, err := fs.readList(append(dir, "cpulist")...)
+		if err != nil {
+			return err
+		}
+		// cpulist is already ANDed with the online CPUs by the kernel;
+		// AND again so a racing hotplug cannot leave an offline CPU in.
+		n.CPUs = cpus.And(s.online)
+		for c := range n.CPUs.All() {
+			if prev, dup := s.cpuNode[c]; dup {
+				return fmt.Errorf("read %s: %w: CPU %d is also on node %d", fs.path(append(dir, "cpulist")...), ErrParse, c, prev)
+			}
+			s.cpuNode[c] = n.ID
+		}
+		if n.Distance, err = fs.readDistance(len(s.nodes), append(dir, "distance")...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readDistance parses one row of the node distance table. The kernel
+// refuses distances below LOCAL_DISTANCE (10) or above 255, so a file
+// holding one is broken, not a topology to plan for.
+func (fs FS) readDistance(want int, elem ...string) ([]int, error) {
+	s, err := fs.readString(elem...)
+	if err != nil {
+		return nil, err
+	}
+	fields := strings.Fields(s)
+	if len(fields) != want {
+		return nil, fmt.Errorf("read %s: %w: %q has %d entries, want one per online node (%d)", fs.path(elem...), ErrParse, s, len(fields), want)
+	}
+	row := make([]int, len(fields))
+	for k, f := range fields {
+		d, err := strconv.Atoi(f)
+		if err != nil || d < 10 || d > 255 {
+			return nil, fmt.Errorf("read %s: %w: %q: invalid distance %q (want 10 to 255)", fs.path(elem...), ErrParse, s, f)
+		}
+		row[k] = d
+	}
+	return row, nil
+}
+
+// readCPUs reads the topology of each online CPU. Files shared by a
+// group of CPUs (core, package, last-level cache) are read once per
+// group, which keeps a 1024-CPU rebuild to about one read per core.
+func (fs FS) readCPUs(s *Snapshot) error {
+	for c := range s.online.All() {
+		node, ok := s.cpuNode[c]
+		if !ok {
+			node = NoNode
+		}
+		s.cpus[c] = CPU{ID: c, Node: node, Package: -1, Siblings: cpumask.New(c), Core: c}
+	}
+	for c := range s.online.All() {
+		cpu := s.cpus[c]
+		if cpu.Core != c || cpu.Siblings.Weight() > 1 {
+			continue // already filled in from an earlier sibling
+		}
+		dir := []string{"devices", "system", "cpu", "cpu" + strconv.Itoa(c), "topology"}
+		sib, err := fs.readList(append(dir, "core_cpus_list")...)
+		if errors.Is(err, os.ErrNotExist) {
+			sib, err = fs.readList(append(dir, "thread_siblings_list")...)
+		}
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			continue // no SMT information: the CPU is its own core
+		case err != nil:
+			return err
+		}
+		sib = sib.And(s.online)
+		if !sib.Contains(c) {
+			return fmt.Errorf("read %s: %w: siblings %q do not include CPU %d", fs.path(append(dir, "core_cpus_list")...), ErrParse, sib.String(), c)
+		}
+		for t := range sib.All() {
+			x := s.cpus[t]
+			x.Siblings, x.Core = sib, sib.First()
+			s.cpus[t] = x
+		}
+	}
+	for c := range s.online.All() {
+		if s.cpus[c].Package >= 0 {
+			continue
+		}
+		dir := []string{"devices", "system", "cpu", "cpu" + strconv.Itoa(c), "topology"}
+		pkg, err := fs.readInt(append(dir, "physical_package_id")...)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		members, err := fs.readList(append(dir, "package_cpus_list")...)
+		if errors.Is(err, os.ErrNotExist) {
+			members, err = fs.readList(append(dir, "core_siblings_list")...)
+		}
+		if errors.Is(err, os.ErrNotExist) {
+			members = cpumask.New(c)
+		} else if err != nil {
+			return err
+		}
+		for t := range members.And(s.online).Or(cpumask.New(c)).All() {
+			x := s.cpus[t]
+			x.Package = pkg
+			s.cpus[t] = x
+		}
+	}
+	for c := range s.online.All() {
+		if !s.cpus[c].LLC.IsEmpty() {
+			continue
+		}
+		llc, err := fs.readLLC(c)
+		if err != nil {
+			return err
+		}
+		for t := range llc.And(s.online).All() {
+			x := s.cpus[t]
+			x.LLC = llc.And(s.online)
+			s.cpus[t] = x
+		}
+	}
+	return nil
+}
+
+// readLLC returns the CPUs sharing cpu's highest-level data or unified
+// cache, or the empty set when sysfs has no cache directory for it.
+func (fs FS) readLLC(cpu int) (cpumask.Mask, error) {
+	dir := []string{"devices", "system", "cpu", "cpu" + strconv.Itoa(cpu), "cache"}
+	entries, err := os.ReadDir(fs.path(dir...))
+	if errors.Is(err, os.ErrNotExist) {
+		return cpumask.Mask{}, nil
+	} else if err != nil {
+		return cpumask.Mask{}, err
+	}
+	best, bestLevel := "", 0
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "index") {
+			continue
+		}
+		typ, err := fs.readString(append(dir, e.Name(), "type")...)
+		if err != nil || typ == "Instruction" {
+			continue
+		}
+		level, err := fs.readInt(append(dir, e.Name(), "level")...)
+		if err != nil {
+			return cpumask.Mask{}, err
+		}
+		if level > bestLevel {
+			best, bestLevel = e.Name(), level
+		}
+	}
+	if best == "" {
+		return cpumask.Mask{}, nil
+	}
+	m, err := fs.readList(append(dir, best, "shared_cpu_list")...)
+	if errors.Is(err, os.ErrNotExist) {
+		return cpumask.Mask{}, nil
+	}
+	if err == nil && !m.Contains(cpu) {
+		m = m.Or(cpumask.New(cpu))
+	}
+	return m, err
+}
+
+// Generation is the number the Holder gave this snapshot when it was
+// published; 0 for a snapshot that was never published.
+func (s *Snapshot) Generation() uint64 { return s.generation }
+
+// Online are the online CPUs.
+func (s *Snapshot) Online() cpumask.Mask { return s.online }
+
+// Possible are the CPUs the kernel could ever bring online.
+func (s *Snapshot) Possible() cpumask.Mask { return s.possible }
+
+// Present are the CPUs physically present.
+func (s *Snapshot) Present() cpumask.Mask { return s.present }
+
+// Isolated are the CPUs isolated from the scheduler (isolcpus=).
+func (s *Snapshot) Isolated() cpumask.Mask { return s.isolated }
+
+// NohzFull are the adaptive-tick CPUs (nohz_full=); empty when the
+// kernel lacks CONFIG_NO_HZ_FULL.
+func (s *Snapshot) NohzFull() cpumask.Mask { return s.nohzFull }
+
+// Nodes returns the online nodes in id order. The slice is shared: do
+// not modify it.
+func (s *Snapshot) Nodes() []Node { return s.nodes }
+
+// ImplicitNode reports that sysfs had no node directory, so the snapshot
+// holds one made-up node 0 with every CPU.
+func (s *Snapshot) ImplicitNode() bool { return s.implicit }
+
+// Node returns the online node with the given id.
+func (s *Snapshot) Node(id int) (Node, bool) {
+	i, ok := s.nodeIndex[id]
+	if !ok {
+		return Node{}, false
+	}
+	return s.nodes[i], true
+}
+
+// CPU returns what is known of an online CPU.
+func (s *Snapshot) CPU(id int) (CPU, bool) {
+	c, ok := s.cpus[id]
+	return c, ok
+}
+
+// NodeOfCPU returns the node of an online CPU, or NoNode.
+func (s *Snapshot) NodeOfCPU(cpu int) int {
+	if n, ok := s.cpuNode[cpu]; ok {
+		return n
+	}
+	return NoNode
+}
+
+// Siblings returns the SMT siblings of an online CPU (itself included),
+// or just the CPU when it is offline or sysfs says nothing.
+func (s *Snapshot) Siblings(cpu int) cpumask.Mask {
+	if c, ok := s.cpus[cpu]; ok {
+		return c.Siblings
+	}
+	return cpumask.New(cpu)
+}
+
+// Distance returns node_distance(from, to), or -1 when either node is
+// not online.
+func (s *Snapshot) Distance(from, to int) int {
+	i, ok1 := s.nodeIndex[from]
+	j, ok2 := s.nodeIndex[to]
+	if !ok1 || !ok2 {
+		return -1
+	}
+	return s.nodes[i].Distance[j]
+}
+
+// CPUNodes returns the ids of the nodes that have online CPUs (the
+// kernel's N_CPU state), ascending.
+func (s *Snapshot) CPUNodes() []int {
+	var ids []int
+	for _, n := range s.nodes {
+		if !n.CPUs.IsEmpty() {
+			ids = append(ids, n.ID)
+		}
+	}
+	return ids
+}
+
+// NodesByDistance returns the CPU-bearing nodes ordered by distance from
+// node, nearest first, lower id first on ties.
+func (s *Snapshot) NodesByDistance(node int) []int {
+	ids := s.CPUNodes()
+	if _, ok := s.nodeIndex[node]; !ok {
+		return ids
+	}
+	slices.SortStableFunc(ids, func(a, b int) int { return s.Distance(node, a) - s.Distance(node, b) })
+	return ids
+}

@@ -1,0 +1,300 @@
+package topology_test
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/numairqd/numairqd/internal/fakesys"
+	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/topology"
+)
+
+func list(t testing.TB, s string) cpumask.Mask {
+	t.Helper()
+	m, err := cpumask.ParseList(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func masksString(ms []cpumask.Mask) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.String())
+	}
+	return out
+}
+
+func TestNoNodeDirectory(t *testing.T) {
+	s := readMachine(t, fakesys.Machine{Online: "0-3"})
+	if !s.ImplicitNode() {
+		t.Error("ImplicitNode() = false, want true")
+	}
+	if got := s.CPUNodes(); !slices.Equal(got, []int{0}) {
+		t.Errorf("CPUNodes = %v, want [0]", got)
+	}
+	if got := s.Spread(0, s.Online()); !slices.Equal(got, []int{0, 1, 2, 3}) {
+		t.Errorf("spread = %v", got)
+	}
+	if got := s.Levels(); !slices.Equal(got, []int{10}) {
+		t.Errorf("levels = %v, want [10]", got)
+	}
+	if s.NodeOfCPU(2) != 0 {
+		t.Errorf("NodeOfCPU(2) = %d, want 0", s.NodeOfCPU(2))
+	}
+}
+
+// TestLevelsWithoutNewCPUs is the example of kernel.md §1.1: a level can
+// add no CPU for a node, and the levels are global.
+func TestLevelsWithoutNewCPUs(t *testing.T) {
+	s := readMachine(t, fakesys.Machine{
+		Online: "0-5",
+		Nodes: []fakesys.Node{
+			{ID: 0, CPUs: "0-1", Distance: []int{10, 12, 20}},
+			{ID: 1, CPUs: "2-3", Distance: []int{12, 10, 15}},
+			{ID: 2, CPUs: "4-5", Distance: []int{20, 15, 10}},
+		},
+	})
+	if got := s.Levels(); !slices.Equal(got, []int{10, 12, 15, 20}) {
+		t.Fatalf("levels = %v", got)
+	}
+	for node, want := range map[int][]string{
+		0: {"0-1", "0-3", "0-3", "0-5"},
+		2: {"4-5", "4-5", "2-5", "0-5"},
+	} {
+		if got := masksString(s.HopMasks(node)); !slices.Equal(got, want) {
+			t.Errorf("hop masks of node %d = %v, want %v", node, got, want)
+		}
+	}
+	if got := s.Rings(0, s.Online()); len(got) != 4 || len(got[2]) != 0 {
+		t.Errorf("rings of node 0 = %v, want an empty ring at level 15", got)
+	}
+	if got := s.HopLevel(0, 5); got != 3 {
+		t.Errorf("HopLevel(0, 5) = %d, want 3", got)
+	}
+}
+
+func TestCPULessNode(t *testing.T) {
+	s := readMachine(t, fakesys.Machine{
+		Online: "0-7",
+		Nodes: []fakesys.Node{
+			{ID: 0, CPUs: "0-3", Distance: []int{10, 20, 30}},
+			{ID: 1, CPUs: "", Distance: []int{20, 10, 15}}, // memory only (CXL)
+			{ID: 2, CPUs: "4-7", Distance: []int{30, 15, 10}},
+		},
+	})
+	// The CPU-less node's distances create no level.
+	if got := s.Levels(); !slices.Equal(got, []int{10, 30}) {
+		t.Errorf("levels = %v, want [10 30]", got)
+	}
+	if got := s.HopMasks(1); got != nil {
+		t.Errorf("hop masks of CPU-less node = %v, want nil (the kernel's are NULL)", got)
+	}
+	if got := s.SpreadNode(1); got != 2 {
+		t.Errorf("SpreadNode(1) = %d, want nearest CPU node 2", got)
+	}
+	if got := s.Spread(1, s.Online()); !slices.Equal(got, []int{4, 5, 6, 7, 0, 1, 2, 3}) {
+		t.Errorf("spread of CPU-less node = %v", got)
+	}
+	if got := s.CPUNodes(); !slices.Equal(got, []int{0, 2}) {
+		t.Errorf("CPUNodes = %v", got)
+	}
+}
+
+func TestCPULessNodeTieGoesToLowestID(t *testing.T) {
+	s := readMachine(t, fakesys.Machine{
+		Online: "0-3",
+		Nodes: []fakesys.Node{
+			{ID: 0, CPUs: "0-1", Distance: []int{10, 20, 20}},
+			{ID: 1, CPUs: "2-3", Distance: []int{20, 10, 20}},
+			{ID: 3, CPUs: "", Distance: []int{20, 20, 10}},
+		},
+	})
+	if got := s.SpreadNode(3); got != 0 {
+		t.Errorf("SpreadNode(3) = %d, want 0 (tie, lowest id)", got)
+	}
+}
+
+// TestSparseNodeIDs checks that distance column k is the k-th online
+// node, not node id k.
+func TestSparseNodeIDs(t *testing.T) {
+	s := readMachine(t, fakesys.Machine{
+		Online: "0-5",
+		Nodes: []fakesys.Node{
+			{ID: 0, CPUs: "0-1", Distance: []int{10, 30, 20}},
+			{ID: 2, CPUs: "2-3", Distance: []int{30, 10, 20}},
+			{ID: 5, CPUs: "4-5", Distance: []int{20, 20, 10}},
+		},
+	})
+	if got := s.Distance(0, 5); got != 20 {
+		t.Errorf("Distance(0, 5) = %d, want 20", got)
+	}
+	if got := s.Distance(0, 2); got != 30 {
+		t.Errorf("Distance(0, 2) = %d, want 30", got)
+	}
+	if got := s.Distance(0, 1); got != -1 {
+		t.Errorf("Distance to offline node = %d, want -1", got)
+	}
+	if got := s.Spread(0, s.Online()); !slices.Equal(got, []int{0, 1, 4, 5, 2, 3}) {
+		t.Errorf("spread of node 0 = %v", got)
+	}
+	if got := s.NodesByDistance(2); !slices.Equal(got, []int{2, 5, 0}) {
+		t.Errorf("NodesByDistance(2) = %v", got)
+	}
+}
+
+func TestOfflineCPUs(t *testing.T) {
+	s := readMachine(t, fakesys.Machine{
+		Online:   "0-2,4-6",
+		Possible: "0-7",
+		Nodes: []fakesys.Node{
+			{ID: 0, CPUs: "0-3", Distance: []int{10, 20}},
+			{ID: 1, CPUs: "4-7", Distance: []int{20, 10}},
+		},
+	})
+	if got := s.Spread(1, s.Online()); !slices.Equal(got, []int{4, 5, 6, 0, 1, 2}) {
+		t.Errorf("spread = %v, want offline CPUs 3 and 7 left out", got)
+	}
+	if s.Possible().String() != "0-7" {
+		t.Errorf("possible = %s", s.Possible())
+	}
+	if _, ok := s.CPU(3); ok {
+		t.Error("CPU(3) found, but CPU 3 is offline")
+	}
+	if got := s.HopLevel(1, 7); got != -1 {
+		t.Errorf("HopLevel of offline CPU = %d, want -1", got)
+	}
+}
+
+func TestAsymmetricDistances(t *testing.T) {
+	s := readMachine(t, fakesys.Machine{
+		Online: "0-3",
+		Nodes: []fakesys.Node{
+			{ID: 0, CPUs: "0-1", Distance: []int{10, 20}},
+			{ID: 1, CPUs: "2-3", Distance: []int{30, 10}},
+		},
+	})
+	if got := s.Levels(); !slices.Equal(got, []int{10, 20, 30}) {
+		t.Errorf("levels = %v", got)
+	}
+	// Row j decides node j's masks.
+	if got := masksString(s.HopMasks(0)); !slices.Equal(got, []string{"0-1", "0-3", "0-3"}) {
+		t.Errorf("node 0 masks = %v", got)
+	}
+	if got := masksString(s.HopMasks(1)); !slices.Equal(got, []string{"2-3", "2-3", "0-3"}) {
+		t.Errorf("node 1 masks = %v", got)
+	}
+}
+
+func TestSMTFiles(t *testing.T) {
+	base := fakesys.Machine{
+		Online:   "0-3",
+		Siblings: func(c int) string { return map[int]string{0: "0,2", 2: "0,2", 1: "1,3", 3: "1,3"}[c] },
+		Nodes:    []fakesys.Node{{ID: 0, CPUs: "0-3", Distance: []int{10}}},
+	}
+	for _, tc := range []struct {
+		name     string
+		mutate   func(*fakesys.Machine)
+		siblings string
+	}{
+		{"core_cpus_list", func(*fakesys.Machine) {}, "1,3"},
+		{"thread_siblings_list fallback", func(m *fakesys.Machine) { m.NoCoreCPUs = true }, "1,3"},
+		{"no SMT files", func(m *fakesys.Machine) { m.NoSMTFiles = true }, "3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := base
+			tc.mutate(&m)
+			s := readMachine(t, m)
+			if got := s.Siblings(3).String(); got != tc.siblings {
+				t.Errorf("Siblings(3) = %s, want %s", got, tc.siblings)
+			}
+		})
+	}
+}
+
+func TestIsolatedAndNohzFull(t *testing.T) {
+	s := readMachine(t, fakesys.Machine{Online: "0-7", Isolated: "2-3", NohzFull: "3-4"})
+	if s.Isolated().String() != "2-3" || s.NohzFull().String() != "3-4" {
+		t.Errorf("isolated = %q, nohz_full = %q", s.Isolated(), s.NohzFull())
+	}
+	s = readMachine(t, fakesys.Machine{Online: "0-7"})
+	if !s.Isolated().IsEmpty() || !s.NohzFull().IsEmpty() {
+		t.Errorf("isolated = %q, nohz_full = %q, want empty", s.Isolated(), s.NohzFull())
+	}
+}
+
+func TestSpreadAllowedAndNoNode(t *testing.T) {
+	s := readMachine(t, seed4Node())
+	allowed := list(t, "1-3,6,9-15")
+	if got := s.Spread(0, allowed); !slices.Equal(got, []int{1, 2, 3, 6, 9, 10, 11, 12, 13, 14, 15}) {
+		t.Errorf("spread over allowed = %v", got)
+	}
+	if got := s.NthCPU(4, 0, allowed); got != 9 {
+		t.Errorf("NthCPU(4) = %d, want 9", got)
+	}
+	if got := s.Spread(topology.NoNode, allowed); !slices.Equal(got, allowed.CPUs()) {
+		t.Errorf("NoNode spread = %v, want CPU id order", got)
+	}
+	if got := s.Spread(7, allowed); !slices.Equal(got, allowed.CPUs()) {
+		t.Errorf("unknown node spread = %v, want CPU id order", got)
+	}
+	if got := s.NthCPU(0, 0, cpumask.Mask{}); got != -1 {
+		t.Errorf("NthCPU with nothing allowed = %d, want -1", got)
+	}
+}
+
+func TestMalformedFiles(t *testing.T) {
+	good := seed4Node()
+	for _, tc := range []struct {
+		name    string
+		corrupt func(*fakesys.Tree)
+		file    string // the error must name this file
+		parse   bool   // and wrap ErrParse
+	}{
+		{"online garbage", func(tr *fakesys.Tree) { tr.WriteFile("sys/devices/system/cpu/online", "0-3x\n") }, "cpu/online", true},
+		{"online reversed", func(tr *fakesys.Tree) { tr.WriteFile("sys/devices/system/cpu/online", "3-0\n") }, "cpu/online", true},
+		{"online empty", func(tr *fakesys.Tree) { tr.WriteFile("sys/devices/system/cpu/online", "\n") }, "cpu/online", true},
+		{"online missing", func(tr *fakesys.Tree) { tr.Remove("sys/devices/system/cpu/online") }, "cpu/online", false},
+		{"node online missing", func(tr *fakesys.Tree) { tr.Remove("sys/devices/system/node/online") }, "node/online", false},
+		{"cpulist garbage", func(tr *fakesys.Tree) { tr.WriteFile("sys/devices/system/node/node1/cpulist", "4,,5\n") }, "node1/cpulist", true},
+		{"cpulist missing", func(tr *fakesys.Tree) { tr.Remove("sys/devices/system/node/node2/cpulist") }, "node2/cpulist", false},
+		{"cpu on two nodes", func(tr *fakesys.Tree) { tr.WriteFile("sys/devices/system/node/node1/cpulist", "3-5\n") }, "node1/cpulist", true},
+		{"distance not a number", func(tr *fakesys.Tree) { tr.WriteFile("sys/devices/system/node/node0/distance", "10 x 30 70\n") }, "node0/distance", true},
+		{"distance too short", func(tr *fakesys.Tree) { tr.WriteFile("sys/devices/system/node/node3/distance", "70 30 10\n") }, "node3/distance", true},
+		{"distance below 10", func(tr *fakesys.Tree) { tr.WriteFile("sys/devices/system/node/node2/distance", "30 70 0 50\n") }, "node2/distance", true},
+		{"distance missing", func(tr *fakesys.Tree) { tr.Remove("sys/devices/system/node/node2/distance") }, "node2/distance", false},
+		{"isolated garbage", func(tr *fakesys.Tree) { tr.WriteFile("sys/devices/system/cpu/isolated", "two\n") }, "cpu/isolated", true},
+		{"siblings garbage", func(tr *fakesys.Tree) {
+			tr.WriteFile("sys/devices/system/cpu/cpu5/topology/core_cpus_list", "5-\n")
+		}, "cpu5/topology/core_cpus_list", true},
+		{"siblings without the CPU", func(tr *fakesys.Tree) {
+			tr.WriteFile("sys/devices/system/cpu/cpu5/topology/core_cpus_list", "6\n")
+		}, "cpu5/topology/core_cpus_list", true},
+		{"package id garbage", func(tr *fakesys.Tree) {
+			tr.WriteFile("sys/devices/system/cpu/cpu0/topology/physical_package_id", "zero\n")
+		}, "cpu0/topology/physical_package_id", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tree := fakesys.New(t)
+			tree.AddMachine(good)
+			tc.corrupt(tree)
+			s, err := topology.NewFS(tree.Sys()).Read()
+			if err == nil {
+				t.Fatalf("Read succeeded (%d nodes), want an error naming %s", len(s.Nodes()), tc.file)
+			}
+			if !strings.Contains(err.Error(), tc.file) {
+				t.Errorf("error %q does not name %s", err, tc.file)
+			}
+			if tc.parse != errors.Is(err, topology.ErrParse) {
+				t.Errorf("errors.Is(err, ErrParse) = %v, want %v (err: %v)", !tc.parse, tc.parse, err)
+			}
+			if !tc.parse && !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("missing file error %q does not wrap os.ErrNotExist", err)
+			}
+		})
+	}
+}
