@@ -1,0 +1,535 @@
+package config
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/numairqd/numairqd/pkg/cpumask"
+)
+
+// ErrInvalid is matched (errors.Is) by every error Parse returns for a
+// file it could read but not accept.
+var ErrInvalid = errors.New("invalid config")
+
+// Error is one problem in a config file. Parse joins all of them with
+// errors.Join; pick them out with errors.As or by splitting lines.
+type Error struct {
+	File string
+	Line int    // 1-based; 0 when the YAML parser gave none
+	Path string // key path such as "devices[1].policy", "" for the whole document
+	Msg  string // what was wrong, then "(want ...)"
+	Err  error  // underlying cause, such as a cpumask.ErrSyntax error, or nil
+}
+
+// Error formats e as "<file>:<line>: <key path>: <message>".
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(e.Line))
+	}
+	b.WriteString(": ")
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Unwrap returns the underlying cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is makes every Error match ErrInvalid.
+func (e *Error) Is(target error) bool { return target == ErrInvalid }
+
+// Load reads and parses the file at path. Read errors name the path and
+// wrap the os error (errors.Is(err, fs.ErrNotExist) works).
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes one YAML document; name is the file name used in Source
+// and in error messages. An empty document gives Default. Any problem
+// (YAML syntax, more than one document, unknown or duplicate key, wrong
+// type, bad value) makes Parse return a nil Config and every problem it
+// found, each an *Error, joined with errors.Join and sorted by line.
+func Parse(name string, data []byte) (*Config, error) {
+	if name == "" {
+		name = "config"
+	}
+	p := &parser{file: name}
+	c := Default()
+	c.Source = name
+	if root := p.decode(data); root != nil {
+		p.config(root, c)
+	}
+	if len(p.errs) > 0 {
+		slices.SortStableFunc(p.errs, func(a, b *Error) int { return cmp.Compare(a.Line, b.Line) })
+		errs := make([]error, len(p.errs))
+		for i, e := range p.errs {
+			errs[i] = e
+		}
+		return nil, errors.Join(errs...)
+	}
+	return c, nil
+}
+
+// Keys in the order the example file lists them, for "want one of".
+var (
+	topKeys   = []string{"banned_cpus", "exclude_isolated", "exclude_nohz_full", "devices", "listen", "resync_interval", "restore_on_exit", "coalesce_window", "coalesce_max_delay", "metrics_per_irq"}
+	ruleKeys  = []string{"name", "match", "policy", "mask", "cpus", "node", "queue_regex"}
+	matchKeys = []string{"pci", "driver", "interface", "irq"}
+)
+
+const (
+	wantCPUList  = `a CPU list like "0-3,8"`
+	wantDuration = `a Go duration like "60s" or "100ms"`
+	wantListen   = `host:port such as "127.0.0.1:9768", or "" to disable`
+)
+
+// parser walks the yaml.Node tree by hand, rather than through
+// yaml.Decoder.KnownFields, so that every value error has a line and all
+// errors are collected in one pass.
+type parser struct {
+	file string
+	errs []*Error
+}
+
+func (p *parser) errorf(n *yaml.Node, path string, cause error, format string, args ...any) {
+	line := 0
+	if n != nil {
+		line = n.Line
+	}
+	p.errs = append(p.errs, &Error{File: p.file, Line: line, Path: path, Msg: fmt.Sprintf(format, args...), Err: cause})
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// decode returns the single document's root node, nil for an empty file
+// or on error.
+func (p *parser) decode(data []byte) (root *yaml.Node) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc, extra yaml.Node
+	if err := p.decodeNode(dec, &doc); err != nil {
+		if !errors.Is(err, io.EOF) {
+			p.syntax(err)
+		}
+		return nil
+	}
+	switch err := p.decodeNode(dec, &extra); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		p.syntax(err)
+		return nil
+	default:
+		p.errorf(&extra, "", nil, "a second YAML document (want exactly one document)")
+		return nil
+	}
+	if len(doc.Content) == 0 {
+		return nil
+	}
+	return doc.Content[0]
+}
+
+// decodeNode turns a panic in the YAML library into an error: a reload
+// must not crash the daemon whatever the file holds.
+func (p *parser) decodeNode(dec *yaml.Decoder, n *yaml.Node) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("yaml: %v", r)
+		}
+	}()
+	return dec.Decode(n)
+}
+
+func (p *parser) syntax(err error) {
+	e := &Error{File: p.file, Msg: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: "), Err: err}
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		e.Line, _ = strconv.Atoi(m[1])
+		e.Msg = "invalid YAML: " + m[2]
+	}
+	p.errs = append(p.errs, e)
+}
+
+// resolve follows aliases to the node they name.
+func resolve(n *yaml.Node) *yaml.Node {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// describe says what n is, for "got ..." messages.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		v := n.Value
+		if len(v) > 40 {
+			v = v[:40] + "..."
+		}
+		switch n.ShortTag() {
+		case "!!null":
+			return "no value"
+		case "!!str":
+			return fmt.Sprintf("string %q", v)
+		case "!!int":
+			return "integer " + v
+		case "!!float":
+			return "number " + v
+		case "!!bool":
+			return "boolean " + v
+		default:
+			return fmt.Sprintf("%s %q", n.ShortTag(), v)
+		}
+	}
+	return "an unresolved alias"
+}
+
+func (p *parser) wrongType(n *yaml.Node, path, want string) {
+	p.errorf(n, path, nil, "got %s (want %s)", describe(n), want)
+}
+
+// mapping calls set for each key of mapping n that is in keys, after
+// reporting unknown, duplicate and non-string keys. It returns the key
+// nodes of the known keys it saw. n must be resolved.
+func (p *parser) mapping(n *yaml.Node, path string, keys []string, set func(key string, k, v *yaml.Node, path string)) map[string]*yaml.Node {
+	seen := make(map[string]*yaml.Node)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+			p.errorf(k, path+".<<", nil, "merge keys are not supported (want the keys written out, or an alias for the whole value)")
+			continue
+		}
+		if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" {
+			p.errorf(k, path, nil, "key is %s (want one of %s)", describe(k), strings.Join(keys, ", "))
+			continue
+		}
+		kpath := k.Value
+		if path != "" {
+			kpath = path + "." + k.Value
+		}
+		if !slices.Contains(keys, k.Value) {
+			p.errorf(k, kpath, nil, "unknown key (want one of %s)", strings.Join(keys, ", "))
+			continue
+		}
+		if first, dup := seen[k.Value]; dup {
+			p.errorf(k, kpath, nil, "duplicate key, first at line %d (want each key once)", first.Line)
+			continue
+		}
+		seen[k.Value] = k
+		set(k.Value, k, v, kpath)
+	}
+	return seen
+}
+
+func (p *parser) scalar(n *yaml.Node, path, tag, want string) bool {
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != tag {
+		p.wrongType(n, path, want)
+		return false
+	}
+	return true
+}
+
+func (p *parser) str(n *yaml.Node, path, want string) (string, bool) {
+	if !p.scalar(n, path, "!!str", want) {
+		return "", false
+	}
+	return n.Value, true
+}
+
+func (p *parser) boolean(n *yaml.Node, path string) (bool, bool) {
+	if !p.scalar(n, path, "!!bool", "true or false") {
+		return false, false
+	}
+	var b bool
+	if err := n.Decode(&b); err != nil {
+		p.errorf(n, path, err, "invalid boolean %q (want true or false)", n.Value)
+		return false, false
+	}
+	return b, true
+}
+
+// duration parses a Go duration string that is more than 0, at least
+// lo and, unless hi is 0, at most hi.
+func (p *parser) duration(n *yaml.Node, path string, lo, hi time.Duration) (time.Duration, bool) {
+	s, ok := p.str(n, path, wantDuration)
+	if !ok {
+		return 0, false
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		p.errorf(n, path, err, "%s (want %s)", strings.TrimPrefix(err.Error(), "time: "), wantDuration)
+		return 0, false
+	}
+	switch {
+	case lo > 0 && d < lo:
+		p.errorf(n, path, nil, "%s is too short (want at least %s)", d, lo)
+	case d <= 0 && hi > 0:
+		p.errorf(n, path, nil, "%s is out of range (want more than 0 and at most %s)", d, hi)
+	case d <= 0:
+		p.errorf(n, path, nil, "%s is out of range (want more than 0)", d)
+	case hi > 0 && d > hi:
+		p.errorf(n, path, nil, "%s is out of range (want more than 0 and at most %s)", d, hi)
+	default:
+		return d, true
+	}
+	return 0, false
+}
+
+// cpuList parses a kernel list string, or an integer as a single CPU.
+func (p *parser) cpuList(n *yaml.Node, path string) (cpumask.Mask, bool) {
+	if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!str" && n.ShortTag() != "!!int") {
+		p.wrongType(n, path, wantCPUList)
+		return cpumask.Mask{}, false
+	}
+	m, err := cpumask.ParseList(n.Value)
+	if err != nil {
+		p.errorf(n, path, err, "%v", err)
+		return cpumask.Mask{}, false
+	}
+	return m, true
+}
+
+// anchored compiles the user's re to match whole strings only.
+func (p *parser) anchored(n *yaml.Node, path string) (*regexp.Regexp, bool) {
+	s, ok := p.str(n, path, "a regexp string")
+	if !ok {
+		return nil, false
+	}
+	if _, err := regexp.Compile(s); err != nil {
+		p.errorf(n, path, err, "invalid regexp %q: %v (want a Go regexp)", s, err)
+		return nil, false
+	}
+	re, err := regexp.Compile("^(?:" + s + ")$")
+	if err != nil {
+		p.errorf(n, path, err, "invalid regexp %q: %v (want a Go regexp)", s, err)
+		return nil, false
+	}
+	return re, true
+}
+
+func (p *parser) config(root *yaml.Node, c *Config) {
+	root = resolve(root)
+	if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
+		return // "---" alone: defaults
+	}
+	if root.Kind != yaml.MappingNode {
+		p.wrongType(root, "", "a mapping of settings")
+		return
+	}
+	var windowOK, maxDelayOK bool
+	var windowNode, maxDelayNode *yaml.Node
+	p.mapping(root, "", topKeys, func(key string, k, v *yaml.Node, path string) {
+		var ok bool
+		switch key {
+		case "banned_cpus":
+			c.BannedCPUs, _ = p.cpuList(v, path)
+		case "exclude_isolated":
+			c.ExcludeIsolated, _ = p.boolean(v, path)
+		case "exclude_nohz_full":
+			c.ExcludeNohzFull, _ = p.boolean(v, path)
+		case "devices":
+			c.Devices = p.devices(v, path)
+		case "listen":
+			if c.Listen, ok = p.str(v, path, wantListen); ok {
+				p.listen(v, path, c.Listen)
+			}
+		case "resync_interval":
+			c.ResyncInterval, _ = p.duration(v, path, MinResyncInterval, 0)
+		case "restore_on_exit":
+			c.RestoreOnExit, _ = p.boolean(v, path)
+		case "coalesce_window":
+			windowNode = v
+			c.CoalesceWindow, windowOK = p.duration(v, path, 0, MaxCoalesceWindow)
+		case "coalesce_max_delay":
+			maxDelayNode = v
+			c.CoalesceMaxDelay, maxDelayOK = p.duration(v, path, 0, 0)
+		case "metrics_per_irq":
+			c.MetricsPerIRQ, _ = p.boolean(v, path)
+		}
+	})
+	if (windowNode == nil || windowOK) && (maxDelayNode == nil || maxDelayOK) && c.CoalesceMaxDelay < c.CoalesceWindow {
+		at := cmp.Or(maxDelayNode, windowNode)
+		p.errorf(at, "coalesce_max_delay", nil, "%s is shorter than coalesce_window %s (want coalesce_max_delay >= coalesce_window)",
+			c.CoalesceMaxDelay, c.CoalesceWindow)
+	}
+}
+
+func (p *parser) listen(n *yaml.Node, path, addr string) {
+	if addr == "" {
+		return
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		why := err.Error()
+		if ae, ok := err.(*net.AddrError); ok {
+			why = ae.Err
+		}
+		p.errorf(n, path, err, "invalid address %q: %s (want %s)", addr, why, wantListen)
+		return
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		p.errorf(n, path, err, "invalid address %q: port %q is not a number from 0 to 65535 (want %s)", addr, port, wantListen)
+	}
+}
+
+func (p *parser) devices(n *yaml.Node, path string) []Rule {
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+		return nil // "devices:" with every rule commented out
+	}
+	if n.Kind != yaml.SequenceNode {
+		p.wrongType(n, path, "a list of rules")
+		return nil
+	}
+	rules := make([]Rule, 0, len(n.Content))
+	for i, item := range n.Content {
+		rules = append(rules, p.rule(resolve(item), fmt.Sprintf("%s[%d]", path, i)))
+	}
+	return rules
+}
+
+func (p *parser) rule(n *yaml.Node, path string) Rule {
+	r := Rule{Line: n.Line, Policy: PolicyAuto, Mask: MaskCPU}
+	if n.Kind != yaml.MappingNode {
+		p.wrongType(n, path, "a rule: a mapping with match and policy")
+		return r
+	}
+	var (
+		policyNode, cpusKey *yaml.Node
+		policyOK, cpusOK    = true, true
+	)
+	seen := p.mapping(n, path, ruleKeys, func(key string, k, v *yaml.Node, path string) {
+		switch key {
+		case "name":
+			r.Name, _ = p.str(v, path, "a string")
+		case "match":
+			r.Match = p.match(v, path)
+		case "policy":
+			policyNode = v
+			r.Policy, policyOK = oneOf(p, v, path, "policy", policies)
+		case "mask":
+			r.Mask, _ = oneOf(p, v, path, "mask mode", maskModes)
+		case "cpus":
+			cpusKey = k
+			if r.CPUs, cpusOK = p.cpuList(v, path); cpusOK && r.CPUs.IsEmpty() {
+				p.errorf(v, path, nil, "empty CPU list (want at least one CPU, as %s)", wantCPUList)
+				cpusOK = false
+			}
+		case "node":
+			r.Node = p.node(v, path)
+		case "queue_regex":
+			r.QueueRegex = p.queueRegex(v, path)
+		}
+	})
+	if seen["match"] == nil {
+		p.errorf(n, path+".match", nil, "missing (want a mapping with at least one of %s)", strings.Join(matchKeys, ", "))
+	}
+	switch {
+	case !policyOK || !cpusOK:
+	case r.Policy == PolicyPinned && cpusKey == nil:
+		p.errorf(policyNode, path+".cpus", nil, "missing for policy pinned (want %s)", wantCPUList)
+	case r.Policy != PolicyPinned && cpusKey != nil:
+		p.errorf(cpusKey, path+".cpus", nil, "not allowed with policy %s (want policy pinned, or no cpus)", r.Policy)
+	}
+	return r
+}
+
+func oneOf[T ~string](p *parser, n *yaml.Node, path, what string, valid []T) (T, bool) {
+	names := make([]string, len(valid))
+	for i, v := range valid {
+		names[i] = string(v)
+	}
+	want := "one of " + strings.Join(names, ", ")
+	s, ok := p.str(n, path, want)
+	if !ok {
+		return valid[0], false
+	}
+	if !slices.Contains(names, s) {
+		p.errorf(n, path, nil, "unknown %s %q (want %s)", what, s, want)
+		return valid[0], false
+	}
+	return T(s), true
+}
+
+func (p *parser) match(n *yaml.Node, path string) Match {
+	var m Match
+	want := "a mapping with at least one of " + strings.Join(matchKeys, ", ")
+	if n.Kind != yaml.MappingNode {
+		p.wrongType(n, path, want)
+		return m
+	}
+	seen := p.mapping(n, path, matchKeys, func(key string, k, v *yaml.Node, path string) {
+		re, _ := p.anchored(v, path)
+		switch key {
+		case "pci":
+			m.PCI = re
+		case "driver":
+			m.Driver = re
+		case "interface":
+			m.Interface = re
+		case "irq":
+			m.IRQ = re
+		}
+	})
+	if len(seen) == 0 && len(n.Content) == 0 {
+		p.errorf(n, path, nil, "no keys (want %s)", want)
+	}
+	return m
+}
+
+func (p *parser) node(n *yaml.Node, path string) *int {
+	const want = "an integer >= -1, -1 for no node"
+	if !p.scalar(n, path, "!!int", want) {
+		return nil
+	}
+	var v int
+	if err := n.Decode(&v); err != nil {
+		p.errorf(n, path, err, "invalid integer %q (want %s)", n.Value, want)
+		return nil
+	}
+	if v < -1 {
+		p.errorf(n, path, nil, "%d is out of range (want %s)", v, want)
+		return nil
+	}
+	return &v
+}
+
+func (p *parser) queueRegex(n *yaml.Node, path string) *regexp.Regexp {
+	const want = `a Go regexp with a group named "queue", such as "-(?P<queue>[0-9]+)$"`
+	s, ok := p.str(n, path, want)
+	if !ok {
+		return nil
+	}
+	re, err := regexp.Compile(s)
+	if err != nil {
+		p.errorf(n, path, err, "invalid regexp %q: %v (want %s)", s, err, want)
+		return nil
+	}
+	if re.SubexpIndex("queue") < 0 {
+		p.errorf(n, path, nil, "regexp %q has no group named \"queue\" (want %s)", s, want)
+		return nil
+	}
+	return re
+}

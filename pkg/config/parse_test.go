@@ -1,0 +1,500 @@
+package config
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/numairqd/numairqd/pkg/cpumask"
+)
+
+const testFile = "/etc/numairqd/numairqd.yaml"
+
+// doc joins lines into a file, so a case's line numbers can be counted.
+func doc(lines ...string) string { return strings.Join(lines, "\n") + "\n" }
+
+func TestParseDefaults(t *testing.T) {
+	for name, input := range map[string]string{
+		"empty":         "",
+		"blank":         "\n\n  \n",
+		"comments only": "# nothing here\n# at all\n",
+		"bare document": "---\n",
+		"null devices":  "devices:\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, err := Parse(testFile, []byte(input))
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			want := Default()
+			want.Source = testFile
+			if got, want := c.Summary(), want.Summary(); got != want {
+				t.Errorf("Summary\n got %s\nwant %s", got, want)
+			}
+			if len(c.Devices) != 0 || !c.BannedCPUs.IsEmpty() {
+				t.Errorf("got devices %v, banned %v; want none", c.Devices, c.BannedCPUs)
+			}
+		})
+	}
+}
+
+func TestDefault(t *testing.T) {
+	c := Default()
+	if !c.ExcludeIsolated || !c.ExcludeNohzFull || c.RestoreOnExit || c.MetricsPerIRQ ||
+		c.Listen != "127.0.0.1:9768" || c.ResyncInterval != time.Minute ||
+		c.CoalesceWindow != 100*time.Millisecond || c.CoalesceMaxDelay != 500*time.Millisecond ||
+		c.Source != "" || !c.BannedCPUs.IsEmpty() || c.Devices != nil {
+		t.Errorf("Default() = %+v", c)
+	}
+	if Default() == c {
+		t.Error("Default returned a shared Config")
+	}
+	const want = `config defaults: 0 device rules, banned_cpus="" exclude_isolated=true exclude_nohz_full=true listen="127.0.0.1:9768" resync_interval=1m0s restore_on_exit=false coalesce_window=100ms coalesce_max_delay=500ms metrics_per_irq=false`
+	if got := c.Summary(); got != want {
+		t.Errorf("Summary\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestParseValid(t *testing.T) {
+	tests := []struct {
+		name  string
+		input string
+		check func(t *testing.T, c *Config)
+	}{
+		{"banned_cpus list", `banned_cpus: "0-3,8"`, func(t *testing.T, c *Config) {
+			if !c.BannedCPUs.Equal(cpumask.New(0, 1, 2, 3, 8)) {
+				t.Errorf("BannedCPUs = %v", c.BannedCPUs)
+			}
+		}},
+		{"banned_cpus unquoted list", `banned_cpus: 0-1`, func(t *testing.T, c *Config) {
+			if !c.BannedCPUs.Equal(cpumask.New(0, 1)) {
+				t.Errorf("BannedCPUs = %v", c.BannedCPUs)
+			}
+		}},
+		{"banned_cpus int", `banned_cpus: 5`, func(t *testing.T, c *Config) {
+			if !c.BannedCPUs.Equal(cpumask.New(5)) {
+				t.Errorf("BannedCPUs = %v", c.BannedCPUs)
+			}
+		}},
+		{"exclude flags off", "exclude_isolated: false\nexclude_nohz_full: false", func(t *testing.T, c *Config) {
+			if c.ExcludeIsolated || c.ExcludeNohzFull {
+				t.Errorf("ExcludeIsolated %v ExcludeNohzFull %v", c.ExcludeIsolated, c.ExcludeNohzFull)
+			}
+		}},
+		{"listen", `listen: "[::1]:9100"`, func(t *testing.T, c *Config) {
+			if c.Listen != "[::1]:9100" {
+				t.Errorf("Listen = %q", c.Listen)
+			}
+		}},
+		{"listen all interfaces", `listen: ":9768"`, func(t *testing.T, c *Config) {
+			if c.Listen != ":9768" {
+				t.Errorf("Listen = %q", c.Listen)
+			}
+		}},
+		{"listen disabled", `listen: ""`, func(t *testing.T, c *Config) {
+			if c.Listen != "" {
+				t.Errorf("Listen = %q", c.Listen)
+			}
+		}},
+		{"durations and flags", doc(
+			"resync_interval: 1s",
+			"restore_on_exit: true",
+			"coalesce_window: 10s",
+			"coalesce_max_delay: 1m",
+			"metrics_per_irq: true",
+		), func(t *testing.T, c *Config) {
+			if c.ResyncInterval != time.Second || !c.RestoreOnExit || c.CoalesceWindow != 10*time.Second ||
+				c.CoalesceMaxDelay != time.Minute || !c.MetricsPerIRQ {
+				t.Errorf("got %+v", c)
+			}
+		}},
+		{"max delay equal to window", "coalesce_window: 500ms\ncoalesce_max_delay: 500ms", func(t *testing.T, c *Config) {
+			if c.CoalesceWindow != c.CoalesceMaxDelay {
+				t.Errorf("got %v, %v", c.CoalesceWindow, c.CoalesceMaxDelay)
+			}
+		}},
+		{"rule defaults", doc(
+			"devices:",
+			"  - match: {driver: ixgbe}",
+		), func(t *testing.T, c *Config) {
+			r := c.Devices[0]
+			if r.Policy != PolicyAuto || r.Mask != MaskCPU || r.Node != nil || r.QueueRegex != nil ||
+				!r.CPUs.IsEmpty() || r.Name != "" || r.Line != 2 || r.Match.Driver == nil ||
+				r.Match.PCI != nil || r.Match.Interface != nil || r.Match.IRQ != nil {
+				t.Errorf("rule = %+v", r)
+			}
+		}},
+		{"rule every key", doc(
+			"devices:",
+			"  - name: first",
+			"    match:",
+			"      pci: '0000:3b:00\\.0'",
+			"      driver: mlx5_core",
+			"      interface: eth[0-9]+",
+			"      irq: mlx5_comp[0-9]+@.*",
+			"    policy: pinned",
+			"    mask: core",
+			"    cpus: 2-3",
+			"    node: -1",
+			"    queue_regex: comp(?P<queue>[0-9]+)",
+			"  - match: {pci: x}",
+			"    policy: ignore",
+			"    node: 3",
+		), func(t *testing.T, c *Config) {
+			if len(c.Devices) != 2 {
+				t.Fatalf("got %d rules", len(c.Devices))
+			}
+			r := c.Devices[0]
+			if r.Name != "first" || r.Line != 2 || r.Policy != PolicyPinned || r.Mask != MaskCore ||
+				!r.CPUs.Equal(cpumask.New(2, 3)) || r.Node == nil || *r.Node != -1 {
+				t.Errorf("rule 0 = %+v", r)
+			}
+			if m := r.QueueRegex.FindStringSubmatch("mlx5_comp12@pci:0000:3b:00.0"); m == nil || m[r.QueueRegex.SubexpIndex("queue")] != "12" {
+				t.Errorf("queue_regex found %q", m)
+			}
+			d := DeviceFacts{PCI: "0000:3b:00.0", Drivers: []string{"mlx5_core"}, Interfaces: []string{"eth0"}, IRQNames: []string{"mlx5_comp0@pci:0000:3b:00.0"}}
+			if !r.Match.Matches(d) {
+				t.Errorf("rule 0 does not match %+v", d)
+			}
+			if r := c.Devices[1]; r.Policy != PolicyIgnore || r.Line != 13 || *r.Node != 3 {
+				t.Errorf("rule 1 = %+v", r)
+			}
+		}},
+		{"policies", doc(
+			"devices:",
+			"  - {match: {driver: a}, policy: auto}",
+			"  - {match: {driver: b}, policy: numa-hop}",
+			"  - {match: {driver: c}, policy: linear}",
+			"  - {match: {driver: d}, policy: pinned, cpus: 1}",
+			"  - {match: {driver: e}, policy: ignore, mask: cpu}",
+		), func(t *testing.T, c *Config) {
+			want := []Policy{PolicyAuto, PolicyNUMAHop, PolicyLinear, PolicyPinned, PolicyIgnore}
+			for i, r := range c.Devices {
+				if r.Policy != want[i] {
+					t.Errorf("rule %d policy %q, want %q", i, r.Policy, want[i])
+				}
+			}
+		}},
+		{"anchor and alias", doc(
+			"devices:",
+			"  - match: &mlx {driver: mlx5_core}",
+			"    policy: linear",
+			"  - match: *mlx",
+		), func(t *testing.T, c *Config) {
+			if len(c.Devices) != 2 || c.Devices[1].Match.Driver == nil || c.Devices[1].Policy != PolicyAuto {
+				t.Errorf("rules = %+v", c.Devices)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Parse(testFile, []byte(tt.input))
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if c.Source != testFile {
+				t.Errorf("Source = %q", c.Source)
+			}
+			tt.check(t, c)
+		})
+	}
+}
+
+// TestParseInvalid checks each error names the file, the line and the key
+// path, and that nothing is returned.
+func TestParseInvalid(t *testing.T) {
+	tests := []struct {
+		name  string
+		input string
+		want  string // the whole message after "<file>:"
+	}{
+		{"reversed banned_cpus", doc(
+			"# banned",
+			"exclude_isolated: true",
+			`banned_cpus: "3-1"`,
+		), `3: banned_cpus: invalid CPU mask list "3-1": reversed range "3-1"`},
+		{"banned_cpus not a list", `banned_cpus: "all"`,
+			`1: banned_cpus: invalid CPU mask list "all": element "all": "all" is not a CPU number`},
+		{"banned_cpus negative int", `banned_cpus: -1`,
+			`1: banned_cpus: invalid CPU mask list "-1": element "-1": missing CPU number`},
+		{"banned_cpus list type", "banned_cpus:\n  - 1\n  - 2",
+			`2: banned_cpus: got a list (want a CPU list like "0-3,8")`},
+		{"bool as string", `exclude_isolated: "yes"`,
+			`1: exclude_isolated: got string "yes" (want true or false)`},
+		{"bool as yaml 1.1 yes", `exclude_nohz_full: yes`,
+			`1: exclude_nohz_full: got string "yes" (want true or false)`},
+		{"bool as int", `restore_on_exit: 1`,
+			`1: restore_on_exit: got integer 1 (want true or false)`},
+		{"metrics_per_irq null", `metrics_per_irq:`,
+			`1: metrics_per_irq: got no value (want true or false)`},
+		{"unknown top-level key", doc(
+			"listen: ':1'",
+			"banned_cpu: 3",
+		), `2: banned_cpu: unknown key (want one of banned_cpus, exclude_isolated, exclude_nohz_full, devices, listen, resync_interval, restore_on_exit, coalesce_window, coalesce_max_delay, metrics_per_irq)`},
+		{"duplicate key", doc(
+			"listen: ':1'",
+			"listen: ':2'",
+		), `2: listen: duplicate key, first at line 1 (want each key once)`},
+		{"not a mapping", `just a string`,
+			`1: got string "just a string" (want a mapping of settings)`},
+		{"devices string", `devices: eth0`,
+			`1: devices: got string "eth0" (want a list of rules)`},
+		{"devices mapping", "devices:\n  match: {driver: x}",
+			`2: devices: got a mapping (want a list of rules)`},
+		{"rule not a mapping", "devices:\n  - eth0",
+			`2: devices[0]: got string "eth0" (want a rule: a mapping with match and policy)`},
+		{"unknown key in rule", doc(
+			"devices:",
+			"  - match: {driver: x}",
+			"  - match: {driver: y}",
+			"    polcy: linear",
+		), `4: devices[1].polcy: unknown key (want one of name, match, policy, mask, cpus, node, queue_regex)`},
+		{"unknown key in match", doc(
+			"devices:",
+			"  - match:",
+			"      drivers: x",
+		), `3: devices[0].match.drivers: unknown key (want one of pci, driver, interface, irq)`},
+		{"bad policy", doc(
+			"devices:",
+			"  - match: {driver: a}",
+			"  - match: {driver: b}",
+			"",
+			"",
+			"    # numa hop",
+			"    policy: numa_hop",
+		), `7: devices[1].policy: unknown policy "numa_hop" (want one of auto, numa-hop, linear, pinned, ignore)`},
+		{"bad mask", "devices:\n  - match: {driver: a}\n    mask: thread",
+			`3: devices[0].mask: unknown mask mode "thread" (want one of cpu, core)`},
+		{"missing match", "devices:\n  - policy: linear",
+			`2: devices[0].match: missing (want a mapping with at least one of pci, driver, interface, irq)`},
+		{"empty match", "devices:\n  - match: {}",
+			`2: devices[0].match: no keys (want a mapping with at least one of pci, driver, interface, irq)`},
+		{"match list", "devices:\n  - match: [driver]",
+			`2: devices[0].match: got a list (want a mapping with at least one of pci, driver, interface, irq)`},
+		{"bad match regexp", "devices:\n  - match:\n      interface: 'eth(0'",
+			"3: devices[0].match.interface: invalid regexp \"eth(0\": error parsing regexp: missing closing ): `eth(0` (want a Go regexp)"},
+		{"match regexp not a string", "devices:\n  - match:\n      irq: 42",
+			`3: devices[0].match.irq: got integer 42 (want a regexp string)`},
+		{"pinned without cpus", doc(
+			"devices:",
+			"  - match: {driver: a}",
+			"    policy: pinned",
+		), `3: devices[0].cpus: missing for policy pinned (want a CPU list like "0-3,8")`},
+		{"pinned with empty cpus", doc(
+			"devices:",
+			"  - match: {driver: a}",
+			"    policy: pinned",
+			`    cpus: ""`,
+		), `4: devices[0].cpus: empty CPU list (want at least one CPU, as a CPU list like "0-3,8")`},
+		{"cpus without pinned", doc(
+			"devices:",
+			"  - match: {driver: a}",
+			"    policy: numa-hop",
+			"    cpus: 0-3",
+		), `4: devices[0].cpus: not allowed with policy numa-hop (want policy pinned, or no cpus)`},
+		{"cpus without policy", doc(
+			"devices:",
+			"  - match: {driver: a}",
+			"    cpus: 0-3",
+		), `3: devices[0].cpus: not allowed with policy auto (want policy pinned, or no cpus)`},
+		{"cpus list type", doc(
+			"devices:",
+			"  - match: {driver: a}",
+			"    policy: pinned",
+			"    cpus: [0, 1]",
+		), `4: devices[0].cpus: got a list (want a CPU list like "0-3,8")`},
+		{"bad cpus", doc(
+			"devices:",
+			"  - match: {driver: a}",
+			"    policy: pinned",
+			"    cpus: 0-99999",
+		), `4: devices[0].cpus: invalid CPU mask list "0-99999": element "0-99999": CPU 99999 is beyond the limit of 8192 CPUs`},
+		{"node below -1", "devices:\n  - match: {driver: a}\n    node: -2",
+			`3: devices[0].node: -2 is out of range (want an integer >= -1, -1 for no node)`},
+		{"node string", "devices:\n  - match: {driver: a}\n    node: local",
+			`3: devices[0].node: got string "local" (want an integer >= -1, -1 for no node)`},
+		{"queue_regex without group", "devices:\n  - match: {driver: a}\n    queue_regex: 'q([0-9]+)'",
+			`3: devices[0].queue_regex: regexp "q([0-9]+)" has no group named "queue" (want a Go regexp with a group named "queue", such as "-(?P<queue>[0-9]+)$")`},
+		{"queue_regex invalid", "devices:\n  - match: {driver: a}\n    queue_regex: '(?P<queue>[0-9]+'",
+			"3: devices[0].queue_regex: invalid regexp \"(?P<queue>[0-9]+\": error parsing regexp: missing closing ): `(?P<queue>[0-9]+` (want a Go regexp with a group named \"queue\", such as \"-(?P<queue>[0-9]+)$\")"},
+		{"name not a string", "devices:\n  - match: {driver: a}\n    name: [x]",
+			`3: devices[0].name: got a list (want a string)`},
+		{"listen without port", `listen: localhost`,
+			`1: listen: invalid address "localhost": missing port in address (want host:port such as "127.0.0.1:9768", or "" to disable)`},
+		{"listen bad port", `listen: "127.0.0.1:99999"`,
+			`1: listen: invalid address "127.0.0.1:99999": port "99999" is not a number from 0 to 65535 (want host:port such as "127.0.0.1:9768", or "" to disable)`},
+		{"listen int", `listen: 9768`,
+			`1: listen: got integer 9768 (want host:port such as "127.0.0.1:9768", or "" to disable)`},
+		{"resync_interval too short", "\nresync_interval: 500ms",
+			`2: resync_interval: 500ms is too short (want at least 1s)`},
+		{"resync_interval no unit", `resync_interval: "60"`,
+			`1: resync_interval: missing unit in duration "60" (want a Go duration like "60s" or "100ms")`},
+		{"resync_interval unknown unit", `resync_interval: 5min`,
+			`1: resync_interval: unknown unit "min" in duration "5min" (want a Go duration like "60s" or "100ms")`},
+		{"resync_interval int", `resync_interval: 60`,
+			`1: resync_interval: got integer 60 (want a Go duration like "60s" or "100ms")`},
+		{"coalesce_window zero", `coalesce_window: 0s`,
+			`1: coalesce_window: 0s is out of range (want more than 0 and at most 10s)`},
+		{"coalesce_window too long", `coalesce_window: 11s`,
+			`1: coalesce_window: 11s is out of range (want more than 0 and at most 10s)`},
+		{"coalesce_max_delay negative", `coalesce_max_delay: -1s`,
+			`1: coalesce_max_delay: -1s is out of range (want more than 0)`},
+		{"coalesce_max_delay below window", "coalesce_window: 200ms\ncoalesce_max_delay: 150ms",
+			`2: coalesce_max_delay: 150ms is shorter than coalesce_window 200ms (want coalesce_max_delay >= coalesce_window)`},
+		{"coalesce_window above default max delay", "\n\ncoalesce_window: 1s",
+			`3: coalesce_max_delay: 500ms is shorter than coalesce_window 1s (want coalesce_max_delay >= coalesce_window)`},
+		{"two documents", "listen: ':1'\n---\nlisten: ':2'\n",
+			`2: a second YAML document (want exactly one document)`},
+		{"trailing document marker", "listen: ':1'\n---\n",
+			`2: a second YAML document (want exactly one document)`},
+		{"syntax error", "listen: ':1'\ndevices: [\n",
+			`2: invalid YAML: did not find expected node content`},
+		{"non-string key", "devices:\n  - match: {driver: a}\n    1: x",
+			`3: devices[0]: key is integer 1 (want one of name, match, policy, mask, cpus, node, queue_regex)`},
+		{"merge key", "devices:\n  - match: &m {driver: a}\n  - match:\n      <<: *m",
+			`4: devices[1].match.<<: merge keys are not supported (want the keys written out, or an alias for the whole value)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Parse(testFile, []byte(tt.input))
+			if err == nil {
+				t.Fatalf("Parse succeeded: %s", c.Summary())
+			}
+			if c != nil {
+				t.Errorf("Parse returned a Config with its error")
+			}
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("error does not match ErrInvalid: %v", err)
+			}
+			first := strings.SplitN(err.Error(), "\n", 2)[0]
+			if want := testFile + ":" + tt.want; !strings.HasPrefix(first, want) {
+				t.Errorf("error\n got %s\nwant %s", err, want)
+			}
+		})
+	}
+}
+
+func TestParseCollectsAllErrors(t *testing.T) {
+	input := doc(
+		"devices:",
+		"  - match: {driver: '('}",
+		"    policy: numa_hop",
+		"banned_cpus: 3-1",
+		"typo: 1",
+		"coalesce_window: 0s",
+	)
+	_, err := Parse(testFile, []byte(input))
+	if err == nil {
+		t.Fatal("Parse succeeded")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	wantPrefixes := []string{
+		testFile + ":2: devices[0].match.driver: invalid regexp",
+		testFile + ":3: devices[0].policy: unknown policy",
+		testFile + ":4: banned_cpus: invalid CPU mask list",
+		testFile + ":5: typo: unknown key",
+		testFile + ":6: coalesce_window: 0s is out of range",
+	}
+	if len(lines) != len(wantPrefixes) {
+		t.Fatalf("got %d errors, want %d:\n%v", len(lines), len(wantPrefixes), err)
+	}
+	for i, w := range wantPrefixes {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("error %d\n got %s\nwant %s...", i, lines[i], w)
+		}
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.Line != 2 || e.Path != "devices[0].match.driver" {
+		t.Errorf("errors.As gave %+v", e)
+	}
+	if !errors.Is(err, cpumask.ErrSyntax) {
+		t.Errorf("the banned_cpus error does not wrap cpumask.ErrSyntax")
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	if err := os.WriteFile(good, []byte("banned_cpus: 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(good)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if c.Source != good || !c.BannedCPUs.Equal(cpumask.New(0)) {
+		t.Errorf("Load gave %s", c.Summary())
+	}
+
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("\nbanned_cpus: x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(bad); err == nil || !strings.HasPrefix(err.Error(), bad+":2: banned_cpus: ") {
+		t.Errorf("Load(bad) error = %v", err)
+	}
+
+	missing := filepath.Join(dir, "missing.yaml")
+	c, err = Load(missing)
+	if c != nil || !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), missing) {
+		t.Errorf("Load(missing) = %v, %v; want fs.ErrNotExist naming the path", c, err)
+	}
+	if errors.Is(err, ErrInvalid) {
+		t.Errorf("a read error matches ErrInvalid")
+	}
+}
+
+func TestExampleFileParses(t *testing.T) {
+	path := filepath.Join("..", "..", "configs", "numairqd.yaml")
+	c, err := Load(path)
+	if err != nil {
+		t.Fatalf("Load(%s): %v", path, err)
+	}
+	// The example shows every default: apart from its rules it must
+	// equal Default.
+	want := Default()
+	want.Source = path
+	want.Devices = c.Devices
+	if got, want := c.Summary(), want.Summary(); got != want {
+		t.Errorf("example is not all defaults\n got %s\nwant %s", got, want)
+	}
+	if len(c.Devices) < 4 {
+		t.Fatalf("example has %d rules, want at least 4", len(c.Devices))
+	}
+	tests := []struct {
+		d          DeviceFacts
+		wantName   string
+		wantPolicy Policy
+	}{
+		{DeviceFacts{PCI: "0000:3b:00.0", Drivers: []string{"mlx5_core"}, Interfaces: []string{"ens3f0np0"}}, "mlx5 NICs", PolicyNUMAHop},
+		{DeviceFacts{PCI: "0000:5e:00.0", Drivers: []string{"nvme"}}, "NVMe on socket 0", PolicyPinned},
+		{DeviceFacts{PCI: "0000:af:00.1", Drivers: []string{"ice"}}, "managed elsewhere", PolicyIgnore},
+		{DeviceFacts{PCI: "0000:d8:00.0", Drivers: []string{"i40e"}, Interfaces: []string{"ens1f0"}, IRQNames: []string{"ens1f0-rxtx-3"}}, "ens1 queues", PolicyAuto},
+	}
+	for _, tt := range tests {
+		r, ok := c.RuleFor(tt.d)
+		if !ok || r.Name != tt.wantName || r.Policy != tt.wantPolicy {
+			t.Errorf("RuleFor(%+v) = %+v, %v; want %q with %s", tt.d, r, ok, tt.wantName, tt.wantPolicy)
+		}
+	}
+	seen := map[string]bool{}
+	for _, r := range c.Devices {
+		seen["policy "+string(r.Policy)] = true
+		seen["mask "+string(r.Mask)] = true
+		if r.QueueRegex != nil {
+			seen["queue_regex"] = true
+		}
+		if r.Node != nil {
+			seen["node"] = true
+		}
+	}
+	for _, k := range []string{"policy numa-hop", "policy pinned", "policy ignore", "mask core", "queue_regex", "node"} {
+		if !seen[k] {
+			t.Errorf("example has no rule with %s", k)
+		}
+	}
+}
