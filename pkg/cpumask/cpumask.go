@@ -157,14 +157,14 @@ func (m Mask) Last() int {
 
 // Next returns the lowest CPU of m above cpu, or -1 (cpumask_next).
 func (m Mask) Next(cpu int) int {
-	c := cpu + 1
-	if c < 0 {
-		c = 0
-	}
-	i := c / wordBits
-	if i >= len(m.w) {
+	// Compare before adding 1, so Next(math.MaxInt) cannot wrap to a
+	// negative id and restart the scan.
+	cpu = max(cpu, -1)
+	if cpu >= len(m.w)*wordBits-1 {
 		return -1
 	}
+	c := cpu + 1
+	i := c / wordBits
 	x := m.w[i] >> (uint(c) % wordBits)
 	if x != 0 {
 		return c + bits.TrailingZeros64(x)

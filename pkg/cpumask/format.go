@@ -128,9 +128,9 @@ func ParseHex(s string) (Mask, error) {
 // Hex formats m in the kernel's hex format for a machine of nbits CPU ids
 // (nr_cpu_ids), as the kernel prints smp_affinity: the first group has
 // only the digits nbits needs, the others eight. nbits is raised to hold
-// m's highest CPU; nbits < 1 counts as 1.
+// m's highest CPU; nbits < 1 counts as 1 and nbits > MaxCPUs as MaxCPUs.
 func (m Mask) Hex(nbits int) string {
-	nbits = max(nbits, m.Last()+1, 1)
+	nbits = max(min(nbits, MaxCPUs), m.Last()+1, 1)
 	groups := (nbits + 31) / 32
 	var sb strings.Builder
 	for g := groups - 1; g >= 0; g-- {

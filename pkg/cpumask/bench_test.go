@@ -1,0 +1,112 @@
+package cpumask_test
+
+import (
+	"testing"
+
+	"github.com/numairqd/numairqd/pkg/cpumask"
+)
+
+// benchMasks are 4096-CPU masks: one dense run, SMT-style node blocks
+// (64 CPUs per node, siblings 2048 apart), and every other CPU, the worst
+// case for the list format.
+func benchMasks() []struct {
+	name string
+	m    cpumask.Mask
+} {
+	var nodes, alternate cpumask.Builder
+	for n := 0; n < 32; n += 2 {
+		nodes.Or(cpumask.Range(n*64, n*64+63))
+		nodes.Or(cpumask.Range(2048+n*64, 2048+n*64+63))
+	}
+	for c := 0; c < 4096; c += 2 {
+		alternate.Set(c)
+	}
+	return []struct {
+		name string
+		m    cpumask.Mask
+	}{
+		{"dense", cpumask.Range(0, 4095)},
+		{"nodes", nodes.Mask()},
+		{"alternate", alternate.Mask()},
+	}
+}
+
+func BenchmarkParseList(b *testing.B) {
+	for _, bm := range benchMasks() {
+		s := bm.m.String()
+		b.Run(bm.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(s)))
+			for b.Loop() {
+				if _, err := cpumask.ParseList(s); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkParseHex(b *testing.B) {
+	for _, bm := range benchMasks() {
+		s := bm.m.Hex(4096)
+		b.Run(bm.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(s)))
+			for b.Loop() {
+				if _, err := cpumask.ParseHex(s); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkString(b *testing.B) {
+	for _, bm := range benchMasks() {
+		b.Run(bm.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = bm.m.String()
+			}
+		})
+	}
+}
+
+func BenchmarkHex(b *testing.B) {
+	for _, bm := range benchMasks() {
+		b.Run(bm.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = bm.m.Hex(4096)
+			}
+		})
+	}
+}
+
+// BenchmarkNthAndAndNot indexes a hop ring, cpus ∩ hop[h] \ hop[h-1], the
+// way sched_numa_find_nth_cpu does, at every position of the ring.
+func BenchmarkNthAndAndNot(b *testing.B) {
+	cpus := cpumask.Range(0, 4095)
+	var hop, prev cpumask.Builder
+	for n := 0; n < 16; n++ { // hop[h]: nodes 0-15 of 64 CPUs and their siblings
+		hop.Or(cpumask.Range(n*64, n*64+63))
+		hop.Or(cpumask.Range(2048+n*64, 2048+n*64+63))
+	}
+	for n := 0; n < 4; n++ { // hop[h-1]: nodes 0-3
+		prev.Or(cpumask.Range(n*64, n*64+63))
+		prev.Or(cpumask.Range(2048+n*64, 2048+n*64+63))
+	}
+	and, not := hop.Mask(), prev.Mask()
+	ring := and.AndNot(not).Weight()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if cpus.NthAndAndNot(i, and, not) < 0 {
+			b.Fatalf("NthAndAndNot(%d) = -1 in a ring of %d", i, ring)
+		}
+		i++
+		if i == ring {
+			i = 0
+		}
+	}
+}
