@@ -1,0 +1,20 @@
+package watch
+
+import "errors"
+
+var (
+	// ErrMalformed marks a message that does not follow the wire format.
+	ErrMalformed = errors.New("malformed message")
+	// ErrLibudev marks a udev (group 2, "libudev\0" header) message where
+	// a kernel uevent was expected.
+	ErrLibudev = errors.New("udev rebroadcast, not a kernel uevent")
+	// ErrNotKernel marks a message whose sender is not the kernel (a
+	// non-zero netlink port or non-root credentials); it must be dropped.
+	ErrNotKernel = errors.New("sender is not the kernel")
+	// ErrOverflow reports that the socket's receive queue overflowed
+	// (ENOBUFS) and messages were lost: rescan everything.
+	ErrOverflow = errors.New("netlink receive queue overflow, events lost")
+	// ErrTruncated reports a message larger than the receive buffer
+	// (MSG_TRUNC); its content is lost.
+	ErrTruncated = errors.New("message truncated")
+)

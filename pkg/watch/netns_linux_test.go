@@ -1,0 +1,320 @@
+package watch
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The tests below talk to the real kernel. Those that send run in a
+// re-exec of the test binary inside a new user and network namespace:
+// there the test is root over its own netns only, which receives no
+// host uevents and has only its own loopback link.
+
+const netnsChildEnv = "NUMAIRQD_WATCH_NETNS_CHILD"
+
+// inNetns re-executes the current test in a new user+network namespace
+// and reports whether the caller is that child (and must run the body).
+// In the parent it waits for the child and fails or skips with it.
+func inNetns(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv(netnsChildEnv) == t.Name() {
+		return true
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), netnsChildEnv+"="+t.Name())
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+	}
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case err != nil && !errors.As(err, &exit):
+		if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) ||
+			errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EINVAL) {
+			t.Skipf("cannot create a user+network namespace: %v", err)
+		}
+		t.Fatalf("re-exec in a namespace: %v", err)
+	case err != nil:
+		t.Fatalf("child in namespace failed: %v\n%s", err, out)
+	case bytes.Contains(out, []byte("--- SKIP")):
+		t.Skipf("child skipped:\n%s", out)
+	case !bytes.Contains(out, []byte("--- PASS: "+t.Name())):
+		t.Fatalf("child did not run %s:\n%s", t.Name(), out)
+	}
+	t.Logf("child output:\n%s", out)
+	return false
+}
+
+// injectUevent asks the kernel to broadcast payload on the uevent
+// group of this netns (lib/kobject_uevent.c uevent_net_rcv_skb): an
+// nlmsghdr with a type >= NLMSG_MIN_TYPE and NLM_F_REQUEST, sent to
+// port 0. The kernel appends SEQNUM= and sends it from port 0.
+func injectUevent(t *testing.T, payload string) {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_KOBJECT_UEVENT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	msg := make([]byte, unix.SizeofNlMsghdr, unix.SizeofNlMsghdr+len(payload))
+	binary.NativeEndian.PutUint32(msg[0:], uint32(unix.SizeofNlMsghdr+len(payload)))
+	binary.NativeEndian.PutUint16(msg[4:], 0x10) // NLMSG_MIN_TYPE
+	binary.NativeEndian.PutUint16(msg[6:], unix.NLM_F_REQUEST)
+	binary.NativeEndian.PutUint32(msg[8:], 1) // seq
+	msg = append(msg, payload...)
+	if err := unix.Sendto(fd, msg, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		t.Fatalf("inject uevent: %v", err)
+	}
+}
+
+// spoof sends payload straight to multicast groups of proto from a
+// userspace socket, as an attacker with CAP_NET_ADMIN over the netns
+// could: the message arrives with a non-zero sender port.
+func spoof(t *testing.T, proto int, groups uint32, payload []byte) {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, proto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Sendto(fd, payload, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Groups: groups}); err != nil {
+		t.Fatalf("spoof to group %d: %v", groups, err)
+	}
+}
+
+// setLoopbackUp sets IFF_UP on lo of the test's private netns.
+func setLoopbackUp(t *testing.T, up bool) {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		t.Fatal(err)
+	}
+	flags := ifr.Uint16() &^ unix.IFF_UP
+	if up {
+		flags |= unix.IFF_UP
+	}
+	ifr.SetUint16(flags)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const (
+	cpu5Offline = "offline@/devices/system/cpu/cpu5\x00ACTION=offline\x00DEVPATH=/devices/system/cpu/cpu5\x00SUBSYSTEM=cpu\x00"
+	spoofedPCI  = "remove@/devices/pci0000:00/0000:00:02.0/0000:41:00.0\x00ACTION=remove\x00" +
+		"DEVPATH=/devices/pci0000:00/0000:00:02.0/0000:41:00.0\x00SUBSYSTEM=pci\x00SEQNUM=1\x00"
+)
+
+func TestNetnsUeventConn(t *testing.T) {
+	if !inNetns(t) {
+		return
+	}
+	c, err := ListenUevents(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	spoof(t, unix.NETLINK_KOBJECT_UEVENT, ueventGroup, []byte(spoofedPCI))
+	injectUevent(t, cpu5Offline)
+
+	if u, err := c.Receive(); !errors.Is(err, ErrNotKernel) {
+		t.Fatalf("spoofed message from userspace: got %+v, %v; want ErrNotKernel", u, err)
+	} else {
+		t.Logf("dropped: %v", err)
+	}
+	u, err := c.Receive()
+	if err != nil {
+		t.Fatalf("injected uevent: %v", err)
+	}
+	if u.Reason() != "cpu/offline" || u.DevPath != "/devices/system/cpu/cpu5" || u.Seq == 0 {
+		t.Errorf("got %+v, want cpu/offline of cpu5 with a kernel SEQNUM", u)
+	}
+	t.Logf("received from the kernel: %+v", u)
+
+	if err := c.SetReadDeadline(time.Now().Add(100 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := c.Receive(); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("after the deadline: got %+v, %v; want os.ErrDeadlineExceeded", u, err)
+	}
+}
+
+func TestNetnsUeventOverflow(t *testing.T) {
+	if !inNetns(t) {
+		return
+	}
+	c, err := ListenUevents(1) // the kernel's minimum: a few messages
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for range 200 {
+		injectUevent(t, cpu5Offline)
+	}
+	if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Receive(); !errors.Is(err, ErrOverflow) {
+		t.Fatalf("first receive after 200 messages into a tiny buffer: %v, want ErrOverflow", err)
+	}
+	// The socket keeps working: drain what was queued, then a new
+	// message arrives.
+	if err := c.SetReadDeadline(time.Now().Add(200 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	queued := 0
+	for ; ; queued++ {
+		if _, err := c.Receive(); err != nil {
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("draining: %v", err)
+			}
+			break
+		}
+	}
+	t.Logf("%d messages were queued, the rest overflowed", queued)
+	injectUevent(t, "online@/devices/system/cpu/cpu5\x00ACTION=online\x00SUBSYSTEM=cpu\x00")
+	if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := c.Receive(); err != nil || u.Reason() != "cpu/online" {
+		t.Fatalf("after overflow: %+v, %v", u, err)
+	}
+}
+
+func TestNetnsLinkConn(t *testing.T) {
+	if !inNetns(t) {
+		return
+	}
+	c, err := ListenLinks(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	spoof(t, unix.NETLINK_ROUTE, unix.RTMGRP_LINK, linkMsg(unix.RTM_DELLINK, 1, 0, "lo"))
+	if evs, err := c.Receive(); !errors.Is(err, ErrNotKernel) {
+		t.Fatalf("spoofed RTM_DELLINK: got %+v, %v; want ErrNotKernel", evs, err)
+	}
+	for _, up := range []bool{true, false} {
+		setLoopbackUp(t, up)
+		for {
+			evs, err := c.Receive()
+			if err != nil {
+				t.Fatalf("waiting for lo up=%v: %v", up, err)
+			}
+			t.Logf("lo up=%v: %+v", up, evs)
+			if len(evs) > 0 && evs[len(evs)-1] == (LinkEvent{Index: 1, Name: "lo", Up: up}) {
+				break
+			}
+		}
+	}
+}
+
+// TestNetnsWatcher is the end-to-end test: real sockets, a spoofed and
+// a kernel uevent, a link going up, and the Trigger they give.
+func TestNetnsWatcher(t *testing.T) {
+	if !inNetns(t) {
+		return
+	}
+	w, err := New(Options{Uevents: true, Links: true, Window: 20 * time.Millisecond, MaxDelay: 200 * time.Millisecond,
+		Resync: -1, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Degraded(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- w.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+
+	spoof(t, unix.NETLINK_KOBJECT_UEVENT, ueventGroup, []byte(spoofedPCI))
+	injectUevent(t, cpu5Offline)
+	setLoopbackUp(t, true)
+
+	got := map[string]int{}
+	timeout := time.After(10 * time.Second)
+	for got["cpu/offline"] == 0 || got[ReasonLink] == 0 {
+		select {
+		case tr := <-w.Triggers():
+			if time.Since(tr.First) < 0 {
+				t.Errorf("First %v is in the future", tr.First)
+			}
+			mergeReasons(got, tr.Reasons)
+		case <-timeout:
+			t.Fatalf("reasons so far %v, want cpu/offline and link", got)
+		}
+	}
+	if got["pci/remove"] != 0 || got["cpu/offline"] != 1 {
+		t.Errorf("reasons = %v: the spoofed pci/remove must be dropped, cpu/offline seen once", got)
+	}
+	s := w.Stats()
+	if s.Dropped != 1 || s.Hints["cpu/offline"] != 1 {
+		t.Errorf("stats = %+v", s)
+	}
+	t.Logf("reasons %v, stats %+v", got, s)
+}
+
+// TestUeventConnCloseUnblocks needs no namespace: receiving uevents
+// needs no privilege, and Close must wake a pending Receive.
+func TestUeventConnCloseUnblocks(t *testing.T) {
+	c, err := ListenUevents(0)
+	if err != nil {
+		t.Skipf("no uevent socket here: %v", err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		for {
+			if _, err := c.Receive(); err != nil && !strings.Contains(err.Error(), "sender") {
+				errc <- err
+				return
+			}
+		}
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, os.ErrClosed) {
+			t.Errorf("Receive after Close = %v, want os.ErrClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not unblock Receive")
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("second Close = %v", err)
+	}
+}

@@ -1,0 +1,17 @@
+package watch
+
+func openUevents(rcvbuf int) (ueventSource, error) {
+	c, err := ListenUevents(rcvbuf)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func openLinks(rcvbuf int) (linkSource, error) {
+	c, err := ListenLinks(rcvbuf)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
