@@ -85,7 +85,7 @@ func (fs FS) Read() (*Snapshot, error) {
 	if s.isolated, err = fs.readOptionalList(append(cpuDir, "isolated")...); err != nil {
 		return nil, fmt.Errorf("topology: %w", err)
 	}
-	if s.nohzFull, err = fs.readOptionalList(append(cpuDir, "nohz_full")...); err != nil {
+	if s.nohzFull, err = fs.readNohzFull(append(cpuDir, "nohz_full")...); err != nil {
 		return nil, fmt.Errorf("topology: %w", err)
 	}
 	if err := fs.readNodes(s); err != nil {
@@ -96,6 +96,16 @@ func (fs FS) Read() (*Snapshot, error) {
 	}
 	s.buildHops()
 	return s, nil
+}
+
+// readNohzFull reads devices/system/cpu/nohz_full. A kernel built with
+// CONFIG_NO_HZ_FULL but booted without nohz_full= prints "(null)": the
+// mask was never allocated, so no CPU is adaptive-tick.
+func (fs FS) readNohzFull(elem ...string) (cpumask.Mask, error) {
+	if s, err := fs.readString(elem...); err == nil && s == "(null)" {
+		return cpumask.Mask{}, nil
+	}
+	return fs.readOptionalList(elem...)
 }
 
 func (fs FS) readNodes(s *Snapshot) error {

@@ -225,6 +225,12 @@ func TestIsolatedAndNohzFull(t *testing.T) {
 	if !s.Isolated().IsEmpty() || !s.NohzFull().IsEmpty() {
 		t.Errorf("isolated = %q, nohz_full = %q, want empty", s.Isolated(), s.NohzFull())
 	}
+	// Debian's 6.1 kernel has CONFIG_NO_HZ_FULL; booted without
+	// nohz_full= it prints "(null)" (seen in the QEMU guest).
+	s = readMachine(t, fakesys.Machine{Online: "0-7", NohzFull: "(null)"})
+	if !s.NohzFull().IsEmpty() {
+		t.Errorf("nohz_full \"(null)\" = %q, want empty", s.NohzFull())
+	}
 }
 
 func TestSpreadAllowedAndNoNode(t *testing.T) {
