@@ -1,0 +1,234 @@
+package inventory
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/numairqd/numairqd/pkg/cpumask"
+)
+
+// FS names the procfs and sysfs roots to read. Roots are values, not
+// globals, so tests point them at a fakesys tree; on a host they are
+// FS{Proc: "/proc", Sys: "/sys"}.
+type FS struct {
+	Proc string
+	Sys  string
+}
+
+// Inventory is one consistent-enough snapshot of the machine's IRQs and
+// the devices that own them: the input of the planner. Read it whole on
+// every change instead of patching it.
+type Inventory struct {
+	// CPUs are the CPUs with a column in /proc/interrupts, i.e. the CPUs
+	// online when it was read. Compare with topology to spot hotplug.
+	CPUs cpumask.Mask
+	// IRQs are all IRQs with a handler, sorted by number.
+	IRQs []IRQ
+	// Devices are the PCI devices, sorted by BDF (string order).
+	Devices []Device
+}
+
+// IRQ is one Linux IRQ line with what the planner needs to decide where
+// it should run and whether it may be moved at all.
+type IRQ struct {
+	Number int
+	// Name is the actions joined with ", " as /proc/interrupts prints
+	// them, e.g. "virtio0-input.0" or "ehci_hcd:usb1, eth0".
+	Name    string
+	Actions []string
+	// Chip and HWIRQ are the irq_chip name and hwirq/handler columns.
+	Chip  string
+	HWIRQ string
+	// Counts holds interrupts per CPU, indexed by CPU id; offline CPUs
+	// read 0. Shared backing array: do not append.
+	Counts []uint64
+	// Affinity is smp_affinity_list, the requested mask (may hold
+	// offline CPUs: the kernel stores it verbatim).
+	Affinity cpumask.Mask
+	// Effective is effective_affinity_list, the CPUs actually programmed;
+	// valid only when HasEffective (the file needs
+	// CONFIG_GENERIC_IRQ_EFFECTIVE_AFF_MASK).
+	Effective    cpumask.Mask
+	HasEffective bool
+	// Hint is the driver's affinity_hint; HasHint is false when the file
+	// is missing or all zeros (no hint).
+	Hint    cpumask.Mask
+	HasHint bool
+	// Node is /proc/irq/N/node, -1 when missing or none.
+	Node int
+	// Managed is true when the kernel will refuse affinity writes
+	// (managed or otherwise unsteerable IRQ), found before any write.
+	Managed       bool
+	ManagedReason string
+	// Device is the BDF of the owning PCI device, "" for none. A legacy
+	// INTx line shared by several devices belongs to the lowest BDF.
+	Device string
+	// Role and Queue come from the action names; Queue is normalised so
+	// each device's lowest queue is 0, and is -1 when Role != RoleQueue.
+	// RawQueue is the index the name carried (-1 when not a queue).
+	Role     Role
+	Queue    int
+	RawQueue int
+}
+
+// Total is the number of interrupts on all CPUs.
+func (q IRQ) Total() uint64 {
+	var n uint64
+	for _, c := range q.Counts {
+		n += c
+	}
+	return n
+}
+
+// Device is a PCI device that owns IRQs, with the facts a policy rule
+// matches on (driver, class, interfaces) and the NUMA node it is local to.
+type Device struct {
+	// PCI is the device's BDF, e.g. "0000:41:00.0".
+	PCI string
+	// Driver is the bound PCI driver ("virtio-pci", "nvme", "mlx5_core"),
+	// "" when unbound.
+	Driver string
+	// Drivers is Driver followed by the drivers of child devices that
+	// do the real work (virtio0 -> "virtio_net"); empty when unbound.
+	Drivers []string
+	// Class is the PCI class as sysfs prints it, e.g. "0x020000".
+	Class string
+	// NUMANode is numa_node, -1 when none or missing.
+	NUMANode int
+	// Interfaces are the network interfaces on the device, sorted.
+	Interfaces []string
+	// IRQs are the device's IRQ numbers (msi_irqs, else the legacy irq)
+	// that have a handler, ascending. IRQs the device allocated but
+	// never requested are not listed: there is nothing to steer.
+	IRQs []int
+}
+
+// IRQ returns the IRQ with the given number.
+func (inv *Inventory) IRQ(number int) (IRQ, bool) {
+	i, ok := slices.BinarySearchFunc(inv.IRQs, number, func(q IRQ, n int) int { return q.Number - n })
+	if !ok {
+		return IRQ{}, false
+	}
+	return inv.IRQs[i], true
+}
+
+// Device returns the device with the given BDF.
+func (inv *Inventory) Device(bdf string) (Device, bool) {
+	i, ok := slices.BinarySearchFunc(inv.Devices, bdf, func(d Device, b string) int { return strings.Compare(d.PCI, b) })
+	if !ok {
+		return Device{}, false
+	}
+	return inv.Devices[i], true
+}
+
+// DeviceIRQs returns copies of the IRQs owned by the device bdf, in
+// number order, e.g. to pass to Reclassify.
+func (inv *Inventory) DeviceIRQs(bdf string) []IRQ {
+	var out []IRQ
+	for _, q := range inv.IRQs {
+		if q.Device == bdf {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// Read reads the whole inventory: /proc/interrupts, /proc/irq/N for each
+// IRQ listed there, the PCI devices and the network interfaces.
+func (fsys FS) Read() (*Inventory, error) {
+	ints, err := fsys.readInterrupts()
+	if err != nil {
+		return nil, err
+	}
+	irqDir := filepath.Join(fsys.Proc, "irq")
+	if _, err := os.Stat(irqDir); err != nil {
+		return nil, fileErr(irqDir, err)
+	}
+	inv := &Inventory{CPUs: cpumask.New(ints.CPUs...)}
+	inv.IRQs = make([]IRQ, 0, len(ints.Rows))
+	r := newIRQReader(irqDir)
+	for _, row := range ints.Rows {
+		irq := IRQ{
+			Number:  row.IRQ,
+			Name:    actionsName(row.Actions),
+			Actions: row.Actions,
+			Chip:    row.Chip,
+			HWIRQ:   row.HWIRQ,
+			Counts:  row.Counts,
+		}
+		ok, err := r.read(&irq)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			inv.IRQs = append(inv.IRQs, irq)
+		}
+	}
+	sort.Slice(inv.IRQs, func(i, j int) bool { return inv.IRQs[i].Number < inv.IRQs[j].Number })
+
+	devs, err := fsys.readPCIDevices()
+	if err != nil {
+		return nil, err
+	}
+	if err := fsys.readNetInterfaces(devs); err != nil {
+		return nil, err
+	}
+	inv.Devices = make([]Device, len(devs))
+	for i, d := range devs {
+		inv.Devices[i] = d.Device
+	}
+	link(inv, devs)
+	return inv, nil
+}
+
+// link gives each IRQ its device, keeps in Device.IRQs only IRQs with a
+// handler, and classifies each device's IRQs.
+func link(inv *Inventory, devs []pciDevice) {
+	index := make(map[int]int, len(inv.IRQs))
+	for i, q := range inv.IRQs {
+		index[q.Number] = i
+		inv.IRQs[i].Role, inv.IRQs[i].Queue, inv.IRQs[i].RawQueue = RoleNone, -1, -1
+	}
+	for di, d := range devs {
+		var have []int
+		for _, n := range d.irqs {
+			i, ok := index[n]
+			if !ok {
+				continue
+			}
+			have = append(have, n)
+			if inv.IRQs[i].Device == "" {
+				inv.IRQs[i].Device = d.PCI
+			}
+		}
+		inv.Devices[di].IRQs = have
+	}
+	for _, d := range inv.Devices {
+		var own []IRQ
+		for _, n := range d.IRQs {
+			if q := inv.IRQs[index[n]]; q.Device == d.PCI {
+				own = append(own, q)
+			}
+		}
+		classifyDevice(own, nil)
+		for _, q := range own {
+			inv.IRQs[index[q.Number]] = q
+		}
+	}
+}
+
+// fileErr names path once: it replaces an *fs.PathError (which names it
+// too) by its cause, keeping errors.Is(err, fs.ErrNotExist) working.
+func fileErr(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		err = pe.Err
+	}
+	return fmt.Errorf("read %s: %w", path, err)
+}

@@ -1,0 +1,293 @@
+package inventory
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/numairqd/numairqd/pkg/cpumask"
+)
+
+// ErrMalformed is wrapped by every error about content the kernel would
+// not have written: a bad /proc/interrupts line, a bad number in a sysfs
+// file. Mask syntax errors wrap cpumask.ErrSyntax instead.
+var ErrMalformed = errors.New("malformed")
+
+// maxInterruptsLine bounds one /proc/interrupts line. The kernel prints
+// 11 bytes per online CPU, so 8192 CPUs need about 90 KiB.
+const maxInterruptsLine = 1 << 20
+
+// Interrupts is the parsed /proc/interrupts: the CPUs of its header and
+// its numeric IRQ rows. The header lists online CPUs only, so CPUs maps
+// columns to real CPU ids; it is never assumed to be 0..n-1.
+type Interrupts struct {
+	// CPUs holds the CPU id of each count column, in header order.
+	CPUs []int
+	// Rows holds the numeric IRQ rows in file order (ascending on Linux).
+	Rows []InterruptLine
+}
+
+// InterruptLine is one numeric row of /proc/interrupts, such as
+//
+//	24:   0   5  PCI-MSIX-0000:41:00.0  1-edge  virtio0-input.0
+//
+// Named rows (NMI, LOC, ERR, MIS, IPI0 ...) are per-CPU or architectural
+// counters that no one can steer, so the parser drops them.
+type InterruptLine struct {
+	IRQ int
+	// Counts is indexed by CPU id (len = highest header CPU + 1); CPUs
+	// without a column (offline) hold 0. Slices share one backing array
+	// per parse: do not append to them.
+	Counts []uint64
+	// Chip is the irq_chip name ("IR-PCI-MSIX-0000:41:00.0", "IO-APIC").
+	Chip string
+	// HWIRQ is what the kernel prints between chip and actions: the
+	// hardware IRQ number and flow handler name ("1-edge"), possibly the
+	// trigger ("27 Level"), or "" when the chip has no IRQ domain.
+	HWIRQ string
+	// Actions are the handler names, one per shared handler, as in
+	// /sys/kernel/irq/N/actions. Empty when the kernel printed none.
+	Actions []string
+}
+
+// ParseInterrupts parses /proc/interrupts. The first non-blank line must
+// be the header of "CPUn" tokens; numeric rows need one count per header
+// column. A malformed line gives an error that wraps ErrMalformed and
+// names the line number and quotes the line; the caller adds the file.
+//
+// The row layout mirrors show_interrupts() in kernel/irq/proc.c: counts,
+// chip name, hwirq with "-<handler>" appended, optional Level/Edge, then
+// the actions separated by ", ".
+func ParseInterrupts(r io.Reader) (Interrupts, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxInterruptsLine)
+	var (
+		out    Interrupts
+		width  int // len of each Counts slice
+		arena  []uint64
+		seen   map[int]bool
+		intern = map[string]string{}
+		lineNo int
+	)
+	str := func(b []byte) string {
+		if s, ok := intern[string(b)]; ok {
+			return s
+		}
+		s := string(b)
+		intern[s] = s
+		return s
+	}
+	for sc.Scan() {
+		lineNo++
+		line := sc.Bytes()
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if out.CPUs == nil {
+			cpus, err := parseInterruptsHeader(line)
+			if err != nil {
+				return Interrupts{}, lineErr(lineNo, line, "%v", err)
+			}
+			out.CPUs = cpus
+			for _, c := range cpus {
+				width = max(width, c+1)
+			}
+			seen = make(map[int]bool)
+			continue
+		}
+		colon := bytes.IndexByte(line, ':')
+		if colon < 0 {
+			return Interrupts{}, lineErr(lineNo, line, "no colon after the IRQ label")
+		}
+		label := bytes.TrimSpace(line[:colon])
+		if len(label) == 0 {
+			return Interrupts{}, lineErr(lineNo, line, "empty IRQ label")
+		}
+		if !isDigits(label) {
+			continue // NMI, LOC, ERR, MIS, IPI0...: not a steerable IRQ
+		}
+		irq, err := strconv.Atoi(string(label))
+		if err != nil {
+			return Interrupts{}, lineErr(lineNo, line, "IRQ number %s out of range", short(label, 40))
+		}
+		if seen[irq] {
+			return Interrupts{}, lineErr(lineNo, line, "IRQ %d listed twice", irq)
+		}
+		seen[irq] = true
+
+		if len(arena) < width {
+			arena = make([]uint64, width*64)
+		}
+		counts := arena[:width:width]
+		arena = arena[width:]
+		rest := line[colon+1:]
+		var tok []byte
+		for i, cpu := range out.CPUs {
+			tok, rest = nextField(rest)
+			if tok == nil {
+				return Interrupts{}, lineErr(lineNo, line, "%d counts, want one per CPU column (%d)", i, len(out.CPUs))
+			}
+			n, ok := parseUint(tok)
+			if !ok {
+				return Interrupts{}, lineErr(lineNo, line, "count %s for CPU%d is not a number", short(tok, 40), cpu)
+			}
+			counts[cpu] = n
+		}
+		row := InterruptLine{IRQ: irq, Counts: counts}
+		if tok, rest = nextField(rest); tok != nil {
+			row.Chip = str(tok)
+		}
+		// hwirq ("1-edge", "524288-edge" or "27"), then an optional
+		// Level/Edge (CONFIG_GENERIC_IRQ_SHOW_LEVEL), then a detached
+		// "-handler" when the chip has no domain.
+		var hw []byte
+		if t, r := nextField(rest); t != nil && t[0] >= '0' && t[0] <= '9' {
+			hw, rest = t, r
+		}
+		if t, r := nextField(rest); string(t) == "Level" || string(t) == "Edge" {
+			hw, rest = joinField(hw, t), r
+		}
+		if t, r := nextField(rest); len(t) > 1 && t[0] == '-' {
+			hw, rest = joinField(hw, t), r
+		}
+		if hw != nil {
+			row.HWIRQ = str(hw)
+		}
+		for a := range bytes.SplitSeq(bytes.TrimSpace(rest), []byte(",")) {
+			if a = bytes.TrimSpace(a); len(a) > 0 {
+				row.Actions = append(row.Actions, str(a))
+			}
+		}
+		out.Rows = append(out.Rows, row)
+	}
+	if err := sc.Err(); err != nil {
+		return Interrupts{}, fmt.Errorf("line %d: %w", lineNo+1, err)
+	}
+	if out.CPUs == nil {
+		return Interrupts{}, fmt.Errorf("no CPU header line: %w", ErrMalformed)
+	}
+	return out, nil
+}
+
+// parseInterruptsHeader parses "  CPU0  CPU2  CPU3" into [0 2 3].
+func parseInterruptsHeader(line []byte) ([]int, error) {
+	var cpus []int
+	seen := map[int]bool{}
+	for rest := line; ; {
+		var tok []byte
+		if tok, rest = nextField(rest); tok == nil {
+			break
+		}
+		num, ok := bytes.CutPrefix(tok, []byte("CPU"))
+		if !ok || len(num) == 0 || !isDigits(num) || len(num) > 5 {
+			return nil, fmt.Errorf("header token %s is not CPUn", short(tok, 40))
+		}
+		c, _ := strconv.Atoi(string(num))
+		if c >= cpumask.MaxCPUs {
+			return nil, fmt.Errorf("header CPU %d is beyond the limit of %d CPUs", c, cpumask.MaxCPUs)
+		}
+		if seen[c] {
+			return nil, fmt.Errorf("header lists CPU%d twice", c)
+		}
+		seen[c] = true
+		cpus = append(cpus, c)
+	}
+	if len(cpus) == 0 {
+		return nil, errors.New("header has no CPU columns")
+	}
+	return cpus, nil
+}
+
+func lineErr(n int, line []byte, format string, args ...any) error {
+	return fmt.Errorf("line %d %s: %s: %w", n, short(line, 160), fmt.Sprintf(format, args...), ErrMalformed)
+}
+
+// short quotes b, cut to max bytes with "..." so an error about a 90 KiB
+// line stays readable.
+func short(b []byte, max int) string {
+	if len(b) > max {
+		return strconv.Quote(string(b[:max])) + "..."
+	}
+	return strconv.Quote(string(b))
+}
+
+// nextField returns the next space-separated token of b and what follows
+// it, or nil when b holds only white space.
+func nextField(b []byte) (tok, rest []byte) {
+	i := 0
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	if i == len(b) {
+		return nil, nil
+	}
+	j := i
+	for j < len(b) && !isSpace(b[j]) {
+		j++
+	}
+	return b[i:j], b[j:]
+}
+
+func joinField(a, b []byte) []byte {
+	if a == nil {
+		return b
+	}
+	if b[0] == '-' {
+		return append(append([]byte(nil), a...), b...)
+	}
+	return append(append(append([]byte(nil), a...), ' '), b...)
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' }
+
+func isDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+// parseUint parses a decimal count without allocating.
+func parseUint(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if n > (1<<64-1-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
+}
+
+// Name is the actions joined the way the kernel prints them.
+func (l InterruptLine) Name() string { return strings.Join(l.Actions, ", ") }
+
+// readInterrupts reads and parses <proc>/interrupts.
+func (fsys FS) readInterrupts() (Interrupts, error) {
+	path := filepath.Join(fsys.Proc, "interrupts")
+	f, err := os.Open(path)
+	if err != nil {
+		return Interrupts{}, fileErr(path, err)
+	}
+	defer f.Close()
+	ints, err := ParseInterrupts(bufio.NewReaderSize(f, 64<<10))
+	if err != nil {
+		return Interrupts{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	return ints, nil
+}

@@ -1,0 +1,170 @@
+package inventory
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Role says what an IRQ does for its device, so the policy can spread
+// queue IRQs over CPUs and park control IRQs.
+type Role uint8
+
+const (
+	// RoleNone: the IRQ belongs to no PCI device (timer, ACPI, IPIs).
+	RoleNone Role = iota
+	// RoleControl: a device IRQ that carries no data queue (config,
+	// admin, async events, mailbox) or that no rule recognises.
+	RoleControl
+	// RoleQueue: a device IRQ that serves data queue IRQ.Queue.
+	RoleQueue
+)
+
+// String names the role as logs and the plan output print it.
+func (r Role) String() string {
+	switch r {
+	case RoleNone:
+		return "none"
+	case RoleControl:
+		return "control"
+	case RoleQueue:
+		return "queue"
+	}
+	return "role(" + strconv.Itoa(int(r)) + ")"
+}
+
+// MarshalText makes roles read as words in JSON and YAML output.
+func (r Role) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// queueRule is one built-in naming rule. A rule with a "queue" group
+// makes matching names queues; one without makes them control IRQs.
+type queueRule struct {
+	driver string
+	re     *regexp.Regexp
+}
+
+// builtinRules are tried in order on each action name; the first match
+// decides. Driver names come from the kernel's request_irq() calls.
+var builtinRules = []queueRule{
+	// virtio_pci vp_find_vqs_msix: "%s-config", "%s-%s" with the vq name;
+	// virtio_net names vqs input.K/output.K, virtio_blk req.K.
+	{"virtio", regexp.MustCompile(`^virtio\d+-config$`)},
+	{"virtio", regexp.MustCompile(`^virtio\d+-(?:input|output|req)\.(?P<queue>\d+)$`)},
+	// mlx5 eq.c: "mlx5_comp%d@pci:%s"; async/cmd/pages EQs are control.
+	{"mlx5", regexp.MustCompile(`^mlx5_comp(?P<queue>\d+)@`)},
+	{"mlx5", regexp.MustCompile(`^mlx5_`)},
+	// MANA gdma_main.c: "mana_q%d@pci:%s" and "mana_hwc@pci:%s".
+	{"mana", regexp.MustCompile(`^mana_q(?P<queue>\d+)@`)},
+	{"mana", regexp.MustCompile(`^mana_`)},
+	// gve: "gve-ntfy-blk%d@pci:%s", "gve-mgmnt@pci:%s".
+	{"gve", regexp.MustCompile(`^gve-ntfy-blk(?P<queue>\d+)@`)},
+	// Intel (ice, i40e, iavf, igb, ixgbe, idpf) and bnxt: "%s-TxRx-%d",
+	// "%s-rx-%d", "%s-tx-%d".
+	{"intel", regexp.MustCompile(`-(?:TxRx|rx|tx)-(?P<queue>\d+)$`)},
+	// nvme pci.c: "nvme%dq%d"; q0 is the admin queue.
+	{"nvme", regexp.MustCompile(`^nvme\d+q0$`)},
+	{"nvme", regexp.MustCompile(`^nvme\d+q(?P<queue>\d+)$`)},
+	// Words that name a control vector in many drivers, checked before
+	// the generic rule so "idpf-Mailbox-0" or "ena-mgmnt" stay control.
+	{"control", regexp.MustCompile(`(?i)(?:config|ctrl|control|misc|async|mbox|mailbox|admin|mgmnt|mgmt|hwc|cmd|event|aer|pme)`)},
+	// Generic: a trailing number after a separator, ignoring an
+	// "@pci:<BDF>" suffix ("iwlwifi:queue_3", "eth0-Tx-Rx-3").
+	{"generic", regexp.MustCompile(`^[^@]*?[-_.q](?P<queue>\d+)(?:@.*)?$`)},
+}
+
+// Classify applies the built-in naming rules to one action name and
+// returns RoleQueue with the raw (not normalised) queue index, or
+// RoleControl with -1.
+func Classify(action string) (Role, int) {
+	for _, r := range builtinRules {
+		if !r.re.MatchString(action) {
+			continue
+		}
+		if q, ok := QueueIndexByRegex(r.re, action); ok {
+			return RoleQueue, q
+		}
+		return RoleControl, -1
+	}
+	return RoleControl, -1
+}
+
+// QueueIndexByRegex returns the queue index that re captures in its
+// named group "queue" from name. It reports false when re does not
+// match, has no "queue" group, or the group is not a decimal number.
+// Config rules use it to name queues of drivers the built-in rules miss.
+func QueueIndexByRegex(re *regexp.Regexp, name string) (int, bool) {
+	if re == nil {
+		return 0, false
+	}
+	gi := re.SubexpIndex("queue")
+	if gi < 0 {
+		return 0, false
+	}
+	m := re.FindStringSubmatch(name)
+	if m == nil || m[gi] == "" {
+		return 0, false
+	}
+	q, err := strconv.Atoi(m[gi])
+	if err != nil || q < 0 {
+		return 0, false
+	}
+	return q, true
+}
+
+// classifyActions classifies a (possibly shared) IRQ by its actions: the
+// first action that names a queue wins, otherwise the IRQ is control.
+func classifyActions(actions []string, re *regexp.Regexp) (Role, int) {
+	for _, a := range actions {
+		if re != nil {
+			if q, ok := QueueIndexByRegex(re, a); ok {
+				return RoleQueue, q
+			}
+			continue
+		}
+		if role, q := Classify(a); role == RoleQueue {
+			return role, q
+		}
+	}
+	return RoleControl, -1
+}
+
+// Reclassify returns a copy of irqs, taken to be the IRQs of one device,
+// with Role, Queue and RawQueue recomputed from their action names: by
+// re (a queue IRQ is one whose action re matches with a numeric "queue"
+// group; everything else is control) or, when re is nil, by the built-in
+// rules. Queue indices are then normalised as Read does. IRQs without a
+// device keep RoleNone. It is pure: irqs is not modified.
+func Reclassify(irqs []IRQ, re *regexp.Regexp) []IRQ {
+	out := make([]IRQ, len(irqs))
+	copy(out, irqs)
+	classifyDevice(out, re)
+	return out
+}
+
+// classifyDevice sets Role/Queue/RawQueue of one device's IRQs in place
+// and normalises queue indices so the device's lowest queue is 0. Raw
+// indices are shifted, not ranked: order and sharing are kept, and a
+// missing middle queue leaves a gap instead of renumbering the rest.
+func classifyDevice(irqs []IRQ, re *regexp.Regexp) {
+	lowest := -1
+	for i := range irqs {
+		irq := &irqs[i]
+		if irq.Device == "" {
+			irq.Role, irq.Queue, irq.RawQueue = RoleNone, -1, -1
+			continue
+		}
+		irq.Role, irq.RawQueue = classifyActions(irq.Actions, re)
+		irq.Queue = -1
+		if irq.Role == RoleQueue && (lowest < 0 || irq.RawQueue < lowest) {
+			lowest = irq.RawQueue
+		}
+	}
+	for i := range irqs {
+		if irqs[i].Role == RoleQueue {
+			irqs[i].Queue = irqs[i].RawQueue - lowest
+		}
+	}
+}
+
+// actionsName joins actions the way /proc/interrupts prints them.
+func actionsName(actions []string) string { return strings.Join(actions, ", ") }

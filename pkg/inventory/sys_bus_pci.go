@@ -1,0 +1,158 @@
+package inventory
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// pciDevice is a Device while it is read, with every IRQ sysfs lists
+// (before filtering by /proc/interrupts).
+type pciDevice struct {
+	Device
+	irqs []int
+}
+
+// readPCIDevices reads <sys>/bus/pci/devices/* (drivers/pci/pci-sysfs.c,
+// kernel/irq/msi.c). Entries are symlinks on a host; plain directories
+// work too. A machine without PCI has no such directory: no devices.
+func (fsys FS) readPCIDevices() ([]pciDevice, error) {
+	dir := filepath.Join(fsys.Sys, "bus", "pci", "devices")
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fileErr(dir, err)
+	}
+	out := make([]pciDevice, 0, len(ents))
+	for _, e := range ents {
+		d, ok, err := readPCIDevice(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, d)
+		}
+	}
+	slices.SortFunc(out, func(a, b pciDevice) int { return strings.Compare(a.PCI, b.PCI) })
+	return out, nil
+}
+
+// readPCIDevice reads one device directory. It reports false when the
+// device disappeared (hot unplug) before its directory could be read.
+func readPCIDevice(dir string) (pciDevice, bool, error) {
+	d := pciDevice{Device: Device{PCI: filepath.Base(dir), NUMANode: -1}}
+	if gone(dir) {
+		return d, false, nil
+	}
+
+	msiDir := filepath.Join(dir, "msi_irqs")
+	ents, err := os.ReadDir(msiDir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return d, false, fileErr(msiDir, err)
+	}
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil || n < 0 {
+			return d, false, fmt.Errorf("read %s: entry %q is not an IRQ number: %w", msiDir, e.Name(), ErrMalformed)
+		}
+		d.irqs = append(d.irqs, n)
+	}
+	if len(d.irqs) == 0 {
+		// Legacy INTx: "irq" holds the line, 0 when the device has none.
+		path := filepath.Join(dir, "irq")
+		s, ok, err := readOptional(path)
+		if err != nil {
+			return d, false, err
+		}
+		if ok {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 0 {
+				return d, false, fmt.Errorf("read %s: %q is not an IRQ number: %w", path, s, ErrMalformed)
+			}
+			if n > 0 {
+				d.irqs = append(d.irqs, n)
+			}
+		}
+	}
+	slices.Sort(d.irqs)
+
+	path := filepath.Join(dir, "numa_node")
+	s, ok, err := readOptional(path)
+	if err != nil {
+		return d, false, err
+	}
+	if ok {
+		if d.NUMANode, err = parseNode([]byte(s)); err != nil {
+			return d, false, fmt.Errorf("read %s: %w", path, err)
+		}
+	}
+
+	if d.Class, _, err = readOptional(filepath.Join(dir, "class")); err != nil {
+		return d, false, err
+	}
+
+	if d.Driver, err = driverName(dir); err != nil {
+		return d, false, err
+	}
+	if d.Driver != "" {
+		d.Drivers = append(d.Drivers, d.Driver)
+	}
+	// Child devices that carry the function: virtio_pci registers a
+	// virtioN device whose driver (virtio_net, virtio_blk) names the IRQs.
+	children, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return d, false, fileErr(dir, err)
+	}
+	for _, c := range children {
+		if !isVirtioChild(c.Name()) {
+			continue
+		}
+		drv, err := driverName(filepath.Join(dir, c.Name()))
+		if err != nil {
+			return d, false, err
+		}
+		if drv != "" {
+			d.Drivers = append(d.Drivers, drv)
+		}
+	}
+	return d, true, nil
+}
+
+// isVirtioChild reports whether name is a virtio device ("virtio0").
+func isVirtioChild(name string) bool {
+	num, ok := strings.CutPrefix(name, "virtio")
+	return ok && isDigits([]byte(num))
+}
+
+// driverName is the base name of dir/driver's target, "" when unbound.
+func driverName(dir string) (string, error) {
+	path := filepath.Join(dir, "driver")
+	target, err := os.Readlink(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fileErr(path, err)
+	}
+	return filepath.Base(target), nil
+}
+
+// readOptional reads a small sysfs attribute, trimmed. It reports false
+// when the file does not exist.
+func readOptional(path string) (string, bool, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fileErr(path, err)
+	}
+	return strings.TrimSpace(string(b)), true, nil
+}
