@@ -16,6 +16,7 @@ const usage = `usage: numairqd <command> [flags]
 
 commands:
   topology   print the CPU/NUMA topology and each node's spread order
+  plan       print where every IRQ would go, changing nothing
   help       print this text
 
 Run "numairqd <command> -h" for the flags of a command.
@@ -31,6 +32,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "topology":
 		return runTopology(args[1:], stdout, stderr)
+	case "plan":
+		return runPlan(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

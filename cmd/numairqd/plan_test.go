@@ -1,0 +1,148 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/numairqd/numairqd/internal/fakesys"
+)
+
+// planFixture is the e2e guest's shape: 4 nodes of 2 CPUs (distances
+// 10/12/20/22), a virtio-net with 6 queue pairs on node 2 and an NVMe on
+// node 1 whose queues are managed.
+func planFixture(t *testing.T) *fakesys.Tree {
+	tree := fakesys.New(t)
+	tree.AddMachine(fakesys.Machine{
+		Online: "0-7",
+		Nodes: []fakesys.Node{
+			{ID: 0, CPUs: "0-1", Distance: []int{10, 12, 20, 22}},
+			{ID: 1, CPUs: "2-3", Distance: []int{12, 10, 22, 20}},
+			{ID: 2, CPUs: "4-5", Distance: []int{20, 22, 10, 12}},
+			{ID: 3, CPUs: "6-7", Distance: []int{22, 20, 12, 10}},
+		},
+	})
+	tree.AddInterrupts([]int{0, 1, 2, 3, 4, 5, 6, 7}, fakesys.InterruptRow{IRQ: 0, Chip: "IO-APIC", HWIRQ: "2-edge", Name: "timer"})
+	tree.AddIRQ(fakesys.IRQSpec{Number: 0, Name: "timer", Chip: "IO-APIC", HWIRQ: "2-edge", Affinity: "0-7"})
+	tree.AddVirtioNet(fakesys.VirtioNet{BDF: "0000:41:00.0", Index: 0, Interface: "eth0", Pairs: 6, FirstIRQ: 24, NUMANode: 2})
+	specs := []fakesys.IRQSpec{{Number: 40, Name: "nvme0q0", Affinity: "2-3"}}
+	for q := 1; q <= 8; q++ {
+		specs = append(specs, fakesys.IRQSpec{Number: 40 + q, Name: fmt.Sprintf("nvme0q%d", q), Affinity: fmt.Sprint(q - 1), Managed: true})
+	}
+	tree.AddMSIXDevice(fakesys.PCIDevice{BDF: "0000:21:00.0", NUMANode: 1, Driver: "nvme", Class: "0x010802"}, specs...)
+	return tree
+}
+
+func writeConfig(t *testing.T, body string) string {
+	path := filepath.Join(t.TempDir(), "numairqd.yaml")
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestPlanGolden(t *testing.T) {
+	tree := planFixture(t)
+	cfg := writeConfig(t, "banned_cpus: 7\n")
+	for _, format := range []string{"text", "json"} {
+		code, stdout, stderr := runCmd("plan", "--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--config", cfg, "--format", format)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", format, code, stderr)
+		}
+		golden(t, "plan-4node."+format, []byte(stdout))
+	}
+}
+
+// TestPlanJSONContract checks the keys scripts rely on.
+func TestPlanJSONContract(t *testing.T) {
+	tree := planFixture(t)
+	_, stdout, _ := runCmd("plan", "--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--config", writeConfig(t, ""), "--format", "json")
+	var doc struct {
+		Devices []struct {
+			PCI    string `json:"pci"`
+			Driver string `json:"driver"`
+			Node   int    `json:"node"`
+			Policy string `json:"policy"`
+			IRQs   []struct {
+				IRQ     int    `json:"irq"`
+				Name    string `json:"name"`
+				Queue   *int   `json:"queue"`
+				Managed bool   `json:"managed"`
+				Current string `json:"current"`
+				Planned string `json:"planned"`
+			} `json:"irqs"`
+		} `json:"devices"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Devices) != 2 {
+		t.Fatalf("devices = %+v", doc.Devices)
+	}
+	nvme, nic := doc.Devices[0], doc.Devices[1]
+	if nic.PCI != "0000:41:00.0" || nic.Driver != "virtio-pci" || nic.Node != 2 || nic.Policy != "numa-hop" {
+		t.Errorf("nic = %+v", nic)
+	}
+	want := []string{"4", "5", "6", "7", "0", "1"} // node 2's spread order
+	for _, q := range nic.IRQs {
+		if q.Queue == nil {
+			continue
+		}
+		if q.Planned != want[*q.Queue] {
+			t.Errorf("IRQ %d (%s) planned %q, want %q", q.IRQ, q.Name, q.Planned, want[*q.Queue])
+		}
+	}
+	for _, q := range nvme.IRQs {
+		if q.Managed != (q.Name != "nvme0q0") || (q.Managed && q.Planned != "") {
+			t.Errorf("nvme IRQ %+v", q)
+		}
+	}
+}
+
+func TestPlanErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		corrupt func(t *testing.T, tree *fakesys.Tree) []string
+		want    []string
+	}{
+		{"malformed interrupts line", func(t *testing.T, tree *fakesys.Tree) []string {
+			b, _ := os.ReadFile(tree.Path("proc/interrupts"))
+			tree.WriteFile("proc/interrupts", string(b)+" 99: 1 x 2\n")
+			return nil
+		}, []string{"interrupts", "99: 1 x 2"}},
+		{"missing interrupts", func(t *testing.T, tree *fakesys.Tree) []string {
+			tree.Remove("proc/interrupts")
+			return nil
+		}, []string{"interrupts"}},
+		{"garbage affinity", func(t *testing.T, tree *fakesys.Tree) []string {
+			tree.WriteFile("proc/irq/25/smp_affinity_list", "4-x\n")
+			return nil
+		}, []string{"irq/25/smp_affinity_list", "4-x"}},
+		{"bad config", func(t *testing.T, tree *fakesys.Tree) []string {
+			return []string{"--config", writeConfig(t, "banned_cpus: 1\ndevices:\n  - match: {driver: x}\n    policy: spread\n")}
+		}, []string{"numairqd.yaml:4", "devices[0].policy", `"spread"`}},
+		{"missing config", func(t *testing.T, tree *fakesys.Tree) []string {
+			return []string{"--config", "/nonexistent/numairqd.yaml"}
+		}, []string{"/nonexistent/numairqd.yaml"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tree := planFixture(t)
+			extra := tc.corrupt(t, tree)
+			if extra == nil {
+				extra = []string{"--config", writeConfig(t, "")}
+			}
+			code, stdout, stderr := runCmd(append([]string{"plan", "--sysfs", tree.Sys(), "--procfs", tree.Proc()}, extra...)...)
+			if code != 1 || stdout != "" {
+				t.Errorf("exit %d, stdout %q", code, stdout)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q does not mention %q", stderr, w)
+				}
+			}
+		})
+	}
+}

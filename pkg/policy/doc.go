@@ -1,0 +1,16 @@
+// Package policy computes where every IRQ should go: a pure function of
+// a topology snapshot, an IRQ inventory and a config, with no I/O, so a
+// plan can be printed, served and tested without touching /proc.
+//
+// Policies:
+//   - numa-hop: queue i of a device goes to the i-th CPU of its node's
+//     spread order (cpumask_local_spread), balanced across devices;
+//   - linear: queue i goes to the i-th allowed CPU in id order, wrapping
+//     (the MANA driver's rule when queues outnumber CPUs); auto picks it
+//     when a device has at least as many queues as allowed CPUs;
+//   - pinned: every IRQ of the device gets the rule's CPUs;
+//   - ignore: the device is left alone.
+//
+// Managed IRQs are never planned; control IRQs get their node's allowed
+// CPUs as one mask.
+package policy

@@ -1,0 +1,62 @@
+package policy
+
+// Doc is the JSON form of a Plan, printed by `numairqd plan --format
+// json` and served at /plan. Scripts rely on devices[].pci, driver,
+// node, policy and irqs[].irq, name, queue, managed, current, planned:
+// add keys, never rename them.
+type Doc struct {
+	TopologyGeneration uint64      `json:"topology_generation"`
+	Allowed            string      `json:"allowed"`
+	Devices            []DeviceDoc `json:"devices"`
+}
+
+// DeviceDoc is one device of a Doc.
+type DeviceDoc struct {
+	PCI        string   `json:"pci"`
+	Driver     string   `json:"driver"`
+	Interfaces []string `json:"interfaces"`
+	Node       int      `json:"node"`
+	SpreadNode int      `json:"spread_node"`
+	Policy     string   `json:"policy"`
+	Mask       string   `json:"mask"`
+	Rule       string   `json:"rule"`
+	IRQs       []IRQDoc `json:"irqs"`
+}
+
+// IRQDoc is one IRQ of a DeviceDoc. Queue is null for a control IRQ;
+// Planned is "" when the IRQ is left alone.
+type IRQDoc struct {
+	IRQ      int    `json:"irq"`
+	Name     string `json:"name"`
+	Role     string `json:"role"`
+	Queue    *int   `json:"queue"`
+	Managed  bool   `json:"managed"`
+	Current  string `json:"current"`
+	Planned  string `json:"planned"`
+	Hop      int    `json:"hop"`
+	Distance int    `json:"distance"`
+	Reason   string `json:"reason"`
+}
+
+// Doc returns the JSON form of p.
+func (p *Plan) Doc() Doc {
+	doc := Doc{TopologyGeneration: p.TopologyGeneration, Allowed: p.Allowed.String(), Devices: []DeviceDoc{}}
+	for _, d := range p.Devices {
+		dd := DeviceDoc{PCI: d.PCI, Driver: d.Driver, Interfaces: d.Interfaces, Node: d.Node, SpreadNode: d.SpreadNode,
+			Policy: string(d.Policy), Mask: string(d.Mask), Rule: d.Rule, IRQs: []IRQDoc{}}
+		if dd.Interfaces == nil {
+			dd.Interfaces = []string{}
+		}
+		for _, q := range d.IRQs {
+			qd := IRQDoc{IRQ: q.Number, Name: q.Name, Role: q.Role.String(), Managed: q.Managed,
+				Current: q.Current.String(), Planned: q.Planned.String(), Hop: q.Hop, Distance: q.Distance, Reason: q.Reason}
+			if q.Queue >= 0 {
+				queue := q.Queue
+				qd.Queue = &queue
+			}
+			dd.IRQs = append(dd.IRQs, qd)
+		}
+		doc.Devices = append(doc.Devices, dd)
+	}
+	return doc
+}

@@ -1,0 +1,200 @@
+package policy_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/numairqd/numairqd/internal/fakesys"
+	"github.com/numairqd/numairqd/pkg/config"
+	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/inventory"
+	"github.com/numairqd/numairqd/pkg/policy"
+	"github.com/numairqd/numairqd/pkg/topology"
+)
+
+// randomMachine makes a machine of 1-5 nodes (some CPU-less) with 0-6
+// CPUs each, random distances (sometimes asymmetric), some CPUs offline,
+// isolated or nohz_full.
+func randomMachine(r *rand.Rand) fakesys.Machine {
+	nodes := 1 + r.IntN(5)
+	var m fakesys.Machine
+	cpu := 0
+	var online cpumask.Builder
+	asym := r.IntN(3) == 0
+	dist := make([][]int, nodes)
+	for i := range dist {
+		dist[i] = make([]int, nodes)
+	}
+	for i := range nodes {
+		for j := range nodes {
+			switch {
+			case i == j:
+				dist[i][j] = 10
+			case j < i && !asym:
+				dist[i][j] = dist[j][i]
+			default:
+				dist[i][j] = 11 + r.IntN(30)
+			}
+		}
+	}
+	for i := range nodes {
+		n := r.IntN(7)
+		if i == 0 && n == 0 {
+			n = 1
+		}
+		var cpus cpumask.Builder
+		for range n {
+			cpus.Set(cpu)
+			if cpu == 0 || r.IntN(6) != 0 {
+				online.Set(cpu)
+			}
+			cpu++
+		}
+		m.Nodes = append(m.Nodes, fakesys.Node{ID: i, CPUs: cpus.Mask().String(), Distance: dist[i]})
+	}
+	on := online.Mask()
+	m.Online, m.Possible = on.String(), cpumask.Range(0, cpu-1).String()
+	pick := func() string {
+		var b cpumask.Builder
+		for c := range on.All() {
+			if c != 0 && r.IntN(8) == 0 {
+				b.Set(c)
+			}
+		}
+		return b.Mask().String()
+	}
+	m.Isolated, m.NohzFull = pick(), pick()
+	return m
+}
+
+func TestPlanProperties(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for iter := range 40 {
+		m := randomMachine(r)
+		f := newFixture(t, m)
+		devices := 1 + r.IntN(4)
+		for d := range devices {
+			f.virtio(fmt.Sprintf("0000:%02x:00.0", 0x40+d), d, 1+r.IntN(12), 24+40*d, r.IntN(len(m.Nodes)+1)-1)
+		}
+		s, err := topology.NewFS(f.tree.Sys()).Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		inv, err := inventory.FS{Proc: f.tree.Proc(), Sys: f.tree.Sys()}.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		banned := ""
+		if on := s.Online().CPUs(); len(on) > 1 && r.IntN(2) == 0 {
+			banned = fmt.Sprint(on[r.IntN(len(on))])
+		}
+		for _, policyName := range []string{"auto", "numa-hop", "linear"} {
+			cfg := parseConfig(t, fmt.Sprintf("banned_cpus: %q\ndevices:\n  - match: {driver: virtio_net}\n    policy: %s\n", banned, policyName))
+			name := fmt.Sprintf("iter %d (%s, online %s, banned %q)", iter, policyName, s.Online(), banned)
+			p := policy.Compute(s, inv, cfg)
+			if !p.Allowed.IsSubsetOf(s.Online()) {
+				t.Fatalf("%s: allowed %s not online", name, p.Allowed)
+			}
+			perCPU := map[int]int{}
+			for _, d := range p.Devices {
+				devCPU := map[int]int{}
+				for qi, mask := range queueCPUs(t, d) {
+					_ = qi
+					m, _ := cpumask.ParseList(mask)
+					if !m.IsSubsetOf(p.Allowed) || m.IsEmpty() && !p.Allowed.IsEmpty() {
+						t.Errorf("%s: %s queue %d planned %q, allowed %s", name, d.PCI, qi, mask, p.Allowed)
+					}
+					perCPU[m.First()]++
+					devCPU[m.First()]++
+				}
+				for _, q := range d.IRQs {
+					if !q.Planned.IsSubsetOf(p.Allowed) {
+						t.Errorf("%s: IRQ %d planned %s outside allowed %s", name, q.Number, q.Planned, p.Allowed)
+					}
+				}
+				if policyName == "linear" {
+					if spread := maxMinus(devCPU, p.Allowed); spread > 1 {
+						t.Errorf("%s: %s: queues per CPU differ by %d (%v)", name, d.PCI, spread, devCPU)
+					}
+				}
+			}
+			if policyName == "numa-hop" {
+				if spread := maxMinus(perCPU, p.Allowed); spread > 1 {
+					t.Errorf("%s: queues per CPU differ by %d over the allowed CPUs (%v)", name, spread, perCPU)
+				}
+			}
+			if again := policy.Compute(s, inv, cfg); !reflect.DeepEqual(p.Doc(), again.Doc()) {
+				t.Errorf("%s: plan is not deterministic", name)
+			}
+		}
+	}
+}
+
+// maxMinus is the largest minus the smallest count over the CPUs used,
+// or over every allowed CPU once each has at least one.
+func maxMinus(counts map[int]int, allowed cpumask.Mask) int {
+	lo, hi := -1, 0
+	full := len(counts) == allowed.Weight()
+	for c := range allowed.All() {
+		n, used := counts[c]
+		if !used && !full {
+			continue
+		}
+		if lo < 0 || n < lo {
+			lo = n
+		}
+		hi = max(hi, n)
+	}
+	if lo < 0 {
+		return 0
+	}
+	return hi - lo
+}
+
+// BenchmarkCompute64Devices8192IRQs4096CPUs plans 64 virtio-net devices
+// of 64 queue pairs (8256 IRQs) on a 4096-CPU, 64-node machine.
+func BenchmarkCompute64Devices8192IRQs4096CPUs(b *testing.B) {
+	const cpus, nodes = 4096, 64
+	per := cpus / nodes
+	m := fakesys.Machine{Online: fmt.Sprintf("0-%d", cpus-1)}
+	for n := range nodes {
+		row := make([]int, nodes)
+		for k := range nodes {
+			switch {
+			case k == n:
+				row[k] = 10
+			case k/8 == n/8:
+				row[k] = 16
+			case k/32 == n/32:
+				row[k] = 22
+			default:
+				row[k] = 32
+			}
+		}
+		m.Nodes = append(m.Nodes, fakesys.Node{ID: n, CPUs: fmt.Sprintf("%d-%d", n*per, n*per+per-1), Distance: row})
+	}
+	f := newFixture(b, m)
+	for d := range 64 {
+		f.virtio(fmt.Sprintf("0000:%02x:00.0", d+1), d, 64, 100+200*d, d)
+	}
+	s, err := topology.NewFS(f.tree.Sys()).Read()
+	if err != nil {
+		b.Fatal(err)
+	}
+	inv, err := inventory.FS{Proc: f.tree.Proc(), Sys: f.tree.Sys()}.Read()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(inv.IRQs) < 8192 {
+		b.Fatalf("inventory has %d IRQs", len(inv.IRQs))
+	}
+	cfg := config.Default()
+	b.ReportAllocs()
+	for b.Loop() {
+		if p := policy.Compute(s, inv, cfg); len(p.Devices) != 64 {
+			b.Fatal("wrong plan")
+		}
+	}
+}
