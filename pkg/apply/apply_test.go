@@ -1,0 +1,530 @@
+package apply_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/numairqd/numairqd/pkg/apply"
+	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/inventory"
+	"github.com/numairqd/numairqd/pkg/policy"
+)
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// call is one WriteAffinity: "45:3".
+type call string
+
+// fakeWriter answers writes like the kernel would: errs[irq] is used up
+// one error per attempt (nil for success), then always[irq] if set,
+// then ENOSPC for a mask whose CPUs are all in full, else success.
+// Errors are wrapped the way ProcWriter wraps them.
+type fakeWriter struct {
+	errs   map[int][]error
+	always map[int]error
+	full   cpumask.Mask
+	calls  []call
+}
+
+func (f *fakeWriter) WriteAffinity(irq int, m cpumask.Mask) error {
+	f.calls = append(f.calls, call(fmt.Sprintf("%d:%s", irq, m)))
+	wrap := func(err error) error {
+		if err == nil {
+			return nil
+		}
+		return fmt.Errorf("write /proc/irq/%d/smp_affinity_list %q: %w", irq, m.String(), err)
+	}
+	if l := f.errs[irq]; len(l) > 0 {
+		f.errs[irq] = l[1:]
+		return wrap(l[0])
+	}
+	if err, ok := f.always[irq]; ok {
+		return wrap(err)
+	}
+	if !m.IsEmpty() && m.IsSubsetOf(f.full) {
+		return wrap(syscall.ENOSPC)
+	}
+	return nil
+}
+
+func (f *fakeWriter) reset() []call {
+	c := f.calls
+	f.calls = nil
+	return c
+}
+
+func mask(t testing.TB, s string) cpumask.Mask {
+	t.Helper()
+	if s == "" {
+		return cpumask.Mask{}
+	}
+	m, err := cpumask.ParseList(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// irq is a queue IRQ currently on cur and planned on planned ("" leaves
+// it alone).
+func irq(t testing.TB, n int, name, cur, planned string) policy.IRQ {
+	t.Helper()
+	q := policy.IRQ{Number: n, Name: name, Queue: -1, CPU: -1, Hop: -1, Distance: -1,
+		Current: mask(t, cur), Planned: mask(t, planned)}
+	if q.Planned.Weight() == 1 {
+		q.CPU = q.Planned.First()
+	}
+	return q
+}
+
+// plan is one device with the given CPU order and IRQs.
+func plan(order []int, irqs ...policy.IRQ) *policy.Plan {
+	return &policy.Plan{Devices: []policy.Device{{PCI: "0000:00:04.0", Driver: "virtio-pci", Order: order, IRQs: irqs}}}
+}
+
+// recorder is an Options.Sleep that only records the waits.
+type recorder struct{ sleeps []time.Duration }
+
+func (r *recorder) sleep(d time.Duration) { r.sleeps = append(r.sleeps, d) }
+
+func observed() (*zap.Logger, *observer.ObservedLogs) {
+	core, logs := observer.New(zapcore.DebugLevel)
+	return zap.New(core), logs
+}
+
+func checkCalls(t *testing.T, got []call, want ...call) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Errorf("writes = %v, want %v", got, want)
+	}
+}
+
+func checkKinds(t *testing.T, r apply.Result, want map[string]int) {
+	t.Helper()
+	if !maps.Equal(r.ByKind, want) {
+		t.Errorf("ByKind = %v, want %v", r.ByKind, want)
+	}
+}
+
+var order8 = []int{0, 1, 2, 3, 4, 5, 6, 7}
+
+func TestApplyWritesOnlyChanges(t *testing.T) {
+	w := &fakeWriter{}
+	a := apply.New(w, zap.NewNop(), apply.Options{})
+	p := plan(order8,
+		irq(t, 40, "virtio0-config", "0-7", ""),        // left alone
+		irq(t, 41, "virtio0-input.0", "3", "3"),        // already there
+		irq(t, 42, "virtio0-output.0", "0-7", "4"),     // moves
+		irq(t, 43, "virtio0-input.1", "0-3", "0-3"),    // control-style mask, unchanged
+		irq(t, 44, "virtio0-output.1", "0,2,4", "0-5"), // wider mask
+	)
+	r := a.Apply(context.Background(), p)
+	checkCalls(t, w.reset(), "42:4", "44:0-5")
+	if r.Written != 2 || r.Unchanged != 2 || r.DryRun != 0 || len(r.Failed) != 0 || r.Stale {
+		t.Errorf("result = %+v", r)
+	}
+	checkKinds(t, r, map[string]int{apply.KindOK: 2})
+
+	slow := writerFunc(func(int, cpumask.Mask) error { time.Sleep(time.Millisecond); return nil })
+	r = apply.New(slow, zap.NewNop(), apply.Options{}).Apply(context.Background(), p)
+	if r.Duration < 2*time.Millisecond {
+		t.Errorf("Duration = %v, want at least the 2ms the writes took", r.Duration)
+	}
+}
+
+type writerFunc func(int, cpumask.Mask) error
+
+func (f writerFunc) WriteAffinity(irq int, m cpumask.Mask) error { return f(irq, m) }
+
+func TestApplyClassifiesErrors(t *testing.T) {
+	ms := time.Millisecond
+	busy4 := []error{syscall.EBUSY, syscall.EBUSY, syscall.EBUSY, syscall.EBUSY}
+	for _, tc := range []struct {
+		name      string
+		errs      []error // for IRQ 45, one per attempt
+		kind      string
+		writes    int
+		sleeps    []time.Duration
+		failed    bool
+		stale     bool
+		warn      int // warn-level log lines
+		info      int // info-level log lines
+		errnoName string
+	}{
+		{name: "EIO", errs: []error{syscall.EIO}, kind: apply.KindManaged, writes: 1, info: 1, errnoName: "EIO"},
+		{name: "EPERM", errs: []error{syscall.EPERM}, kind: apply.KindManaged, writes: 1, info: 1, errnoName: "EPERM"},
+		{name: "EINVAL", errs: []error{syscall.EINVAL}, kind: apply.KindStale, writes: 1, failed: true, stale: true, warn: 1, errnoName: "EINVAL"},
+		{name: "EBUSY then ok", errs: []error{syscall.EBUSY}, kind: apply.KindOK, writes: 2, sleeps: []time.Duration{10 * ms}},
+		{name: "EBUSY thrice then ok", errs: busy4[:3], kind: apply.KindOK, writes: 4, sleeps: []time.Duration{10 * ms, 20 * ms, 40 * ms}},
+		{name: "EBUSY exhausted", errs: busy4, kind: apply.KindBusy, writes: 4, sleeps: []time.Duration{10 * ms, 20 * ms, 40 * ms},
+			failed: true, warn: 1, errnoName: "EBUSY"},
+		{name: "EAGAIN then ok", errs: []error{syscall.EAGAIN, syscall.EAGAIN}, kind: apply.KindOK, writes: 3, sleeps: []time.Duration{10 * ms, 20 * ms}},
+		{name: "EAGAIN exhausted", errs: []error{syscall.EAGAIN, syscall.EBUSY, syscall.EAGAIN, syscall.EAGAIN}, kind: apply.KindBusy, writes: 4,
+			sleeps: []time.Duration{10 * ms, 20 * ms, 40 * ms}, failed: true, warn: 1, errnoName: "EAGAIN"},
+		{name: "ENOENT", errs: []error{syscall.ENOENT}, kind: apply.KindVanished, writes: 1},
+		{name: "EOVERFLOW", errs: []error{syscall.EOVERFLOW}, kind: apply.KindError, writes: 1, failed: true, warn: 1, errnoName: "EOVERFLOW"},
+		{name: "ERANGE", errs: []error{syscall.ERANGE}, kind: apply.KindError, writes: 1, failed: true, warn: 1, errnoName: "ERANGE"},
+		{name: "ENOMEM", errs: []error{syscall.ENOMEM}, kind: apply.KindError, writes: 1, failed: true, warn: 1, errnoName: "ENOMEM"},
+		{name: "no errno", errs: []error{errors.New("short write")}, kind: apply.KindError, writes: 1, failed: true, warn: 1},
+		{name: "ENOSPC everywhere", errs: []error{syscall.ENOSPC}, kind: apply.KindNoSpace, writes: 1, failed: true, warn: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// IRQ 45 gets the scripted errors; 46 follows to show the
+			// round goes on. With ENOSPC, CPU 3 is the only CPU of the
+			// order, so there is nowhere to fall back to.
+			w := &fakeWriter{errs: map[int][]error{45: slices.Clone(tc.errs)}}
+			rec := &recorder{}
+			log, logs := observed()
+			a := apply.New(w, log, apply.Options{Sleep: rec.sleep})
+			r := a.Apply(context.Background(), plan([]int{3},
+				irq(t, 45, "eth0-rx-0", "0-7", "3"),
+				irq(t, 46, "eth0-rx-1", "0-7", "0")))
+
+			calls := w.reset()
+			want := slices.Repeat([]call{"45:3"}, tc.writes)
+			checkCalls(t, calls, append(want, "46:0")...)
+			wantKinds := map[string]int{apply.KindOK: 1}
+			wantKinds[tc.kind]++
+			checkKinds(t, r, wantKinds)
+			if _, failed := r.Failed[45]; failed != tc.failed || (failed && r.Failed[45] != tc.kind) {
+				t.Errorf("Failed = %v, want IRQ 45 failed=%v as %s", r.Failed, tc.failed, tc.kind)
+			}
+			if _, failed := r.Failed[46]; failed {
+				t.Errorf("IRQ 46 failed: %v", r.Failed)
+			}
+			if r.Stale != tc.stale {
+				t.Errorf("Stale = %v, want %v", r.Stale, tc.stale)
+			}
+			if wantWritten := wantKinds[apply.KindOK]; r.Written != wantWritten {
+				t.Errorf("Written = %d, want %d", r.Written, wantWritten)
+			}
+			if !slices.Equal(rec.sleeps, tc.sleeps) {
+				t.Errorf("sleeps = %v, want %v", rec.sleeps, tc.sleeps)
+			}
+			warns := logs.FilterLevelExact(zapcore.WarnLevel).All()
+			if len(warns) != tc.warn {
+				t.Errorf("%d warn logs, want %d: %v", len(warns), tc.warn, warns)
+			}
+			infos := logs.FilterLevelExact(zapcore.InfoLevel).All()
+			if len(infos) != tc.info {
+				t.Errorf("%d info logs, want %d: %v", len(infos), tc.info, infos)
+			}
+			if tc.errnoName != "" {
+				if n := logs.FilterField(zap.String("errno", tc.errnoName)).Len(); n != 1 {
+					t.Errorf("%d logs with errno=%s, want 1", n, tc.errnoName)
+				}
+			}
+			if n := logs.FilterLevelExact(zapcore.DebugLevel).FilterMessage("wrote IRQ affinity").Len(); n != len(calls) {
+				t.Errorf("%d debug logs of writes, want %d", n, len(calls))
+			}
+		})
+	}
+}
+
+func TestApplyRetriesOption(t *testing.T) {
+	for _, tc := range []struct {
+		retries, writes int
+	}{{0, 4}, {-1, 1}, {1, 2}, {5, 6}} {
+		w := &fakeWriter{always: map[int]error{45: syscall.EBUSY}}
+		rec := &recorder{}
+		a := apply.New(w, zap.NewNop(), apply.Options{Retries: tc.retries, Backoff: time.Second, Sleep: rec.sleep})
+		r := a.Apply(context.Background(), plan(order8, irq(t, 45, "q", "0", "1")))
+		if len(w.calls) != tc.writes || r.ByKind[apply.KindBusy] != 1 {
+			t.Errorf("Retries %d: %d writes, %v; want %d writes, busy", tc.retries, len(w.calls), r.ByKind, tc.writes)
+		}
+		if len(rec.sleeps) > 0 && rec.sleeps[0] != time.Second {
+			t.Errorf("Retries %d: first backoff %v, want 1s", tc.retries, rec.sleeps[0])
+		}
+	}
+}
+
+// TestApplyNoSpaceFallsBack follows the device's order after the
+// planned CPU and remembers, for the rest of the round, the CPUs whose
+// vector space is full.
+func TestApplyNoSpaceFallsBack(t *testing.T) {
+	order := []int{4, 5, 6, 7, 0, 1, 2, 3}
+	w := &fakeWriter{full: mask(t, "0-1,3,5-6")}
+	log, logs := observed()
+	a := apply.New(w, log, apply.Options{})
+	p := plan(order,
+		irq(t, 40, "q0", "0-7", "5"),   // 5 full, 6 full -> 7
+		irq(t, 41, "q1", "0-7", "6"),   // 6 known full: no write; -> 7
+		irq(t, 42, "q2", "0-7", "5"),   // 5, 6 known full -> 7
+		irq(t, 43, "q3", "0-7", "3"),   // 3 full, wraps -> 4
+		irq(t, 44, "q4", "4-7", "0-1"), // both full -> after 1 in order: 2
+		irq(t, 45, "q5", "0-7", "2"),   // 2 has room
+	)
+	r := a.Apply(context.Background(), p)
+	checkCalls(t, w.reset(),
+		"40:5", "40:6", "40:7",
+		"41:7",
+		"42:7",
+		"43:3", "43:4",
+		"44:0-1", "44:2",
+		"45:2")
+	checkKinds(t, r, map[string]int{apply.KindOK: 6})
+	if r.Written != 6 || len(r.Failed) != 0 {
+		t.Errorf("result = %+v", r)
+	}
+	if n := logs.FilterMessageSnippet("later CPU").Len(); n != 5 {
+		t.Errorf("%d fallback warnings, want 5", n)
+	}
+
+	// Full CPUs are forgotten between rounds: vectors free up.
+	w.full = cpumask.Mask{}
+	r = a.Apply(context.Background(), plan(order, irq(t, 40, "q0", "7", "5")))
+	checkCalls(t, w.reset(), "40:5")
+	if r.Written != 1 {
+		t.Errorf("next round: %+v", r)
+	}
+}
+
+func TestApplyNoSpaceExhausted(t *testing.T) {
+	w := &fakeWriter{full: mask(t, "0-2")}
+	a := apply.New(w, zap.NewNop(), apply.Options{})
+	r := a.Apply(context.Background(), plan([]int{0, 1, 2},
+		irq(t, 50, "q0", "0-7", "0"),
+		irq(t, 51, "q1", "0-7", "1"), // every CPU known full: no write at all
+	))
+	checkCalls(t, w.reset(), "50:0", "50:1", "50:2")
+	checkKinds(t, r, map[string]int{apply.KindNoSpace: 2})
+	if !maps.Equal(r.Failed, map[int]string{50: apply.KindNoSpace, 51: apply.KindNoSpace}) || r.Written != 0 {
+		t.Errorf("result = %+v", r)
+	}
+}
+
+// TestApplyNoSpaceThenOtherError: the fallback CPU's own error decides.
+func TestApplyNoSpaceThenOtherError(t *testing.T) {
+	w := &fakeWriter{errs: map[int][]error{60: {syscall.ENOSPC, syscall.EINVAL}}}
+	a := apply.New(w, zap.NewNop(), apply.Options{})
+	r := a.Apply(context.Background(), plan([]int{0, 1, 2}, irq(t, 60, "q0", "0-2", "1")))
+	checkCalls(t, w.reset(), "60:1", "60:2")
+	if !r.Stale || r.Failed[60] != apply.KindStale {
+		t.Errorf("result = %+v", r)
+	}
+}
+
+func TestManagedLoggedOnceNotRetried(t *testing.T) {
+	w := &fakeWriter{always: map[int]error{45: syscall.EIO}}
+	log, logs := observed()
+	a := apply.New(w, log, apply.Options{})
+	p := plan(order8, irq(t, 45, "nvme0q1", "0", "3"), irq(t, 46, "nvme0q2", "0", "4"))
+	refusals := func() int { return logs.FilterMessageSnippet("refuses to move").Len() }
+
+	r := a.Apply(context.Background(), p)
+	checkCalls(t, w.reset(), "45:3", "46:4")
+	checkKinds(t, r, map[string]int{apply.KindOK: 1, apply.KindManaged: 1})
+	if n := refusals(); n != 1 {
+		t.Fatalf("%d refusal logs, want 1", n)
+	}
+	if e := logs.FilterMessageSnippet("refuses to move").All()[0]; e.Level != zapcore.InfoLevel {
+		t.Errorf("refusal logged at %v, want info", e.Level)
+	}
+
+	// Next round, same IRQ (the caller did not Annotate): no write, no log.
+	p.Devices[0].IRQs[1].Current = mask(t, "4")
+	r = a.Apply(context.Background(), p)
+	checkCalls(t, w.reset())
+	checkKinds(t, r, map[string]int{apply.KindManaged: 1})
+	if n := refusals(); n != 1 {
+		t.Errorf("%d refusal logs after round 2, want 1", n)
+	}
+
+	// The number is re-requested by another device: try again.
+	delete(w.always, 45)
+	r = a.Apply(context.Background(), plan(order8, irq(t, 45, "mlx5_comp0@pci:0000:41:00.0", "0", "3")))
+	checkCalls(t, w.reset(), "45:3")
+	checkKinds(t, r, map[string]int{apply.KindOK: 1})
+}
+
+func inv(irqs ...inventory.IRQ) *inventory.Inventory {
+	return &inventory.Inventory{CPUs: cpumask.Range(0, 7), IRQs: irqs}
+}
+
+func TestAnnotate(t *testing.T) {
+	w := &fakeWriter{always: map[int]error{45: syscall.EIO, 46: syscall.EPERM, 47: syscall.EIO}}
+	a := apply.New(w, zap.NewNop(), apply.Options{})
+	a.Apply(context.Background(), plan(order8,
+		irq(t, 44, "q0", "0", "2"),
+		irq(t, 45, "q1", "0", "3"),
+		irq(t, 46, "q2", "0", "4"),
+		irq(t, 47, "q3", "0", "5")))
+
+	in := inv(
+		inventory.IRQ{Number: 44, Name: "q0"},
+		inventory.IRQ{Number: 45, Name: "q1"},
+		inventory.IRQ{Number: 46, Name: "q2"},
+		inventory.IRQ{Number: 47, Name: "q3", Managed: true, ManagedReason: "read-only smp_affinity"},
+	)
+	out := a.Annotate(in)
+	got := map[int]string{}
+	for _, q := range out.IRQs {
+		if q.Managed {
+			got[q.Number] = q.ManagedReason
+		}
+	}
+	want := map[int]string{45: "write failed with EIO", 46: "write failed with EPERM", 47: "read-only smp_affinity"}
+	if !maps.Equal(got, want) {
+		t.Errorf("managed = %v, want %v", got, want)
+	}
+	for _, q := range in.IRQs[:3] {
+		if q.Managed {
+			t.Errorf("Annotate changed its input: IRQ %d managed", q.Number)
+		}
+	}
+	if out == in || !out.CPUs.Equal(in.CPUs) {
+		t.Error("Annotate did not return a copy of the inventory")
+	}
+
+	// 45 re-requested under another name, 46 freed: both forgotten, so
+	// they are not marked even when the old names come back.
+	a.Annotate(inv(inventory.IRQ{Number: 45, Name: "other"}, inventory.IRQ{Number: 47, Name: "q3"}))
+	out = a.Annotate(in)
+	for _, q := range out.IRQs {
+		if q.Managed && q.Number != 47 {
+			t.Errorf("IRQ %d still marked managed (%s) after it vanished or was renamed", q.Number, q.ManagedReason)
+		}
+	}
+	if a.Annotate(nil) != nil {
+		t.Error("Annotate(nil) != nil")
+	}
+}
+
+func TestRestore(t *testing.T) {
+	w := &fakeWriter{errs: map[int][]error{48: {syscall.EINVAL}}, always: map[int]error{49: syscall.EIO}}
+	a := apply.New(w, zap.NewNop(), apply.Options{})
+	a.Apply(context.Background(), plan(order8,
+		irq(t, 45, "q0", "0-7", "3"),
+		irq(t, 46, "q1", "0-3", "4"),
+		irq(t, 47, "q2", "0-7", "5"),
+		irq(t, 48, "q3", "0-7", "6"),   // EINVAL: not changed, not recorded
+		irq(t, 49, "q4", "0-7", "7"),   // EIO: not changed, not recorded
+		irq(t, 50, "q5", "0-7", "0-7"), // unchanged: nothing to restore
+	))
+	// A second round moves 45 again: its original stays 0-7. 47 is now
+	// another IRQ: its original is dropped.
+	a.Apply(context.Background(), plan(order8,
+		irq(t, 45, "q0", "3", "2"),
+		irq(t, 47, "rebound", "0-7", "0-7")))
+	w.reset()
+
+	w.always[46] = syscall.ENOENT // vanished since
+	r := a.Restore(context.Background())
+	checkCalls(t, w.reset(), "45:0-7", "46:0-3")
+	checkKinds(t, r, map[string]int{apply.KindOK: 1, apply.KindVanished: 1})
+	if r.Written != 1 || len(r.Failed) != 0 {
+		t.Errorf("result = %+v", r)
+	}
+	// Everything restored or gone: nothing left to write.
+	r = a.Restore(context.Background())
+	checkCalls(t, w.reset())
+	if r.Written != 0 || len(r.ByKind) != 0 {
+		t.Errorf("second Restore: %+v", r)
+	}
+}
+
+func TestRestoreKeepsFailuresForRetry(t *testing.T) {
+	w := &fakeWriter{}
+	rec := &recorder{}
+	a := apply.New(w, zap.NewNop(), apply.Options{Sleep: rec.sleep})
+	a.Apply(context.Background(), plan(order8, irq(t, 45, "q0", "0-7", "3"), irq(t, 46, "q1", "0-7", "4")))
+	w.reset()
+	w.always = map[int]error{45: syscall.EBUSY}
+	r := a.Restore(context.Background())
+	checkCalls(t, w.reset(), "45:0-7", "45:0-7", "45:0-7", "45:0-7", "46:0-7")
+	if r.Failed[45] != apply.KindBusy || r.Written != 1 {
+		t.Errorf("result = %+v", r)
+	}
+	delete(w.always, 45)
+	r = a.Restore(context.Background())
+	checkCalls(t, w.reset(), "45:0-7")
+	if r.Written != 1 {
+		t.Errorf("retry: %+v", r)
+	}
+}
+
+// TestRestoreSkipsRenamed: Annotate with the last inventory forgets IRQs
+// that were freed or re-requested under another name.
+func TestRestoreSkipsRenamed(t *testing.T) {
+	w := &fakeWriter{}
+	a := apply.New(w, zap.NewNop(), apply.Options{})
+	a.Apply(context.Background(), plan(order8,
+		irq(t, 45, "q0", "0-7", "3"), irq(t, 46, "q1", "0-7", "4"), irq(t, 47, "q2", "0-7", "5")))
+	w.reset()
+	a.Annotate(inv(inventory.IRQ{Number: 45, Name: "q0"}, inventory.IRQ{Number: 46, Name: "other"}))
+	a.Restore(context.Background())
+	checkCalls(t, w.reset(), "45:0-7")
+}
+
+func TestDryRun(t *testing.T) {
+	w := &fakeWriter{}
+	log, logs := observed()
+	a := apply.New(w, log, apply.Options{DryRun: true})
+	r := a.Apply(context.Background(), plan(order8,
+		irq(t, 45, "q0", "0-7", "3"), irq(t, 46, "q1", "4", "4"), irq(t, 47, "q2", "0-7", "5"), irq(t, 48, "c", "0-7", "")))
+	checkCalls(t, w.reset())
+	if r.DryRun != 2 || r.Written != 0 || r.Unchanged != 1 || len(r.ByKind) != 0 || len(r.Failed) != 0 {
+		t.Errorf("result = %+v", r)
+	}
+	if n := logs.FilterLevelExact(zapcore.InfoLevel).FilterMessageSnippet("would set").Len(); n != 2 {
+		t.Errorf("%d dry-run info logs, want 2", n)
+	}
+	// Nothing was changed, so there is nothing to restore.
+	r = a.Restore(context.Background())
+	checkCalls(t, w.reset())
+	if r.Written != 0 {
+		t.Errorf("Restore after dry run: %+v", r)
+	}
+}
+
+func TestCancelStopsBackoff(t *testing.T) {
+	t.Run("injected sleep", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		w := &fakeWriter{always: map[int]error{45: syscall.EBUSY}}
+		n := 0
+		a := apply.New(w, zap.NewNop(), apply.Options{Sleep: func(time.Duration) { n++; cancel() }})
+		r := a.Apply(ctx, plan(order8, irq(t, 45, "q0", "0", "1"), irq(t, 46, "q1", "0", "2")))
+		checkCalls(t, w.reset(), "45:1") // no retry, and 46 not started
+		if n != 1 || r.Failed[45] != apply.KindBusy {
+			t.Errorf("%d sleeps, result %+v", n, r)
+		}
+	})
+	t.Run("timer", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		w := &fakeWriter{always: map[int]error{45: syscall.EBUSY}}
+		a := apply.New(w, zap.NewNop(), apply.Options{Backoff: time.Hour})
+		time.AfterFunc(20*time.Millisecond, cancel)
+		done := make(chan apply.Result)
+		go func() { done <- a.Apply(ctx, plan(order8, irq(t, 45, "q0", "0", "1"))) }()
+		select {
+		case r := <-done:
+			if r.Failed[45] != apply.KindBusy {
+				t.Errorf("result %+v", r)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Apply still sleeping after its context was cancelled")
+		}
+	})
+	t.Run("already cancelled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		w := &fakeWriter{}
+		a := apply.New(w, zap.NewNop(), apply.Options{})
+		a.Apply(ctx, plan(order8, irq(t, 45, "q0", "0", "1")))
+		a.Restore(ctx)
+		checkCalls(t, w.reset())
+	})
+}

@@ -1,0 +1,27 @@
+// Package apply writes planned IRQ affinities to the kernel: it is the
+// only code in numairqd that writes to /proc.
+//
+// A Writer makes one write of one mask to one IRQ (ProcWriter writes
+// <Proc>/irq/N/smp_affinity_list on a host or a fixture tree). An
+// Applier takes a policy.Plan, writes every IRQ whose planned mask
+// differs from the current one, and sorts each kernel error into an
+// outcome the daemon acts on, the way irqbalance's activate.c does
+// (kernel.md §3.1):
+//
+//   - EIO/EPERM: the kernel will not let anyone move the IRQ (managed or
+//     unsteerable). It is remembered and never written again; Annotate
+//     marks it Managed in the next inventory so the planner leaves it alone.
+//   - ENOSPC: no free vector on the planned CPUs. They are marked full for
+//     the round and the IRQ moves on along the device's Order.
+//   - EINVAL: no CPU of the mask is online any more; the snapshot is stale
+//     and the caller should rescan at once.
+//   - EBUSY/EAGAIN: a previous move is pending; retried with backoff.
+//   - ENOENT: the IRQ was freed; not an error.
+//
+// The Applier remembers each IRQ's mask from before its first change so
+// Restore can put it back on exit (restore_on_exit).
+//
+// An Applier is not safe for concurrent use: Apply, Restore and Annotate
+// are meant to be called from the daemon's one loop goroutine, and the
+// Result each returns is the caller's to publish.
+package apply

@@ -1,0 +1,78 @@
+package apply
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"syscall"
+
+	"github.com/numairqd/numairqd/pkg/cpumask"
+)
+
+// Writer sets the affinity of one IRQ. It is the seam tests use to
+// inject kernel errors; errors must wrap the errno so errors.Is works.
+type Writer interface {
+	WriteAffinity(irq int, mask cpumask.Mask) error
+}
+
+// ErrEmptyMask is returned for a write of an empty mask, which is never
+// a valid affinity; nothing is written.
+var ErrEmptyMask = errors.New("empty CPU mask")
+
+// ProcWriter writes <Proc>/irq/N/smp_affinity_list (kernel/irq/proc.c
+// write_irq_affinity). Proc is the procfs root: "/proc" on a host, a
+// fixture directory in tests.
+type ProcWriter struct {
+	Proc string
+}
+
+// WriteAffinity opens smp_affinity_list write-only, without O_CREAT (a
+// freed IRQ gives ENOENT instead of a stray file) or O_TRUNC, and makes
+// a single write of the whole mask in list format plus a newline: the
+// kernel parses each write as one complete mask, so a split write would
+// set a partial one. Errors name the file and the value and wrap the
+// errno, e.g. `write /proc/irq/45/smp_affinity_list "3": input/output error`.
+func (w ProcWriter) WriteAffinity(irq int, mask cpumask.Mask) error {
+	path := filepath.Join(w.Proc, "irq", strconv.Itoa(irq), "smp_affinity_list")
+	val := mask.String()
+	if mask.IsEmpty() {
+		return fmt.Errorf("write %s %q: %w", path, val, ErrEmptyMask)
+	}
+	fd, err := openWrite(path)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer syscall.Close(fd)
+	buf := []byte(val + "\n")
+	n, err := writeOnce(fd, buf)
+	if err != nil {
+		return fmt.Errorf("write %s %q: %w", path, val, err)
+	}
+	if n != len(buf) {
+		// procfs takes the whole buffer or fails; anything else is not
+		// the kernel file we expect.
+		return fmt.Errorf("write %s %q: short write (%d of %d bytes)", path, val, n, len(buf))
+	}
+	return nil
+}
+
+func openWrite(path string) (int, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// writeOnce is one write(2); EINTR means nothing was written, so it is
+// repeated.
+func writeOnce(fd int, buf []byte) (int, error) {
+	for {
+		n, err := syscall.Write(fd, buf)
+		if err != syscall.EINTR {
+			return n, err
+		}
+	}
+}
