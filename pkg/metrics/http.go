@@ -1,0 +1,119 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/zap"
+)
+
+const landing = `<!DOCTYPE html>
+<html><head><title>numairqd</title></head>
+<body>
+<h1>numairqd</h1>
+<p>Keeps every multi-queue device's IRQs on the right CPUs of a NUMA machine.</p>
+<ul>
+<li><a href="/metrics">/metrics</a>: Prometheus metrics</li>
+<li><a href="/plan">/plan</a>: the current plan as JSON</li>
+<li><a href="/healthz">/healthz</a>: 200 once a round has completed</li>
+</ul>
+</body></html>
+`
+
+// Handler serves /metrics from the private registry, /healthz, /plan
+// with the bytes planJSON returns (its bool is false while there is no
+// plan), and a landing page at /. Other paths are 404, methods other
+// than GET and HEAD 405.
+func (m *Metrics) Handler(planJSON func() ([]byte, bool)) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.InstrumentMetricHandler(m.reg, promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
+		ErrorLog:            zap.NewStdLog(m.log.Named("promhttp")),
+		ErrorHandling:       promhttp.ContinueOnError,
+		MaxRequestsInFlight: 4,
+		Registry:            m.reg,
+	})))
+	mux.HandleFunc("GET /healthz", m.healthz)
+	mux.HandleFunc("GET /plan", func(w http.ResponseWriter, r *http.Request) {
+		b, ok := planJSON()
+		if !ok {
+			http.Error(w, "no plan yet", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = w.Write(b)
+	})
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(landing))
+	})
+	return mux
+}
+
+// healthz is 503 until a round has completed, then 200 with the age of
+// the last round. Liveness of the loop itself is the systemd watchdog's
+// job.
+func (m *Metrics) healthz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	st := m.current()
+	if st == nil || st.Round.IsZero() {
+		http.Error(w, "not ready: no round has completed yet", http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	age := m.now().Sub(st.Round).Round(time.Millisecond)
+	fmt.Fprintf(w, "ok\nlast round %s ago (%s)\n", age, st.Round.UTC().Format(time.RFC3339))
+}
+
+// Shutdown waits this long for open requests before closing them.
+const shutdownGrace = 5 * time.Second
+
+// Serve listens on addr and serves h until ctx is cancelled, then shuts
+// down gracefully and returns nil. It returns an error naming addr if it
+// cannot listen, or the server's error if serving fails.
+func Serve(ctx context.Context, addr string, h http.Handler, log *zap.Logger) error {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(context.WithoutCancel(ctx), "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("http: cannot listen on %q: %w", addr, err)
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          zap.NewStdLog(log.Named("http")),
+	}
+	log.Info("serving HTTP", zap.Stringer("addr", ln.Addr()))
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		// Serve closed ln itself.
+		return fmt.Errorf("http: serve on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("HTTP shutdown timed out; closing connections", zap.Error(err))
+		_ = srv.Close()
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("http: serve on %s: %w", ln.Addr(), err)
+	}
+	log.Info("HTTP server stopped", zap.Stringer("addr", ln.Addr()))
+	return nil
+}

@@ -1,0 +1,163 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+)
+
+func get(t *testing.T, h http.Handler, path string) *httptest.ResponseRecorder {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	return rec
+}
+
+func TestHandler(t *testing.T) {
+	var cur atomic.Pointer[Status]
+	m := New(cur.Load, Options{})
+	m.now = func() time.Time { return roundAt.Add(2500 * time.Millisecond) }
+	planJSON := func() ([]byte, bool) {
+		if cur.Load() == nil {
+			return nil, false
+		}
+		return []byte(`{"topology_generation":3}`), true
+	}
+	h := m.Handler(planJSON)
+
+	// Before the first round.
+	if rec := get(t, h, "/healthz"); rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "not ready") {
+		t.Errorf("/healthz before a round: %d %q, want 503 not ready", rec.Code, rec.Body)
+	}
+	if rec := get(t, h, "/plan"); rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("/plan before a round: %d, want 503", rec.Code)
+	}
+	rec := get(t, h, "/metrics")
+	if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), "numairqd_irqs") ||
+		!strings.Contains(rec.Body.String(), "numairqd_build_info") {
+		t.Errorf("/metrics before a round: %d, want 200 with build_info and no state series:\n%s", rec.Code, rec.Body)
+	}
+
+	cur.Store(testStatus())
+	rec = get(t, h, "/healthz")
+	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Body.String(), "ok\n") || !strings.Contains(rec.Body.String(), "2.5s ago") {
+		t.Errorf("/healthz after a round: %d %q, want 200 ok with the age", rec.Code, rec.Body)
+	}
+	rec = get(t, h, "/plan")
+	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "application/json" || rec.Body.String() != `{"topology_generation":3}` {
+		t.Errorf("/plan: %d %q %q", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+	}
+	rec = get(t, h, "/metrics")
+	for _, want := range []string{
+		`numairqd_irqs{device="0000:41:00.0",policy="numa-hop",state="placed"} 5`,
+		`numairqd_device_mean_numa_distance{device="0000:41:00.0"} 15`,
+		`numairqd_rounds_total{trigger="startup"} 0`,
+		`promhttp_metric_handler_requests_total{code="200"} 1`,
+		"go_goroutines ",
+		"process_cpu_seconds_total ",
+	} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if rec := get(t, h, "/"); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `href="/metrics"`) {
+		t.Errorf("/: %d %q", rec.Code, rec.Body)
+	}
+	if rec := get(t, h, "/nope"); rec.Code != http.StatusNotFound {
+		t.Errorf("/nope: %d, want 404", rec.Code)
+	}
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/plan", nil))
+	if rec.Code != http.StatusMethodNotAllowed {
+		t.Errorf("POST /plan: %d, want 405", rec.Code)
+	}
+
+	// A second handler on the same registry must not panic.
+	_ = m.Handler(planJSON)
+}
+
+func TestServe(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+
+	core, logs := observer.New(zap.InfoLevel)
+	m := New(testStatus, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(ctx, "127.0.0.1:0", m.Handler(func() ([]byte, bool) { return []byte("{}"), true }), zap.New(core))
+	}()
+
+	var addr string
+	for deadline := time.Now().Add(5 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		for _, e := range logs.FilterMessage("serving HTTP").All() {
+			addr = e.ContextMap()["addr"].(string)
+		}
+	}
+	if addr == "" {
+		t.Fatal("Serve did not log its address")
+	}
+
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{}}
+	for _, path := range []string{"/healthz", "/plan", "/metrics"} {
+		resp, err := client.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || len(body) == 0 {
+			t.Errorf("GET %s: %d %q", path, resp.StatusCode, body)
+		}
+	}
+
+	// The client keeps its connection open; shutdown must still finish.
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Serve after cancel: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after cancel")
+	}
+	client.CloseIdleConnections()
+	if _, err := client.Get("http://" + addr + "/healthz"); err == nil {
+		t.Error("server still answers after cancel")
+	}
+	client.CloseIdleConnections()
+}
+
+func TestServeBindError(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	err = Serve(context.Background(), addr, http.NotFoundHandler(), nil)
+	if err == nil || !strings.Contains(err.Error(), addr) || !errors.Is(err, syscall.EADDRINUSE) {
+		t.Fatalf("Serve on a taken address: %v, want an EADDRINUSE error naming %s", err, addr)
+	}
+}
+
+func TestServeCancelledBeforeStart(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := Serve(ctx, "127.0.0.1:0", http.NotFoundHandler(), zap.NewNop()); err != nil {
+		t.Fatalf("Serve with a cancelled context: %v, want nil", err)
+	}
+}

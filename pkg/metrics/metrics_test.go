@@ -1,0 +1,152 @@
+package metrics
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+)
+
+func TestInstruments(t *testing.T) {
+	m := New(func() *Status { return nil }, Options{})
+	m.Round("startup", 300*time.Microsecond)
+	m.Round("uevent", 2*time.Millisecond)
+	m.Round("uevent", 3*time.Second)
+	m.RoundFailed()
+	m.EventToApplied(40 * time.Millisecond)
+	m.AffinityWrite("ok")
+	m.AffinityWrite("ok")
+	m.AffinityWrite("no_space")
+	m.Error("read_inventory")
+	m.Error("read_inventory")
+	m.Uevent("cpu", "online")
+	m.Uevent("pci", "add")
+	m.Uevent("cpu", "online")
+	m.UeventDropped("sender")
+	m.NetlinkOverflow("uevent")
+	m.ConfigReload(true, time.Unix(1700000000, 0))
+	m.ConfigReload(false, time.Unix(1700000100, 0))
+	m.SetTopologyGeneration(7)
+
+	const want = `# HELP numairqd_affinity_writes_total Writes of /proc/irq/N/smp_affinity_list, by result.
+# TYPE numairqd_affinity_writes_total counter
+numairqd_affinity_writes_total{result="busy"} 0
+numairqd_affinity_writes_total{result="dry_run"} 0
+numairqd_affinity_writes_total{result="error"} 0
+numairqd_affinity_writes_total{result="managed"} 0
+numairqd_affinity_writes_total{result="no_space"} 1
+numairqd_affinity_writes_total{result="ok"} 2
+numairqd_affinity_writes_total{result="stale"} 0
+numairqd_affinity_writes_total{result="vanished"} 0
+# HELP numairqd_config_last_reload_success Whether the last configuration reload succeeded (1) or not (0).
+# TYPE numairqd_config_last_reload_success gauge
+numairqd_config_last_reload_success 0
+# HELP numairqd_config_last_reload_success_timestamp_seconds When the configuration was last loaded successfully.
+# TYPE numairqd_config_last_reload_success_timestamp_seconds gauge
+numairqd_config_last_reload_success_timestamp_seconds 1.7e+09
+# HELP numairqd_config_reloads_total Configuration reloads, by result.
+# TYPE numairqd_config_reloads_total counter
+numairqd_config_reloads_total{result="failure"} 1
+numairqd_config_reloads_total{result="success"} 1
+# HELP numairqd_errors_total Errors, by where they happened.
+# TYPE numairqd_errors_total counter
+numairqd_errors_total{kind="apply"} 0
+numairqd_errors_total{kind="config"} 0
+numairqd_errors_total{kind="read_inventory"} 2
+numairqd_errors_total{kind="read_topology"} 0
+numairqd_errors_total{kind="watch"} 0
+# HELP numairqd_event_to_applied_seconds Time from the first event of a coalesced burst to the end of the apply it caused.
+# TYPE numairqd_event_to_applied_seconds histogram
+numairqd_event_to_applied_seconds_bucket{le="0.001"} 0
+numairqd_event_to_applied_seconds_bucket{le="0.0025"} 0
+numairqd_event_to_applied_seconds_bucket{le="0.005"} 0
+numairqd_event_to_applied_seconds_bucket{le="0.01"} 0
+numairqd_event_to_applied_seconds_bucket{le="0.025"} 0
+numairqd_event_to_applied_seconds_bucket{le="0.05"} 1
+numairqd_event_to_applied_seconds_bucket{le="0.1"} 1
+numairqd_event_to_applied_seconds_bucket{le="0.25"} 1
+numairqd_event_to_applied_seconds_bucket{le="0.5"} 1
+numairqd_event_to_applied_seconds_bucket{le="1"} 1
+numairqd_event_to_applied_seconds_bucket{le="2.5"} 1
+numairqd_event_to_applied_seconds_bucket{le="5"} 1
+numairqd_event_to_applied_seconds_bucket{le="10"} 1
+numairqd_event_to_applied_seconds_bucket{le="+Inf"} 1
+numairqd_event_to_applied_seconds_sum 0.04
+numairqd_event_to_applied_seconds_count 1
+# HELP numairqd_netlink_overflows_total Netlink receive buffer overflows (ENOBUFS), each forcing a full rescan.
+# TYPE numairqd_netlink_overflows_total counter
+numairqd_netlink_overflows_total{socket="uevent"} 1
+# HELP numairqd_round_failures_total Reconcile rounds that failed before applying anything.
+# TYPE numairqd_round_failures_total counter
+numairqd_round_failures_total 1
+# HELP numairqd_rounds_total Reconcile rounds run, failed or not, by what triggered them.
+# TYPE numairqd_rounds_total counter
+numairqd_rounds_total{trigger="config"} 0
+numairqd_rounds_total{trigger="link"} 0
+numairqd_rounds_total{trigger="overflow"} 0
+numairqd_rounds_total{trigger="resync"} 0
+numairqd_rounds_total{trigger="sighup"} 0
+numairqd_rounds_total{trigger="stale"} 0
+numairqd_rounds_total{trigger="startup"} 1
+numairqd_rounds_total{trigger="uevent"} 2
+# HELP numairqd_topology_generation Generation of the CPU topology snapshot in use; it changes on every CPU hotplug.
+# TYPE numairqd_topology_generation gauge
+numairqd_topology_generation 7
+# HELP numairqd_uevents_dropped_total Kernel uevents discarded, by why.
+# TYPE numairqd_uevents_dropped_total counter
+numairqd_uevents_dropped_total{reason="sender"} 1
+# HELP numairqd_uevents_total Kernel uevents received.
+# TYPE numairqd_uevents_total counter
+numairqd_uevents_total{action="add",subsystem="pci"} 1
+numairqd_uevents_total{action="online",subsystem="cpu"} 2
+`
+	names := []string{"numairqd_affinity_writes_total", "numairqd_config_last_reload_success",
+		"numairqd_config_last_reload_success_timestamp_seconds", "numairqd_config_reloads_total", "numairqd_errors_total",
+		"numairqd_event_to_applied_seconds", "numairqd_netlink_overflows_total", "numairqd_round_failures_total",
+		"numairqd_rounds_total", "numairqd_topology_generation", "numairqd_uevents_dropped_total", "numairqd_uevents_total"}
+	if err := testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(want), names...); err != nil {
+		t.Error(err)
+	}
+
+	var h dto.Metric
+	if err := m.roundDuration.(prometheus.Metric).Write(&h); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.GetHistogram().GetSampleCount(); got != 3 {
+		t.Errorf("round_duration_seconds count = %d, want 3", got)
+	}
+	wantLE := map[float64]uint64{0.0001: 0, 0.0005: 1, 0.0025: 2, 2.5: 2, 5: 3, 10: 3}
+	for _, b := range h.GetHistogram().GetBucket() {
+		if want, ok := wantLE[b.GetUpperBound()]; ok && b.GetCumulativeCount() != want {
+			t.Errorf("round_duration_seconds bucket le=%g = %d, want %d", b.GetUpperBound(), b.GetCumulativeCount(), want)
+		}
+	}
+}
+
+func TestRegistry(t *testing.T) {
+	m := New(testStatus, Options{PerIRQ: true})
+	for name, want := range map[string]int{
+		"numairqd_build_info":                   1,
+		"go_goroutines":                         1,
+		"numairqd_rounds_total":                 len(triggers),
+		"numairqd_irqs":                         3 * len(states),
+		"numairqd_last_round_timestamp_seconds": 1,
+	} {
+		if got, err := testutil.GatherAndCount(m.Gatherer(), name); err != nil || got != want {
+			t.Errorf("%s: %d series (err %v), want %d", name, got, err, want)
+		}
+	}
+	if n, err := testutil.GatherAndCount(m.Gatherer(), "process_start_time_seconds"); err != nil || n != 1 {
+		t.Errorf("process collector: %d series (err %v), want 1", n, err)
+	}
+	problems, err := testutil.GatherAndLint(m.Gatherer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint %s: %s", p.Metric, p.Text)
+	}
+}

@@ -1,0 +1,169 @@
+package metrics
+
+import (
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/numairqd/numairqd/pkg/inventory"
+	"github.com/numairqd/numairqd/pkg/policy"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Status is what the daemon knows after a round. The daemon publishes a
+// new one after every round (through an atomic pointer it owns) and never
+// changes a published one.
+type Status struct {
+	// Plan is the plan the round applied; nil if no plan was computed.
+	Plan *policy.Plan
+	// Failed maps an IRQ number to the kind of failure its affinity
+	// write had in the round ("no_space", "busy", ...).
+	Failed map[int]string
+	// Round is when the round finished.
+	Round time.Time
+}
+
+// IRQ states, the values of the state label of numairqd_irqs.
+const (
+	statePlaced  = "placed"  // planned, and not failed in the last round
+	stateManaged = "managed" // kernel-managed: never touched
+	stateIgnored = "ignored" // left alone by the plan
+	stateFailed  = "failed"  // planned, but the last write failed
+)
+
+var states = [...]string{statePlaced, stateManaged, stateIgnored, stateFailed}
+
+// noDevice is the device label of IRQs with no PCI device.
+const noDevice = "none"
+
+var (
+	descIRQs = prometheus.NewDesc(namespace+"_irqs",
+		"IRQs in the current plan, by device, policy and state (placed, managed, ignored, failed).",
+		[]string{"device", "policy", "state"}, nil)
+	descQueueIRQs = prometheus.NewDesc(namespace+"_device_queue_irqs",
+		"Queue IRQs of a device in the current plan.",
+		[]string{"device", "policy"}, nil)
+	descMeanDistance = prometheus.NewDesc(namespace+"_device_mean_numa_distance",
+		"Mean NUMA node distance from a device's node to the CPUs of its placed queue IRQs (10 = local).",
+		[]string{"device"}, nil)
+	descAllowed = prometheus.NewDesc(namespace+"_allowed_cpus",
+		"CPUs IRQs may be placed on: online minus banned, isolated and nohz_full as configured.",
+		nil, nil)
+	descLastRound = prometheus.NewDesc(namespace+"_last_round_timestamp_seconds",
+		"When the last reconcile round finished.",
+		nil, nil)
+	descPlannedCPU = prometheus.NewDesc(namespace+"_irq_planned_cpu",
+		"CPU a queue IRQ is planned on (only with metrics_per_irq).",
+		[]string{"irq", "name", "device"}, nil)
+)
+
+// stateCollector turns the newest Status into gauges at scrape time.
+type stateCollector struct{ m *Metrics }
+
+func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descIRQs, descQueueIRQs, descMeanDistance, descAllowed, descLastRound, descPlannedCPU} {
+		ch <- d
+	}
+}
+
+func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.m.current()
+	if st == nil {
+		return
+	}
+	if !st.Round.IsZero() {
+		ch <- prometheus.MustNewConstMetric(descLastRound, prometheus.GaugeValue, unixSeconds(st.Round))
+	}
+	if st.Plan == nil {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(descAllowed, prometheus.GaugeValue, float64(st.Plan.Allowed.Weight()))
+
+	// Devices are summed by label: every non-PCI entry is device="none",
+	// and a registry rejects two series with the same labels.
+	type devPolicy struct{ device, policy string }
+	type distSum struct{ sum, n int }
+	var (
+		keys   []devPolicy
+		byKey  = map[devPolicy]*[len(states)]int{}
+		queues = map[devPolicy]int{}
+		devs   []string
+		dist   = map[string]*distSum{}
+	)
+	for _, d := range st.Plan.Devices {
+		dev := deviceLabel(d.PCI)
+		k := devPolicy{dev, string(d.Policy)}
+		counts, ok := byKey[k]
+		if !ok {
+			counts = new([len(states)]int)
+			byKey[k] = counts
+			keys = append(keys, k)
+		}
+		for _, q := range d.IRQs {
+			s := irqState(q, st.Failed)
+			counts[slices.Index(states[:], s)]++
+			if q.Role != inventory.RoleQueue {
+				continue
+			}
+			queues[k]++
+			if s == statePlaced && q.Distance >= 0 {
+				ds, ok := dist[dev]
+				if !ok {
+					ds = &distSum{}
+					dist[dev] = ds
+					devs = append(devs, dev)
+				}
+				ds.sum += q.Distance
+				ds.n++
+			}
+		}
+	}
+	for _, k := range keys {
+		for i, s := range states {
+			ch <- prometheus.MustNewConstMetric(descIRQs, prometheus.GaugeValue, float64(byKey[k][i]), k.device, k.policy, s)
+		}
+		ch <- prometheus.MustNewConstMetric(descQueueIRQs, prometheus.GaugeValue, float64(queues[k]), k.device, k.policy)
+	}
+	for _, dev := range devs {
+		ds := dist[dev]
+		ch <- prometheus.MustNewConstMetric(descMeanDistance, prometheus.GaugeValue, float64(ds.sum)/float64(ds.n), dev)
+	}
+
+	if !c.m.perIRQ.Load() {
+		return
+	}
+	seen := map[int]bool{}
+	for _, d := range st.Plan.Devices {
+		for _, q := range d.IRQs {
+			if q.CPU < 0 || q.LeftAlone() || seen[q.Number] {
+				continue
+			}
+			seen[q.Number] = true
+			ch <- prometheus.MustNewConstMetric(descPlannedCPU, prometheus.GaugeValue, float64(q.CPU),
+				strconv.Itoa(q.Number), q.Name, deviceLabel(d.PCI))
+		}
+	}
+}
+
+// irqState sorts an IRQ into one of states. The kernel owns a managed
+// IRQ; an IRQ left alone was never written; a planned one failed when
+// the last round's write to it failed.
+func irqState(q policy.IRQ, failed map[int]string) string {
+	if q.Managed {
+		return stateManaged
+	}
+	if q.LeftAlone() {
+		return stateIgnored
+	}
+	if _, ok := failed[q.Number]; ok {
+		return stateFailed
+	}
+	return statePlaced
+}
+
+func deviceLabel(pci string) string {
+	if pci == "" {
+		return noDevice
+	}
+	return pci
+}

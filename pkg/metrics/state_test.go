@@ -1,0 +1,173 @@
+package metrics
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/numairqd/numairqd/pkg/config"
+	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/inventory"
+	"github.com/numairqd/numairqd/pkg/policy"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+var roundAt = time.Unix(1700000000, 0)
+
+// queue is a planned queue IRQ on cpu at the given node distance.
+func queue(n, qi, cpu, dist int) policy.IRQ {
+	return policy.IRQ{Number: n, Name: fmt.Sprintf("mlx5_comp%d", qi), Role: inventory.RoleQueue, Queue: qi,
+		Current: cpumask.Range(0, 15), Planned: cpumask.New(cpu), CPU: cpu, Hop: 0, Distance: dist}
+}
+
+// testPlan has a NIC with placed, failed, managed and control IRQs, an
+// ignored NVMe device, and two non-PCI IRQs that both count as
+// device="none".
+func testPlan() *policy.Plan {
+	unplanned := func(n, qi int) policy.IRQ {
+		return policy.IRQ{Number: n, Name: fmt.Sprintf("nvme0q%d", qi), Role: inventory.RoleQueue, Queue: qi,
+			Current: cpumask.Range(0, 15), CPU: -1, Hop: -1, Distance: -1}
+	}
+	pinned := func(n int, name string) policy.Device {
+		return policy.Device{Node: -1, SpreadNode: -1, Policy: config.PolicyPinned, Mask: config.MaskCPU,
+			IRQs: []policy.IRQ{{Number: n, Name: name, Role: inventory.RoleControl, Queue: -1,
+				Current: cpumask.Range(0, 15), Planned: cpumask.New(0), CPU: -1, Hop: -1, Distance: -1}}}
+	}
+	return &policy.Plan{
+		TopologyGeneration: 3,
+		Allowed:            cpumask.Range(0, 15),
+		Devices: []policy.Device{
+			{PCI: "0000:41:00.0", Driver: "mlx5_core", Interfaces: []string{"eth0"}, Node: 1, SpreadNode: 1,
+				Policy: config.PolicyNUMAHop, Mask: config.MaskCPU,
+				IRQs: []policy.IRQ{
+					{Number: 100, Name: "mlx5_async0", Role: inventory.RoleControl, Queue: -1,
+						Current: cpumask.Range(0, 15), Planned: cpumask.Range(8, 11), CPU: -1, Hop: -1, Distance: -1},
+					queue(101, 0, 8, 10),
+					queue(102, 1, 9, 10),
+					queue(103, 2, 0, 20),
+					queue(104, 3, 1, 20),
+					queue(105, 4, 2, 20), // failed below
+					{Number: 106, Name: "mlx5_comp5", Role: inventory.RoleQueue, Queue: 5, Managed: true,
+						Current: cpumask.New(12), CPU: -1, Hop: -1, Distance: -1},
+				}},
+			{PCI: "0000:c1:00.0", Driver: "nvme", Node: 1, SpreadNode: 1, Policy: config.PolicyIgnore, Mask: config.MaskCPU,
+				IRQs: []policy.IRQ{unplanned(200, 0), unplanned(201, 1)}},
+			pinned(1, "i8042"),
+			pinned(9, "acpi"),
+		},
+	}
+}
+
+func testStatus() *Status {
+	return &Status{Plan: testPlan(), Failed: map[int]string{105: "no_space"}, Round: roundAt}
+}
+
+const stateHeader = `# HELP numairqd_allowed_cpus CPUs IRQs may be placed on: online minus banned, isolated and nohz_full as configured.
+# TYPE numairqd_allowed_cpus gauge
+numairqd_allowed_cpus 16
+# HELP numairqd_device_mean_numa_distance Mean NUMA node distance from a device's node to the CPUs of its placed queue IRQs (10 = local).
+# TYPE numairqd_device_mean_numa_distance gauge
+numairqd_device_mean_numa_distance{device="0000:41:00.0"} 15
+# HELP numairqd_device_queue_irqs Queue IRQs of a device in the current plan.
+# TYPE numairqd_device_queue_irqs gauge
+numairqd_device_queue_irqs{device="0000:41:00.0",policy="numa-hop"} 6
+numairqd_device_queue_irqs{device="0000:c1:00.0",policy="ignore"} 2
+numairqd_device_queue_irqs{device="none",policy="pinned"} 0
+# HELP numairqd_irqs IRQs in the current plan, by device, policy and state (placed, managed, ignored, failed).
+# TYPE numairqd_irqs gauge
+numairqd_irqs{device="0000:41:00.0",policy="numa-hop",state="failed"} 1
+numairqd_irqs{device="0000:41:00.0",policy="numa-hop",state="ignored"} 0
+numairqd_irqs{device="0000:41:00.0",policy="numa-hop",state="managed"} 1
+numairqd_irqs{device="0000:41:00.0",policy="numa-hop",state="placed"} 5
+numairqd_irqs{device="0000:c1:00.0",policy="ignore",state="failed"} 0
+numairqd_irqs{device="0000:c1:00.0",policy="ignore",state="ignored"} 2
+numairqd_irqs{device="0000:c1:00.0",policy="ignore",state="managed"} 0
+numairqd_irqs{device="0000:c1:00.0",policy="ignore",state="placed"} 0
+numairqd_irqs{device="none",policy="pinned",state="failed"} 0
+numairqd_irqs{device="none",policy="pinned",state="ignored"} 0
+numairqd_irqs{device="none",policy="pinned",state="managed"} 0
+numairqd_irqs{device="none",policy="pinned",state="placed"} 2
+# HELP numairqd_last_round_timestamp_seconds When the last reconcile round finished.
+# TYPE numairqd_last_round_timestamp_seconds gauge
+numairqd_last_round_timestamp_seconds 1.7e+09
+`
+
+const perIRQ = `# HELP numairqd_irq_planned_cpu CPU a queue IRQ is planned on (only with metrics_per_irq).
+# TYPE numairqd_irq_planned_cpu gauge
+numairqd_irq_planned_cpu{device="0000:41:00.0",irq="101",name="mlx5_comp0"} 8
+numairqd_irq_planned_cpu{device="0000:41:00.0",irq="102",name="mlx5_comp1"} 9
+numairqd_irq_planned_cpu{device="0000:41:00.0",irq="103",name="mlx5_comp2"} 0
+numairqd_irq_planned_cpu{device="0000:41:00.0",irq="104",name="mlx5_comp3"} 1
+numairqd_irq_planned_cpu{device="0000:41:00.0",irq="105",name="mlx5_comp4"} 2
+`
+
+var stateNames = []string{"numairqd_allowed_cpus", "numairqd_device_mean_numa_distance", "numairqd_device_queue_irqs",
+	"numairqd_irqs", "numairqd_last_round_timestamp_seconds", "numairqd_irq_planned_cpu"}
+
+func TestStateCollector(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status *Status
+		perIRQ bool
+		want   string
+	}{
+		{name: "before first round", status: nil, want: ""},
+		{name: "round without plan", status: &Status{Round: roundAt}, want: `# HELP numairqd_last_round_timestamp_seconds When the last reconcile round finished.
+# TYPE numairqd_last_round_timestamp_seconds gauge
+numairqd_last_round_timestamp_seconds 1.7e+09
+`},
+		{name: "plan", status: testStatus(), want: stateHeader},
+		{name: "plan per IRQ", status: testStatus(), perIRQ: true, want: stateHeader + perIRQ},
+		{name: "empty plan", status: &Status{Plan: &policy.Plan{}, Round: roundAt}, want: `# HELP numairqd_allowed_cpus CPUs IRQs may be placed on: online minus banned, isolated and nohz_full as configured.
+# TYPE numairqd_allowed_cpus gauge
+numairqd_allowed_cpus 0
+# HELP numairqd_last_round_timestamp_seconds When the last reconcile round finished.
+# TYPE numairqd_last_round_timestamp_seconds gauge
+numairqd_last_round_timestamp_seconds 1.7e+09
+`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := New(func() *Status { return tc.status }, Options{PerIRQ: tc.perIRQ})
+			if err := testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(tc.want), stateNames...); err != nil {
+				t.Error(err)
+			}
+			problems, err := testutil.CollectAndLint(stateCollector{m})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range problems {
+				t.Errorf("lint %s: %s", p.Metric, p.Text)
+			}
+		})
+	}
+}
+
+func TestSetPerIRQ(t *testing.T) {
+	m := New(testStatus, Options{})
+	if n := testutil.CollectAndCount(stateCollector{m}, "numairqd_irq_planned_cpu"); n != 0 {
+		t.Fatalf("per-IRQ series off: got %d, want 0", n)
+	}
+	m.SetPerIRQ(true)
+	if n := testutil.CollectAndCount(stateCollector{m}, "numairqd_irq_planned_cpu"); n != 5 {
+		t.Fatalf("per-IRQ series on: got %d, want 5", n)
+	}
+}
+
+func TestIRQState(t *testing.T) {
+	failed := map[int]string{1: "busy", 2: "error"}
+	for _, tc := range []struct {
+		q    policy.IRQ
+		want string
+	}{
+		{policy.IRQ{Number: 1, Planned: cpumask.New(3)}, stateFailed},
+		{policy.IRQ{Number: 3, Planned: cpumask.New(3)}, statePlaced},
+		{policy.IRQ{Number: 2, Managed: true}, stateManaged},
+		{policy.IRQ{Number: 2}, stateIgnored}, // never written, so not failed
+		{policy.IRQ{Number: 4}, stateIgnored},
+	} {
+		if got := irqState(tc.q, failed); got != tc.want {
+			t.Errorf("irqState(%d managed=%t planned=%q) = %s, want %s", tc.q.Number, tc.q.Managed, tc.q.Planned, got, tc.want)
+		}
+	}
+}
