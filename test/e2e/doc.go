@@ -1,0 +1,38 @@
+// Package e2e boots Debian's kernel under QEMU (TCG) with a NUMA
+// topology, multi-queue virtio-net and NVMe behind PCIe expander buses,
+// runs a scenario script inside a busybox initramfs and checks the
+// result markers the guest prints.
+//
+// Everything that boots a guest is behind the build tag e2e, so
+// `go test ./...` skips it. Run it as root with test/e2e/run.sh (checks
+// the prerequisites, then runs `go test -tags e2e -count=1 -v
+// ./test/e2e/`).
+//
+// A scenario is a Guest (the machine QEMU emulates), a shell script run
+// inside it, and optional host-side checks on what the script sent back:
+//
+//	func TestHotplug(t *testing.T) {
+//		g := FourNodeGuest()
+//		Run(t, Scenario{
+//			Name:  "hotplug",
+//			Guest: g,
+//			Script: `
+//	numairqd run & sleep 2
+//	echo 0 > /sys/devices/system/cpu/cpu5/online
+//	wait_for 10 sh -c '...' && pass restored "..." || fail restored "..."
+//	data after guestcheck state`,
+//			Expect: []string{"restored"},
+//			Verify: func(t *testing.T, r *Result) {
+//				s, err := r.GuestState("after")
+//				...
+//				r.Check("queue0-on-node2", ..., "irq %d on %s", ...)
+//			},
+//		})
+//	}
+//
+// In the guest, /bin holds busybox, guestcheck (the agent: see
+// test/e2e/guestcheck) and numairqd when ./cmd/numairqd exists; the
+// helpers of guest/lib.sh print the markers. The boot fails the test on
+// a timeout, a kernel panic, a missing E2E-END or expected check, a FAIL
+// check or a non-zero script exit.
+package e2e

@@ -1,0 +1,15 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	removeStaleTaps()
+	code := m.Run()
+	cleanupBinaries()
+	os.Exit(code)
+}

@@ -1,0 +1,45 @@
+#!/bin/sh
+# /init of the e2e initramfs: mount the pseudo filesystems, load the
+# modules named in /e2e/config, wait for the devices, run
+# /e2e/scenario.sh with the helpers of /e2e/lib.sh, then power off.
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+/bin/busybox --install -s
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+. /e2e/config
+. /e2e/lib.sh
+
+e2e_begin
+metric guest_init_uptime_s "$(uptime_s)"
+
+for m in $E2E_MODULES; do
+	t0=$(uptime_s)
+	insmod "/lib/modules/$m.ko" || fail "insmod-$m" "insmod /lib/modules/$m.ko failed"
+	echo "e2e: insmod $m: $t0 -> $(uptime_s)"
+done
+metric guest_modules_loaded_uptime_s "$(uptime_s)"
+
+# virtio-net probes synchronously in insmod; nvme resets its controller
+# in a work item, and requests its queue IRQs there.
+for a in $E2E_NET_PCI; do
+	wait_for 20 test -e "/sys/bus/pci/devices/$a/driver" ||
+		fail "probe-$a" "no driver bound to $a"
+done
+for a in $E2E_NVME_PCI; do
+	wait_for 30 sh -c "grep -qx live /sys/bus/pci/devices/$a/nvme/nvme*/state" ||
+		fail "probe-$a" "nvme at $a not live: $(cat /sys/bus/pci/devices/$a/nvme/nvme*/state 2>&1)"
+done
+metric guest_devices_ready_uptime_s "$(uptime_s)"
+
+cd /e2e
+(. /e2e/scenario.sh)
+rc=$?
+metric guest_scenario_done_uptime_s "$(uptime_s)"
+e2e_end "$rc"
+# The last close of the data port waits until its output has gone out.
+exec 3>&-
+sync
+poweroff -f

@@ -1,0 +1,116 @@
+// Command guestcheck is the e2e harness's guest agent: a static binary
+// put into the initramfs that reports the guest's IRQ and NUMA state to
+// the scenario script.
+//
+//	guestcheck state                  one line of JSON (guestinfo.State)
+//	guestcheck irqs REGEXP            IRQ numbers with an action matching REGEXP, one a line
+//	guestcheck write-affinity IRQ LIST
+//	                                  write LIST to /proc/IRQ/smp_affinity_list; print
+//	                                  "OK" or the errno name ("EIO errno=5 ..."), exit 1 on error
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"syscall"
+
+	"github.com/numairqd/numairqd/test/e2e/guestinfo"
+)
+
+// errReported is returned when the failure was already printed on stdout.
+var errReported = errors.New("reported")
+
+const usage = "usage: guestcheck state | irqs REGEXP | write-affinity IRQ LIST"
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		if !errors.Is(err, errReported) {
+			fmt.Fprintln(os.Stderr, "guestcheck:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	if len(args) == 0 {
+		return errors.New(usage)
+	}
+	fs := guestinfo.FS{Root: "/"}
+	switch args[0] {
+	case "state":
+		b, err := json.Marshal(fs.Read())
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s\n", b)
+		return nil
+	case "irqs":
+		if len(args) != 2 {
+			return errors.New(usage)
+		}
+		re, err := regexp.Compile(args[1])
+		if err != nil {
+			return err
+		}
+		for _, irq := range fs.Read().IRQsNamed(re.MatchString) {
+			fmt.Println(irq.Number)
+		}
+		return nil
+	case "write-affinity":
+		if len(args) != 3 {
+			return errors.New(usage)
+		}
+		irq, err := strconv.Atoi(args[1])
+		if err != nil {
+			return fmt.Errorf("irq %q: %w", args[1], err)
+		}
+		return writeAffinity(fs, irq, args[2])
+	}
+	return errors.New(usage)
+}
+
+// writeAffinity writes list with a single write(2), as a daemon would,
+// and reports the errno by name so scenarios can match on it.
+func writeAffinity(fs guestinfo.FS, irq int, list string) error {
+	path := filepath.Join(fs.Root, "proc/irq", strconv.Itoa(irq), "smp_affinity_list")
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err == nil {
+		_, err = f.Write([]byte(list + "\n"))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		fmt.Println("OK")
+		return nil
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		fmt.Printf("%s errno=%d %v\n", errnoName(errno), int(errno), err)
+	} else {
+		fmt.Printf("ERROR %v\n", err)
+	}
+	return errReported
+}
+
+func errnoName(e syscall.Errno) string {
+	names := map[syscall.Errno]string{
+		syscall.EPERM:  "EPERM",
+		syscall.ENOENT: "ENOENT",
+		syscall.EIO:    "EIO",
+		syscall.EACCES: "EACCES",
+		syscall.EBUSY:  "EBUSY",
+		syscall.EINVAL: "EINVAL",
+		syscall.ENOSPC: "ENOSPC",
+		syscall.EROFS:  "EROFS",
+	}
+	if n, ok := names[e]; ok {
+		return n
+	}
+	return "E" + strconv.Itoa(int(e))
+}

@@ -1,0 +1,367 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/numairqd/numairqd/test/e2e/guestinfo"
+)
+
+//go:embed guest/init.sh
+var initScript []byte
+
+//go:embed guest/lib.sh
+var libScript []byte
+
+// Scenario is one boot: a guest, a script run inside it, and host-side
+// checks on what the script reported.
+type Scenario struct {
+	// Name appears in every marker line; no spaces.
+	Name  string
+	Guest Guest
+	// Script is sourced by /init (busybox sh) after the modules are
+	// loaded and the devices have probed, with the helpers of
+	// guest/lib.sh (result, pass, fail, metric, check, expect_eq, data,
+	// wait_for, uptime_s). /bin holds guestcheck and, when
+	// ./cmd/numairqd builds, numairqd. Its exit status is reported.
+	Script string
+	// Files are extra guest files (path -> content, mode 0755).
+	Files map[string][]byte
+	// Timeout bounds the whole boot; zero means DefaultTimeout.
+	Timeout time.Duration
+	// Expect names checks the guest must report; a missing one fails.
+	Expect []string
+	// Verify runs host-side checks on the result, if the guest finished.
+	Verify func(t *testing.T, r *Result)
+}
+
+// DefaultTimeout bounds one boot; E2E_BOOT_TIMEOUT (a Go duration)
+// overrides it.
+var DefaultTimeout = 120 * time.Second
+
+// Result is what one boot reported.
+type Result struct {
+	Scenario Scenario
+	Console  string // serial console (ttyS0)
+	Port     string // data port (ttyS1)
+	Checks   []Check
+	Metrics  []Metric
+	data     map[string]Data
+	RC       int // exit status of the scenario script
+	Wall     time.Duration
+	t        *testing.T
+}
+
+// Data returns the output of the guest's `data NAME ...` call.
+func (r *Result) Data(name string) (Data, bool) {
+	d, ok := r.data[name]
+	return d, ok
+}
+
+// GuestState decodes a `data NAME guestcheck state` call.
+func (r *Result) GuestState(name string) (guestinfo.State, error) {
+	var s guestinfo.State
+	d, ok := r.data[name]
+	if !ok {
+		return s, fmt.Errorf("guest sent no data %q", name)
+	}
+	if d.RC != 0 {
+		return s, fmt.Errorf("data %q: exit status %d: %s", name, d.RC, d.Output)
+	}
+	if err := json.Unmarshal(d.Output, &s); err != nil {
+		return s, fmt.Errorf("data %q: %w", name, err)
+	}
+	return s, nil
+}
+
+// Check reports a host-side check in the same form as the guest's:
+// logged when it passes, an error when it fails.
+func (r *Result) Check(name string, ok bool, format string, args ...any) bool {
+	r.t.Helper()
+	st := "PASS"
+	if !ok {
+		st = "FAIL"
+	}
+	r.report(Check{Name: name, Status: st, Detail: fmt.Sprintf(format, args...)})
+	return ok
+}
+
+// Skip reports a check that could not run.
+func (r *Result) Skip(name string, format string, args ...any) {
+	r.t.Helper()
+	r.report(Check{Name: name, Status: "SKIP", Detail: fmt.Sprintf(format, args...)})
+}
+
+func (r *Result) report(c Check) {
+	r.t.Helper()
+	r.Checks = append(r.Checks, c)
+	line := fmt.Sprintf("E2E-RESULT %s %s %s %s", r.Scenario.Name, c.Name, c.Status, c.Detail)
+	if c.Status == "FAIL" {
+		r.t.Error(line)
+	} else {
+		r.t.Log(line)
+	}
+}
+
+// Metric records and logs a figure.
+func (r *Result) Metric(name string, value any) {
+	r.t.Helper()
+	m := Metric{Name: name, Value: fmt.Sprint(value)}
+	if f, ok := value.(float64); ok {
+		m.Value = strconv.FormatFloat(f, 'f', 3, 64)
+	}
+	r.Metrics = append(r.Metrics, m)
+	r.t.Logf("E2E-METRIC %s %s %s", r.Scenario.Name, m.Name, m.Value)
+}
+
+// tail returns the last n lines of the console.
+func (r *Result) tail(n int) string {
+	lines := strings.Split(strings.ReplaceAll(r.Console, "\r", ""), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Run boots s.Guest, runs s.Script and reports every check and metric
+// through t. It fails t on a timeout, a kernel panic, a missing
+// E2E-END or expected check, or a FAIL check; it returns the Result
+// for further host-side checks.
+func Run(t *testing.T, s Scenario) *Result {
+	t.Helper()
+	env := requireEnv(t)
+	if err := s.Guest.Validate(); err != nil {
+		t.Fatalf("scenario %s: %v", s.Name, err)
+	}
+	r := &Result{Scenario: s, t: t, data: map[string]Data{}, RC: -1}
+	dir := t.TempDir()
+	bins := guestBinaries(t)
+
+	// The initramfs.
+	start := time.Now()
+	initrd := filepath.Join(dir, "initramfs.cpio.gz")
+	if err := writeInitramfs(env, s, bins, initrd); err != nil {
+		t.Fatalf("build initramfs: %v", err)
+	}
+	r.Metric("host_initramfs_build_s", time.Since(start).Seconds())
+	if fi, err := os.Stat(initrd); err == nil {
+		r.Metric("host_initramfs_bytes", fi.Size())
+	}
+
+	// Devices.
+	var taps, images []string
+	for range s.Guest.Net {
+		taps = append(taps, createTap(t))
+	}
+	for i, d := range s.Guest.NVMe {
+		img := filepath.Join(dir, fmt.Sprintf("nvme%d.img", i))
+		size := d.SizeMB
+		if size == 0 {
+			size = 8
+		}
+		if err := os.WriteFile(img, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(img, int64(size)<<20); err != nil {
+			t.Fatal(err)
+		}
+		images = append(images, img)
+	}
+
+	// Boot.
+	port := filepath.Join(dir, "port.log")
+	args := []string{
+		"-machine", "q35,accel=tcg", "-cpu", "qemu64",
+		"-nographic", "-no-reboot", "-vga", "none",
+		"-kernel", bootKernel(t, env), "-initrd", initrd,
+		"-append", strings.TrimSpace("console=ttyS0 panic=-1 quiet loglevel=3 rdinit=/init " + os.Getenv("E2E_KERNEL_ARGS")),
+		// ttyS0 is the console on stdio (with the monitor, as
+		// -nographic would), ttyS1 the data port.
+		"-serial", "mon:stdio", "-serial", "file:" + port,
+	}
+	args = append(args, s.Guest.qemuArgs(taps, images)...)
+	// For experiments: E2E_QEMU_ARGS="-bios /usr/share/qemu/qboot.rom".
+	args = append(args, strings.Fields(os.Getenv("E2E_QEMU_ARGS"))...)
+	timeout := s.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
+		if v, err := time.ParseDuration(os.Getenv("E2E_BOOT_TIMEOUT")); err == nil {
+			timeout = v
+		}
+	}
+	t.Logf("qemu-system-x86_64 %s", strings.Join(args, " "))
+	boot := runQEMU(env.qemu, args, timeout)
+	r.Console = boot.console
+	r.Wall = boot.wall
+	if b, err := os.ReadFile(port); err == nil {
+		r.Port = string(b)
+	}
+	keepLogs(t, r)
+	r.Metric("host_qemu_wall_s", boot.wall.Seconds())
+	if boot.beginAt > 0 {
+		r.Metric("host_boot_to_init_s", boot.beginAt.Seconds())
+	}
+
+	// Markers: the data port is clean; fall back to the console if the
+	// guest could not open it.
+	m := parseMarkers(r.Port, s.Name)
+	if !m.Begun {
+		t.Logf("no E2E-BEGIN on the data port; parsing the console")
+		m = parseMarkers(r.Console, s.Name)
+	}
+	r.data = m.Data
+	r.RC = m.RC
+	for _, mt := range m.Metrics {
+		r.Metric(mt.Name, mt.Value)
+	}
+	for _, c := range m.Checks {
+		r.report(c)
+	}
+	for _, l := range m.Malformed {
+		t.Errorf("malformed marker: %.300s", l)
+	}
+
+	fatal := func(format string, args ...any) {
+		t.Helper()
+		t.Fatalf("scenario %s: %s\n--- serial console, last 60 lines ---\n%s", s.Name, fmt.Sprintf(format, args...), r.tail(60))
+	}
+	switch {
+	case boot.timedOut:
+		fatal("no power-off within %v (killed qemu)", timeout)
+	case strings.Contains(r.Console, "Kernel panic"):
+		fatal("kernel panic")
+	case boot.err != nil && !m.Ended:
+		fatal("qemu: %v", boot.err)
+	case !m.Begun:
+		fatal("no E2E-BEGIN marker: /init did not run")
+	case !m.Ended:
+		fatal("no E2E-END marker")
+	}
+	if m.RC != 0 {
+		t.Errorf("scenario %s: script exit status %d\n--- serial console, last 40 lines ---\n%s", s.Name, m.RC, r.tail(40))
+	}
+	have := map[string]bool{}
+	for _, c := range m.Checks {
+		have[c.Name] = true
+	}
+	for _, e := range s.Expect {
+		if !have[e] {
+			t.Errorf("scenario %s: guest reported no check %q", s.Name, e)
+		}
+	}
+	if s.Verify != nil {
+		s.Verify(t, r)
+	}
+	return r
+}
+
+// writeInitramfs builds s's initramfs at dst: busybox, the guest
+// binaries, the modules s.Guest needs, /init, lib.sh, the scenario and
+// /e2e/config, which tells /init what to load and wait for.
+func writeInitramfs(env hostEnv, s Scenario, bins map[string]string, dst string) error {
+	order, err := moduleOrder(env.modDir, s.Guest.Modules())
+	if err != nil {
+		return err
+	}
+	var names, netPCI, nvmePCI []string
+	for _, m := range order {
+		names = append(names, moduleName(m))
+	}
+	for i := range s.Guest.Net {
+		netPCI = append(netPCI, s.Guest.NetAddress(i))
+	}
+	for i := range s.Guest.NVMe {
+		nvmePCI = append(nvmePCI, s.Guest.NVMeAddress(i))
+	}
+	files := map[string][]byte{
+		"/init":            initScript,
+		"/e2e/lib.sh":      libScript,
+		"/e2e/scenario.sh": []byte(s.Script),
+		"/e2e/config": fmt.Appendf(nil, "E2E_SCENARIO=%s\nE2E_MODULES=%q\nE2E_NET_PCI=%q\nE2E_NVME_PCI=%q\n",
+			s.Name, strings.Join(names, " "), strings.Join(netPCI, " "), strings.Join(nvmePCI, " ")),
+	}
+	for p, b := range s.Files {
+		files[p] = b
+	}
+	ir := initramfs{Busybox: env.busybox, ModDir: env.modDir, Modules: order, Bins: bins, Files: files}
+	return ir.write(dst)
+}
+
+// keepLogs copies the serial logs to $E2E_LOG_DIR, if set, so CI can
+// keep them.
+func keepLogs(t *testing.T, r *Result) {
+	dir := os.Getenv("E2E_LOG_DIR")
+	if dir == "" {
+		return
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Logf("E2E_LOG_DIR: %v", err)
+		return
+	}
+	base := strings.ReplaceAll(t.Name(), "/", "_")
+	_ = os.WriteFile(filepath.Join(dir, base+".console.log"), []byte(r.Console), 0o644)
+	_ = os.WriteFile(filepath.Join(dir, base+".port.log"), []byte(r.Port), 0o644)
+}
+
+type bootResult struct {
+	console  string
+	wall     time.Duration
+	beginAt  time.Duration // when E2E-BEGIN appeared on the console
+	timedOut bool
+	err      error
+}
+
+// runQEMU runs qemu until it exits (the guest powers off or panics
+// with -no-reboot) or until timeout, when it is killed.
+func runQEMU(qemu string, args []string, timeout time.Duration) bootResult {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, qemu, args...)
+	cmd.WaitDelay = 5 * time.Second
+	w := &consoleWriter{start: time.Now()}
+	cmd.Stdout, cmd.Stderr = w, w
+	err := cmd.Run()
+	res := bootResult{console: w.String(), wall: time.Since(w.start), beginAt: w.beginAt, err: err}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		res.timedOut = true
+	}
+	return res
+}
+
+// consoleWriter collects qemu's output and notes when /init started.
+type consoleWriter struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	start   time.Time
+	beginAt time.Duration
+}
+
+func (w *consoleWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if w.beginAt == 0 && bytes.Contains(w.buf.Bytes(), []byte("E2E-BEGIN")) {
+		w.beginAt = time.Since(w.start)
+	}
+	return len(p), nil
+}
+
+func (w *consoleWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}

@@ -1,0 +1,253 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// cpioWriter writes the "newc" format the kernel unpacks as initramfs
+// (Documentation/driver-api/early-userspace/buffer-format.rst).
+type cpioWriter struct {
+	w   io.Writer
+	ino int
+	n   int64
+	err error
+}
+
+const (
+	modeDir  = 0o040000
+	modeFile = 0o100000
+	modeLink = 0o120000
+	modeChr  = 0o020000
+)
+
+func (c *cpioWriter) write(b []byte) {
+	if c.err != nil {
+		return
+	}
+	var n int
+	n, c.err = c.w.Write(b)
+	c.n += int64(n)
+}
+
+func (c *cpioWriter) pad() {
+	if r := c.n % 4; r != 0 {
+		c.write(make([]byte, 4-r))
+	}
+}
+
+func (c *cpioWriter) entry(name string, mode uint32, data []byte, rdevMajor, rdevMinor int) {
+	c.ino++
+	nlink := 1
+	if mode&0o170000 == modeDir {
+		nlink = 2
+	}
+	hdr := fmt.Sprintf("070701%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X",
+		c.ino, mode, 0, 0, nlink, 0, len(data), 0, 0, rdevMajor, rdevMinor, len(name)+1, 0)
+	c.write([]byte(hdr))
+	c.write(append([]byte(name), 0))
+	c.pad()
+	c.write(data)
+	c.pad()
+}
+
+func (c *cpioWriter) Dir(name string)                         { c.entry(name, modeDir|0o755, nil, 0, 0) }
+func (c *cpioWriter) File(name string, b []byte, perm uint32) { c.entry(name, modeFile|perm, b, 0, 0) }
+func (c *cpioWriter) Symlink(name, target string) {
+	c.entry(name, modeLink|0o777, []byte(target), 0, 0)
+}
+func (c *cpioWriter) CharDev(name string, major, minor int) {
+	c.entry(name, modeChr|0o600, nil, major, minor)
+}
+
+func (c *cpioWriter) Close() error {
+	c.entry("TRAILER!!!", 0, nil, 0, 0)
+	return c.err
+}
+
+// moduleOrder resolves mods and their dependencies from modules.dep
+// into load order (dependencies first), as paths relative to modDir.
+func moduleOrder(modDir string, mods []string) ([]string, error) {
+	f, err := os.Open(filepath.Join(modDir, "modules.dep"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	deps := map[string][]string{} // relative path -> dependencies
+	byName := map[string]string{} // module name -> relative path
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for sc.Scan() {
+		mod, rest, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		deps[mod] = strings.Fields(rest)
+		byName[moduleName(mod)] = mod
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	var order []string
+	done := map[string]bool{}
+	var visit func(string)
+	visit = func(m string) {
+		if done[m] {
+			return
+		}
+		done[m] = true
+		for _, d := range deps[m] {
+			visit(d)
+		}
+		order = append(order, m)
+	}
+	for _, name := range mods {
+		m, ok := byName[strings.ReplaceAll(name, "-", "_")]
+		if !ok {
+			return nil, fmt.Errorf("%s/modules.dep: no module %q (built in?)", modDir, name)
+		}
+		visit(m)
+	}
+	return order, nil
+}
+
+// moduleName is the kernel's name for a module path: the base name
+// without .ko[.xz|.zst|.gz], with '-' as '_'.
+func moduleName(p string) string {
+	b := path.Base(p)
+	if i := strings.Index(b, ".ko"); i >= 0 {
+		b = b[:i]
+	}
+	return strings.ReplaceAll(b, "-", "_")
+}
+
+// readModule returns the module's ELF, decompressing it on the host:
+// busybox insmod loads only plain .ko files.
+func readModule(p string) ([]byte, error) {
+	var tool string
+	switch {
+	case strings.HasSuffix(p, ".ko"):
+		return os.ReadFile(p)
+	case strings.HasSuffix(p, ".ko.gz"):
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		return io.ReadAll(zr)
+	case strings.HasSuffix(p, ".ko.xz"):
+		tool = "xz"
+	case strings.HasSuffix(p, ".ko.zst"):
+		tool = "zstd"
+	default:
+		return nil, fmt.Errorf("%s: unknown module format", p)
+	}
+	var out, errb bytes.Buffer
+	cmd := exec.Command(tool, "-dc", p)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s -dc %s: %w: %s", tool, p, err, errb.String())
+	}
+	return out.Bytes(), nil
+}
+
+// initramfs is the content of one guest's initramfs.
+type initramfs struct {
+	Busybox string            // host path of a static busybox
+	ModDir  string            // /lib/modules/<version> on the host
+	Modules []string          // module paths relative to ModDir, dependencies first (moduleOrder)
+	Bins    map[string]string // guest name in /bin -> host path
+	Files   map[string][]byte // guest path -> content (mode 0755)
+}
+
+// write builds the gzip-compressed cpio archive at dst. Modules go to
+// /lib/modules/<name>.ko.
+func (r initramfs) write(dst string) error {
+	f, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	zw, err := gzip.NewWriterLevel(f, gzip.BestSpeed)
+	if err != nil {
+		return err
+	}
+	c := &cpioWriter{w: zw}
+	dirs := map[string]bool{}
+	mkdirs := func(p string) {
+		var parts []string
+		for d := path.Dir(p); d != "." && d != "/" && !dirs[d]; d = path.Dir(d) {
+			parts = append(parts, d)
+		}
+		for i := len(parts) - 1; i >= 0; i-- {
+			dirs[parts[i]] = true
+			c.Dir(parts[i])
+		}
+	}
+	for _, d := range []string{"bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "tmp", "run", "etc", "lib/modules", "e2e"} {
+		mkdirs(d + "/x")
+	}
+	c.CharDev("dev/console", 5, 1)
+	c.CharDev("dev/null", 1, 3)
+
+	bb, err := os.ReadFile(r.Busybox)
+	if err != nil {
+		return err
+	}
+	c.File("bin/busybox", bb, 0o755)
+	c.Symlink("bin/sh", "busybox")
+
+	bins := make([]string, 0, len(r.Bins))
+	for name := range r.Bins {
+		bins = append(bins, name)
+	}
+	sort.Strings(bins)
+	for _, name := range bins {
+		b, err := os.ReadFile(r.Bins[name])
+		if err != nil {
+			return err
+		}
+		c.File("bin/"+name, b, 0o755)
+	}
+
+	for _, m := range r.Modules {
+		b, err := readModule(filepath.Join(r.ModDir, m))
+		if err != nil {
+			return err
+		}
+		c.File("lib/modules/"+moduleName(m)+".ko", b, 0o644)
+	}
+
+	files := make([]string, 0, len(r.Files))
+	for p := range r.Files {
+		files = append(files, p)
+	}
+	sort.Strings(files)
+	for _, p := range files {
+		rel := strings.TrimPrefix(p, "/")
+		mkdirs(rel)
+		c.File(rel, r.Files[p], 0o755)
+	}
+	if err := c.Close(); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	return f.Close()
+}

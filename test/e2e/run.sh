@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Runs the QEMU end-to-end tests (go test -tags e2e ./test/e2e/) after
+# checking what they need on the host. Extra arguments go to go test,
+# e.g. test/e2e/run.sh -run TestTopology/numa4
+#
+# E2E_INSTALL=1 installs missing Debian packages with apt-get first.
+# E2E_LOG_DIR=dir keeps each boot's serial logs there.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+pkgs="qemu-system-x86 linux-image-amd64 busybox-static"
+missing=()
+[ "$(id -u)" = 0 ] || missing+=("root (the tests create tap devices)")
+command -v go >/dev/null || missing+=("go")
+command -v ip >/dev/null || missing+=("ip (iproute2)")
+[ -c /dev/net/tun ] || missing+=("/dev/net/tun")
+need_pkgs() {
+	local m=()
+	command -v qemu-system-x86_64 >/dev/null || m+=("qemu-system-x86_64 (qemu-system-x86)")
+	local k ok=
+	for k in /boot/vmlinuz-*; do
+		[ -e "$k" ] && [ -e "/lib/modules/${k#/boot/vmlinuz-}/modules.dep" ] && ok=1
+	done
+	[ -n "$ok" ] || m+=("/boot/vmlinuz-<ver> with /lib/modules/<ver> (linux-image-amd64)")
+	if ! { [ -x /bin/busybox ] && ! LC_ALL=C readelf -l /bin/busybox 2>/dev/null | grep -q INTERP; }; then
+		m+=("a static /bin/busybox (busybox-static)")
+	fi
+	command -v xz >/dev/null || m+=("xz (xz-utils)")
+	printf '%s\n' "${m[@]}"
+}
+pkg_missing=$(need_pkgs)
+if [ -n "$pkg_missing" ] && [ "${E2E_INSTALL:-}" = 1 ] && [ "$(id -u)" = 0 ]; then
+	echo "e2e: installing $pkgs xz-utils" >&2
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $pkgs xz-utils >&2
+	pkg_missing=$(need_pkgs)
+fi
+if [ -n "$pkg_missing" ]; then
+	while IFS= read -r l; do missing+=("$l"); done <<<"$pkg_missing"
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "e2e: missing prerequisites:" >&2
+	printf '  - %s\n' "${missing[@]}" >&2
+	echo "e2e: as root: apt-get install -y $pkgs   (or run with E2E_INSTALL=1)" >&2
+	exit 2
+fi
+
+exec go test -tags e2e -count=1 -timeout 15m -v ./test/e2e/ "$@"
