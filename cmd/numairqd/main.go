@@ -6,15 +6,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = `usage: numairqd <command> [flags]
+const usage = `usage: numairqd [run] [flags]
+       numairqd <command> [flags]
 
 commands:
+  run        keep IRQs placed (the daemon; the default when no command is given)
   topology   print the CPU/NUMA topology and each node's spread order
   plan       print where every IRQ would go, changing nothing
   help       print this text
@@ -25,11 +28,12 @@ Run "numairqd <command> -h" for the flags of a command.
 // run dispatches a subcommand and returns the process exit status:
 // 0 success, 1 failure, 2 bad usage.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help" {
+		return runDaemon(args, stderr)
 	}
 	switch args[0] {
+	case "run":
+		return runDaemon(args[1:], stderr)
 	case "topology":
 		return runTopology(args[1:], stdout, stderr)
 	case "plan":

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	sd "github.com/coreos/go-systemd/v22/daemon"
+	"go.uber.org/zap"
+
+	"github.com/numairqd/numairqd/pkg/daemon"
+)
+
+// sdNotifier speaks systemd's notify protocol; without NOTIFY_SOCKET
+// every call is a no-op, so the binary behaves the same outside systemd.
+type sdNotifier struct{ log *zap.Logger }
+
+func (n sdNotifier) Notify(state string) {
+	if _, err := sd.SdNotify(false, state); err != nil {
+		n.log.Warn("sd_notify failed", zap.Error(err))
+	}
+}
+
+func runDaemon(args []string, stderr io.Writer) int {
+	fl := flag.NewFlagSet("run", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	cfgPath := fl.String("config", "", "config file (default "+defaultConfigPath+" if it exists, else built-in defaults)")
+	sysfs := fl.String("sysfs", "/sys", "sysfs root to read")
+	procfs := fl.String("procfs", "/proc", "procfs root to read and write (/proc/irq)")
+	listen := fl.String("listen", "", "metrics/HTTP address, overriding the config's listen")
+	dryRun := fl.Bool("dry-run", false, "plan and log the writes, write nothing")
+	oneshot := fl.Bool("oneshot", false, "run one round and exit; non-zero status if an IRQ could not be placed")
+	noEvents := fl.Bool("no-events", false, "do not listen to kernel uevents and link changes (resync and SIGHUP only)")
+	logLevel := fl.String("log.level", "info", "log level: debug, info, warn or error")
+	logFormat := fl.String("log.format", "auto", "log format: auto, console, json or journald")
+	if err := fl.Parse(args); err != nil {
+		return 2
+	}
+	if fl.NArg() > 0 {
+		fmt.Fprintf(stderr, "numairqd run: unexpected argument %q\n", fl.Arg(0))
+		return 2
+	}
+	log, err := newLogger(*logLevel, *logFormat)
+	if err != nil {
+		fmt.Fprintf(stderr, "numairqd run: %v\n", err)
+		return 2
+	}
+	defer log.Sync() //nolint:errcheck // nothing to do if stderr is gone
+
+	path, optional := *cfgPath, false
+	if path == "" {
+		path, optional = defaultConfigPath, true
+	}
+	d, err := daemon.New(daemon.Options{
+		Sysfs: *sysfs, Procfs: *procfs, ConfigPath: path, ConfigOptional: optional,
+		Listen: *listen, DryRun: *dryRun, Events: !*noEvents, Log: log, Notify: sdNotifier{log},
+	})
+	if err != nil {
+		log.Error("cannot start", zap.Error(err))
+		return 1
+	}
+	log.Info("numairqd starting", zap.String("config", d.Config().Summary()), zap.Bool("dry_run", *dryRun))
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if *oneshot {
+		if err := d.Oneshot(ctx); err != nil {
+			log.Error("oneshot", zap.Error(err))
+			return 1
+		}
+		return 0
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	reload := make(chan struct{}, 1)
+	go func() {
+		for range hup {
+			select {
+			case reload <- struct{}{}:
+			default: // a reload is already pending
+			}
+		}
+	}()
+	if err := d.Run(ctx, reload); err != nil {
+		log.Error("daemon stopped", zap.Error(err))
+		return 1
+	}
+	log.Info("numairqd stopped")
+	return 0
+}

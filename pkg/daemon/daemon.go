@@ -1,0 +1,258 @@
+// Package daemon is numairqd's main loop: on every trigger it rebuilds
+// the topology snapshot and the IRQ inventory, plans, applies and
+// publishes the result for metrics, so the placement stays true while
+// CPUs, devices and other tools change the machine.
+//
+// The data flows one way, in Round:
+//
+//	sysfs/procfs -> topology.Snapshot + inventory -> policy.Plan -> apply -> metrics
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/numairqd/numairqd/pkg/apply"
+	"github.com/numairqd/numairqd/pkg/config"
+	"github.com/numairqd/numairqd/pkg/inventory"
+	"github.com/numairqd/numairqd/pkg/metrics"
+	"github.com/numairqd/numairqd/pkg/policy"
+	"github.com/numairqd/numairqd/pkg/topology"
+)
+
+// Notifier receives sd_notify(3) states ("READY=1", "STATUS=..."). The
+// command passes one backed by go-systemd; outside systemd it is a
+// no-op. Tests record the states.
+type Notifier interface {
+	Notify(state string)
+}
+
+// Options configure a Daemon.
+type Options struct {
+	// Sysfs and Procfs are the roots to read ("/sys", "/proc").
+	Sysfs, Procfs string
+	// ConfigPath is the YAML config; "" means the built-in defaults.
+	// With ConfigOptional, a missing file also means the defaults (the
+	// default path need not exist); a file that exists must parse.
+	ConfigPath     string
+	ConfigOptional bool
+	// Listen overrides the config's listen address when not empty.
+	Listen string
+	// DryRun plans and counts, and writes nothing.
+	DryRun bool
+	// Writer writes affinities; nil means apply.ProcWriter on Procfs.
+	Writer apply.Writer
+	// Events enables the kernel uevent and rtnetlink sources; without
+	// them the daemon still rescans on resync, SIGHUP and config edits.
+	Events bool
+	Log    *zap.Logger
+	Notify Notifier
+}
+
+// Daemon holds the state that lives across rounds. Its exported
+// methods other than Run are for the one goroutine that runs rounds,
+// except Config, Status and PlanJSON, which are safe from any goroutine.
+type Daemon struct {
+	opts    Options
+	log     *zap.Logger
+	topo    topology.Holder
+	cfg     atomic.Pointer[config.Config]
+	status  atomic.Pointer[metrics.Status]
+	plan    atomic.Pointer[[]byte]
+	applier *apply.Applier
+	metrics *metrics.Metrics
+}
+
+type nopNotifier struct{}
+
+func (nopNotifier) Notify(string) {}
+
+// New loads the config and prepares the daemon; it reads no sysfs yet.
+// An invalid config is an error: at startup there is no old config to
+// keep.
+func New(opts Options) (*Daemon, error) {
+	if opts.Log == nil {
+		opts.Log = zap.NewNop()
+	}
+	if opts.Notify == nil {
+		opts.Notify = nopNotifier{}
+	}
+	if opts.Writer == nil {
+		opts.Writer = apply.ProcWriter{Proc: opts.Procfs}
+	}
+	d := &Daemon{opts: opts, log: opts.Log}
+	cfg, err := d.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	d.cfg.Store(cfg)
+	d.applier = apply.New(opts.Writer, opts.Log, apply.Options{DryRun: opts.DryRun})
+	d.metrics = metrics.New(d.status.Load, metrics.Options{PerIRQ: cfg.MetricsPerIRQ, Log: opts.Log})
+	d.metrics.ConfigReload(true, time.Now())
+	return d, nil
+}
+
+func (d *Daemon) loadConfig() (*config.Config, error) {
+	if d.opts.ConfigPath == "" {
+		return config.Default(), nil
+	}
+	cfg, err := config.Load(d.opts.ConfigPath)
+	if d.opts.ConfigOptional && errors.Is(err, fs.ErrNotExist) {
+		d.log.Info("no config file, using the defaults", zap.String("path", d.opts.ConfigPath))
+		return config.Default(), nil
+	}
+	return cfg, err
+}
+
+// Config is the config in force.
+func (d *Daemon) Config() *config.Config { return d.cfg.Load() }
+
+// Status is what the last round published, nil before the first.
+func (d *Daemon) Status() *metrics.Status { return d.status.Load() }
+
+// Metrics is the daemon's metrics registry and HTTP handler source.
+func (d *Daemon) Metrics() *metrics.Metrics { return d.metrics }
+
+// PlanJSON is the last plan as `numairqd plan --format json` prints it.
+func (d *Daemon) PlanJSON() ([]byte, bool) {
+	p := d.plan.Load()
+	if p == nil {
+		return nil, false
+	}
+	return *p, true
+}
+
+// RoundResult is what one round did.
+type RoundResult struct {
+	Plan  *policy.Plan
+	Apply apply.Result
+	Took  time.Duration
+}
+
+// Round runs the pipeline once: read, plan, apply, publish. trigger
+// labels the round in metrics; first, when not zero, is when the event
+// that caused it arrived.
+func (d *Daemon) Round(ctx context.Context, trigger string, first time.Time) (RoundResult, error) {
+	start := time.Now()
+	res, err := d.round(ctx)
+	took := time.Since(start)
+	res.Took = took
+	d.metrics.Round(trigger, took)
+	if err != nil {
+		d.metrics.RoundFailed()
+		d.log.Error("round failed", zap.String("trigger", trigger), zap.Error(err))
+		return res, err
+	}
+	for kind, n := range res.Apply.ByKind {
+		for range n {
+			d.metrics.AffinityWrite(kind)
+		}
+	}
+	for range res.Apply.DryRun {
+		d.metrics.AffinityWrite("dry_run")
+	}
+	if !first.IsZero() {
+		d.metrics.EventToApplied(time.Since(first))
+	}
+	d.metrics.SetTopologyGeneration(res.Plan.TopologyGeneration)
+	d.status.Store(&metrics.Status{Plan: res.Plan, Failed: res.Apply.Failed, Round: time.Now()})
+	if doc, err := json.MarshalIndent(res.Plan.Doc(), "", "  "); err == nil {
+		d.plan.Store(&doc)
+	}
+	level := zap.DebugLevel
+	if res.Apply.Written+res.Apply.DryRun > 0 || len(res.Apply.Failed) > 0 {
+		level = zap.InfoLevel
+	}
+	d.log.Log(level, "round done", zap.String("trigger", trigger), zap.Duration("took", took),
+		zap.Uint64("topology_generation", res.Plan.TopologyGeneration),
+		zap.Int("written", res.Apply.Written), zap.Int("unchanged", res.Apply.Unchanged),
+		zap.Int("dry_run", res.Apply.DryRun), zap.Int("failed", len(res.Apply.Failed)), zap.Bool("stale", res.Apply.Stale))
+	return res, nil
+}
+
+func (d *Daemon) round(ctx context.Context) (RoundResult, error) {
+	snap, inv, err := d.read()
+	if err != nil {
+		return RoundResult{}, err
+	}
+	plan := policy.Compute(snap, d.applier.Annotate(inv), d.cfg.Load())
+	return RoundResult{Plan: plan, Apply: d.applier.Apply(ctx, plan)}, nil
+}
+
+// read builds a new snapshot and inventory. A CPU going on- or offline
+// between the two reads makes them disagree (the inventory's
+// /proc/interrupts columns are the online CPUs when it was read); read
+// again, a few times, before planning on a mix.
+func (d *Daemon) read() (*topology.Snapshot, *inventory.Inventory, error) {
+	sysfs := topology.NewFS(d.opts.Sysfs)
+	invFS := inventory.FS{Proc: d.opts.Procfs, Sys: d.opts.Sysfs}
+	for attempt := 1; ; attempt++ {
+		snap, err := sysfs.Read()
+		if err != nil {
+			d.metrics.Error("read_topology")
+			return nil, nil, err
+		}
+		inv, err := invFS.Read()
+		if err != nil {
+			d.metrics.Error("read_inventory")
+			return nil, nil, err
+		}
+		if inv.CPUs.Equal(snap.Online()) || attempt == 3 {
+			if attempt == 3 {
+				d.log.Warn("online CPUs changed while reading; planning on the last read",
+					zap.String("sysfs_online", snap.Online().String()), zap.String("interrupts_cpus", inv.CPUs.String()))
+			}
+			return d.topo.Publish(snap), inv, nil
+		}
+	}
+}
+
+// Reload re-reads the config file. A config that fails to load is
+// rejected with the file, line and reason, and the old one stays in
+// force.
+func (d *Daemon) Reload() error {
+	cfg, err := d.loadConfig()
+	if err != nil {
+		d.metrics.ConfigReload(false, time.Now())
+		d.metrics.Error("config")
+		d.log.Error("config rejected, keeping the previous one", zap.Error(err))
+		return err
+	}
+	old := d.cfg.Swap(cfg)
+	d.metrics.ConfigReload(true, time.Now())
+	d.metrics.SetPerIRQ(cfg.MetricsPerIRQ)
+	if old.Listen != cfg.Listen || old.ResyncInterval != cfg.ResyncInterval ||
+		old.CoalesceWindow != cfg.CoalesceWindow || old.CoalesceMaxDelay != cfg.CoalesceMaxDelay {
+		d.log.Warn("listen, resync_interval and coalesce_* take effect at the next restart")
+	}
+	d.log.Info("config loaded", zap.String("summary", cfg.Summary()))
+	return nil
+}
+
+// Oneshot runs one round and reports an error when an IRQ that is not
+// managed by the kernel could not be placed.
+func (d *Daemon) Oneshot(ctx context.Context) error {
+	res, err := d.Round(ctx, "startup", time.Time{})
+	if err != nil {
+		return err
+	}
+	if n := len(res.Apply.Failed); n > 0 {
+		return fmt.Errorf("%d IRQs could not be placed (%s)", n, failedSummary(res.Apply.Failed))
+	}
+	return nil
+}
+
+func failedSummary(failed map[int]string) string {
+	kinds := map[string]int{}
+	for _, k := range failed {
+		kinds[k]++
+	}
+	return fmt.Sprint(kinds)
+}

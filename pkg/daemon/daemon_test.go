@@ -1,0 +1,326 @@
+package daemon
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/numairqd/numairqd/internal/fakesys"
+	"github.com/numairqd/numairqd/pkg/cpumask"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fixture is the e2e guest's shape: 4 nodes of 2 CPUs, a virtio-net
+// with 6 queue pairs on node 2 (IRQs 24-36) and an NVMe on node 1 whose
+// queue IRQs 41-48 are managed.
+func fixture(t *testing.T) *fakesys.Tree {
+	t.Helper()
+	tree := fakesys.New(t)
+	tree.AddMachine(fakesys.Machine{
+		Online: "0-7",
+		Nodes: []fakesys.Node{
+			{ID: 0, CPUs: "0-1", Distance: []int{10, 12, 20, 22}},
+			{ID: 1, CPUs: "2-3", Distance: []int{12, 10, 22, 20}},
+			{ID: 2, CPUs: "4-5", Distance: []int{20, 22, 10, 12}},
+			{ID: 3, CPUs: "6-7", Distance: []int{22, 20, 12, 10}},
+		},
+	})
+	tree.AddInterrupts([]int{0, 1, 2, 3, 4, 5, 6, 7})
+	tree.AddVirtioNet(fakesys.VirtioNet{BDF: "0000:41:00.0", Index: 0, Interface: "eth0", Pairs: 6, FirstIRQ: 24, NUMANode: 2})
+	specs := []fakesys.IRQSpec{{Number: 40, Name: "nvme0q0", Affinity: "2-3"}}
+	for q := 1; q <= 8; q++ {
+		specs = append(specs, fakesys.IRQSpec{Number: 40 + q, Name: "nvme0q" + strconv.Itoa(q), Affinity: strconv.Itoa(q - 1), Managed: true})
+	}
+	tree.AddMSIXDevice(fakesys.PCIDevice{BDF: "0000:21:00.0", NUMANode: 1, Driver: "nvme", Class: "0x010802"}, specs...)
+	return tree
+}
+
+// fileWriter writes smp_affinity_list as procfs would (the whole file
+// replaced; a regular file without O_TRUNC would keep a stale tail), and
+// can fail chosen IRQs with an errno.
+type fileWriter struct {
+	proc string
+	mu   sync.Mutex
+	fail map[int]syscall.Errno
+	n    int
+}
+
+func (w *fileWriter) WriteAffinity(irq int, m cpumask.Mask) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if errno, ok := w.fail[irq]; ok {
+		return errno
+	}
+	w.n++
+	return os.WriteFile(filepath.Join(w.proc, "irq", strconv.Itoa(irq), "smp_affinity_list"), []byte(m.String()+"\n"), 0o644)
+}
+
+func (w *fileWriter) writes() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.n
+}
+
+func affinity(t *testing.T, tree *fakesys.Tree, irq int) string {
+	t.Helper()
+	b, err := os.ReadFile(tree.Path("proc/irq/" + strconv.Itoa(irq) + "/smp_affinity_list"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func writeFile(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newDaemon(t *testing.T, tree *fakesys.Tree, w *fileWriter, cfgPath string, mutate func(*Options)) *Daemon {
+	t.Helper()
+	opts := Options{Sysfs: tree.Sys(), Procfs: tree.Proc(), ConfigPath: cfgPath, Writer: w, Log: zap.NewNop()}
+	if mutate != nil {
+		mutate(&opts)
+	}
+	d, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// node2Spread is where queue i of the NIC must be: node 2's spread.
+var node2Spread = []string{"4", "5", "6", "7", "0", "1"}
+
+func TestRoundPlacesAndIsIdempotent(t *testing.T) {
+	tree := fixture(t)
+	w := &fileWriter{proc: tree.Proc()}
+	d := newDaemon(t, tree, w, "", nil)
+	res, err := d.Round(context.Background(), "startup", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 12 queue IRQs + config; the NVMe admin IRQ is already on its
+	// node's CPUs and the managed queues are untouched.
+	if res.Apply.Written != 13 || w.writes() != 13 {
+		t.Errorf("first round wrote %d (writer saw %d), want 13", res.Apply.Written, w.writes())
+	}
+	for q := range 6 {
+		for _, irq := range []int{25 + 2*q, 26 + 2*q} {
+			if got := affinity(t, tree, irq); got != node2Spread[q] {
+				t.Errorf("IRQ %d (queue %d) on %s, want %s", irq, q, got, node2Spread[q])
+			}
+		}
+	}
+	if got := affinity(t, tree, 41); got != "0" {
+		t.Errorf("managed IRQ 41 changed to %s", got)
+	}
+	res, err = d.Round(context.Background(), "resync", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Apply.Written != 0 || w.writes() != 13 {
+		t.Errorf("second round wrote %d, want 0", res.Apply.Written)
+	}
+	if st := d.Status(); st == nil || st.Plan == nil || st.Plan.TopologyGeneration != 2 {
+		t.Errorf("status = %+v", st)
+	}
+	if js, ok := d.PlanJSON(); !ok || !strings.Contains(string(js), `"pci": "0000:41:00.0"`) {
+		t.Errorf("plan JSON = %s", js)
+	}
+}
+
+func TestDryRunWritesNothing(t *testing.T) {
+	tree := fixture(t)
+	w := &fileWriter{proc: tree.Proc()}
+	d := newDaemon(t, tree, w, "", func(o *Options) { o.DryRun = true })
+	res, err := d.Round(context.Background(), "startup", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Apply.DryRun != 13 || res.Apply.Written != 0 || w.writes() != 0 || affinity(t, tree, 25) != "0-7" {
+		t.Errorf("dry run: %+v, writer saw %d", res.Apply, w.writes())
+	}
+}
+
+func TestReloadBadConfigKeepsOld(t *testing.T) {
+	tree := fixture(t)
+	path := filepath.Join(t.TempDir(), "numairqd.yaml")
+	writeFile(t, path, "banned_cpus: 4\n")
+	core, logs := observer.New(zap.InfoLevel)
+	d := newDaemon(t, tree, &fileWriter{proc: tree.Proc()}, path, func(o *Options) { o.Log = zap.New(core) })
+	writeFile(t, path, "banned_cpus: 4\ndevices:\n  - match: {driver: nvme}\n    policy: sometimes\n")
+	err := d.Reload()
+	if err == nil || !strings.Contains(err.Error(), path+":4") {
+		t.Fatalf("Reload error = %v, want one naming %s:4", err, path)
+	}
+	if got := d.Config().BannedCPUs.String(); got != "4" {
+		t.Errorf("config after a bad reload: banned %q, want the old 4", got)
+	}
+	if logs.FilterMessage("config rejected, keeping the previous one").Len() != 1 {
+		t.Errorf("no rejection logged: %v", logs.All())
+	}
+	writeFile(t, path, "banned_cpus: 5\n")
+	if err := d.Reload(); err != nil || d.Config().BannedCPUs.String() != "5" {
+		t.Errorf("good reload: %v, banned %s", err, d.Config().BannedCPUs)
+	}
+}
+
+func TestOneshotReportsUnplacedIRQs(t *testing.T) {
+	tree := fixture(t)
+	w := &fileWriter{proc: tree.Proc(), fail: map[int]syscall.Errno{25: syscall.EBUSY}}
+	d := newDaemon(t, tree, w, "", nil)
+	err := d.Oneshot(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "1 IRQs could not be placed") {
+		t.Errorf("Oneshot = %v", err)
+	}
+	// EIO is the kernel refusing a managed IRQ: not a failure.
+	w.fail = map[int]syscall.Errno{25: syscall.EIO}
+	if err := newDaemon(t, tree, w, "", nil).Oneshot(context.Background()); err != nil {
+		t.Errorf("Oneshot with a managed IRQ = %v", err)
+	}
+}
+
+// recorder is a Notifier that keeps every state sent.
+type recorder struct {
+	mu     sync.Mutex
+	states []string
+	ch     chan string
+}
+
+func newRecorder() *recorder { return &recorder{ch: make(chan string, 100)} }
+
+func (r *recorder) Notify(s string) {
+	r.mu.Lock()
+	r.states = append(r.states, s)
+	r.mu.Unlock()
+	r.ch <- s
+}
+
+// waitFor waits for a state starting with prefix.
+func (r *recorder) waitFor(t *testing.T, prefix string) string {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case s := <-r.ch:
+			if strings.HasPrefix(s, prefix) {
+				return s
+			}
+		case <-timeout:
+			t.Fatalf("no %q notification; got %q", prefix, r.states)
+			return ""
+		}
+	}
+}
+
+func eventually(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if ok() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+// TestRunReloadRestoreAndStop runs the loop: READY after the first
+// round, SIGHUP with a new banned_cpus moves the queues, a broken config
+// is rejected and the old placement kept, a rename-replaced config file
+// is picked up without SIGHUP, and on stop restore_on_exit puts the
+// original affinities back; no goroutine outlives Run (TestMain).
+func TestRunReloadRestoreAndStop(t *testing.T) {
+	tree := fixture(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "numairqd.yaml")
+	writeFile(t, path, "restore_on_exit: true\nlisten: \"127.0.0.1:0\"\n")
+	rec := newRecorder()
+	d := newDaemon(t, tree, &fileWriter{proc: tree.Proc()}, path, func(o *Options) { o.Notify = rec })
+
+	ctx, cancel := context.WithCancel(context.Background())
+	hup := make(chan struct{}, 1)
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx, hup) }()
+
+	if s := rec.waitFor(t, "READY=1"); !strings.Contains(s, "STATUS=2 devices, 14 IRQs placed, 8 managed") {
+		t.Errorf("READY notification %q lacks the round summary", s)
+	}
+	if got := affinity(t, tree, 25); got != "4" {
+		t.Fatalf("queue 0 on %s after the first round, want 4", got)
+	}
+
+	writeFile(t, path+".new", "restore_on_exit: true\nlisten: \"127.0.0.1:0\"\nbanned_cpus: 4\n")
+	hup <- struct{}{}
+	if s := rec.waitFor(t, "RELOADING=1"); !strings.Contains(s, "MONOTONIC_USEC=") {
+		t.Errorf("RELOADING without MONOTONIC_USEC: %q", s)
+	}
+	// The file watcher may pick up the rename too; either way the queues
+	// must leave the banned CPUs.
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+	// 6 queues on the 7 CPUs left: node 2's spread without CPU 4.
+	eventually(t, "queues off banned CPU 4", func() bool { return affinity(t, tree, 25) == "5" })
+
+	// A broken config (rename-replace, as editors do) is rejected; the
+	// old placement stays.
+	writeFile(t, path+".new", "banned_cpus: [oops\n")
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitFor(t, "READY=1\nSTATUS=config rejected")
+	if got := d.Config().BannedCPUs.String(); got != "4" || affinity(t, tree, 25) != "5" {
+		t.Errorf("after a broken config: banned %q, queue 0 on %s", got, affinity(t, tree, 25))
+	}
+
+	if got := counter(t, d, "numairqd_config_reloads_total", "result", "failure"); got != 1 {
+		t.Errorf("config reload failures = %v, want 1", got)
+	}
+	if got := counter(t, d, "numairqd_rounds_total", "trigger", "startup"); got != 1 {
+		t.Errorf("startup rounds = %v, want 1", got)
+	}
+
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	rec.waitFor(t, "STOPPING=1")
+	if got := affinity(t, tree, 25); got != "0-7" {
+		t.Errorf("after stop with restore_on_exit, IRQ 25 on %s, want the original 0-7", got)
+	}
+}
+
+// counter returns the value of the series of name with label=value.
+func counter(t *testing.T, d *Daemon, name, label, value string) float64 {
+	t.Helper()
+	mfs, err := d.Metrics().Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label && l.GetValue() == value {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("no series %s{%s=%q}", name, label, value)
+	return 0
+}
