@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,28 +10,13 @@ import (
 	"github.com/numairqd/numairqd/internal/fakesys"
 )
 
-// planFixture is the e2e guest's shape: 4 nodes of 2 CPUs (distances
+// planFixture is the e2e guest: 4 nodes of 2 CPUs (distances
 // 10/12/20/22), a virtio-net with 6 queue pairs on node 2 and an NVMe on
 // node 1 whose queues are managed.
 func planFixture(t *testing.T) *fakesys.Tree {
 	tree := fakesys.New(t)
-	tree.AddMachine(fakesys.Machine{
-		Online: "0-7",
-		Nodes: []fakesys.Node{
-			{ID: 0, CPUs: "0-1", Distance: []int{10, 12, 20, 22}},
-			{ID: 1, CPUs: "2-3", Distance: []int{12, 10, 22, 20}},
-			{ID: 2, CPUs: "4-5", Distance: []int{20, 22, 10, 12}},
-			{ID: 3, CPUs: "6-7", Distance: []int{22, 20, 12, 10}},
-		},
-	})
-	tree.AddInterrupts([]int{0, 1, 2, 3, 4, 5, 6, 7}, fakesys.InterruptRow{IRQ: 0, Chip: "IO-APIC", HWIRQ: "2-edge", Name: "timer"})
-	tree.AddIRQ(fakesys.IRQSpec{Number: 0, Name: "timer", Chip: "IO-APIC", HWIRQ: "2-edge", Affinity: "0-7"})
-	tree.AddVirtioNet(fakesys.VirtioNet{BDF: "0000:41:00.0", Index: 0, Interface: "eth0", Pairs: 6, FirstIRQ: 24, NUMANode: 2})
-	specs := []fakesys.IRQSpec{{Number: 40, Name: "nvme0q0", Affinity: "2-3"}}
-	for q := 1; q <= 8; q++ {
-		specs = append(specs, fakesys.IRQSpec{Number: 40 + q, Name: fmt.Sprintf("nvme0q%d", q), Affinity: fmt.Sprint(q - 1), Managed: true})
-	}
-	tree.AddMSIXDevice(fakesys.PCIDevice{BDF: "0000:21:00.0", NUMANode: 1, Driver: "nvme", Class: "0x010802"}, specs...)
+	tree.AddMachine(fakesys.QEMUGuest())
+	tree.AddQEMUGuestDevices()
 	return tree
 }
 

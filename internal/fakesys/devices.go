@@ -362,3 +362,21 @@ func (t *Tree) AddVirtioNet(v VirtioNet) []int {
 		Interfaces: ifs, VirtioChild: name, VirtioDriver: "virtio_net",
 	}, specs...)
 }
+
+// AddQEMUGuestDevices adds the e2e guest's IRQs on top of QEMUGuest():
+// the timer (IRQ 0, no PCI device), a virtio-net with 6 queue pairs on
+// node 2 at 0000:41:00.0 (config IRQ 24, input.K 25+2K, output.K 26+2K,
+// all on CPUs 0-7), and an NVMe on node 1 at 0000:21:00.0 whose admin
+// IRQ 40 is on 2-3 and whose queue IRQs 41-48 (nvme0q1..8, on CPUs 0..7)
+// are managed.
+func (t *Tree) AddQEMUGuestDevices() {
+	t.tb.Helper()
+	t.AddInterrupts([]int{0, 1, 2, 3, 4, 5, 6, 7}, InterruptRow{IRQ: 0, Chip: "IO-APIC", HWIRQ: "2-edge", Name: "timer"})
+	t.AddIRQ(IRQSpec{Number: 0, Name: "timer", Chip: "IO-APIC", HWIRQ: "2-edge", Affinity: "0-7"})
+	t.AddVirtioNet(VirtioNet{BDF: "0000:41:00.0", Index: 0, Interface: "eth0", Pairs: 6, FirstIRQ: 24, NUMANode: 2})
+	specs := []IRQSpec{{Number: 40, Name: "nvme0q0", Affinity: "2-3"}}
+	for q := 1; q <= 8; q++ {
+		specs = append(specs, IRQSpec{Number: 40 + q, Name: fmt.Sprintf("nvme0q%d", q), Affinity: strconv.Itoa(q - 1), Managed: true})
+	}
+	t.AddMSIXDevice(PCIDevice{BDF: "0000:21:00.0", NUMANode: 1, Driver: "nvme", Class: "0x010802"}, specs...)
+}

@@ -24,15 +24,7 @@ import (
 // IRQs all start on every CPU.
 func machine(t *testing.T) *fakesys.Tree {
 	tree := fakesys.New(t)
-	m := fakesys.Machine{
-		Online: "0-7",
-		Nodes: []fakesys.Node{
-			{ID: 0, CPUs: "0-1", Distance: []int{10, 12, 20, 22}},
-			{ID: 1, CPUs: "2-3", Distance: []int{12, 10, 22, 20}},
-			{ID: 2, CPUs: "4-5", Distance: []int{20, 22, 10, 12}},
-			{ID: 3, CPUs: "6-7", Distance: []int{22, 20, 12, 10}},
-		},
-	}
+	m := fakesys.QEMUGuest()
 	tree.AddMachine(m)
 	tree.AddInterrupts([]int{0, 1, 2, 3, 4, 5, 6, 7}, fakesys.InterruptRow{IRQ: 0, Chip: "IO-APIC", HWIRQ: "2-edge", Name: "timer"})
 	tree.AddIRQ(fakesys.IRQSpec{Number: 0, Name: "timer", Chip: "IO-APIC", HWIRQ: "2-edge", Affinity: m.Online})

@@ -21,28 +21,14 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// fixture is the e2e guest's shape: 4 nodes of 2 CPUs, a virtio-net
-// with 6 queue pairs on node 2 (IRQs 24-36) and an NVMe on node 1 whose
-// queue IRQs 41-48 are managed.
+// fixture is the e2e guest's shape (fakesys.QEMUGuest): 4 nodes of 2
+// CPUs, a virtio-net with 6 queue pairs on node 2 (IRQs 24-36) and an
+// NVMe on node 1 whose queue IRQs 41-48 are managed.
 func fixture(t *testing.T) *fakesys.Tree {
 	t.Helper()
 	tree := fakesys.New(t)
-	tree.AddMachine(fakesys.Machine{
-		Online: "0-7",
-		Nodes: []fakesys.Node{
-			{ID: 0, CPUs: "0-1", Distance: []int{10, 12, 20, 22}},
-			{ID: 1, CPUs: "2-3", Distance: []int{12, 10, 22, 20}},
-			{ID: 2, CPUs: "4-5", Distance: []int{20, 22, 10, 12}},
-			{ID: 3, CPUs: "6-7", Distance: []int{22, 20, 12, 10}},
-		},
-	})
-	tree.AddInterrupts([]int{0, 1, 2, 3, 4, 5, 6, 7})
-	tree.AddVirtioNet(fakesys.VirtioNet{BDF: "0000:41:00.0", Index: 0, Interface: "eth0", Pairs: 6, FirstIRQ: 24, NUMANode: 2})
-	specs := []fakesys.IRQSpec{{Number: 40, Name: "nvme0q0", Affinity: "2-3"}}
-	for q := 1; q <= 8; q++ {
-		specs = append(specs, fakesys.IRQSpec{Number: 40 + q, Name: "nvme0q" + strconv.Itoa(q), Affinity: strconv.Itoa(q - 1), Managed: true})
-	}
-	tree.AddMSIXDevice(fakesys.PCIDevice{BDF: "0000:21:00.0", NUMANode: 1, Driver: "nvme", Class: "0x010802"}, specs...)
+	tree.AddMachine(fakesys.QEMUGuest())
+	tree.AddQEMUGuestDevices()
 	return tree
 }
 

@@ -17,17 +17,7 @@ import (
 // fourNodes is a 4-node, 8-CPU machine (two CPUs a node) with the
 // qemu-lab distance table 10/12/20/22: node 2's spread is 4 5 | 6 7 |
 // 0 1 | 2 3.
-func fourNodes() fakesys.Machine {
-	return fakesys.Machine{
-		Online: "0-7",
-		Nodes: []fakesys.Node{
-			{ID: 0, CPUs: "0-1", Distance: []int{10, 12, 20, 22}},
-			{ID: 1, CPUs: "2-3", Distance: []int{12, 10, 22, 20}},
-			{ID: 2, CPUs: "4-5", Distance: []int{20, 22, 10, 12}},
-			{ID: 3, CPUs: "6-7", Distance: []int{22, 20, 12, 10}},
-		},
-	}
-}
+func fourNodes() fakesys.Machine { return fakesys.QEMUGuest() }
 
 // fixture is a machine plus devices, read back through the real readers.
 type fixture struct {
