@@ -236,10 +236,31 @@ func (d *Daemon) Reload() error {
 	return nil
 }
 
-// Oneshot runs one round and reports an error when an IRQ that is not
-// managed by the kernel could not be placed.
+// maxReplans bounds the immediate re-plans of settle, so a CPU that
+// flaps cannot spin the loop.
+const maxReplans = 3
+
+// settle runs a round, and runs it again at once (a bounded number of
+// times) while the apply showed the plan was made from stale inputs: a
+// write found a CPU gone (EINVAL), or the kernel refused IRQs nobody knew
+// were managed (on kernels before 6.12 a managed IRQ's smp_affinity is
+// writable-looking 0644, so the first plan counted it as a movable queue
+// and spread other devices' queues around it).
+func (d *Daemon) settle(ctx context.Context, trigger string, first time.Time) (RoundResult, error) {
+	for i := 0; ; i++ {
+		res, err := d.Round(ctx, trigger, first)
+		if err != nil || i == maxReplans || ctx.Err() != nil ||
+			!res.Apply.Stale && res.Apply.ByKind[apply.KindManaged] == 0 {
+			return res, err
+		}
+		trigger = "stale"
+	}
+}
+
+// Oneshot runs one round (with settle's re-plans) and reports an error
+// when an IRQ that is not managed by the kernel could not be placed.
 func (d *Daemon) Oneshot(ctx context.Context) error {
-	res, err := d.Round(ctx, "startup", time.Time{})
+	res, err := d.settle(ctx, "startup", time.Time{})
 	if err != nil {
 		return err
 	}

@@ -310,3 +310,32 @@ func counter(t *testing.T, d *Daemon, name, label, value string) float64 {
 	t.Fatalf("no series %s{%s=%q}", name, label, value)
 	return 0
 }
+
+// TestManagedFoundByWriteIsReplanned: on kernels before 6.12 a managed
+// IRQ looks writable, so the first plan spreads other queues around it;
+// when the write fails with EIO the daemon must re-plan at once, not at
+// the next resync.
+func TestManagedFoundByWriteIsReplanned(t *testing.T) {
+	tree := fakesys.New(t)
+	tree.AddMachine(fakesys.QEMUGuest())
+	tree.AddQEMUGuestDevices()
+	// An NVMe on node 2 with two queues that look movable (0644) but that
+	// the kernel refuses, like a 6.1 kernel's managed IRQs.
+	tree.AddMSIXDevice(fakesys.PCIDevice{BDF: "0000:40:00.0", NUMANode: 2, Driver: "nvme"},
+		fakesys.IRQSpec{Number: 60, Name: "nvme1q1"}, fakesys.IRQSpec{Number: 61, Name: "nvme1q2"})
+	w := &fileWriter{proc: tree.Proc(), fail: map[int]syscall.Errno{60: syscall.EIO, 61: syscall.EIO}}
+	d := newDaemon(t, tree, w, "", nil)
+	if err := d.Oneshot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// Without the re-plan the NIC's queues 0 and 1 would avoid CPUs 4
+	// and 5, which the refused NVMe queues took in the first plan.
+	for q, want := range node2Spread {
+		if got := affinity(t, tree, 25+2*q); got != want {
+			t.Errorf("queue %d on %s, want %s", q, got, want)
+		}
+	}
+	if got := counter(t, d, "numairqd_rounds_total", "trigger", "stale"); got != 1 {
+		t.Errorf("re-plan rounds = %v, want 1", got)
+	}
+}

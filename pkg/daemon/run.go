@@ -14,10 +14,6 @@ import (
 	"github.com/numairqd/numairqd/pkg/watch"
 )
 
-// maxStaleRescans bounds the immediate rescans after a write found the
-// snapshot stale (EINVAL), so a CPU that flaps cannot spin the loop.
-const maxStaleRescans = 3
-
 // Run keeps the placement true until ctx is cancelled: a first round,
 // then a round on every coalesced event, resync, reload request (sighup:
 // the command maps SIGHUP to it) or config file change. A failed round
@@ -105,16 +101,9 @@ func (d *Daemon) Run(ctx context.Context, sighup <-chan struct{}) error {
 	}
 }
 
-// roundAndReport runs a round, rescans at once (a bounded number of
-// times) when a write found the snapshot stale, and updates STATUS=.
+// roundAndReport runs the rounds for one trigger and updates STATUS=.
 func (d *Daemon) roundAndReport(ctx context.Context, trigger string, first time.Time) {
-	for i := 0; ; i++ {
-		res, err := d.Round(ctx, trigger, first)
-		if err != nil || !res.Apply.Stale || i == maxStaleRescans || ctx.Err() != nil {
-			break
-		}
-		trigger = "stale"
-	}
+	d.settle(ctx, trigger, first) //nolint:errcheck // Round logs and counts its errors
 	d.opts.Notify.Notify(d.statusLine())
 }
 
