@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command (README "Test"); .ci/run runs exactly this.
-# Checks formatting, vets, and runs every unit test with the race detector.
+# Checks formatting, vets, runs every unit test with the race detector,
+# then the QEMU end-to-end suite (installing its Debian packages when
+# missing; needs root). NUMAIRQD_SKIP_E2E=1 skips the QEMU part.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,5 +13,13 @@ if [ -n "$unformatted" ]; then
 fi
 echo "== go vet"
 go vet ./...
+go vet -tags e2e ./test/e2e/...
 echo "== go test -race"
 go test -race -count=1 ./...
+
+if [ "${NUMAIRQD_SKIP_E2E:-}" = 1 ]; then
+	echo "== e2e skipped (NUMAIRQD_SKIP_E2E=1)"
+	exit 0
+fi
+echo "== e2e (QEMU)"
+E2E_INSTALL=1 test/e2e/run.sh
