@@ -339,3 +339,45 @@ func TestManagedFoundByWriteIsReplanned(t *testing.T) {
 		t.Errorf("re-plan rounds = %v, want 1", got)
 	}
 }
+
+// TestConfigSymlinkSwapReloads swaps the config the way a Kubernetes
+// ConfigMap volume does: numairqd.yaml -> ..data/numairqd.yaml, and
+// ..data is a symlink replaced atomically by a rename. No event names
+// numairqd.yaml itself; the watcher must notice its target changed.
+func TestConfigSymlinkSwapReloads(t *testing.T) {
+	tree := fixture(t)
+	dir := t.TempDir()
+	for _, v := range []string{"v1", "v2"} {
+		if err := os.Mkdir(filepath.Join(dir, v), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(dir, "v1", "numairqd.yaml"), "listen: \"\"\n")
+	writeFile(t, filepath.Join(dir, "v2", "numairqd.yaml"), "listen: \"\"\nbanned_cpus: 4\n")
+	if err := os.Symlink("v1", filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "numairqd.yaml")
+	if err := os.Symlink("..data/numairqd.yaml", path); err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	d := newDaemon(t, tree, &fileWriter{proc: tree.Proc()}, path, func(o *Options) { o.Notify = rec })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx, nil) }()
+	rec.waitFor(t, "READY=1")
+
+	if err := os.Symlink("v2", filepath.Join(dir, "..data_tmp")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the swapped-in config", func() bool { return d.Config().BannedCPUs.String() == "4" })
+	eventually(t, "queue 0 off banned CPU 4", func() bool { return affinity(t, tree, 25) == "5" })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
