@@ -32,7 +32,15 @@
 //
 // In the guest, /bin holds busybox, guestcheck (the agent: see
 // test/e2e/guestcheck) and numairqd when ./cmd/numairqd exists; the
-// helpers of guest/lib.sh print the markers. The boot fails the test on
+// helpers of guest/lib.sh print the markers. `guestcheck
+// wait-placement` does an action (a sysfs write, a SIGHUP) and measures
+// how long until a device's queue IRQs are on given CPUs.
+//
+// daemon_test.go runs `numairqd run` in the guest: parts a-e (first
+// round, CPU hotplug, driver re-bind, SIGHUP, /metrics and /plan) share
+// one boot of FourNodeGuest and report as subtests of their own; part f
+// is MANAGuest's linear placement. Expected placements come from the
+// Guest alone (expect.go: Guest.NetPlacement). The boot fails the test on
 // a timeout, a kernel panic, a missing E2E-END or expected check, a FAIL
 // check or a non-zero script exit.
 package e2e

@@ -18,7 +18,7 @@ import (
 	"time"
 )
 
-const installHint = "as root: apt-get install -y qemu-system-x86 linux-image-amd64 busybox-static"
+const installHint = "as root: apt-get install -y qemu-system-x86 linux-image-amd64 busybox-static xz-utils cpio iproute2 (or run test/e2e/run.sh with E2E_INSTALL=1)"
 
 // hostEnv is what the host must provide to boot a guest.
 type hostEnv struct {

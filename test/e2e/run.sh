@@ -8,12 +8,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-pkgs="qemu-system-x86 linux-image-amd64 busybox-static"
+# Debian packages the suite needs: QEMU, a kernel with its modules, a
+# static busybox for the initramfs, xz (to unpack the kernel's vmlinux),
+# cpio (TestInitramfs lists the archive) and ip (the tap devices).
+pkgs="qemu-system-x86 linux-image-amd64 busybox-static xz-utils cpio iproute2"
 missing=()
 [ "$(id -u)" = 0 ] || missing+=("root (the tests create tap devices)")
 command -v go >/dev/null || missing+=("go")
-command -v ip >/dev/null || missing+=("ip (iproute2)")
 [ -c /dev/net/tun ] || missing+=("/dev/net/tun")
+# need_pkgs prints what is missing that $pkgs provides, one a line.
 need_pkgs() {
 	local m=()
 	command -v qemu-system-x86_64 >/dev/null || m+=("qemu-system-x86_64 (qemu-system-x86)")
@@ -26,12 +29,17 @@ need_pkgs() {
 		m+=("a static /bin/busybox (busybox-static)")
 	fi
 	command -v xz >/dev/null || m+=("xz (xz-utils)")
-	printf '%s\n' "${m[@]}"
+	command -v cpio >/dev/null || m+=("cpio (cpio)")
+	command -v ip >/dev/null || m+=("ip (iproute2)")
+	[ ${#m[@]} -eq 0 ] || printf '%s\n' "${m[@]}"
 }
 pkg_missing=$(need_pkgs)
 if [ -n "$pkg_missing" ] && [ "${E2E_INSTALL:-}" = 1 ] && [ "$(id -u)" = 0 ]; then
-	echo "e2e: installing $pkgs xz-utils" >&2
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $pkgs xz-utils >&2
+	echo "e2e: missing: $(echo "$pkg_missing" | paste -sd, -); installing $pkgs" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >&2
+	# shellcheck disable=SC2086 # $pkgs is a word list
+	apt-get install -y -qq $pkgs >&2
 	pkg_missing=$(need_pkgs)
 fi
 if [ -n "$pkg_missing" ]; then

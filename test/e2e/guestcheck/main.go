@@ -7,6 +7,10 @@
 //	guestcheck write-affinity IRQ LIST
 //	                                  write LIST to /proc/IRQ/smp_affinity_list; print
 //	                                  "OK" or the errno name ("EIO errno=5 ..."), exit 1 on error
+//	guestcheck wait-placement -pci ADDR -queues "CPU..." [-control LIST] [-write PATH=VALUE]
+//	                                  [-signal PID] [-since UPTIME] [-timeout D] [-within D] [-hold D]
+//	                                  do the actions, then wait until the device's queue
+//	                                  IRQs are on the given CPUs; print the latency (see wait.go)
 package main
 
 import (
@@ -25,7 +29,7 @@ import (
 // errReported is returned when the failure was already printed on stdout.
 var errReported = errors.New("reported")
 
-const usage = "usage: guestcheck state | irqs REGEXP | write-affinity IRQ LIST"
+const usage = "usage: guestcheck state | irqs REGEXP | write-affinity IRQ LIST | wait-placement -pci ADDR -queues CPUS ..."
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
@@ -70,6 +74,8 @@ func run(args []string) error {
 			return fmt.Errorf("irq %q: %w", args[1], err)
 		}
 		return writeAffinity(fs, irq, args[2])
+	case "wait-placement":
+		return waitPlacement(fs.Root, args[1:], os.Stdout)
 	}
 	return errors.New(usage)
 }
