@@ -319,10 +319,11 @@ func TestManagedFoundByWriteIsReplanned(t *testing.T) {
 	tree := fakesys.New(t)
 	tree.AddMachine(fakesys.QEMUGuest())
 	tree.AddQEMUGuestDevices()
-	// An NVMe on node 2 with two queues that look movable (0644) but that
-	// the kernel refuses, like a 6.1 kernel's managed IRQs.
-	tree.AddMSIXDevice(fakesys.PCIDevice{BDF: "0000:40:00.0", NUMANode: 2, Driver: "nvme"},
-		fakesys.IRQSpec{Number: 60, Name: "nvme1q1"}, fakesys.IRQSpec{Number: 61, Name: "nvme1q2"})
+	// A storage device on node 2 with two queues that look movable
+	// (0644) but that the kernel refuses, like a 6.1 kernel's managed
+	// IRQs of a driver numairqd does not know to be managed.
+	tree.AddMSIXDevice(fakesys.PCIDevice{BDF: "0000:40:00.0", NUMANode: 2, Driver: "fooblk"},
+		fakesys.IRQSpec{Number: 60, Name: "fooblk0-q1"}, fakesys.IRQSpec{Number: 61, Name: "fooblk0-q2"})
 	w := &fileWriter{proc: tree.Proc(), fail: map[int]syscall.Errno{60: syscall.EIO, 61: syscall.EIO}}
 	d := newDaemon(t, tree, w, "", nil)
 	if err := d.Oneshot(context.Background()); err != nil {

@@ -167,6 +167,7 @@ func (fsys FS) Read() (*Inventory, error) {
 			return nil, err
 		}
 		if ok {
+			markDriverManaged(&irq)
 			inv.IRQs = append(inv.IRQs, irq)
 		}
 	}

@@ -378,25 +378,13 @@ func checkPlanData(r *Result, check, name, addr string, allowed []int, want Plac
 	}
 }
 
-// knownCLIPlanBug explains why `numairqd plan`, a fresh process, may
-// disagree with the daemon on a kernel that does not mark managed IRQs
-// read-only (6.1): see checkCLIPlan.
-const knownCLIPlanBug = "KNOWN BUG, reported: on 6.1 `numairqd plan` cannot tell the NVMe queue IRQs are " +
-	"managed (EIO is learnt only by writing), plans them linearly, and their load shifts the virtio queues"
-
 // checkCLIPlan is checkPlanData for `numairqd plan` output taken while a
-// CPU is offline or banned: a disagreement is reported as SKIP with
-// knownCLIPlanBug (the daemon's own /plan is checked strictly), and
-// turns into PASS once the bug is fixed.
+// CPU is offline or banned. It is checked as strictly as the daemon's
+// own /plan: a fresh process must agree with the daemon even on 6.1,
+// where the NVMe queues' smp_affinity is 0644 and only the driver's
+// convention (inventory.driverManaged) says they are managed.
 func checkCLIPlan(r *Result, check, name, addr string, allowed []int, want Placement) {
-	diff, ok := planDiff(r, check, name, addr, allowed, want)
-	switch {
-	case !ok:
-	case diff == "":
-		r.Check(check, true, "%s vs host (policy %s, queues %v, config %s): agree", name, want.Policy, want.Queues, want.ControlList())
-	default:
-		r.Skip(check, "%s: %s vs host (queues %v, config %s): %s", knownCLIPlanBug, name, want.Queues, want.ControlList(), diff)
-	}
+	checkPlanData(r, check, name, addr, allowed, want)
 }
 
 // planDiff decodes the plan sent as data name and returns how it
