@@ -191,3 +191,34 @@ func QEMUGuest() Machine {
 		},
 	}
 }
+
+// Tier is a level of a tiered distance table: nodes n and k with
+// n/Size == k/Size (a quadrant, a socket) are Distance apart.
+type Tier struct {
+	Size, Distance int
+}
+
+// TieredDistances builds the distance table of a machine of nodes nodes
+// from its tiers, smallest first: 10 to itself, the first tier two nodes
+// share, else far. It is how multi-socket machines look (the seed EPYC:
+// 11 within a quadrant of 4 nodes, 12 within a socket of 8, 32 across).
+func TieredDistances(nodes, far int, tiers ...Tier) [][]int {
+	rows := make([][]int, nodes)
+	for n := range nodes {
+		rows[n] = make([]int, nodes)
+		for k := range nodes {
+			rows[n][k] = far
+			if k == n {
+				rows[n][k] = 10
+				continue
+			}
+			for _, t := range tiers {
+				if n/t.Size == k/t.Size {
+					rows[n][k] = t.Distance
+					break
+				}
+			}
+		}
+	}
+	return rows
+}

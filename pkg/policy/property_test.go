@@ -159,21 +159,9 @@ func BenchmarkCompute64Devices8192IRQs4096CPUs(b *testing.B) {
 	const cpus, nodes = 4096, 64
 	per := cpus / nodes
 	m := fakesys.Machine{Online: fmt.Sprintf("0-%d", cpus-1)}
+	dist := fakesys.TieredDistances(nodes, 32, fakesys.Tier{Size: 8, Distance: 16}, fakesys.Tier{Size: 32, Distance: 22})
 	for n := range nodes {
-		row := make([]int, nodes)
-		for k := range nodes {
-			switch {
-			case k == n:
-				row[k] = 10
-			case k/8 == n/8:
-				row[k] = 16
-			case k/32 == n/32:
-				row[k] = 22
-			default:
-				row[k] = 32
-			}
-		}
-		m.Nodes = append(m.Nodes, fakesys.Node{ID: n, CPUs: fmt.Sprintf("%d-%d", n*per, n*per+per-1), Distance: row})
+		m.Nodes = append(m.Nodes, fakesys.Node{ID: n, CPUs: fmt.Sprintf("%d-%d", n*per, n*per+per-1), Distance: dist[n]})
 	}
 	f := newFixture(b, m)
 	for d := range 64 {

@@ -21,19 +21,9 @@ func bigMachine() fakesys.Machine {
 			return fmt.Sprintf("%d-%d,%d-%d", n*perNode, n*perNode+perNode-1, 512+n*perNode, 512+n*perNode+perNode-1)
 		},
 	}
+	dist := fakesys.TieredDistances(nodes, 32, fakesys.Tier{Size: 8, Distance: 12})
 	for n := range nodes {
-		row := make([]int, nodes)
-		for k := range nodes {
-			switch {
-			case k == n:
-				row[k] = 10
-			case k/8 == n/8:
-				row[k] = 12
-			default:
-				row[k] = 32
-			}
-		}
-		m.Nodes = append(m.Nodes, fakesys.Node{ID: n, Distance: row,
+		m.Nodes = append(m.Nodes, fakesys.Node{ID: n, Distance: dist[n],
 			CPUs: fmt.Sprintf("%d-%d,%d-%d", n*perNode, n*perNode+perNode-1, 512+n*perNode, 512+n*perNode+perNode-1)})
 	}
 	return m

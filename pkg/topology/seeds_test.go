@@ -91,22 +91,10 @@ func epyc7763() fakesys.Machine {
 			return fmt.Sprintf("%d-%d,%d-%d", 8*n, 8*n+7, 128+8*n, 128+8*n+7)
 		},
 	}
+	dist := fakesys.TieredDistances(16, 32, fakesys.Tier{Size: 4, Distance: 11}, fakesys.Tier{Size: 8, Distance: 12})
 	for n := range 16 {
-		row := make([]int, 16)
-		for k := range 16 {
-			switch {
-			case k == n:
-				row[k] = 10
-			case k/4 == n/4:
-				row[k] = 11
-			case k/8 == n/8:
-				row[k] = 12
-			default:
-				row[k] = 32
-			}
-		}
 		m.Nodes = append(m.Nodes, fakesys.Node{
-			ID: n, CPUs: fmt.Sprintf("%d-%d,%d-%d", 8*n, 8*n+7, 128+8*n, 128+8*n+7), Distance: row,
+			ID: n, CPUs: fmt.Sprintf("%d-%d,%d-%d", 8*n, 8*n+7, 128+8*n, 128+8*n+7), Distance: dist[n],
 		})
 	}
 	return m
