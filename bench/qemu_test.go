@@ -1,0 +1,512 @@
+//go:build e2e
+
+// Package bench compares numairqd with irqbalance inside QEMU guests of
+// the e2e harness (test/e2e): placement quality after one run of each,
+// reaction to CPU hotplug and driver re-binds, and each daemon's cost.
+// It writes raw.json to $BENCH_OUT; bench/report turns that into
+// RESULTS.md. Run it through bench/run.sh.
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/numairqd/numairqd/bench/measure"
+	"github.com/numairqd/numairqd/test/e2e"
+	"github.com/numairqd/numairqd/test/e2e/guestinfo"
+)
+
+func TestMain(m *testing.M) {
+	e2e.RemoveStaleTaps()
+	code := m.Run()
+	e2e.CleanupBinaries()
+	os.Exit(code)
+}
+
+// params are the knobs of one bench run, from the environment.
+type params struct {
+	out         string
+	reps        int
+	window      time.Duration
+	idle        time.Duration
+	churnCycles int
+}
+
+func loadParams(t *testing.T) params {
+	p := params{out: os.Getenv("BENCH_OUT"), reps: 3, window: 30 * time.Second, idle: 30 * time.Second, churnCycles: 20}
+	if p.out == "" {
+		p.out = t.TempDir()
+	}
+	if v, err := strconv.Atoi(os.Getenv("BENCH_REPS")); err == nil && v > 0 {
+		p.reps = v
+	}
+	if v, err := time.ParseDuration(os.Getenv("BENCH_WINDOW")); err == nil && v > 0 {
+		p.window = v
+	}
+	if v, err := time.ParseDuration(os.Getenv("BENCH_IDLE")); err == nil && v > 0 {
+		p.idle = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("BENCH_CHURN")); err == nil && v > 0 {
+		p.churnCycles = v
+	}
+	return p
+}
+
+func TestBench(t *testing.T) {
+	start := time.Now()
+	p := loadParams(t)
+	files := guestFiles(t)
+	raw := measure.Raw{Meta: hostMeta(p)}
+	stopLoad := sampleLoad(&raw.Meta)
+	defer func() {
+		stopLoad()
+		raw.Meta.WallS = time.Since(start).Seconds()
+		b, err := json.MarshalIndent(raw, "", " ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(p.out, "raw.json")
+		if err := os.WriteFile(dst, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s (%d bytes) after %v", dst, len(b), time.Since(start).Round(time.Second))
+	}()
+
+	// Placement: the same starting state for both daemons.
+	for _, tc := range []struct {
+		name, title, banned string
+		guest               e2e.Guest
+	}{
+		{"numa4", "4 nodes x 2 CPUs, distances 10/12/20/22, virtio-net 6 pairs on node 2", "", e2e.FourNodeGuest()},
+		{"mana", "MANA-like: 4 vCPUs on 2 nodes, virtio-net 8 pairs on node 1", "", e2e.MANAGuest()},
+		{"banned", "4-node guest, virtio-net 4 pairs on node 2, whose CPUs 4-5 are banned for both daemons", "4-5", bannedGuest()},
+	} {
+		t.Run("placement/"+tc.name, func(t *testing.T) {
+			r := e2e.Run(t, e2e.Scenario{
+				Name:    "bench-placement-" + tc.name,
+				Guest:   tc.guest,
+				Script:  placementScript(tc.banned),
+				Files:   withConfig(files, tc.banned),
+				Timeout: 4 * time.Minute,
+				Expect:  []string{"placement-done"},
+			})
+			raw.Placement = append(raw.Placement, placementRun(t, r, tc.name, tc.title, tc.banned))
+		})
+	}
+
+	// Reaction and cost: one daemon per guest.
+	for _, daemon := range []string{"irqbalance", "numairqd"} {
+		t.Run("daemon/"+daemon, func(t *testing.T) {
+			g := e2e.FourNodeGuest()
+			per := 15*time.Second + p.window + 15*time.Second
+			timeout := 3*time.Minute + p.idle + time.Duration(p.churnCycles)*2*time.Second + time.Duration(3*p.reps)*per
+			r := e2e.Run(t, e2e.Scenario{
+				Name:    "bench-daemon-" + daemon,
+				Guest:   g,
+				Script:  daemonScript(daemon, p, g.NetAddress(0)),
+				Files:   withConfig(files, ""),
+				Timeout: timeout,
+				Expect:  []string{"daemon-done"},
+			})
+			raw.Daemons = append(raw.Daemons, daemonRun(t, r, daemon, p))
+		})
+	}
+	if len(raw.Placement) > 0 {
+		raw.Meta.GuestKernel = raw.Placement[0].Start.Kernel
+	}
+}
+
+// bannedGuest is FourNodeGuest with 4 queue pairs: with node 2 banned
+// six CPUs remain, so which node the queues go to (node 3 is nearest)
+// shows in the mean distance, which it would not if every allowed CPU
+// got a queue.
+func bannedGuest() e2e.Guest {
+	g := e2e.FourNodeGuest()
+	g.Net = []e2e.NetDevice{{Node: 2, Queues: 4}}
+	return g
+}
+
+// placementScript runs irqbalance --oneshot --foreground, writes every
+// IRQ's starting smp_affinity_list back, then runs numairqd --oneshot,
+// with a state snapshot after each step.
+func placementScript(banned string) string {
+	return `export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu
+BANNED='` + banned + `'
+data start guestcheck state
+for d in /proc/irq/[0-9]*; do
+	[ -r $d/smp_affinity_list ] && echo "${d#/proc/irq/} $(cat $d/smp_affinity_list)"
+done >/tmp/start.aff
+t0=$(uptime_s)
+if [ -n "$BANNED" ]; then
+	IRQBALANCE_BANNED_CPULIST=$BANNED irqbalance --oneshot --foreground >/tmp/irqbalance.log 2>&1
+else
+	irqbalance --oneshot --foreground >/tmp/irqbalance.log 2>&1
+fi
+rc=$?
+data irqbalance-run echo "$rc $t0 $(uptime_s)"
+data irqbalance guestcheck state
+data irqbalance-log tail -c 6000 /tmp/irqbalance.log
+while read irq aff; do
+	{ echo "$aff" >/proc/irq/$irq/smp_affinity_list; } 2>/dev/null
+done </tmp/start.aff
+data reset guestcheck state
+data plan numairqd plan --config /etc/numairqd.yaml --format json
+t0=$(uptime_s)
+numairqd run --oneshot --config /etc/numairqd.yaml >/tmp/numairqd.log 2>&1
+rc=$?
+data numairqd-run echo "$rc $t0 $(uptime_s)"
+data numairqd guestcheck state
+data numairqd-log tail -c 6000 /tmp/numairqd.log
+pass placement-done "irqbalance then numairqd"
+`
+}
+
+// The settle and watch thresholds per daemon: irqbalance acts on a
+// 10 s tick, so its map must be quiet for longer than one tick before
+// an event; numairqd coalesces events for at most 0.5 s.
+var (
+	settleQuiet = map[string]string{"irqbalance": "11s", "numairqd": "3s"}
+	watchQuiet  = map[string]string{"irqbalance": "3s", "numairqd": "2s"}
+	watchUntil  = map[string]string{"irqbalance": "irqbalance", "numairqd": "changed"}
+	daemonCmd   = map[string]string{
+		"irqbalance": "irqbalance --foreground",
+		"numairqd":   "numairqd run --config /etc/numairqd.yaml",
+	}
+)
+
+// hotplugCPU holds virtio-net queues under both daemons in FourNodeGuest
+// (node 2 is CPUs 4-5).
+const hotplugCPU = 5
+
+func daemonScript(daemon string, p params, pci string) string {
+	return fmt.Sprintf(`export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu
+DAEMON=%s CPU=%d PCI=%s REPS=%d CYCLES=%d IDLE=%d WINDOW=%s
+SETTLE_Q=%s WATCH_Q=%s UNTIL=%s
+data start guestcheck state
+%s >/tmp/daemon.log 2>&1 &
+pid=$!
+cost() {
+	data "cost-$1" sh -c "cut -d' ' -f1 /proc/uptime; echo ===; cat /proc/$pid/stat; echo ===; cat /proc/$pid/status"
+}
+data settled benchagent settle --changed --quiet $SETTLE_Q --max 60s
+cost idle-0
+sleep $IDLE
+cost idle-1
+cost churn-0
+i=0
+while [ $i -lt $CYCLES ]; do
+	echo 0 >/sys/devices/system/cpu/cpu$CPU/online
+	usleep 250000
+	echo 1 >/sys/devices/system/cpu/cpu$CPU/online
+	usleep 250000
+	i=$((i + 1))
+done
+sleep 2
+cost churn-1
+rep=1
+while [ $rep -le $REPS ]; do
+	for ev in offline:$CPU online:$CPU rebind:$PCI; do
+		k=${ev%%%%:*}
+		data "settle-$rep-$k" benchagent settle --quiet $SETTLE_Q --max 60s
+		data "watch-$rep-$k" benchagent watch --event $ev --until $UNTIL --quiet $WATCH_Q --window $WINDOW
+		if [ $DAEMON = numairqd ]; then
+			data "plan-$rep-$k" numairqd plan --config /etc/numairqd.yaml --format json
+		fi
+	done
+	rep=$((rep + 1))
+done
+kill $pid
+wait $pid
+data daemon-log tail -c 12000 /tmp/daemon.log
+pass daemon-done "$DAEMON"
+`, daemon, hotplugCPU, pci, p.reps, p.churnCycles, int(p.idle.Seconds()), p.window,
+		settleQuiet[daemon], watchQuiet[daemon], watchUntil[daemon], daemonCmd[daemon])
+}
+
+func placementRun(t *testing.T, r *e2e.Result, name, title, banned string) measure.PlacementRun {
+	pr := measure.PlacementRun{Name: name, Title: title, Banned: banned}
+	for _, s := range []struct {
+		data string
+		dst  *guestinfoState
+	}{
+		{"start", &pr.Start}, {"irqbalance", &pr.Irqbalance}, {"reset", &pr.Reset}, {"numairqd", &pr.Numairqd},
+	} {
+		st, err := r.GuestState(s.data)
+		if err != nil {
+			t.Errorf("%s: %v", s.data, err)
+			continue
+		}
+		*s.dst = st
+	}
+	if d, ok := r.Data("plan"); ok {
+		pr.Plan = d.Output
+	}
+	pr.IrqbalanceRC, pr.IrqbalanceS = runData(t, r, "irqbalance-run")
+	pr.NumairqdRC, pr.NumairqdS = runData(t, r, "numairqd-run")
+	pr.IrqbalanceLog = dataString(r, "irqbalance-log")
+	pr.NumairqdLog = dataString(r, "numairqd-log")
+	// The reset must give numairqd the state irqbalance started from.
+	for _, d := range measure.Devices(pr.Start) {
+		for _, after := range measure.Devices(pr.Reset) {
+			if after.PCI == d.PCI && !after.QueueMap().Equal(d.QueueMap()) {
+				t.Errorf("%s: reset did not restore %s: %v, started as %v", name, d.PCI, after.QueueMap(), d.QueueMap())
+			}
+		}
+	}
+	return pr
+}
+
+func daemonRun(t *testing.T, r *e2e.Result, daemon string, p params) measure.DaemonRun {
+	dr := measure.DaemonRun{Daemon: daemon, Title: "4 nodes, virtio-net 6 pairs on node 2, CPU 5 hotplugged", Cost: map[string]measure.CostSample{}}
+	if st, err := r.GuestState("start"); err == nil {
+		dr.Start = st
+	} else {
+		t.Error(err)
+	}
+	if err := watchData(r, "settled", &dr.Settled); err != nil {
+		t.Error(err)
+	}
+	for _, k := range []string{"idle-0", "idle-1", "churn-0", "churn-1"} {
+		c, err := costData(r, "cost-"+k)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		dr.Cost[k] = c
+	}
+	for rep := 1; rep <= p.reps; rep++ {
+		for _, k := range []string{"offline", "online", "rebind"} {
+			ev := measure.Event{Rep: rep, Kind: k}
+			if err := watchData(r, fmt.Sprintf("watch-%d-%s", rep, k), &ev.Watch); err != nil {
+				t.Error(err)
+				continue
+			}
+			if d, ok := r.Data(fmt.Sprintf("plan-%d-%s", rep, k)); ok {
+				ev.Plan = d.Output
+			}
+			dr.Events = append(dr.Events, ev)
+		}
+	}
+	dr.Log = dataString(r, "daemon-log")
+	return dr
+}
+
+type guestinfoState = guestinfo.State
+
+func watchData(r *e2e.Result, name string, w *measure.Watch) error {
+	d, ok := r.Data(name)
+	if !ok {
+		return fmt.Errorf("guest sent no data %q", name)
+	}
+	if d.RC != 0 {
+		return fmt.Errorf("data %q: exit status %d: %.300s", name, d.RC, d.Output)
+	}
+	if err := json.Unmarshal(d.Output, w); err != nil {
+		return fmt.Errorf("data %q: %w", name, err)
+	}
+	return nil
+}
+
+func costData(r *e2e.Result, name string) (measure.CostSample, error) {
+	var c measure.CostSample
+	d, ok := r.Data(name)
+	if !ok || d.RC != 0 {
+		return c, fmt.Errorf("data %q missing or failed", name)
+	}
+	parts := strings.Split(string(d.Output), "===\n")
+	if len(parts) != 3 {
+		return c, fmt.Errorf("data %q: %d parts: %.200s", name, len(parts), d.Output)
+	}
+	up, err := strconv.ParseFloat(strings.TrimSpace(parts[0]), 64)
+	if err != nil {
+		return c, fmt.Errorf("data %q: uptime: %w", name, err)
+	}
+	return measure.CostSample{UptimeS: up, Stat: strings.TrimSpace(parts[1]), Status: parts[2]}, nil
+}
+
+// runData parses "rc t0 t1" from a *-run data call.
+func runData(t *testing.T, r *e2e.Result, name string) (rc int, wallS float64) {
+	d, ok := r.Data(name)
+	if !ok {
+		t.Errorf("guest sent no data %q", name)
+		return -1, 0
+	}
+	f := strings.Fields(string(d.Output))
+	if len(f) != 3 {
+		t.Errorf("data %q: %q", name, d.Output)
+		return -1, 0
+	}
+	rc, _ = strconv.Atoi(f[0])
+	t0, _ := strconv.ParseFloat(f[1], 64)
+	t1, _ := strconv.ParseFloat(f[2], 64)
+	return rc, t1 - t0
+}
+
+func dataString(r *e2e.Result, name string) string {
+	d, _ := r.Data(name)
+	return string(d.Output)
+}
+
+// guestFiles are the files every bench guest gets besides the
+// harness's: irqbalance with the shared libraries ldd lists, and
+// benchagent.
+func guestFiles(t *testing.T) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	irqb, err := exec.LookPath("irqbalance")
+	if err != nil {
+		irqb = "/usr/sbin/irqbalance"
+	}
+	b, err := os.ReadFile(irqb)
+	if err != nil {
+		t.Fatalf("irqbalance (apt-get install irqbalance): %v", err)
+	}
+	files["/usr/sbin/irqbalance"] = b
+	out, err := exec.Command("ldd", irqb).Output()
+	if err != nil {
+		t.Fatalf("ldd %s: %v", irqb, err)
+	}
+	// "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" and
+	// "/lib64/ld-linux-x86-64.so.2 (0x...)"; a library goes into the
+	// guest under its soname path, the loader under its own path.
+	re := regexp.MustCompile(`^\s*(\S+)(?:\s+=>\s+(\S+))?\s+\(0x[0-9a-f]+\)`)
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		m := re.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		src, dst := m[2], ""
+		switch {
+		case src != "":
+			dst = "/lib/x86_64-linux-gnu/" + m[1]
+		case strings.HasPrefix(m[1], "/"):
+			src, dst = m[1], m[1]
+		default:
+			continue // linux-vdso.so.1
+		}
+		lib, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		files[dst] = lib
+	}
+	files["/bin/benchagent"] = buildAgent(t)
+	return files
+}
+
+func withConfig(files map[string][]byte, banned string) map[string][]byte {
+	out := make(map[string][]byte, len(files)+1)
+	for k, v := range files {
+		out[k] = v
+	}
+	out["/etc/numairqd.yaml"] = fmt.Appendf(nil, "# bench: same banned list as irqbalance's IRQBALANCE_BANNED_CPULIST\nbanned_cpus: %q\nlisten: \"\"\n", banned)
+	return out
+}
+
+func buildAgent(t *testing.T) []byte {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "benchagent")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", dst, "./bench/benchagent")
+	cmd.Dir = moduleRoot(t)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build benchagent: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func moduleRoot(t *testing.T) string {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatalf("go env GOMOD: %v", err)
+	}
+	return filepath.Dir(strings.TrimSpace(string(out)))
+}
+
+func firstLine(name string, args ...string) string {
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil && len(out) == 0 {
+		return "unknown (" + err.Error() + ")"
+	}
+	l, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return l
+}
+
+func hostMeta(p params) measure.Meta {
+	cmd := os.Getenv("BENCH_COMMAND")
+	if cmd == "" {
+		cmd = "go test -tags e2e -run TestBench ./bench/"
+	}
+	commit := firstLine("git", "rev-parse", "--short", "HEAD")
+	if out, _ := exec.Command("git", "status", "--porcelain").Output(); len(out) > 0 {
+		commit += " (with uncommitted changes)"
+	}
+	return measure.Meta{
+		Date:        time.Now().UTC().Format("2006-01-02 15:04 MST"),
+		Command:     cmd,
+		HostKernel:  firstLine("uname", "-r"),
+		QEMU:        firstLine("qemu-system-x86_64", "--version"),
+		Irqbalance:  firstLine("irqbalance", "--version"),
+		Go:          runtime.Version(),
+		Commit:      commit,
+		Reps:        p.reps,
+		WindowS:     p.window.Seconds(),
+		IdleS:       p.idle.Seconds(),
+		ChurnCycles: p.churnCycles,
+	}
+}
+
+// sampleLoad records the host's load and any QEMU that is not this
+// bench's into m every 5 s until the returned function is called.
+func sampleLoad(m *measure.Meta) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	sample := func() {
+		if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+			if f := strings.Fields(string(b)); len(f) > 0 {
+				if l, err := strconv.ParseFloat(f[0], 64); err == nil && l > m.LoadMax {
+					m.LoadMax = l
+				}
+			}
+		}
+		m.Samples++
+		cmds, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, c := range cmds {
+			b, err := os.ReadFile(c)
+			if err == nil && bytes.Contains(b, []byte("qemu-system")) && !bytes.Contains(b, []byte("TestBench")) {
+				m.ForeignSamples++
+				return
+			}
+		}
+	}
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(5 * time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				sample()
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
