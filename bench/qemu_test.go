@@ -44,7 +44,7 @@ type params struct {
 }
 
 func loadParams(t *testing.T) params {
-	p := params{out: os.Getenv("BENCH_OUT"), reps: 3, window: 30 * time.Second, idle: 30 * time.Second, churnCycles: 20}
+	p := params{out: os.Getenv("BENCH_OUT"), reps: 3, window: 30 * time.Second, idle: 10 * time.Second, churnCycles: 20}
 	if p.out == "" {
 		p.out = t.TempDir()
 	}
@@ -110,7 +110,7 @@ func TestBench(t *testing.T) {
 		t.Run("daemon/"+daemon, func(t *testing.T) {
 			g := e2e.FourNodeGuest()
 			per := 15*time.Second + p.window + 15*time.Second
-			timeout := 3*time.Minute + p.idle + time.Duration(p.churnCycles)*2*time.Second + time.Duration(3*p.reps)*per
+			timeout := 3*time.Minute + time.Duration(p.reps)*(p.idle+time.Duration(p.churnCycles)*2*time.Second+5*time.Second) + time.Duration(3*p.reps)*per
 			r := e2e.Run(t, e2e.Scenario{
 				Name:    "bench-daemon-" + daemon,
 				Guest:   g,
@@ -200,20 +200,28 @@ cost() {
 	data "cost-$1" sh -c "cut -d' ' -f1 /proc/uptime; echo ===; cat /proc/$pid/stat; echo ===; cat /proc/$pid/status"
 }
 data settled benchagent settle --changed --quiet $SETTLE_Q --max 60s
-cost idle-0
-sleep $IDLE
-cost idle-1
-cost churn-0
-i=0
-while [ $i -lt $CYCLES ]; do
-	echo 0 >/sys/devices/system/cpu/cpu$CPU/online
-	usleep 250000
-	echo 1 >/sys/devices/system/cpu/cpu$CPU/online
-	usleep 250000
-	i=$((i + 1))
+rep=1
+while [ $rep -le $REPS ]; do
+	cost idle-$rep-0
+	sleep $IDLE
+	cost idle-$rep-1
+	rep=$((rep + 1))
 done
-sleep 2
-cost churn-1
+rep=1
+while [ $rep -le $REPS ]; do
+	cost churn-$rep-0
+	i=0
+	while [ $i -lt $CYCLES ]; do
+		echo 0 >/sys/devices/system/cpu/cpu$CPU/online
+		usleep 250000
+		echo 1 >/sys/devices/system/cpu/cpu$CPU/online
+		usleep 250000
+		i=$((i + 1))
+	done
+	sleep 2
+	cost churn-$rep-1
+	rep=$((rep + 1))
+done
 rep=1
 while [ $rep -le $REPS ]; do
 	for ev in offline:$CPU online:$CPU rebind:$PCI; do
@@ -277,13 +285,18 @@ func daemonRun(t *testing.T, r *e2e.Result, daemon string, p params) measure.Dae
 	if err := watchData(r, "settled", &dr.Settled); err != nil {
 		t.Error(err)
 	}
-	for _, k := range []string{"idle-0", "idle-1", "churn-0", "churn-1"} {
-		c, err := costData(r, "cost-"+k)
-		if err != nil {
-			t.Error(err)
-			continue
+	for rep := 1; rep <= p.reps; rep++ {
+		for _, period := range []string{"idle", "churn"} {
+			for _, edge := range []string{"0", "1"} {
+				k := fmt.Sprintf("%s-%d-%s", period, rep, edge)
+				c, err := costData(r, "cost-"+k)
+				if err != nil {
+					t.Error(err)
+					continue
+				}
+				dr.Cost[k] = c
+			}
 		}
-		dr.Cost[k] = c
 	}
 	for rep := 1; rep <= p.reps; rep++ {
 		for _, k := range []string{"offline", "online", "rebind"} {

@@ -63,7 +63,8 @@ type DaemonRun struct {
 	Start  guestinfo.State `json:"start"`
 	// Settled is the first placement the daemon made after it started.
 	Settled Watch `json:"settled"`
-	// Cost samples: idle-0, idle-1, churn-0, churn-1.
+	// Cost samples: idle-R-0 and idle-R-1 around the R-th idle period,
+	// churn-R-0 and churn-R-1 around the R-th churn block, R = 1..Reps.
 	Cost   map[string]CostSample `json:"cost"`
 	Events []Event               `json:"events"`
 	Log    string                `json:"log"`

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -251,23 +252,40 @@ func (w *writer) cost(runs []measure.DaemonRun) {
 		return
 	}
 	w.p("## Cost\n")
-	w.p("In the same boots as the reaction times, after the first placement and before the events: CPU time is utime+stime of the daemon's process from `/proc/PID/stat` (in USER_HZ=100 ticks, so 0.01 s resolution) over the period; peak RSS is `VmHWM` from `/proc/PID/status` at the end of the period (a high-water mark since start). Churn is %d offline/online cycles of CPU 5, 0.25 s apart, plus 2 s for the daemon to finish. One measurement per daemon and period. Under TCG every guest instruction is emulated, so absolute CPU times are inflated many times over a real machine; compare the ratio.\n", w.meta.ChurnCycles)
-	w.p("| daemon | idle CPU time | churn CPU time | VmHWM after idle | VmHWM after churn |")
-	w.p("|---|---|---|---|---|")
-	costs := map[string][2]measure.Cost{}
+	w.p("In the same boots as the reaction times, after the first placement and before the events: CPU time is utime+stime of the daemon's process from `/proc/PID/stat` (in USER_HZ=100 ticks, so 0.01 s resolution) over the period; peak RSS is `VmHWM` from `/proc/PID/status` at the end of the last churn block (a high-water mark since start, so one value per daemon). %d idle periods of %.0f s, then %d churn blocks of %d offline/online cycles of CPU 5, 0.25 s apart, plus 2 s for the daemon to finish; median (min–max) over them. Under TCG every guest instruction is emulated, so absolute CPU times are inflated many times over a real machine; compare the ratio.\n",
+		w.meta.Reps, w.meta.IdleS, w.meta.Reps, w.meta.ChurnCycles)
+	w.p("| daemon | idle CPU time per period | churn CPU time per block | VmHWM after churn |")
+	w.p("|---|---|---|---|")
+	type costs struct {
+		idle, churn measure.Summary
+		hwmKB       int64
+	}
+	byDaemon := map[string]costs{}
 	for _, dr := range runs {
-		idle, err1 := measure.CostBetween(dr.Cost["idle-0"], dr.Cost["idle-1"])
-		churn, err2 := measure.CostBetween(dr.Cost["churn-0"], dr.Cost["churn-1"])
-		if err1 != nil || err2 != nil {
-			w.p("| %s | error: %v %v | | | |", dr.Daemon, err1, err2)
+		var idle, churn []float64
+		var hwm int64
+		var errs []error
+		for rep := 1; rep <= w.meta.Reps; rep++ {
+			i, err1 := measure.CostBetween(dr.Cost[fmt.Sprintf("idle-%d-0", rep)], dr.Cost[fmt.Sprintf("idle-%d-1", rep)])
+			c, err2 := measure.CostBetween(dr.Cost[fmt.Sprintf("churn-%d-0", rep)], dr.Cost[fmt.Sprintf("churn-%d-1", rep)])
+			if err1 != nil || err2 != nil {
+				errs = append(errs, err1, err2)
+				continue
+			}
+			idle, churn = append(idle, i.CPUS), append(churn, c.CPUS)
+			hwm = c.HWMKB
+		}
+		if len(idle) == 0 {
+			w.p("| %s | error: %v | | |", dr.Daemon, errors.Join(errs...))
 			continue
 		}
-		costs[dr.Daemon] = [2]measure.Cost{idle, churn}
-		w.p("| %s | %.2f s over %.1f s | %.2f s over %.1f s | %d KiB | %d KiB |", dr.Daemon, idle.CPUS, idle.PeriodS, churn.CPUS, churn.PeriodS, idle.HWMKB, churn.HWMKB)
+		c := costs{measure.Summarize(idle), measure.Summarize(churn), hwm}
+		byDaemon[dr.Daemon] = c
+		w.p("| %s | %s | %s | %d KiB |", dr.Daemon, rangeText(idle, secs), rangeText(churn, secs), c.hwmKB)
 	}
 	w.p("")
-	a, okA := costs["irqbalance"]
-	b, okB := costs["numairqd"]
+	a, okA := byDaemon["irqbalance"]
+	b, okB := byDaemon["numairqd"]
 	if okA && okB {
 		ratio := func(numa, irqb float64) string {
 			switch {
@@ -281,17 +299,17 @@ func (w *writer) cost(runs []measure.DaemonRun) {
 			return fmt.Sprintf("numairqd/irqbalance %.1fx", numa/irqb)
 		}
 		w.ratios = append(w.ratios,
-			fmt.Sprintf("CPU time idle: irqbalance %.2f s, numairqd %.2f s (%s)", a[0].CPUS, b[0].CPUS, ratio(b[0].CPUS, a[0].CPUS)),
-			fmt.Sprintf("CPU time under churn: irqbalance %.2f s, numairqd %.2f s (%s)", a[1].CPUS, b[1].CPUS, ratio(b[1].CPUS, a[1].CPUS)),
-			fmt.Sprintf("peak RSS after churn: irqbalance %d KiB, numairqd %d KiB (numairqd/irqbalance %.2fx)", a[1].HWMKB, b[1].HWMKB, float64(b[1].HWMKB)/float64(a[1].HWMKB)))
+			fmt.Sprintf("CPU time idle (median per period): irqbalance %.2f s, numairqd %.2f s (%s)", a.idle.Median, b.idle.Median, ratio(b.idle.Median, a.idle.Median)),
+			fmt.Sprintf("CPU time under churn (median per block of %d cycles): irqbalance %.2f s, numairqd %.2f s (%s)", w.meta.ChurnCycles, a.churn.Median, b.churn.Median, ratio(b.churn.Median, a.churn.Median)),
+			fmt.Sprintf("peak RSS after churn: irqbalance %d KiB, numairqd %d KiB (numairqd/irqbalance %.2fx)", a.hwmKB, b.hwmKB, float64(b.hwmKB)/float64(a.hwmKB)))
 		// A difference of one USER_HZ tick is below the resolution.
-		if math.Abs(a[0].CPUS-b[0].CPUS) > 0.011 {
-			w.compare("CPU time idle", a[0].CPUS, b[0].CPUS, true, "%.2f s")
+		if math.Abs(a.idle.Median-b.idle.Median) > 0.011 {
+			w.compare("CPU time idle (median)", a.idle.Median, b.idle.Median, true, "%.2f s")
 		}
-		if math.Abs(a[1].CPUS-b[1].CPUS) > 0.011 {
-			w.compare("CPU time under hotplug churn", a[1].CPUS, b[1].CPUS, true, "%.2f s")
+		if math.Abs(a.churn.Median-b.churn.Median) > 0.011 {
+			w.compare("CPU time under hotplug churn (median)", a.churn.Median, b.churn.Median, true, "%.2f s")
 		}
-		w.compare("peak RSS (VmHWM)", float64(a[1].HWMKB), float64(b[1].HWMKB), true, "%.0f KiB")
+		w.compare("peak RSS (VmHWM)", float64(a.hwmKB), float64(b.hwmKB), true, "%.0f KiB")
 	}
 }
 
