@@ -254,7 +254,7 @@ func (w *writer) cost(runs []measure.DaemonRun) {
 	w.p("## Cost\n")
 	w.p("In the same boots as the reaction times, after the first placement and before the events: CPU time is utime+stime of the daemon's process from `/proc/PID/stat` (in USER_HZ=100 ticks, so 0.01 s resolution) over the period; peak RSS is `VmHWM` from `/proc/PID/status` at the end of the last churn block (a high-water mark since start, so one value per daemon). %d idle periods of %.0f s, then %d churn blocks of %d offline/online cycles of CPU 5, 0.25 s apart, plus 2 s for the daemon to finish; median (min–max) over them. Under TCG every guest instruction is emulated, so absolute CPU times are inflated many times over a real machine; compare the ratio.\n",
 		w.meta.Reps, w.meta.IdleS, w.meta.Reps, w.meta.ChurnCycles)
-	w.p("| daemon | idle CPU time per period | churn CPU time per block | VmHWM after churn |")
+	w.p("| daemon | idle CPU time per period (s) | churn CPU time per block (s) | VmHWM after churn |")
 	w.p("|---|---|---|---|")
 	type costs struct {
 		idle, churn measure.Summary
