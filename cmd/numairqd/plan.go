@@ -2,11 +2,9 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"text/tabwriter"
 
 	"github.com/numairqd/numairqd/pkg/config"
@@ -15,27 +13,22 @@ import (
 	"github.com/numairqd/numairqd/pkg/topology"
 )
 
-// defaultConfigPath is read when --config is not given; a missing file
-// there means the defaults, a missing file named by --config is an error.
-const defaultConfigPath = "/etc/numairqd/numairqd.yaml"
-
-// loadConfig reads path; an empty path means defaultConfigPath, which may
-// be absent.
-func loadConfig(path string) (*config.Config, error) {
-	if path != "" {
-		return config.Load(path)
+// configFile returns the config to read and whether it may be missing:
+// the file named by --config must exist; without --config,
+// config.DefaultPath is read if it exists, else the defaults apply.
+func configFile(flag string) (path string, optional bool) {
+	if flag != "" {
+		return flag, false
 	}
-	cfg, err := config.Load(defaultConfigPath)
-	if errors.Is(err, fs.ErrNotExist) {
-		return config.Default(), nil
-	}
-	return cfg, err
+	return config.DefaultPath, true
 }
+
+const configFlagHelp = "config file (default " + config.DefaultPath + " if it exists, else built-in defaults)"
 
 func runPlan(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("plan", flag.ContinueOnError)
 	fl.SetOutput(stderr)
-	cfgPath := fl.String("config", "", "config file (default "+defaultConfigPath+" if it exists, else built-in defaults)")
+	cfgPath := fl.String("config", "", configFlagHelp)
 	sysfs := fl.String("sysfs", "/sys", "sysfs root to read")
 	procfs := fl.String("procfs", "/proc", "procfs root to read")
 	format := fl.String("format", "text", "output format: text or json")
@@ -50,7 +43,12 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "numairqd plan: --format %q: want text or json\n", *format)
 		return 2
 	}
-	cfg, err := loadConfig(*cfgPath)
+	load := config.Load
+	path, optional := configFile(*cfgPath)
+	if optional {
+		load = config.LoadOrDefault
+	}
+	cfg, err := load(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "numairqd plan: %v\n", err)
 		return 1

@@ -28,7 +28,7 @@ func (n sdNotifier) Notify(state string) {
 func runDaemon(args []string, stderr io.Writer) int {
 	fl := flag.NewFlagSet("run", flag.ContinueOnError)
 	fl.SetOutput(stderr)
-	cfgPath := fl.String("config", "", "config file (default "+defaultConfigPath+" if it exists, else built-in defaults)")
+	cfgPath := fl.String("config", "", configFlagHelp)
 	sysfs := fl.String("sysfs", "/sys", "sysfs root to read")
 	procfs := fl.String("procfs", "/proc", "procfs root to read and write (/proc/irq)")
 	listen := fl.String("listen", "", "metrics/HTTP address, overriding the config's listen")
@@ -51,10 +51,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 	}
 	defer log.Sync() //nolint:errcheck // nothing to do if stderr is gone
 
-	path, optional := *cfgPath, false
-	if path == "" {
-		path, optional = defaultConfigPath, true
-	}
+	path, optional := configFile(*cfgPath)
 	d, err := daemon.New(daemon.Options{
 		Sysfs: *sysfs, Procfs: *procfs, ConfigPath: path, ConfigOptional: optional,
 		Listen: *listen, DryRun: *dryRun, Events: !*noEvents, Log: log, Notify: sdNotifier{log},

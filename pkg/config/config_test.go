@@ -1,6 +1,11 @@
 package config
 
-import "testing"
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 func TestRuleFor(t *testing.T) {
 	c, err := Parse("rules.yaml", []byte(doc(
@@ -65,5 +70,19 @@ func TestMatchZeroMatchesAll(t *testing.T) {
 	}
 	if _, ok := Default().RuleFor(DeviceFacts{PCI: "0000:00:00.0"}); ok {
 		t.Error("Default has a rule")
+	}
+}
+
+func TestLoadOrDefault(t *testing.T) {
+	c, err := LoadOrDefault(filepath.Join(t.TempDir(), "absent.yaml"))
+	if err != nil || c.Source != "" || !c.ExcludeIsolated {
+		t.Errorf("missing file: %+v, %v; want the defaults", c, err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("nope: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadOrDefault(bad); !errors.Is(err, ErrInvalid) {
+		t.Errorf("existing bad file: %v, want ErrInvalid", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"regexp"
@@ -64,6 +65,20 @@ func Load(path string) (*Config, error) {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
 	return Parse(path, data)
+}
+
+// DefaultPath is where numairqd reads its config when none is named.
+const DefaultPath = "/etc/numairqd/numairqd.yaml"
+
+// LoadOrDefault is Load, except that a missing file gives Default (with
+// an empty Source): for a default path, which need not exist. A file
+// that exists must parse.
+func LoadOrDefault(path string) (*Config, error) {
+	c, err := Load(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Default(), nil
+	}
+	return c, err
 }
 
 // Parse decodes one YAML document; name is the file name used in Source

@@ -11,9 +11,7 @@ package daemon
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"sync/atomic"
 	"time"
 
@@ -103,10 +101,12 @@ func (d *Daemon) loadConfig() (*config.Config, error) {
 	if d.opts.ConfigPath == "" {
 		return config.Default(), nil
 	}
-	cfg, err := config.Load(d.opts.ConfigPath)
-	if d.opts.ConfigOptional && errors.Is(err, fs.ErrNotExist) {
+	if !d.opts.ConfigOptional {
+		return config.Load(d.opts.ConfigPath)
+	}
+	cfg, err := config.LoadOrDefault(d.opts.ConfigPath)
+	if err == nil && cfg.Source == "" {
 		d.log.Info("no config file, using the defaults", zap.String("path", d.opts.ConfigPath))
-		return config.Default(), nil
 	}
 	return cfg, err
 }
