@@ -63,7 +63,6 @@ type Daemon struct {
 	topo    topology.Holder
 	cfg     atomic.Pointer[config.Config]
 	status  atomic.Pointer[metrics.Status]
-	plan    atomic.Pointer[[]byte]
 	applier *apply.Applier
 	metrics *metrics.Metrics
 }
@@ -120,13 +119,15 @@ func (d *Daemon) Status() *metrics.Status { return d.status.Load() }
 // Metrics is the daemon's metrics registry and HTTP handler source.
 func (d *Daemon) Metrics() *metrics.Metrics { return d.metrics }
 
-// PlanJSON is the last plan as `numairqd plan --format json` prints it.
+// PlanJSON is the last plan as `numairqd plan --format json` prints it,
+// encoded when asked for (a /plan request), not after every round.
 func (d *Daemon) PlanJSON() ([]byte, bool) {
-	p := d.plan.Load()
-	if p == nil {
+	st := d.status.Load()
+	if st == nil || st.Plan == nil {
 		return nil, false
 	}
-	return *p, true
+	doc, err := json.MarshalIndent(st.Plan.Doc(), "", "  ")
+	return doc, err == nil
 }
 
 // RoundResult is what one round did.
@@ -163,9 +164,6 @@ func (d *Daemon) Round(ctx context.Context, trigger string, first time.Time) (Ro
 	}
 	d.metrics.SetTopologyGeneration(res.Plan.TopologyGeneration)
 	d.status.Store(&metrics.Status{Plan: res.Plan, Failed: res.Apply.Failed, Round: time.Now()})
-	if doc, err := json.MarshalIndent(res.Plan.Doc(), "", "  "); err == nil {
-		d.plan.Store(&doc)
-	}
 	level := zap.DebugLevel
 	if res.Apply.Written+res.Apply.DryRun > 0 || len(res.Apply.Failed) > 0 {
 		level = zap.InfoLevel
