@@ -128,11 +128,18 @@ func (inv *Inventory) Device(bdf string) (Device, bool) {
 }
 
 // DeviceIRQs returns copies of the IRQs owned by the device bdf, in
-// number order, e.g. to pass to Reclassify.
+// number order, e.g. to pass to Reclassify. It looks up the device's own
+// IRQ list, so planning every device costs O(IRQs log IRQs), not
+// devices × IRQs.
 func (inv *Inventory) DeviceIRQs(bdf string) []IRQ {
+	d, ok := inv.Device(bdf)
+	if !ok {
+		return nil
+	}
 	var out []IRQ
-	for _, q := range inv.IRQs {
-		if q.Device == bdf {
+	for _, n := range d.IRQs {
+		// A shared legacy line is listed by every device but owned by one.
+		if q, ok := inv.IRQ(n); ok && q.Device == bdf {
 			out = append(out, q)
 		}
 	}
