@@ -55,41 +55,35 @@ func (r *irqReader) read(irq *IRQ) (bool, error) {
 	}
 
 	missing := false
-	path = dir + "/effective_affinity_list"
-	switch data, _, err = r.readFile(path, false); {
-	case errors.Is(err, fs.ErrNotExist):
-		missing = true
-	case err != nil:
-		return false, fileErr(path, err)
-	default:
-		if irq.Effective, err = cpumask.ParseList(string(bytes.TrimSpace(data))); err != nil {
-			return false, fmt.Errorf("read %s: %w", path, err)
-		}
-		irq.HasEffective = true
-	}
-
-	path = dir + "/affinity_hint"
-	switch data, _, err = r.readFile(path, false); {
-	case errors.Is(err, fs.ErrNotExist):
-		missing = true
-	case err != nil:
-		return false, fileErr(path, err)
-	default:
-		if irq.Hint, err = cpumask.ParseHex(string(bytes.TrimSpace(data))); err != nil {
-			return false, fmt.Errorf("read %s: %w", path, err)
-		}
-		irq.HasHint = !irq.Hint.IsEmpty()
-	}
-
-	path = dir + "/node"
-	switch data, _, err = r.readFile(path, false); {
-	case errors.Is(err, fs.ErrNotExist):
-		missing = true
-	case err != nil:
-		return false, fileErr(path, err)
-	default:
-		if irq.Node, err = parseNode(data); err != nil {
-			return false, fmt.Errorf("read %s: %w", path, err)
+	for _, f := range []struct {
+		name  string
+		parse func(data []byte) error
+	}{
+		{"effective_affinity_list", func(b []byte) (err error) {
+			irq.Effective, err = cpumask.ParseList(string(bytes.TrimSpace(b)))
+			irq.HasEffective = err == nil
+			return err
+		}},
+		{"affinity_hint", func(b []byte) (err error) {
+			irq.Hint, err = cpumask.ParseHex(string(bytes.TrimSpace(b)))
+			irq.HasHint = err == nil && !irq.Hint.IsEmpty()
+			return err
+		}},
+		{"node", func(b []byte) (err error) {
+			irq.Node, err = parseNode(b)
+			return err
+		}},
+	} {
+		path = dir + "/" + f.name
+		switch data, _, err = r.readFile(path, false); {
+		case errors.Is(err, fs.ErrNotExist):
+			missing = true
+		case err != nil:
+			return false, fileErr(path, err)
+		default:
+			if err := f.parse(data); err != nil {
+				return false, fmt.Errorf("read %s: %w", path, err)
+			}
 		}
 	}
 
