@@ -130,11 +130,14 @@ func (d *Daemon) PlanJSON() ([]byte, bool) {
 	return doc, err == nil
 }
 
-// RoundResult is what one round did.
+// RoundResult is what one round did. Read, Planned and Apply.Duration
+// split Took into its phases, so a slow round says where it was slow.
 type RoundResult struct {
-	Plan  *policy.Plan
-	Apply apply.Result
-	Took  time.Duration
+	Plan    *policy.Plan
+	Apply   apply.Result
+	Took    time.Duration
+	Read    time.Duration
+	Planned time.Duration
 }
 
 // Round runs the pipeline once: read, plan, apply, publish. trigger
@@ -169,6 +172,7 @@ func (d *Daemon) Round(ctx context.Context, trigger string, first time.Time) (Ro
 		level = zap.InfoLevel
 	}
 	d.log.Log(level, "round done", zap.String("trigger", trigger), zap.Duration("took", took),
+		zap.Duration("read", res.Read), zap.Duration("plan", res.Planned), zap.Duration("apply", res.Apply.Duration),
 		zap.Uint64("topology_generation", res.Plan.TopologyGeneration),
 		zap.Int("written", res.Apply.Written), zap.Int("unchanged", res.Apply.Unchanged),
 		zap.Int("dry_run", res.Apply.DryRun), zap.Int("failed", len(res.Apply.Failed)), zap.Bool("stale", res.Apply.Stale))
@@ -176,12 +180,15 @@ func (d *Daemon) Round(ctx context.Context, trigger string, first time.Time) (Ro
 }
 
 func (d *Daemon) round(ctx context.Context) (RoundResult, error) {
+	start := time.Now()
 	snap, inv, err := d.read()
+	read := time.Since(start)
 	if err != nil {
-		return RoundResult{}, err
+		return RoundResult{Read: read}, err
 	}
 	plan := policy.Compute(snap, d.applier.Annotate(inv), d.cfg.Load())
-	return RoundResult{Plan: plan, Apply: d.applier.Apply(ctx, plan)}, nil
+	planned := time.Since(start) - read
+	return RoundResult{Plan: plan, Apply: d.applier.Apply(ctx, plan), Read: read, Planned: planned}, nil
 }
 
 // read builds a new snapshot and inventory. A CPU going on- or offline

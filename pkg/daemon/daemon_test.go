@@ -128,6 +128,31 @@ func TestRoundPlacesAndIsIdempotent(t *testing.T) {
 	}
 }
 
+// TestRoundLogsItsPhases: "round done" splits the time into read, plan
+// and apply, which is how a slow round in the e2e guest is explained.
+func TestRoundLogsItsPhases(t *testing.T) {
+	tree := fixture(t)
+	core, logs := observer.New(zap.InfoLevel)
+	d := newDaemon(t, tree, &fileWriter{proc: tree.Proc()}, "", func(o *Options) { o.Log = zap.New(core) })
+	res, err := d.Round(context.Background(), "startup", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Read <= 0 || res.Planned <= 0 || res.Apply.Duration <= 0 || res.Read+res.Planned+res.Apply.Duration > res.Took {
+		t.Errorf("phases read %v + plan %v + apply %v, took %v", res.Read, res.Planned, res.Apply.Duration, res.Took)
+	}
+	done := logs.FilterMessage("round done").All()
+	if len(done) != 1 {
+		t.Fatalf("%d 'round done' lines, want 1", len(done))
+	}
+	f := done[0].ContextMap()
+	for _, k := range []string{"took", "read", "plan", "apply"} {
+		if v, ok := f[k].(time.Duration); !ok || v <= 0 {
+			t.Errorf("round done: %s = %v, want a positive duration", k, f[k])
+		}
+	}
+}
+
 func TestDryRunWritesNothing(t *testing.T) {
 	tree := fixture(t)
 	w := &fileWriter{proc: tree.Proc()}
