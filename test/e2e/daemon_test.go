@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -23,20 +24,32 @@ import (
 // guest runs parts a-e in order; each part's checks are named after it
 // (a-..., b-...) and reported as a subtest of its own, so a failing part
 // shows under its name while the later parts still run and report.
+//
+// They assert what must become true, within placementDeadline, and
+// stay true; how fast it became true is printed (E2E-METRIC) and judged
+// by the bench, never here: under TCG on a shared 2-core host a round
+// takes from 0.1 to over 2 s, so a latency bound would measure the host.
+
+// placementDeadline is how long any expected state may take to appear
+// in the guest: generous, since only a state that never comes is a
+// failure. Every wait of the daemon scenarios uses it.
+const placementDeadline = 10 * time.Second
 
 // daemonLib is sourced before each daemon scenario's script.
 const daemonLib = `
+DEADLINE_S=@DEADLINE_S@
 LOG=/tmp/numairqd.log
 CFG=/etc/numairqd/numairqd.yaml
 URL=http://127.0.0.1:9768
 PID=
 
-# wp CHECK METRIC ARGS...: guestcheck wait-placement on $ADDR; PASS or
-# FAIL with its output line, and its latency in ms as METRIC.
+# wp CHECK METRIC ARGS...: guestcheck wait-placement on $ADDR with the
+# deadline; PASS or FAIL with its output line, and its latency in ms as
+# METRIC (a figure, not a verdict).
 wp() {
 	_c=$1 _m=$2
 	shift 2
-	_out=$(guestcheck wait-placement -pci "$ADDR" "$@" 2>&1)
+	_out=$(guestcheck wait-placement -pci "$ADDR" -timeout "${DEADLINE_S}s" "$@" 2>&1)
 	_rc=$?
 	_ms=$(echo "$_out" | sed -n 's/^[A-Z]* ms=\([0-9.]*\).*/\1/p' | head -n 1)
 	[ -n "$_ms" ] && metric "$_m" "$_ms"
@@ -76,17 +89,18 @@ start_daemon() {
 	PID=$!
 }
 
-# stop_daemon CHECK: SIGTERM, then the exit status must be 0 within 10 s.
+# stop_daemon CHECK: SIGTERM, then the exit status must be 0 within the
+# deadline.
 stop_daemon() {
 	kill -TERM "$PID" 2>/dev/null
-	_n=100
+	_n=$((DEADLINE_S * 10))
 	while kill -0 "$PID" 2>/dev/null && [ "$_n" -gt 0 ]; do
 		usleep 100000
 		_n=$((_n - 1))
 	done
 	if kill -0 "$PID" 2>/dev/null; then
 		kill -KILL "$PID"
-		fail "$1" "numairqd did not stop within 10 s of SIGTERM"
+		fail "$1" "numairqd did not stop within $DEADLINE_S s of SIGTERM"
 		return
 	fi
 	wait "$PID"
@@ -102,9 +116,9 @@ ip link set lo up
 data a-before guestcheck state
 data a-plan numairqd plan --config "$CFG" --format json
 start_daemon --config "$CFG"
-wp a-placed a_startup_to_placed_ms -since "$T0" -queues "@ALL_Q@" -control "@ALL_C@" -timeout 20s -within 10s -hold 500ms
+wp a-placed a_startup_to_placed_ms -since "$T0" -queues "@ALL_Q@" -control "@ALL_C@" -hold 500ms
 alive a-alive
-if wait_healthy 10; then pass a-healthz "200"; else fail a-healthz "status '$(http_status /healthz)'"; fi
+if wait_healthy "$DEADLINE_S"; then pass a-healthz "200"; else fail a-healthz "status '$(http_status /healthz)'"; fi
 data a-after guestcheck state
 data a-log cat "$LOG"
 
@@ -112,14 +126,14 @@ data a-log cat "$LOG"
 i=1
 while [ "$i" -le @REPS@ ]; do
 	wp b-offline-cpu@CPU@-$i b_offline_cpu@CPU@_ms_$i -write /sys/devices/system/cpu/cpu@CPU@/online=0 \
-		-queues "@OFF_Q@" -control "@OFF_C@" -timeout 5s -within 1s -hold 300ms
+		-queues "@OFF_Q@" -control "@OFF_C@" -hold 300ms
 	if [ "$i" = 1 ]; then
 		data b-plan-offline numairqd plan --config "$CFG" --format json
 		data b-http-plan-offline wget -q -O - "$URL/plan"
 		data b-state-offline guestcheck state
 	fi
 	wp b-online-cpu@CPU@-$i b_online_cpu@CPU@_ms_$i -write /sys/devices/system/cpu/cpu@CPU@/online=1 \
-		-queues "@ALL_Q@" -control "@ALL_C@" -timeout 5s -within 1s -hold 300ms
+		-queues "@ALL_Q@" -control "@ALL_C@" -hold 300ms
 	i=$((i + 1))
 done
 alive b-alive
@@ -127,27 +141,35 @@ alive b-alive
 ### c: driver unbind and bind: new IRQ numbers
 data c-before guestcheck state
 echo "$ADDR" >/sys/bus/pci/drivers/virtio-pci/unbind
-wait_for 5 sh -c "! grep -q -- '-$ADDR ' /proc/interrupts" || fail c-unbound "IRQs of $ADDR still in /proc/interrupts"
-# Let numairqd's round for the removal pass before the clock starts.
-usleep 500000
+wait_for "$DEADLINE_S" sh -c "! grep -q -- '-$ADDR ' /proc/interrupts" || fail c-unbound "IRQs of $ADDR still in /proc/interrupts"
+# numairqd heard the removal: its /plan no longer lists the freed queue
+# IRQs. Only then does the clock of the re-bind start.
+if wait_for "$DEADLINE_S" sh -c "wget -q -O - $URL/plan >/tmp/plan.json && ! grep -q '\"virtio[0-9]*-input\.0\"' /tmp/plan.json"; then
+	pass c-removal-planned "/plan lists no queue IRQ of $ADDR after unbind"
+else
+	fail c-removal-planned "/plan still lists queue IRQs $DEADLINE_S s after unbind: $(head -c 300 /tmp/plan.json)"
+fi
 wp c-rebind c_rebind_ms -write /sys/bus/pci/drivers/virtio-pci/bind="$ADDR" \
-	-queues "@ALL_Q@" -control "@ALL_C@" -timeout 5s -within 1s -hold 300ms
+	-queues "@ALL_Q@" -control "@ALL_C@" -hold 300ms
 data c-after guestcheck state
 alive c-alive
 
 ### d: SIGHUP with banned_cpus @BAN@, then a broken config
 printf 'listen: "127.0.0.1:9768"\nbanned_cpus: "@BAN@"\n' >"$CFG.new" && mv "$CFG.new" "$CFG"
-wp d-sighup-banned d_sighup_banned_ms -signal "$PID" -queues "@BAN_Q@" -control "@BAN_C@" -timeout 5s -within 1s -hold 500ms
+wp d-sighup-banned d_sighup_banned_ms -signal "$PID" -queues "@BAN_Q@" -control "@BAN_C@" -hold 500ms
 data d-plan numairqd plan --config "$CFG" --format json
 data d-http-plan wget -q -O - "$URL/plan"
 data d-state guestcheck state
 printf 'listen: "127.0.0.1:9768"\nbanned_cpus: "@BAN@"\nbanned_cpuz: "6"\n' >"$CFG.new" && mv "$CFG.new" "$CFG"
-wp d-broken-kept d_broken_hold_ms -signal "$PID" -queues "@BAN_Q@" -control "@BAN_C@" -timeout 3s -within 1s -hold 1500ms
-if wait_for 5 grep -q "$CFG:3" "$LOG"; then
+kill -HUP "$PID"
+# The rejection is logged first; only then is "the placement stayed"
+# evidence, however long the daemon took to get there.
+if wait_for "$DEADLINE_S" grep -q "$CFG:3" "$LOG"; then
 	pass d-broken-logged "$(grep "$CFG:3" "$LOG" | head -n 1)"
 else
 	fail d-broken-logged "no log line names $CFG:3; last lines: $(tail -n 3 "$LOG" | tr '\n' ' ')"
 fi
+wp d-broken-kept d_broken_hold_ms -queues "@BAN_Q@" -control "@BAN_C@" -hold 1500ms
 alive d-alive
 expect_eq d-healthz "$(http_status /healthz)" 200
 
@@ -155,6 +177,8 @@ expect_eq d-healthz "$(http_status /healthz)" 200
 data e-metrics wget -q -O - "$URL/metrics"
 data e-plan wget -q -O - "$URL/plan"
 data e-state guestcheck state
+data e-proc-io cat /proc/$PID/io
+data e-proc-stat cat /proc/$PID/stat
 alive e-alive
 stop_daemon e-stop
 data daemon-log cat "$LOG"
@@ -165,7 +189,7 @@ const manaScript = `
 ip link set lo up
 data f-plan numairqd plan --format json
 start_daemon
-wp f-linear-placed f_startup_to_placed_ms -since "$T0" -queues "@ALL_Q@" -control "@ALL_C@" -timeout 20s -within 10s -hold 500ms
+wp f-linear-placed f_startup_to_placed_ms -since "$T0" -queues "@ALL_Q@" -control "@ALL_C@" -hold 500ms
 alive f-alive
 data f-state guestcheck state
 stop_daemon f-stop
@@ -187,9 +211,6 @@ type daemonPart struct {
 }
 
 func TestDaemon(t *testing.T) {
-	if !HaveNumairqd(t) {
-		t.Skip("./cmd/numairqd does not exist")
-	}
 	t.Run("numa4", func(t *testing.T) { runDaemonScenario(t, numa4Scenario()) })
 	t.Run("mana", func(t *testing.T) { runDaemonScenario(t, manaScenario()) })
 }
@@ -212,7 +233,7 @@ func numa4Scenario() daemonScenario {
 		"@BAN_Q@", pBan.QueueArg(), "@BAN_C@", pBan.ControlList(),
 		"@CPU@", strconv.Itoa(hotplugCPU), "@REPS@", strconv.Itoa(hotplugReps), "@BAN@", strconv.Itoa(bannedCPU),
 	).Replace(numa4Script)
-	expect := []string{"a-placed", "a-alive", "a-healthz", "b-alive", "c-rebind", "c-alive",
+	expect := []string{"a-placed", "a-alive", "a-healthz", "b-alive", "c-removal-planned", "c-rebind", "c-alive",
 		"d-sighup-banned", "d-broken-kept", "d-broken-logged", "d-alive", "d-healthz", "e-alive", "e-stop"}
 	for i := 1; i <= hotplugReps; i++ {
 		expect = append(expect, fmt.Sprintf("b-offline-cpu%d-%d", hotplugCPU, i), fmt.Sprintf("b-online-cpu%d-%d", hotplugCPU, i))
@@ -220,7 +241,7 @@ func numa4Scenario() daemonScenario {
 	s := daemonScenario{Scenario: Scenario{
 		Name:    "daemon-numa4",
 		Guest:   g,
-		Script:  "ADDR=" + addr + "\n" + daemonLib + script,
+		Script:  daemonScript(addr, script),
 		Files:   map[string][]byte{"/etc/numairqd/numairqd.yaml": []byte("listen: \"127.0.0.1:9768\"\n")},
 		Timeout: 300 * time.Second,
 		Expect:  expect,
@@ -242,12 +263,18 @@ func manaScenario() daemonScenario {
 	s := daemonScenario{Scenario: Scenario{
 		Name:    "daemon-mana",
 		Guest:   g,
-		Script:  "ADDR=" + g.NetAddress(0) + "\n" + daemonLib + script,
+		Script:  daemonScript(g.NetAddress(0), script),
 		Timeout: 180 * time.Second,
 		Expect:  []string{"f-linear-placed", "f-alive", "f-stop"},
 	}}
 	s.parts = []daemonPart{{"f-mana-linear", "f-", func(t *testing.T, r *Result) { verifyMANA(t, r, g, p) }}}
 	return s
+}
+
+// daemonScript is script after daemonLib, for the device at addr.
+func daemonScript(addr, script string) string {
+	lib := strings.ReplaceAll(daemonLib, "@DEADLINE_S@", strconv.Itoa(int(placementDeadline/time.Second)))
+	return "ADDR=" + addr + "\n" + lib + script
 }
 
 // runDaemonScenario boots s and runs each part as a subtest. A part
@@ -279,11 +306,69 @@ func runDaemonScenario(t *testing.T, s daemonScenario) {
 				p.verify(t, pr)
 			})
 		}
+		reportRoundCosts(r)
 		if t.Failed() {
 			dumpDaemonLog(t, r)
 		}
 	}
 	Run(t, s.Scenario)
+}
+
+// reportProcessCost prints the daemon's read and write system calls
+// (/proc/PID/io syscr, syscw) and CPU ticks (/proc/PID/stat utime,
+// stime) over its whole run, and per round: what a round costs the
+// guest kernel, as figures.
+func reportProcessCost(r *Result, rounds float64) {
+	io, ok1 := r.Data("e-proc-io")
+	st, ok2 := r.Data("e-proc-stat")
+	if !ok1 || !ok2 || rounds == 0 {
+		return
+	}
+	for _, line := range strings.Split(string(io.Output), "\n") {
+		k, v, ok := strings.Cut(line, ": ")
+		if n, err := strconv.ParseFloat(strings.TrimSpace(v), 64); ok && err == nil && (k == "syscr" || k == "syscw") {
+			r.Metric("e_daemon_"+k, n)
+			r.Metric("e_daemon_"+k+"_per_round", n/rounds)
+		}
+	}
+	// Fields after the ")" that ends the command name: state is field 3,
+	// utime and stime are fields 14 and 15.
+	if _, rest, ok := strings.Cut(string(st.Output), ") "); ok {
+		if f := strings.Fields(rest); len(f) > 12 {
+			r.Metric("e_daemon_utime_ticks", f[11])
+			r.Metric("e_daemon_stime_ticks", f[12])
+		}
+	}
+}
+
+// reportRoundCosts prints, from the daemon's "round done" log lines,
+// the median and max time of a round and of its read, plan and apply
+// phases in the guest: figures that explain the latencies, not checks.
+func reportRoundCosts(r *Result) {
+	d, ok := r.Data("daemon-log")
+	if !ok {
+		return
+	}
+	phases := map[string][]float64{}
+	for _, line := range strings.Split(string(d.Output), "\n") {
+		var l map[string]any
+		if json.Unmarshal([]byte(line), &l) != nil || l["msg"] != "round done" {
+			continue
+		}
+		for _, k := range []string{"took", "read", "plan", "apply"} {
+			if v, ok := l[k].(string); ok {
+				if d, err := time.ParseDuration(v); err == nil {
+					phases[k] = append(phases[k], float64(d)/float64(time.Millisecond))
+				}
+			}
+		}
+	}
+	r.Metric("guest_rounds_logged", len(phases["took"]))
+	for _, k := range []string{"took", "read", "plan", "apply"} {
+		med, mx := medianMax(phases[k])
+		r.Metric("guest_round_"+k+"_ms_median", med)
+		r.Metric("guest_round_"+k+"_ms_max", mx)
+	}
 }
 
 // forSubtest is r reporting through t.
@@ -515,14 +600,15 @@ func verifyHotplug(t *testing.T, r *Result, g Guest, want Placement) {
 		diff := placementDiff(t, s, addr, want)
 		r.Check("b-placed-state-offline", diff == "", "host view with cpu%d offline: %s", hotplugCPU, orOK(diff))
 	}
+	// Latencies are figures for the log, not checks: the guest checks
+	// b-offline-*/b-online-* already failed if a placement never came.
 	for _, dir := range []string{"offline", "online"} {
 		prefix := fmt.Sprintf("b_%s_cpu%d_ms_", dir, hotplugCPU)
 		v := latencies(r, prefix)
 		med, mx := medianMax(v)
 		r.Metric(prefix+"median", med)
 		r.Metric(prefix+"max", mx)
-		r.Check("b-"+dir+"-latencies", len(v) == hotplugReps && mx <= 1000,
-			"%s cpu%d -> plan in place: %v ms (median %.1f, max %.1f; bound 1000)", dir, hotplugCPU, v, med, mx)
+		t.Logf("%s cpu%d -> plan in place: %v ms (median %.1f, max %.1f; a figure, not a bound)", dir, hotplugCPU, v, med, mx)
 	}
 }
 
@@ -632,9 +718,12 @@ func verifyHTTP(t *testing.T, r *Result, g Guest, want Placement) {
 				r.Metric("e_event_to_applied_mean_ms", 1000*v/c)
 			}
 		}
+		rounds := 0.0
 		for _, x := range promFind(m, "numairqd_rounds_total", nil) {
 			r.Metric("e_rounds_"+x.Labels["trigger"], x.Value)
+			rounds += x.Value
 		}
+		reportProcessCost(r, rounds)
 		for _, x := range promFind(m, "numairqd_affinity_writes_total", nil) {
 			r.Metric("e_writes_"+x.Labels["result"], x.Value)
 		}

@@ -8,9 +8,9 @@
 //	                                  write LIST to /proc/IRQ/smp_affinity_list; print
 //	                                  "OK" or the errno name ("EIO errno=5 ..."), exit 1 on error
 //	guestcheck wait-placement -pci ADDR -queues "CPU..." [-control LIST] [-write PATH=VALUE]
-//	                                  [-signal PID] [-since UPTIME] [-timeout D] [-within D] [-hold D]
+//	                                  [-signal PID] [-since UPTIME] [-timeout D] [-hold D]
 //	                                  do the actions, then wait until the device's queue
-//	                                  IRQs are on the given CPUs; print the latency (see wait.go)
+//	                                  IRQs are on the given CPUs and stay; print the latency (see wait.go)
 package main
 
 import (

@@ -28,15 +28,15 @@ const waitUsage = `guestcheck wait-placement -pci ADDR -queues "CPU0 CPU1 ..." [
   *-output.K) is on CPU K of -queues and, with -control, its *-config
   IRQ's list is -control. Prints one line:
     OK ms=M polls=N write_ms=W irqs=IRQ:LIST,... first=IRQ:LIST,...
-                                                     placed within -within and held for
+                                                     placed within -timeout and held for
                                                      -hold; first is the first complete
                                                      set of the device's IRQs seen
-    LATE ms=M ...                                    placed, but after -within
     UNSTABLE ms=M changed_ms=C ...                   placed, then changed during -hold
     TIMEOUT ms=M ... last: WHAT DIFFERED             not placed within -timeout
     ERROR ms=M ...                                   an action failed
   and exits 0 only for OK. M is the time from the clock's start (or
-  from -since, a /proc/uptime value) to the first poll that matched.`
+  from -since, a /proc/uptime value) to the first poll that matched: a
+  figure to report, never a verdict (a slow host is not a failure).`
 
 // waitSpec is what wait-placement waits for.
 type waitSpec struct {
@@ -186,7 +186,6 @@ func waitPlacement(root string, args []string, stdout io.Writer) error {
 	signal := fl.Int("signal", 0, "PID to send SIGHUP after the writes")
 	since := fl.Float64("since", 0, "start the clock at this /proc/uptime value instead of now")
 	timeout := fl.Duration("timeout", 5*time.Second, "give up after this long")
-	within := fl.Duration("within", time.Second, "placement must be reached within this long")
 	hold := fl.Duration("hold", 0, "placement must then stay unchanged this long")
 	poll := fl.Duration("poll", 5*time.Millisecond, "poll interval")
 	if err := fl.Parse(args); err != nil {
@@ -268,15 +267,8 @@ func waitPlacement(root string, args []string, stdout io.Writer) error {
 			return errReported
 		}
 		if matched >= 0 && now-matched >= *hold {
-			status := "OK"
-			if matched > *within {
-				status = "LATE"
-			}
-			fmt.Fprintf(stdout, "%s ms=%s polls=%d write_ms=%s hold_ms=%s irqs=%s first=%s\n",
-				status, ms(matched), polls, ms(writeTook), ms(now-matched), placed, first)
-			if status != "OK" {
-				return errReported
-			}
+			fmt.Fprintf(stdout, "OK ms=%s polls=%d write_ms=%s hold_ms=%s irqs=%s first=%s\n",
+				ms(matched), polls, ms(writeTook), ms(now-matched), placed, first)
 			return nil
 		}
 		if matched < 0 && now >= *timeout {

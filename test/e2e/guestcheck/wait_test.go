@@ -57,7 +57,9 @@ func TestWaitPlacement(t *testing.T) {
 		{"missing queue", []string{"4"}, "4-5", []string{"-queues", "4 5", "-timeout", "20ms"}, "TIMEOUT ms="},
 		{"no device IRQs", nil, "", []string{"-pci", "0000:42:00.0", "-queues", "4", "-timeout", "20ms"}, "TIMEOUT ms="},
 		{"extra queue", []string{"4", "5", "6"}, "4-5", []string{"-queues", "4 5", "-timeout", "20ms"}, "TIMEOUT ms="},
-		{"late", []string{"4", "5"}, "4-5", []string{"-queues", "4 5", "-within", "0s", "-since", "0.001"}, "LATE ms="},
+		// A placement found long after the clock started is still OK:
+		// the latency is a figure, not a verdict.
+		{"slow", []string{"4", "5"}, "4-5", []string{"-queues", "4 5", "-since", "0.001"}, "OK ms="},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := procTree(t, tc.lists, tc.config)
