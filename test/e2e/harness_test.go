@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -108,7 +109,7 @@ func TestGuestValidate(t *testing.T) {
 func TestInitramfs(t *testing.T) {
 	env := requireEnv(t)
 	if _, err := exec.LookPath("cpio"); err != nil {
-		t.Skip("no cpio to list the archive")
+		t.Fatalf("no cpio to list the archive: %s", installHint)
 	}
 	order, err := moduleOrder(env.modDir, []string{"virtio_net", "nvme"})
 	if err != nil {
@@ -147,6 +148,33 @@ func TestInitramfs(t *testing.T) {
 	for _, want := range []string{" init\n", " bin/busybox\n", "bin/sh -> busybox", " e2e/deep/x.sh\n", " lib/modules/virtio_net.ko\n", "dev/console"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("archive lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestRetryReason: only QEMU's own failures earn a second boot.
+func TestRetryReason(t *testing.T) {
+	begun := markers{Begun: true, Checks: []Check{{Name: "a", Status: "PASS"}}}
+	failed := markers{Begun: true, Checks: []Check{{Name: "a", Status: "FAIL"}}}
+	ended := markers{Begun: true, Ended: true}
+	for _, tc := range []struct {
+		name  string
+		boot  bootResult
+		m     markers
+		retry bool
+	}{
+		{"clean run", bootResult{}, ended, false},
+		{"segfault before E2E-END", bootResult{signal: syscall.SIGSEGV}, begun, true},
+		{"segfault after E2E-END", bootResult{signal: syscall.SIGSEGV}, ended, false},
+		{"segfault after a failed check", bootResult{signal: syscall.SIGSEGV}, failed, false},
+		{"no E2E-BEGIN", bootResult{}, markers{}, true},
+		{"no E2E-BEGIN, timed out", bootResult{timedOut: true, signal: syscall.SIGKILL}, markers{}, true},
+		{"timed out in the scenario", bootResult{timedOut: true, signal: syscall.SIGKILL}, begun, false},
+		{"exited early without a signal", bootResult{}, begun, false},
+	} {
+		got := retryReason(tc.boot, tc.m)
+		if (got != "") != tc.retry {
+			t.Errorf("%s: retryReason = %q, want retry %v", tc.name, got, tc.retry)
 		}
 	}
 }

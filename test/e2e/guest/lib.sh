@@ -5,7 +5,7 @@
 # data port (ttyS1, which the host parses: kernel messages never
 # interleave there):
 #   E2E-BEGIN <scenario>
-#   E2E-RESULT <scenario> <check> PASS|FAIL|SKIP <detail...>
+#   E2E-RESULT <scenario> <check> PASS|FAIL <detail...>   (no SKIP: a check that cannot run fails)
 #   E2E-METRIC <name> <value>
 #   E2E-DATA <name> <exit status> <base64 of the command's output>   (data port only)
 #   E2E-END <scenario> <exit status of scenario.sh>
@@ -24,7 +24,7 @@ emit() {
 e2e_begin() { emit "E2E-BEGIN $E2E_SCENARIO"; }
 e2e_end() { emit "E2E-END $E2E_SCENARIO $1"; }
 
-# result CHECK PASS|FAIL|SKIP DETAIL...
+# result CHECK PASS|FAIL DETAIL...
 result() {
 	_check=$1 _status=$2
 	shift 2
@@ -32,7 +32,6 @@ result() {
 }
 pass() { _c=$1; shift; result "$_c" PASS "$@"; }
 fail() { _c=$1; shift; result "$_c" FAIL "$@"; }
-skip() { _c=$1; shift; result "$_c" SKIP "$@"; }
 
 # metric NAME VALUE
 metric() { emit "E2E-METRIC $1 $2"; }
