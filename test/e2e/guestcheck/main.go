@@ -11,6 +11,8 @@
 //	                                  [-signal PID] [-since UPTIME] [-timeout D] [-hold D]
 //	                                  do the actions, then wait until the device's queue
 //	                                  IRQs are on the given CPUs and stay; print the latency (see wait.go)
+//	guestcheck sample [-interval D] [-count N] [-irqs REGEXP] [-iface NAME]
+//	                                  one JSON line (guestinfo.LoadSample) per sample (see sample.go)
 package main
 
 import (
@@ -29,7 +31,7 @@ import (
 // errReported is returned when the failure was already printed on stdout.
 var errReported = errors.New("reported")
 
-const usage = "usage: guestcheck state | irqs REGEXP | write-affinity IRQ LIST | wait-placement -pci ADDR -queues CPUS ..."
+const usage = "usage: guestcheck state | irqs REGEXP | write-affinity IRQ LIST | wait-placement -pci ADDR -queues CPUS ... | sample [-interval D] [-count N] ..."
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
@@ -76,6 +78,8 @@ func run(args []string) error {
 		return writeAffinity(fs, irq, args[2])
 	case "wait-placement":
 		return waitPlacement(fs.Root, args[1:], os.Stdout)
+	case "sample":
+		return sample(fs, args[1:], os.Stdout)
 	}
 	return errors.New(usage)
 }
