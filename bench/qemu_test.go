@@ -8,14 +8,12 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -28,7 +26,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	e2e.RemoveStaleTaps()
+	e2e.RemoveStaleNets()
 	code := m.Run()
 	e2e.CleanupBinaries()
 	os.Exit(code)
@@ -67,6 +65,7 @@ func TestBench(t *testing.T) {
 	start := time.Now()
 	p := loadParams(t)
 	files := guestFiles(t)
+	hostBins := irqbalanceBin(t)
 	raw := measure.Raw{Meta: hostMeta(p)}
 	stopLoad := sampleLoad(&raw.Meta)
 	defer func() {
@@ -94,12 +93,13 @@ func TestBench(t *testing.T) {
 	} {
 		t.Run("placement/"+tc.name, func(t *testing.T) {
 			r := e2e.Run(t, e2e.Scenario{
-				Name:    "bench-placement-" + tc.name,
-				Guest:   tc.guest,
-				Script:  placementScript(tc.banned),
-				Files:   withConfig(files, tc.banned),
-				Timeout: 4 * time.Minute,
-				Expect:  []string{"placement-done"},
+				Name:     "bench-placement-" + tc.name,
+				Guest:    tc.guest,
+				Script:   placementScript(tc.banned),
+				Files:    withConfig(files, tc.banned),
+				HostBins: hostBins,
+				Timeout:  4 * time.Minute,
+				Expect:   []string{"placement-done"},
 			})
 			raw.Placement = append(raw.Placement, placementRun(t, r, tc.name, tc.title, tc.banned))
 		})
@@ -112,12 +112,13 @@ func TestBench(t *testing.T) {
 			per := 15*time.Second + p.window + 15*time.Second
 			timeout := 3*time.Minute + time.Duration(p.reps)*(p.idle+time.Duration(p.churnCycles)*2*time.Second+5*time.Second) + time.Duration(3*p.reps)*per
 			r := e2e.Run(t, e2e.Scenario{
-				Name:    "bench-daemon-" + daemon,
-				Guest:   g,
-				Script:  daemonScript(daemon, p, g.NetAddress(0)),
-				Files:   withConfig(files, ""),
-				Timeout: timeout,
-				Expect:  []string{"daemon-done"},
+				Name:     "bench-daemon-" + daemon,
+				Guest:    g,
+				Script:   daemonScript(daemon, p, g.NetAddress(0)),
+				Files:    withConfig(files, ""),
+				HostBins: hostBins,
+				Timeout:  timeout,
+				Expect:   []string{"daemon-done"},
 			})
 			raw.Daemons = append(raw.Daemons, daemonRun(t, r, daemon, p))
 		})
@@ -141,8 +142,7 @@ func bannedGuest() e2e.Guest {
 // IRQ's starting smp_affinity_list back, then runs numairqd --oneshot,
 // with a state snapshot after each step.
 func placementScript(banned string) string {
-	return `export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu
-BANNED='` + banned + `'
+	return `BANNED='` + banned + `'
 data start guestcheck state
 for d in /proc/irq/[0-9]*; do
 	[ -r $d/smp_affinity_list ] && echo "${d#/proc/irq/} $(cat $d/smp_affinity_list)"
@@ -190,8 +190,7 @@ var (
 const hotplugCPU = 5
 
 func daemonScript(daemon string, p params, pci string) string {
-	return fmt.Sprintf(`export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu
-DAEMON=%s CPU=%d PCI=%s REPS=%d CYCLES=%d IDLE=%d WINDOW=%s
+	return fmt.Sprintf(`DAEMON=%s CPU=%d PCI=%s REPS=%d CYCLES=%d IDLE=%d WINDOW=%s
 SETTLE_Q=%s WATCH_Q=%s UNTIL=%s
 data start guestcheck state
 %s >/tmp/daemon.log 2>&1 &
@@ -372,51 +371,24 @@ func dataString(r *e2e.Result, name string) string {
 }
 
 // guestFiles are the files every bench guest gets besides the
-// harness's: irqbalance with the shared libraries ldd lists, and
-// benchagent.
+// harness's: benchagent. irqbalance comes with its libraries through
+// Scenario.HostBins (irqbalanceBin).
 func guestFiles(t *testing.T) map[string][]byte {
 	t.Helper()
-	files := map[string][]byte{}
-	irqb, err := exec.LookPath("irqbalance")
+	return map[string][]byte{"/bin/benchagent": buildAgent(t)}
+}
+
+// irqbalanceBin is the host's irqbalance, put into every bench guest.
+func irqbalanceBin(t *testing.T) []string {
+	t.Helper()
+	p, err := exec.LookPath("irqbalance")
 	if err != nil {
-		irqb = "/usr/sbin/irqbalance"
+		p = "/usr/sbin/irqbalance"
 	}
-	b, err := os.ReadFile(irqb)
-	if err != nil {
+	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("irqbalance (apt-get install irqbalance): %v", err)
 	}
-	files["/usr/sbin/irqbalance"] = b
-	out, err := exec.Command("ldd", irqb).Output()
-	if err != nil {
-		t.Fatalf("ldd %s: %v", irqb, err)
-	}
-	// "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" and
-	// "/lib64/ld-linux-x86-64.so.2 (0x...)"; a library goes into the
-	// guest under its soname path, the loader under its own path.
-	re := regexp.MustCompile(`^\s*(\S+)(?:\s+=>\s+(\S+))?\s+\(0x[0-9a-f]+\)`)
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		m := re.FindStringSubmatch(sc.Text())
-		if m == nil {
-			continue
-		}
-		src, dst := m[2], ""
-		switch {
-		case src != "":
-			dst = "/lib/x86_64-linux-gnu/" + m[1]
-		case strings.HasPrefix(m[1], "/"):
-			src, dst = m[1], m[1]
-		default:
-			continue // linux-vdso.so.1
-		}
-		lib, err := os.ReadFile(src)
-		if err != nil {
-			t.Fatalf("%s: %v", src, err)
-		}
-		files[dst] = lib
-	}
-	files["/bin/benchagent"] = buildAgent(t)
-	return files
+	return []string{p}
 }
 
 func withConfig(files map[string][]byte, banned string) map[string][]byte {

@@ -8,7 +8,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	removeStaleTaps()
+	removeStaleNets()
 	code := m.Run()
 	cleanupBinaries()
 	os.Exit(code)

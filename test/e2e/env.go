@@ -10,15 +10,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 )
 
-const installHint = "as root: apt-get install -y qemu-system-x86 linux-image-amd64 busybox-static xz-utils cpio iproute2 (or run test/e2e/run.sh with E2E_INSTALL=1)"
+const installHint = "as root: apt-get install -y qemu-system-x86 linux-image-amd64 busybox-static xz-utils cpio iproute2 ethtool (or run test/e2e/run.sh with E2E_INSTALL=1)"
 
 // hostEnv is what the host must provide to boot a guest.
 type hostEnv struct {
@@ -26,6 +24,7 @@ type hostEnv struct {
 	kernel  string // /boot/vmlinuz-<ver>
 	modDir  string // /lib/modules/<ver>
 	busybox string // a static busybox
+	ethtool string // Debian's ethtool, packed with its libraries (ethtool -L)
 }
 
 var (
@@ -68,6 +67,12 @@ func findEnv() (hostEnv, error) {
 	}
 	if e.busybox, err = findBusybox(); err != nil {
 		missing = append(missing, err.Error())
+	}
+	if e.ethtool, err = exec.LookPath("ethtool"); err != nil {
+		if _, serr := os.Stat("/usr/sbin/ethtool"); serr != nil {
+			missing = append(missing, "ethtool (ethtool)")
+		}
+		e.ethtool = "/usr/sbin/ethtool"
 	}
 	if len(missing) > 0 {
 		return e, fmt.Errorf("missing: %s; %s", strings.Join(missing, "; "), installHint)
@@ -221,38 +226,47 @@ func align4(n int) int { return (n + 3) &^ 3 }
 var (
 	binOnce sync.Once
 	binDir  string
-	binVal  map[string]string
+	binVal  binaries
 	binErr  error
 )
 
-// guestBinaries builds, once per test binary, the static binaries put
-// into /bin of every guest: guestcheck and numairqd. One that does not
-// build fails the test: no scenario is skipped for a missing binary.
-func guestBinaries(t *testing.T) map[string]string {
+// binaries are what the harness builds once per test binary: the
+// static binaries put into /bin of every guest, and the host's traffic
+// generator.
+type binaries struct {
+	guest      map[string]string // name in the guest's /bin -> host path
+	trafficgen string
+}
+
+// buildBinaries builds guestcheck and numairqd for the guests and
+// test/trafficgen for the host. One that does not build fails the
+// test: no scenario is skipped for a missing binary.
+func buildBinaries(t *testing.T) binaries {
 	t.Helper()
 	binOnce.Do(func() {
 		start := time.Now()
-		binVal, binErr = buildGuestBinaries()
-		t.Logf("E2E-METRIC host_build_guest_binaries_s %.3f", time.Since(start).Seconds())
+		binVal, binErr = goBuild()
+		t.Logf("E2E-METRIC host_build_binaries_s %.3f", time.Since(start).Seconds())
 	})
 	if binErr != nil {
-		t.Fatalf("build guest binaries: %v", binErr)
+		t.Fatalf("build binaries: %v", binErr)
 	}
 	return binVal
 }
 
-func buildGuestBinaries() (map[string]string, error) {
+func goBuild() (binaries, error) {
+	var b binaries
 	out, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
-		return nil, fmt.Errorf("go env GOMOD: %w", err)
+		return b, fmt.Errorf("go env GOMOD: %w", err)
 	}
 	root := filepath.Dir(strings.TrimSpace(string(out)))
 	dir, err := binaryDir()
 	if err != nil {
-		return nil, err
+		return b, err
 	}
-	pkgs := map[string]string{"guestcheck": "./test/e2e/guestcheck", "numairqd": "./cmd/numairqd"}
-	bins := map[string]string{}
+	pkgs := map[string]string{"guestcheck": "./test/e2e/guestcheck", "numairqd": "./cmd/numairqd", "trafficgen": "./test/trafficgen"}
+	built := map[string]string{}
 	for name, pkg := range pkgs {
 		dst := filepath.Join(dir, name)
 		cmd := exec.Command("go", "build", "-trimpath", "-o", dst, pkg)
@@ -261,11 +275,14 @@ func buildGuestBinaries() (map[string]string, error) {
 		var errb bytes.Buffer
 		cmd.Stderr = &errb
 		if err := cmd.Run(); err != nil {
-			return nil, fmt.Errorf("CGO_ENABLED=0 go build %s: %w\n%s", pkg, err, errb.String())
+			return b, fmt.Errorf("CGO_ENABLED=0 go build %s: %w\n%s", pkg, err, errb.String())
 		}
-		bins[name] = dst
+		built[name] = dst
 	}
-	return bins, nil
+	b.trafficgen = built["trafficgen"]
+	delete(built, "trafficgen")
+	b.guest = built
+	return b, nil
 }
 
 var binDirMu sync.Mutex
@@ -289,51 +306,5 @@ func binaryDir() (string, error) {
 func cleanupBinaries() {
 	if binDir != "" {
 		os.RemoveAll(binDir)
-	}
-}
-
-var tapSeq atomic.Int32
-
-// createTap creates a multi_queue tap device for one guest NIC and
-// deletes it when t ends. It is never brought up nor put into a bridge:
-// nothing the guest sends goes anywhere.
-func createTap(t *testing.T) string {
-	t.Helper()
-	name := fmt.Sprintf("e2e%dn%d", os.Getpid(), tapSeq.Add(1))
-	if out, err := exec.Command("ip", "tuntap", "add", "dev", name, "mode", "tap", "multi_queue").CombinedOutput(); err != nil {
-		t.Fatalf("ip tuntap add dev %s mode tap multi_queue: %v: %s", name, err, out)
-	}
-	t.Cleanup(func() { deleteTap(t, name) })
-	return name
-}
-
-func deleteTap(t *testing.T, name string) {
-	if out, err := exec.Command("ip", "tuntap", "del", "dev", name, "mode", "tap", "multi_queue").CombinedOutput(); err != nil {
-		t.Errorf("ip tuntap del dev %s: %v: %s", name, err, out)
-	}
-}
-
-// removeStaleTaps deletes taps left by e2e runs whose process is gone
-// (killed before its cleanup ran). Only names this harness makes are
-// touched: e2e<pid>n<seq>.
-func removeStaleTaps() {
-	ents, _ := os.ReadDir("/sys/class/net")
-	for _, e := range ents {
-		rest, ok := strings.CutPrefix(e.Name(), "e2e")
-		if !ok {
-			continue
-		}
-		pidStr, seq, ok := strings.Cut(rest, "n")
-		pid, err := strconv.Atoi(pidStr)
-		if !ok || err != nil {
-			continue
-		}
-		if _, err := strconv.Atoi(seq); err != nil {
-			continue
-		}
-		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
-			continue
-		}
-		_ = exec.Command("ip", "tuntap", "del", "dev", e.Name(), "mode", "tap", "multi_queue").Run()
 	}
 }

@@ -36,7 +36,8 @@ type Node struct {
 }
 
 // NetDevice is a virtio-net-pci with Queues queue pairs on a
-// multi_queue tap that is never brought up.
+// multi_queue tap in the boot's own network namespace (labNet), which
+// carries only the traffic the guest asks the harness for.
 type NetDevice struct {
 	Node    int // NUMA node of its expander bus; -1: on pcie.0, no node
 	Queues  int // queue pairs
@@ -210,6 +211,9 @@ func (g Guest) NVMeBus(i int) int { return 0x20 + 0x08*i }
 // NetAddress is the guest's PCI address of Net[i].
 func (g Guest) NetAddress(i int) string { return g.address(g.Net[i].Node, g.NetBus(i), 0x10+i) }
 
+// NetMAC is the MAC address of Net[i], where generated traffic goes.
+func (g Guest) NetMAC(i int) string { return fmt.Sprintf("52:54:00:e2:e0:%02x", i) }
+
 // NVMeAddress is the guest's PCI address of NVMe[i].
 func (g Guest) NVMeAddress(i int) string { return g.address(g.NVMe[i].Node, g.NVMeBus(i), 0x18+i) }
 
@@ -281,7 +285,7 @@ func (g Guest) qemuArgs(taps, images []string) []string {
 		}
 		a = append(a,
 			"-netdev", fmt.Sprintf("tap,id=n%d,ifname=%s,script=no,downscript=no,queues=%d,vhost=off", i, taps[i], d.Queues),
-			"-device", fmt.Sprintf("virtio-net-pci,netdev=n%d,mq=on,vectors=%d,mac=52:54:00:e2:e0:%02x,romfile=,%s", i, vec, i, b))
+			"-device", fmt.Sprintf("virtio-net-pci,netdev=n%d,mq=on,vectors=%d,mac=%s,romfile=,%s", i, vec, g.NetMAC(i), b))
 	}
 	for i, d := range g.NVMe {
 		b := bus(d.Node, g.NVMeBus(i), 0x18+i)

@@ -42,6 +42,10 @@ type Scenario struct {
 	Script string
 	// Files are extra guest files (path -> content, mode 0755).
 	Files map[string][]byte
+	// HostBins are host programs (absolute paths) to put into the guest
+	// at the same paths with their shared libraries, besides ethtool,
+	// which every guest gets.
+	HostBins []string
 	// Timeout bounds the whole boot; zero means DefaultTimeout.
 	Timeout time.Duration
 	// Expect names checks the guest must report; a missing one fails.
@@ -61,10 +65,14 @@ type Result struct {
 	Port     string // data port (ttyS1)
 	Checks   []Check
 	Metrics  []Metric
-	data     map[string]Data
-	RC       int // exit status of the scenario script
-	Wall     time.Duration
-	t        *testing.T
+	Traffic  []Traffic // the generator runs the guest asked for
+	// Links are the boot's namespace's interfaces after the boot, with
+	// their counters: only lo and the taps.
+	Links []NetLink
+	data  map[string]Data
+	RC    int // exit status of the scenario script
+	Wall  time.Duration
+	t     *testing.T
 }
 
 // Data returns the output of the guest's `data NAME ...` call.
@@ -144,12 +152,12 @@ func Run(t *testing.T, s Scenario) *Result {
 	}
 	r := &Result{Scenario: s, t: t, data: map[string]Data{}, RC: -1}
 	dir := t.TempDir()
-	bins := guestBinaries(t)
+	bins := buildBinaries(t)
 
 	// The initramfs.
 	start := time.Now()
 	initrd := filepath.Join(dir, "initramfs.cpio.gz")
-	if err := writeInitramfs(env, s, bins, initrd); err != nil {
+	if err := writeInitramfs(env, s, bins.guest, initrd); err != nil {
 		t.Fatalf("build initramfs: %v", err)
 	}
 	r.Metric("host_initramfs_build_s", time.Since(start).Seconds())
@@ -157,11 +165,9 @@ func Run(t *testing.T, s Scenario) *Result {
 		r.Metric("host_initramfs_bytes", fi.Size())
 	}
 
-	// Devices.
-	var taps, images []string
-	for range s.Guest.Net {
-		taps = append(taps, createTap(t))
-	}
+	// Devices: the NICs' taps in a namespace of this boot's own.
+	net := newLabNet(t, len(s.Guest.Net))
+	var images []string
 	for i, d := range s.Guest.NVMe {
 		img := filepath.Join(dir, fmt.Sprintf("nvme%d.img", i))
 		size := d.SizeMB
@@ -190,7 +196,7 @@ func Run(t *testing.T, s Scenario) *Result {
 		m    markers
 	)
 	for attempt := 1; ; attempt++ {
-		boot, m = r.boot(env, dir, initrd, taps, images, timeout)
+		boot, m = r.boot(env, dir, initrd, net, images, bins.trafficgen, timeout)
 		reason := retryReason(boot, m)
 		if reason == "" || attempt == 2 {
 			break
@@ -209,6 +215,12 @@ func Run(t *testing.T, s Scenario) *Result {
 	}
 	for _, l := range m.Malformed {
 		t.Errorf("malformed marker: %.300s", l)
+	}
+	for i, tr := range r.Traffic {
+		if tr.Err != "" {
+			t.Errorf("traffic %d (%s): %s", i, tr.Request, tr.Err)
+		}
+		r.Metric(fmt.Sprintf("host_traffic%d_frames_sent", i), tr.FramesSent())
 	}
 
 	fatal := func(format string, args ...any) {
@@ -245,10 +257,11 @@ func Run(t *testing.T, s Scenario) *Result {
 	return r
 }
 
-// boot runs QEMU once on the prepared initramfs, taps and images and
-// returns what it did and the markers the guest printed; r keeps the
-// serial logs of this boot.
-func (r *Result) boot(env hostEnv, dir, initrd string, taps, images []string, timeout time.Duration) (bootResult, markers) {
+// boot runs QEMU once, in net, on the prepared initramfs and images,
+// with trafficgen answering the guest's traffic requests, and returns
+// what it did and the markers the guest printed; r keeps the serial
+// logs and the traffic runs of this boot.
+func (r *Result) boot(env hostEnv, dir, initrd string, net *labNet, images []string, trafficgen string, timeout time.Duration) (bootResult, markers) {
 	t := r.t
 	port := filepath.Join(dir, "port.log")
 	_ = os.Remove(port)
@@ -261,11 +274,20 @@ func (r *Result) boot(env hostEnv, dir, initrd string, taps, images []string, ti
 		// -nographic would), ttyS1 the data port.
 		"-serial", "mon:stdio", "-serial", "file:" + port,
 	}
-	args = append(args, r.Scenario.Guest.qemuArgs(taps, images)...)
+	args = append(args, r.Scenario.Guest.qemuArgs(net.taps, images)...)
 	// For experiments: E2E_QEMU_ARGS="-bios /usr/share/qemu/qboot.rom".
 	args = append(args, strings.Fields(os.Getenv("E2E_QEMU_ARGS"))...)
-	t.Logf("qemu-system-x86_64 %s", strings.Join(args, " "))
-	boot := runQEMU(env.qemu, args, timeout)
+	t.Logf("ip netns exec %s qemu-system-x86_64 %s", net.name, strings.Join(args, " "))
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	traffic := &trafficSource{ctx: ctx, net: net, guest: r.Scenario.Guest, bin: trafficgen, name: r.Scenario.Name}
+	boot := runQEMU(ctx, net.command(ctx, env.qemu, args...), traffic.request)
+	cancel() // ends any generator still running
+	r.Traffic = traffic.wait()
+	var err error
+	if r.Links, err = net.links(); err != nil {
+		t.Error(err)
+	}
 	r.Console = boot.console
 	r.Wall = boot.wall
 	r.Port = ""
@@ -338,7 +360,7 @@ func writeInitramfs(env hostEnv, s Scenario, bins map[string]string, dst string)
 	for p, b := range s.Files {
 		files[p] = b
 	}
-	ir := initramfs{Busybox: env.busybox, ModDir: env.modDir, Modules: order, Bins: bins, Files: files}
+	ir := initramfs{Busybox: env.busybox, ModDir: env.modDir, Modules: order, Bins: bins, HostBins: append([]string{env.ethtool}, s.HostBins...), Files: files}
 	return ir.write(dst)
 }
 
@@ -367,14 +389,12 @@ type bootResult struct {
 	err      error
 }
 
-// runQEMU runs qemu until it exits (the guest powers off or panics
-// with -no-reboot) or until timeout, when it is killed.
-func runQEMU(qemu string, args []string, timeout time.Duration) bootResult {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, qemu, args...)
+// runQEMU runs the qemu command until it exits (the guest powers off or
+// panics with -no-reboot) or until ctx's deadline, when it is killed;
+// onLine sees every console line as it arrives.
+func runQEMU(ctx context.Context, cmd *exec.Cmd, onLine func(string)) bootResult {
 	cmd.WaitDelay = 5 * time.Second
-	w := &consoleWriter{start: time.Now()}
+	w := &consoleWriter{start: time.Now(), onLine: onLine}
 	cmd.Stdout, cmd.Stderr = w, w
 	err := cmd.Run()
 	res := bootResult{console: w.String(), wall: time.Since(w.start), beginAt: w.beginAt, err: err}
@@ -389,12 +409,15 @@ func runQEMU(qemu string, args []string, timeout time.Duration) bootResult {
 	return res
 }
 
-// consoleWriter collects qemu's output and notes when /init started.
+// consoleWriter collects qemu's output, notes when /init started and
+// passes each complete line to onLine.
 type consoleWriter struct {
 	mu      sync.Mutex
 	buf     bytes.Buffer
 	start   time.Time
 	beginAt time.Duration
+	onLine  func(string)
+	lineAt  int // where the first line not yet passed to onLine starts
 }
 
 func (w *consoleWriter) Write(p []byte) (int, error) {
@@ -403,6 +426,16 @@ func (w *consoleWriter) Write(p []byte) (int, error) {
 	w.buf.Write(p)
 	if w.beginAt == 0 && bytes.Contains(w.buf.Bytes(), []byte("E2E-BEGIN")) {
 		w.beginAt = time.Since(w.start)
+	}
+	for {
+		i := bytes.IndexByte(w.buf.Bytes()[w.lineAt:], '\n')
+		if i < 0 {
+			break
+		}
+		if w.onLine != nil {
+			w.onLine(string(w.buf.Bytes()[w.lineAt : w.lineAt+i]))
+		}
+		w.lineAt += i + 1
 	}
 	return len(p), nil
 }

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"debug/elf"
 	"fmt"
 	"io"
 	"os"
@@ -166,17 +167,102 @@ func readModule(p string) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
+// libDirs are where Debian's amd64 ld.so finds libraries without an
+// /etc/ld.so.cache, which the guest does not have; hostFiles looks there
+// for each DT_NEEDED name and puts the library in the guest's first one.
+var libDirs = []string{"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64"}
+
+// hostFiles returns what the dynamically linked host programs bins
+// need in the guest: each program at its own path, its ELF interpreter
+// at the PT_INTERP path and every DT_NEEDED library, recursively, at
+// /lib/x86_64-linux-gnu/<name>. It maps guest paths (relative to the
+// archive root) to host files with symlinks resolved. A library found
+// in none of libDirs is an error that names it and who needs it.
+func hostFiles(bins []string) (map[string]string, error) {
+	out := map[string]string{}
+	var visit func(guest, host string) error
+	visit = func(guest, host string) error {
+		if _, ok := out[guest]; ok {
+			return nil
+		}
+		file, err := filepath.EvalSymlinks(host)
+		if err != nil {
+			return err
+		}
+		out[guest] = file
+		f, err := elf.Open(file)
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		defer f.Close()
+		if f.Machine != elf.EM_X86_64 {
+			return fmt.Errorf("%s: ELF machine %v, want %v (the guest is x86-64)", file, f.Machine, elf.EM_X86_64)
+		}
+		for _, prog := range f.Progs {
+			if prog.Type != elf.PT_INTERP {
+				continue
+			}
+			b, err := io.ReadAll(prog.Open())
+			if err != nil {
+				return fmt.Errorf("%s: PT_INTERP: %w", file, err)
+			}
+			interp := strings.TrimRight(string(b), "\x00")
+			if err := visit(strings.TrimPrefix(interp, "/"), interp); err != nil {
+				return fmt.Errorf("%s: interpreter: %w", host, err)
+			}
+		}
+		needed, err := f.ImportedLibraries()
+		if err != nil {
+			return fmt.Errorf("%s: DT_NEEDED: %w", file, err)
+		}
+		for _, lib := range needed {
+			p, err := findLib(lib)
+			if err != nil {
+				return fmt.Errorf("%s needs %s: %w", host, lib, err)
+			}
+			if err := visit(path.Join(strings.TrimPrefix(libDirs[0], "/"), lib), p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, b := range bins {
+		if !filepath.IsAbs(b) {
+			return nil, fmt.Errorf("host binary %q: want an absolute path", b)
+		}
+		if err := visit(strings.TrimPrefix(filepath.Clean(b), "/"), b); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// findLib is the first libDirs entry holding the library name.
+func findLib(name string) (string, error) {
+	for _, d := range libDirs {
+		p := filepath.Join(d, name)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("not found in %s", strings.Join(libDirs, ", "))
+}
+
 // initramfs is the content of one guest's initramfs.
 type initramfs struct {
 	Busybox string            // host path of a static busybox
 	ModDir  string            // /lib/modules/<version> on the host
 	Modules []string          // module paths relative to ModDir, dependencies first (moduleOrder)
 	Bins    map[string]string // guest name in /bin -> host path
-	Files   map[string][]byte // guest path -> content (mode 0755)
+	// HostBins are absolute paths of dynamically linked host programs
+	// (such as /usr/sbin/ethtool), put at the same path in the guest
+	// with their interpreter and libraries (hostFiles).
+	HostBins []string
+	Files    map[string][]byte // guest path -> content (mode 0755)
 }
 
 // write builds the gzip-compressed cpio archive at dst. Modules go to
-// /lib/modules/<name>.ko.
+// /lib/modules/<name>.ko, HostBins and their libraries as hostFiles says.
 func (r initramfs) write(dst string) error {
 	f, err := os.Create(dst)
 	if err != nil {
@@ -223,6 +309,32 @@ func (r initramfs) write(dst string) error {
 			return err
 		}
 		c.File("bin/"+name, b, 0o755)
+	}
+
+	host, err := hostFiles(r.HostBins)
+	if err != nil {
+		return err
+	}
+	guest := make([]string, 0, len(host))
+	for p := range host {
+		guest = append(guest, p)
+	}
+	sort.Strings(guest)
+	// A file needed under two names (ld.so is also libc's DT_NEEDED
+	// ld-linux-x86-64.so.2) is stored once; the other name links to it.
+	stored := map[string]string{} // host file -> guest path
+	for _, p := range guest {
+		mkdirs(p)
+		if first, ok := stored[host[p]]; ok {
+			c.Symlink(p, "/"+first)
+			continue
+		}
+		b, err := os.ReadFile(host[p])
+		if err != nil {
+			return err
+		}
+		c.File(p, b, 0o755)
+		stored[host[p]] = p
 	}
 
 	for _, m := range r.Modules {

@@ -10,8 +10,9 @@ cd "$(dirname "$0")/../.."
 
 # Debian packages the suite needs: QEMU, a kernel with its modules, a
 # static busybox for the initramfs, xz (to unpack the kernel's vmlinux),
-# cpio (TestInitramfs lists the archive) and ip (the tap devices).
-pkgs="qemu-system-x86 linux-image-amd64 busybox-static xz-utils cpio iproute2"
+# cpio (TestInitramfs lists the archive), ip (the lab's network
+# namespaces and taps) and ethtool (packed into the guest: ethtool -L).
+pkgs="qemu-system-x86 linux-image-amd64 busybox-static xz-utils cpio iproute2 ethtool"
 missing=()
 [ "$(id -u)" = 0 ] || missing+=("root (the tests create tap devices)")
 command -v go >/dev/null || missing+=("go")
@@ -31,6 +32,7 @@ need_pkgs() {
 	command -v xz >/dev/null || m+=("xz (xz-utils)")
 	command -v cpio >/dev/null || m+=("cpio (cpio)")
 	command -v ip >/dev/null || m+=("ip (iproute2)")
+	command -v ethtool >/dev/null || [ -x /usr/sbin/ethtool ] || m+=("ethtool (ethtool)")
 	[ ${#m[@]} -eq 0 ] || printf '%s\n' "${m[@]}"
 }
 pkg_missing=$(need_pkgs)

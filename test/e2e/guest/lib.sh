@@ -69,6 +69,21 @@ data() {
 	return $_rc
 }
 
+# traffic NIC FLOWS RATE SECONDS [WEIGHTS]: asks the host to run its
+# traffic generator at NIC's MAC, inside the boot's own network
+# namespace (the host reads this line on the console and starts it at
+# once; it stops by itself after SECONDS, or when the guest powers off).
+traffic() {
+	emit "E2E-TRAFFIC $E2E_SCENARIO nic=$1 flows=$2 rate=$3 seconds=$4${5:+ weights=$5}"
+}
+
+# rx_flowing IFACE: IFACE received packets in the last half second.
+rx_flowing() {
+	_a=$(cat "/sys/class/net/$1/statistics/rx_packets")
+	usleep 500000
+	[ "$(cat "/sys/class/net/$1/statistics/rx_packets")" -gt "$_a" ]
+}
+
 # uptime_s prints seconds since the guest kernel started.
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 
