@@ -37,10 +37,20 @@
 // sysfs write, a SIGHUP), waits until a device's queue IRQs are on
 // given CPUs and stay there, and prints how long that took.
 //
+// Every boot runs in a network namespace of its own (labnet.go) that
+// holds only lo and the taps of the guest's NICs, so nothing the guest
+// sends, and nothing the harness generates, reaches another network. A
+// script asks for traffic with `traffic NIC FLOWS RATE SECONDS`
+// (guest/lib.sh); the harness starts test/trafficgen inside that
+// namespace at the NIC's MAC (traffic.go), and `guestcheck sample`
+// records the guest's interrupt, softirq and rx counters.
+//
 // daemon_test.go runs `numairqd run` in the guest: parts a-e (first
 // round, CPU hotplug, driver re-bind, SIGHUP, /metrics and /plan) share
 // one boot of FourNodeGuest and report as subtests of their own; part f
-// is MANAGuest's linear placement. Expected placements come from the
+// is MANAGuest's linear placement. traffic_test.go checks, in both
+// guests with packets flowing, that every busy queue IRQ fires on the
+// CPU of its plan. Expected placements come from the
 // Guest alone (expect.go: Guest.NetPlacement). Every expected state may
 // take up to placementDeadline; latencies are printed, never asserted
 // (the bench judges speed). The boot fails the test on a timeout, a

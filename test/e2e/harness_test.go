@@ -3,10 +3,7 @@
 package e2e
 
 import (
-	"bytes"
-	"compress/gzip"
 	"encoding/base64"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -130,24 +127,10 @@ func TestInitramfs(t *testing.T) {
 	if err := ir.write(dst); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	cmd := exec.Command("cpio", "-itv", "--quiet")
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = zr, &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("cpio -it: %v\n%s", err, out.String())
-	}
+	list := cpio(t, dst, "", "-itv")
 	for _, want := range []string{" init\n", " bin/busybox\n", "bin/sh -> busybox", " e2e/deep/x.sh\n", " lib/modules/virtio_net.ko\n", "dev/console"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("archive lacks %q:\n%s", want, out.String())
+		if !strings.Contains(list, want) {
+			t.Errorf("archive lacks %q:\n%s", want, list)
 		}
 	}
 }
