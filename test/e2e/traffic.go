@@ -59,10 +59,11 @@ func (s *trafficSource) request(line string) {
 		kv[k] = v
 	}
 	tr := Traffic{Request: strings.Join(f[1:], " ")}
+	slot := s.reserve()
 	nic, err := strconv.Atoi(kv["nic"])
 	if err != nil || nic < 0 || nic >= len(s.net.taps) {
 		tr.Err = fmt.Sprintf("bad nic %q for %d NICs", kv["nic"], len(s.net.taps))
-		s.add(tr)
+		s.set(slot, tr)
 		return
 	}
 	// trafficgen validates and bounds every value itself.
@@ -90,17 +91,26 @@ func (s *trafficSource) request(line string) {
 		if err != nil && s.ctx.Err() == nil {
 			tr.Err = strings.TrimSpace(fmt.Sprintf("%s %v: %v: %s", s.bin, args, err, errb.String()))
 		}
-		s.add(tr)
+		s.set(slot, tr)
 	}()
 }
 
-func (s *trafficSource) add(tr Traffic) {
+// reserve is the index of the next run, in the order of the requests.
+func (s *trafficSource) reserve() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.runs = append(s.runs, tr)
+	s.runs = append(s.runs, Traffic{})
+	return len(s.runs) - 1
 }
 
-// wait returns every run once they have all ended.
+func (s *trafficSource) set(i int, tr Traffic) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.runs[i] = tr
+}
+
+// wait returns every run, in the order of the requests, once they have
+// all ended.
 func (s *trafficSource) wait() []Traffic {
 	s.wg.Wait()
 	s.mu.Lock()
