@@ -105,6 +105,22 @@ func TestBench(t *testing.T) {
 		})
 	}
 
+	// Traffic: the same load in three states of the placement.
+	for _, tc := range trafficCases() {
+		t.Run("traffic/"+tc.Name, func(t *testing.T) {
+			r := e2e.Run(t, e2e.Scenario{
+				Name:     "bench-traffic-" + tc.Name,
+				Guest:    tc.guest,
+				Script:   trafficScript(tc),
+				Files:    withConfig(files, ""),
+				HostBins: hostBins,
+				Timeout:  time.Duration(len(trafficStates))*(trafficWarmup+trafficWindow+trafficTail+time.Minute) + 2*time.Minute,
+				Expect:   []string{"traffic-done"},
+			})
+			raw.Traffic = append(raw.Traffic, trafficRun(t, r, tc))
+		})
+	}
+
 	// Reaction and cost: one daemon per guest.
 	for _, daemon := range []string{"irqbalance", "numairqd"} {
 		t.Run("daemon/"+daemon, func(t *testing.T) {
@@ -494,4 +510,113 @@ func sampleLoad(m *measure.Meta) (stop func()) {
 		}
 	}()
 	return func() { close(done); <-finished }
+}
+
+// The traffic part: every state gets trafficWarmup under load before
+// its window (irqbalance rebalances on a 10 s tick: two ticks), then
+// trafficSamples samples trafficInterval apart; the generator runs
+// trafficTail longer than that, and the guest waits for it to stop
+// before the next state.
+const (
+	trafficWarmup   = 25 * time.Second
+	trafficInterval = 5 * time.Second
+	trafficSamples  = 5
+	trafficWindow   = (trafficSamples - 1) * trafficInterval
+	trafficTail     = 20 * time.Second
+	trafficFlows    = 64
+	trafficRate     = 20000
+)
+
+var trafficStates = []string{"driver", "irqbalance", "numairqd"}
+
+type trafficCase struct {
+	measure.TrafficRun
+	guest    e2e.Guest
+	combined int // ethtool -L combined, 0 to keep the driver's count
+}
+
+func trafficCases() []trafficCase {
+	mk := func(name, title string, g e2e.Guest, combined int) trafficCase {
+		enabled := min(g.Net[0].Queues, g.NumCPUs())
+		if combined > 0 {
+			enabled = combined
+		}
+		return trafficCase{TrafficRun: measure.TrafficRun{Name: name, Title: title, PCI: g.NetAddress(0), Enabled: enabled,
+			Flows: trafficFlows, Rate: trafficRate, WarmupS: trafficWarmup.Seconds()}, guest: g, combined: combined}
+	}
+	return []trafficCase{
+		mk("numa4", "4 nodes x 2 vCPUs, distances 10/12/20/22, virtio-net 6 pairs on node 2", e2e.FourNodeGuest(), 0),
+		mk("mana8", "MANA-like: 4 vCPUs, virtio-net 8 pairs, all 8 enabled (ethtool -L): queues outnumber vCPUs", e2e.MANAGuest(), 8),
+		mk("mana4", "MANA-like: 4 vCPUs, virtio-net 8 pairs, the driver's 4 enabled: as many queues as vCPUs", e2e.MANAGuest(), 0),
+	}
+}
+
+// trafficScript runs the three states in one boot, each from the
+// driver's placement as the guest booted with it.
+func trafficScript(tc trafficCase) string {
+	return fmt.Sprintf(`PCI=%s COMBINED=%d FLOWS=%d RATE=%d SECONDS=%d WARMUP=%d INTERVAL=%s COUNT=%d
+IF=$(ls /sys/bus/pci/devices/$PCI/virtio*/net/ | head -n 1)
+ip link set lo up
+ip link set "$IF" up
+if [ "$COMBINED" -gt 0 ]; then
+	ethtool -L "$IF" combined "$COMBINED" || fail channels "ethtool -L $IF combined $COMBINED"
+fi
+for d in /proc/irq/[0-9]*; do
+	[ -r $d/smp_affinity_list ] && echo "${d#/proc/irq/} $(cat $d/smp_affinity_list)"
+done >/tmp/start.aff
+for state in %s; do
+	while read irq aff; do
+		{ echo "$aff" >/proc/irq/$irq/smp_affinity_list; } 2>/dev/null
+	done </tmp/start.aff
+	pid=
+	case $state in
+	irqbalance) irqbalance --foreground >/tmp/irqbalance.log 2>&1 & pid=$! ;;
+	numairqd) numairqd run --config /etc/numairqd.yaml >/tmp/numairqd.log 2>&1 & pid=$! ;;
+	esac
+	traffic 0 $FLOWS $RATE $SECONDS
+	wait_for 30 rx_flowing "$IF" || fail "$state-traffic" "no packet on $IF"
+	sleep $WARMUP
+	data "$state-before" guestcheck state
+	data "$state-samples" guestcheck sample -interval $INTERVAL -count $COUNT -iface "$IF"
+	data "$state-after" guestcheck state
+	if [ -n "$pid" ]; then
+		kill $pid
+		wait $pid
+		data "$state-log" tail -c 6000 /tmp/$state.log
+	fi
+	n=0
+	while rx_flowing "$IF" && [ $n -lt 120 ]; do n=$((n + 1)); done
+done
+pass traffic-done "%s"
+`, tc.PCI, tc.combined, tc.Flows, tc.Rate, int((trafficWarmup + trafficWindow + trafficTail).Seconds()), int(trafficWarmup.Seconds()),
+		trafficInterval, trafficSamples, strings.Join(trafficStates, " "), strings.Join(trafficStates, ", "))
+}
+
+func trafficRun(t *testing.T, r *e2e.Result, tc trafficCase) measure.TrafficRun {
+	tr := tc.TrafficRun
+	if len(r.Traffic) != len(trafficStates) {
+		t.Errorf("%d traffic runs, want %d", len(r.Traffic), len(trafficStates))
+	}
+	for i, name := range trafficStates {
+		st := measure.TrafficState{Name: name}
+		var err error
+		if st.Before, err = r.GuestState(name + "-before"); err != nil {
+			t.Error(err)
+		}
+		if st.After, err = r.GuestState(name + "-after"); err != nil {
+			t.Error(err)
+		}
+		if d, ok := r.Data(name + "-samples"); ok && d.RC == 0 {
+			if st.Samples, err = guestinfo.ParseLoadSamples(bytes.NewReader(d.Output)); err != nil {
+				t.Errorf("%s-samples: %v", name, err)
+			}
+		} else {
+			t.Errorf("%s-samples: present %v, exit %d", name, ok, d.RC)
+		}
+		if i < len(r.Traffic) {
+			st.Generator = r.Traffic[i].Summary
+		}
+		tr.States = append(tr.States, st)
+	}
+	return tr
 }

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Regenerates bench/RESULTS.md and bench/placement.png from one run:
+# Regenerates bench/RESULTS.md, bench/placement.png and bench/traffic.png
+# from one run:
 #   1. the QEMU bench (go test -tags e2e ./bench/, as root): placement,
-#      reaction and cost of irqbalance and numairqd in guests of the e2e
-#      harness, written to $BENCH_WORK/raw.json;
+#      softirq load under traffic, reaction and cost of irqbalance and
+#      numairqd in guests of the e2e harness, written to
+#      $BENCH_WORK/raw.json;
 #   2. the planner's Go benchmarks with -count 6 -benchmem, and
 #      benchstat on them (go run pkg@version: not a module dependency);
 #   3. bench/report, which writes RESULTS.md and the chart.
@@ -30,12 +32,12 @@ esac
 if [ "$what" = all ] || [ "$what" = qemu ]; then
 	missing=()
 	[ "$(id -u)" = 0 ] || missing+=("root (the guests' NICs are tap devices)")
-	for c in qemu-system-x86_64 irqbalance ldd ip xz; do
+	for c in qemu-system-x86_64 irqbalance ethtool ip xz; do
 		command -v "$c" >/dev/null || missing+=("$c")
 	done
 	if [ ${#missing[@]} -gt 0 ]; then
 		echo "bench: missing: ${missing[*]}" >&2
-		echo "bench: as root: apt-get install -y qemu-system-x86 linux-image-amd64 busybox-static irqbalance xz-utils" >&2
+		echo "bench: as root: apt-get install -y qemu-system-x86 linux-image-amd64 busybox-static irqbalance ethtool xz-utils iproute2 cpio" >&2
 		exit 2
 	fi
 	rm -f "$work/raw.json"
@@ -73,5 +75,5 @@ wall=$(($(date +%s) - start))
 wallflag=()
 [ "$what" = all ] && wallflag=(-wall "$((wall / 60))m$(printf %02d $((wall % 60)))s")
 go run ./bench/report -raw "$work/raw.json" "${gob[@]}" "${wallflag[@]}" \
-	-out bench/RESULTS.md -png bench/placement.png
-echo "bench: wrote bench/RESULTS.md and bench/placement.png in ${wall} s" >&2
+	-out bench/RESULTS.md -png bench/placement.png -traffic-png bench/traffic.png
+echo "bench: wrote bench/RESULTS.md, bench/placement.png and bench/traffic.png in ${wall} s" >&2

@@ -10,6 +10,7 @@ type Raw struct {
 	Meta      Meta           `json:"meta"`
 	Placement []PlacementRun `json:"placement"`
 	Daemons   []DaemonRun    `json:"daemons"`
+	Traffic   []TrafficRun   `json:"traffic"`
 }
 
 // Meta describes the run.

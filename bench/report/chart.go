@@ -104,6 +104,10 @@ func writeChart(path string, rows [][]panel, dists []int) error {
 	x = drawText(img, x+cell+4, ly+2, scale, "ONE CPU OF A MULTI-CPU MASK", black) + 12
 	fill(img, x, ly, cell, cell, grey)
 	drawText(img, x+cell+4, ly+2, scale, "BANNED CPU", black)
+	return savePNG(path, img)
+}
+
+func savePNG(path string, img image.Image) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err

@@ -3,7 +3,7 @@
 // placement. bench/run.sh runs it; it needs no guest.
 //
 //	go run ./bench/report -raw DIR/raw.json -gobench DIR/gobench.txt \
-//	    -benchstat DIR/benchstat.txt -out bench/RESULTS.md -png bench/placement.png
+//	    -benchstat DIR/benchstat.txt -out bench/RESULTS.md -png bench/placement.png -traffic-png bench/traffic.png
 package main
 
 import (
@@ -27,17 +27,18 @@ func main() {
 	gobench := flag.String("gobench", "", "go test -bench output (optional)")
 	benchstat := flag.String("benchstat", "", "benchstat output (optional)")
 	out := flag.String("out", "bench/RESULTS.md", "markdown to write")
-	pngPath := flag.String("png", "bench/placement.png", "chart to write")
+	pngPath := flag.String("png", "bench/placement.png", "placement chart to write")
+	trafficPNG := flag.String("traffic-png", "bench/traffic.png", "traffic chart to write")
 	command := flag.String("command", "", "the command that produced the run (overrides raw.json's)")
 	wall := flag.String("wall", "", "wall time of the whole command, e.g. 12m31s (optional)")
 	flag.Parse()
-	if err := run(*rawPath, *gobench, *benchstat, *out, *pngPath, *command, *wall); err != nil {
+	if err := run(*rawPath, *gobench, *benchstat, *out, *pngPath, *trafficPNG, *command, *wall); err != nil {
 		fmt.Fprintln(os.Stderr, "report:", err)
 		os.Exit(1)
 	}
 }
 
-func run(rawPath, gobench, benchstat, out, pngPath, command, wall string) error {
+func run(rawPath, gobench, benchstat, out, pngPath, trafficPNG, command, wall string) error {
 	b, err := os.ReadFile(rawPath)
 	if err != nil {
 		return err
@@ -52,6 +53,8 @@ func run(rawPath, gobench, benchstat, out, pngPath, command, wall string) error 
 	w := &writer{meta: raw.Meta}
 	w.header(raw.Meta, wall, filepath.Base(pngPath))
 	rows, dists := w.placement(raw.Placement)
+	traffic := trafficResults(raw.Traffic)
+	w.traffic(traffic, filepath.Base(trafficPNG))
 	w.reaction(raw.Daemons)
 	w.cost(raw.Daemons)
 	if gobench != "" {
@@ -69,6 +72,11 @@ func run(rawPath, gobench, benchstat, out, pngPath, command, wall string) error 
 	w.summary()
 	if err := writeChart(pngPath, rows, dists); err != nil {
 		return err
+	}
+	if len(traffic) > 0 {
+		if err := writeTrafficChart(trafficPNG, traffic); err != nil {
+			return err
+		}
 	}
 	return os.WriteFile(out, w.final(), 0o644)
 }

@@ -371,8 +371,9 @@ func (w *writer) definitions() {
 	w.p("- **IRQs on banned/isolated CPUs**: the device's IRQs, queues and control, whose mask includes a banned, isolated or nohz_full CPU.")
 	w.p("- **Better**: lower mean distance, lower max per CPU, more CPUs used, more queues in spread order, fewer IRQs on banned CPUs. These can pull in different directions (stacking on local CPUs lowers the distance and raises the load per CPU); each is reported as measured.\n")
 	w.p("## Caveats\n")
-	w.p("- One run; the reaction and cost figures come from one boot per daemon, the placement from one boot per guest (irqbalance always ran first, then the reset, then numairqd).")
-	w.p("- No traffic flows (the tap is never up): irqbalance's load-based moves have no load to act on, and effective affinities lag. The placement is irqbalance's zero-load first placement, which is what `--oneshot` gives.")
+	w.p("- One run; the reaction and cost figures come from one boot per daemon, the placement from one boot per guest (irqbalance always ran first, then the reset, then numairqd), the traffic figures from one 20 s window per state and guest (driver, then irqbalance, then numairqd, in one boot).")
+	w.p("- The placement, reaction and cost parts run without traffic: irqbalance's load-based moves have no load to act on there, and effective affinities lag. Their placement is irqbalance's zero-load first placement, which is what `--oneshot` gives; the traffic part shows it under load.")
+	w.p("- Under traffic, packets/s is not a placement figure: every vCPU shares the host's 2 cores, so neither throughput nor drops can show what a spread buys on real hardware; the per-vCPU shares of softirq time and where the interrupts fire can.")
 	w.p("- TCG on 2 host cores: reaction times include emulation overhead for both daemons; the 50 ms poll bounds their resolution.")
 	w.p("- irqbalance's \"own placement\" test is set-based and so more lenient than numairqd's exact-plan test.\n")
 }

@@ -1,0 +1,181 @@
+package measure
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/numairqd/numairqd/test/e2e/guestinfo"
+)
+
+// TrafficRun is one guest receiving the same traffic in three states of
+// its IRQ placement, one after the other: the driver's own, irqbalance
+// running, numairqd running. Every state starts from the driver's
+// placement.
+type TrafficRun struct {
+	Name    string `json:"name"`
+	Title   string `json:"title"`
+	PCI     string `json:"pci"`
+	Enabled int    `json:"enabled"` // rx queues the driver has enabled
+	Flows   int    `json:"flows"`
+	Rate    int    `json:"rate"` // offered frames/s
+	// WarmupS is how long each state ran under traffic before its
+	// window started (irqbalance rebalances every 10 s).
+	WarmupS float64        `json:"warmup_s"`
+	States  []TrafficState `json:"states"`
+}
+
+// TrafficState is one state's measurement window.
+type TrafficState struct {
+	Name string `json:"name"` // "driver", "irqbalance", "numairqd"
+	// Before and After are the guest's state at the ends of the window.
+	Before  guestinfo.State        `json:"before"`
+	After   guestinfo.State        `json:"after"`
+	Samples []guestinfo.LoadSample `json:"samples"`
+	// Generator is trafficgen's summary for this state's traffic.
+	Generator map[string]any `json:"generator"`
+}
+
+// CPULoad is one CPU's part of a window.
+type CPULoad struct {
+	CPU      int     `json:"cpu"`
+	Dist     int     `json:"dist"` // NUMA distance from the device's node
+	SoftPct  float64 `json:"soft_pct"`
+	IRQPct   float64 `json:"irq_pct"`
+	NetRX    uint64  `json:"net_rx"`
+	QueueInt uint64  `json:"queue_interrupts"` // the device's queue interrupts on this CPU
+	// BusyIRQs counts the busy rx queue IRQs whose interrupts fired
+	// mostly here: "IRQs per vCPU" of the MANA table.
+	BusyIRQs int `json:"busy_irqs"`
+}
+
+// TrafficFigures is what one state's window shows.
+type TrafficFigures struct {
+	Seconds float64   `json:"seconds"`
+	CPUs    []CPULoad `json:"cpus"`
+	// SoftMax and SoftMean are over every online vCPU; MaxOverMean is
+	// their ratio (1 is a perfectly even spread of softirq time).
+	SoftMax, SoftMean, MaxOverMean float64
+	RxPPS, DropsPS                 float64
+	BusyRx                         int // rx queue IRQs with interrupts in the window
+	// ByDist is the share (0..1) of the device's queue interrupts that
+	// fired on CPUs at each NUMA distance from its node, and SoftByDist
+	// the share of all softirq time; MeanDist is the interrupt-weighted
+	// mean distance (NaN without a node).
+	ByDist, SoftByDist map[int]float64
+	MeanDist           float64
+}
+
+// busyShare is the least share of all rx queue interrupts in a window
+// that makes a queue busy: the tap's flow hash gives every enabled
+// queue some of 64 flows, so a queue under 2% carries almost nothing.
+const busyShare = 0.02
+
+// Traffic computes a state's figures for the virtio-net at pci.
+func Traffic(st TrafficState, pci string) (TrafficFigures, error) {
+	w, err := guestinfo.LoadSeries(st.Samples)
+	if err != nil {
+		return TrafficFigures{}, err
+	}
+	var dev *Device
+	for _, d := range Devices(st.Before) {
+		if d.PCI == pci {
+			dev = &d
+			break
+		}
+	}
+	if dev == nil {
+		return TrafficFigures{}, fmt.Errorf("state %s: no device %s", st.Name, pci)
+	}
+	queueIRQ, rxIRQ := map[int]bool{}, map[int]bool{}
+	for _, q := range dev.Queues {
+		queueIRQ[q.IRQ.Number] = true
+		if strings.HasPrefix(q.Name, "input.") {
+			rxIRQ[q.IRQ.Number] = true
+		}
+	}
+	t := TopoOf(st.Before)
+	f := TrafficFigures{Seconds: w.Seconds, RxPPS: w.RxPPS, DropsPS: w.DropsPS,
+		ByDist: map[int]float64{}, SoftByDist: map[int]float64{}, MeanDist: math.NaN()}
+	byCPU := map[int]*CPULoad{}
+	for _, c := range w.CPUs {
+		l := CPULoad{CPU: c.CPU, Dist: -1, SoftPct: c.SoftPct, IRQPct: c.IRQPct, NetRX: c.NetRX}
+		if dev.Node >= 0 {
+			l.Dist = t.CPUDist(dev.Node, c.CPU)
+		}
+		f.CPUs = append(f.CPUs, l)
+	}
+	for i := range f.CPUs {
+		byCPU[f.CPUs[i].CPU] = &f.CPUs[i]
+	}
+	var rxTotal, queueTotal uint64
+	for _, q := range w.IRQs {
+		if rxIRQ[q.Number] {
+			rxTotal += q.Total
+		}
+	}
+	var distSum float64
+	for _, q := range w.IRQs {
+		if !queueIRQ[q.Number] {
+			continue
+		}
+		top, topN := -1, uint64(0)
+		for c, n := range q.Counts {
+			if l := byCPU[c]; l != nil {
+				l.QueueInt += n
+			}
+			queueTotal += n
+			if dev.Node >= 0 {
+				d := t.CPUDist(dev.Node, c)
+				f.ByDist[d] += float64(n)
+				distSum += float64(d) * float64(n)
+			}
+			if n > topN || n == topN && c < top {
+				top, topN = c, n
+			}
+		}
+		if rxIRQ[q.Number] && rxTotal > 0 && float64(q.Total) >= busyShare*float64(rxTotal) {
+			f.BusyRx++
+			if l := byCPU[top]; l != nil {
+				l.BusyIRQs++
+			}
+		}
+	}
+	if queueTotal > 0 {
+		for d := range f.ByDist {
+			f.ByDist[d] /= float64(queueTotal)
+		}
+		if dev.Node >= 0 {
+			f.MeanDist = distSum / float64(queueTotal)
+		}
+	}
+	var softTotal float64
+	for _, l := range f.CPUs {
+		softTotal += l.SoftPct
+		if dev.Node >= 0 {
+			f.SoftByDist[l.Dist] += l.SoftPct
+		}
+	}
+	if softTotal > 0 {
+		for d := range f.SoftByDist {
+			f.SoftByDist[d] /= softTotal
+		}
+	}
+	f.SoftMax, f.SoftMean = w.SoftPct(t.Online)
+	if f.SoftMean > 0 {
+		f.MaxOverMean = f.SoftMax / f.SoftMean
+	}
+	sort.Slice(f.CPUs, func(i, j int) bool { return f.CPUs[i].CPU < f.CPUs[j].CPU })
+	return f, nil
+}
+
+// Distances lists the keys of m in ascending order.
+func Distances(m map[int]float64) []int {
+	out := make([]int, 0, len(m))
+	for d := range m {
+		out = append(out, d)
+	}
+	sort.Ints(out)
+	return out
+}
