@@ -1,9 +1,12 @@
 // Package guestinfo reads what the e2e harness asserts on from a Linux
 // system: online CPUs, NUMA nodes and distances, IRQs with their
-// affinities, and PCI devices with their NUMA node and MSI IRQs.
+// affinities, and PCI devices with their NUMA node and MSI IRQs
+// (State); and, under traffic, the cumulative interrupt, softirq and
+// receive counters that show where the work landed (LoadSample).
 //
-// The guest agent (test/e2e/guestcheck) runs Read inside the QEMU guest
-// and prints the State as JSON; the host-side test decodes the same
-// type. The filesystem root is a value (FS), so Read also works on a
-// fixture tree.
+// The guest agent (test/e2e/guestcheck) runs Read and ReadLoad inside
+// the QEMU guest and prints JSON; the host-side tests and the bench
+// decode the same types, and LoadBetween turns two samples into
+// per-CPU loads and per-IRQ shares. The filesystem root is a value
+// (FS), so both also work on a fixture tree.
 package guestinfo
