@@ -165,8 +165,7 @@ func Run(t *testing.T, s Scenario) *Result {
 		r.Metric("host_initramfs_bytes", fi.Size())
 	}
 
-	// Devices: the NICs' taps in a namespace of this boot's own.
-	net := newLabNet(t, len(s.Guest.Net))
+	// Devices (the NICs' taps are made per boot, in its namespace).
 	var images []string
 	for i, d := range s.Guest.NVMe {
 		img := filepath.Join(dir, fmt.Sprintf("nvme%d.img", i))
@@ -196,7 +195,7 @@ func Run(t *testing.T, s Scenario) *Result {
 		m    markers
 	)
 	for attempt := 1; ; attempt++ {
-		boot, m = r.boot(env, dir, initrd, net, images, bins.trafficgen, timeout)
+		boot, m = r.boot(env, dir, initrd, images, bins.trafficgen, timeout)
 		reason := retryReason(boot, m)
 		if reason == "" || attempt == 2 {
 			break
@@ -257,12 +256,14 @@ func Run(t *testing.T, s Scenario) *Result {
 	return r
 }
 
-// boot runs QEMU once, in net, on the prepared initramfs and images,
-// with trafficgen answering the guest's traffic requests, and returns
-// what it did and the markers the guest printed; r keeps the serial
-// logs and the traffic runs of this boot.
-func (r *Result) boot(env hostEnv, dir, initrd string, net *labNet, images []string, trafficgen string, timeout time.Duration) (bootResult, markers) {
+// boot runs QEMU once on the prepared initramfs and images, in a new
+// network namespace with the NICs' taps, with trafficgen answering the
+// guest's traffic requests, and returns what it did and the markers the
+// guest printed; r keeps the serial logs, the traffic runs and the
+// namespace's link counters of this boot (a retry starts afresh).
+func (r *Result) boot(env hostEnv, dir, initrd string, images []string, trafficgen string, timeout time.Duration) (bootResult, markers) {
 	t := r.t
+	net := newLabNet(t, len(r.Scenario.Guest.Net))
 	port := filepath.Join(dir, "port.log")
 	_ = os.Remove(port)
 	args := []string{
