@@ -67,11 +67,6 @@ type TrafficFigures struct {
 	MeanDist           float64
 }
 
-// busyShare is the least share of all rx queue interrupts in a window
-// that makes a queue busy: the tap's flow hash gives every enabled
-// queue some of 64 flows, so a queue under 2% carries almost nothing.
-const busyShare = 0.02
-
 // Traffic computes a state's figures for the virtio-net at pci.
 func Traffic(st TrafficState, pci string) (TrafficFigures, error) {
 	w, err := guestinfo.LoadSeries(st.Samples)
@@ -109,18 +104,12 @@ func Traffic(st TrafficState, pci string) (TrafficFigures, error) {
 	for i := range f.CPUs {
 		byCPU[f.CPUs[i].CPU] = &f.CPUs[i]
 	}
-	var rxTotal, queueTotal uint64
-	for _, q := range w.IRQs {
-		if rxIRQ[q.Number] {
-			rxTotal += q.Total
-		}
-	}
+	var queueTotal uint64
 	var distSum float64
 	for _, q := range w.IRQs {
 		if !queueIRQ[q.Number] {
 			continue
 		}
-		top, topN := -1, uint64(0)
 		for c, n := range q.Counts {
 			if l := byCPU[c]; l != nil {
 				l.QueueInt += n
@@ -131,15 +120,19 @@ func Traffic(st TrafficState, pci string) (TrafficFigures, error) {
 				f.ByDist[d] += float64(n)
 				distSum += float64(d) * float64(n)
 			}
+		}
+	}
+	busy := w.Busy(func(q guestinfo.IRQWindow) bool { return rxIRQ[q.Number] })
+	f.BusyRx = len(busy)
+	for _, q := range busy {
+		top, topN := -1, uint64(0)
+		for c, n := range q.Counts {
 			if n > topN || n == topN && c < top {
 				top, topN = c, n
 			}
 		}
-		if rxIRQ[q.Number] && rxTotal > 0 && float64(q.Total) >= busyShare*float64(rxTotal) {
-			f.BusyRx++
-			if l := byCPU[top]; l != nil {
-				l.BusyIRQs++
-			}
+		if l := byCPU[top]; l != nil {
+			l.BusyIRQs++
 		}
 	}
 	if queueTotal > 0 {

@@ -427,3 +427,27 @@ func (w LoadWindow) SoftPct(cpus cpumask.Mask) (maxPct, meanPct float64) {
 	}
 	return maxPct, meanPct / float64(n)
 }
+
+// BusyShare is the least share of a window's rx queue interrupts that
+// makes one rx queue busy: the tap's flow hash gives every enabled
+// queue some of the lab's 64 flows, so a queue under 2% carries almost
+// nothing.
+const BusyShare = 0.02
+
+// Busy returns the IRQs of w that rx selects (a device's rx queue IRQs)
+// and that took at least BusyShare of their interrupts together.
+func (w LoadWindow) Busy(rx func(IRQWindow) bool) []IRQWindow {
+	var total uint64
+	for _, q := range w.IRQs {
+		if rx(q) {
+			total += q.Total
+		}
+	}
+	var out []IRQWindow
+	for _, q := range w.IRQs {
+		if rx(q) && total > 0 && float64(q.Total) >= BusyShare*float64(total) {
+			out = append(out, q)
+		}
+	}
+	return out
+}

@@ -460,3 +460,20 @@ func FuzzLoadParsers(f *testing.F) {
 		}
 	})
 }
+
+func TestBusy(t *testing.T) {
+	w := LoadWindow{IRQs: []IRQWindow{
+		{Number: 1, Actions: []string{"virtio0-input.0"}, Total: 980},
+		{Number: 2, Actions: []string{"virtio0-input.1"}, Total: 19},    // 1.9%: idle
+		{Number: 3, Actions: []string{"virtio0-output.0"}, Total: 5000}, // not rx
+		{Number: 4, Actions: []string{"virtio0-input.2"}, Total: 1},
+	}}
+	rx := func(q IRQWindow) bool { return strings.Contains(q.Actions[0], "-input.") }
+	got := w.Busy(rx)
+	if len(got) != 1 || got[0].Number != 1 {
+		t.Errorf("Busy = %+v, want IRQ 1 only", got)
+	}
+	if got := (LoadWindow{IRQs: []IRQWindow{{Actions: []string{"virtio0-input.0"}}}}).Busy(rx); len(got) != 0 {
+		t.Errorf("a window without interrupts: Busy = %+v", got)
+	}
+}
