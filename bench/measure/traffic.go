@@ -39,26 +39,23 @@ type TrafficState struct {
 
 // CPULoad is one CPU's part of a window.
 type CPULoad struct {
-	CPU      int     `json:"cpu"`
-	Dist     int     `json:"dist"` // NUMA distance from the device's node
-	SoftPct  float64 `json:"soft_pct"`
-	IRQPct   float64 `json:"irq_pct"`
-	NetRX    uint64  `json:"net_rx"`
-	QueueInt uint64  `json:"queue_interrupts"` // the device's queue interrupts on this CPU
+	CPU     int
+	Dist    int // NUMA distance from the device's node
+	SoftPct float64
 	// BusyIRQs counts the busy rx queue IRQs whose interrupts fired
 	// mostly here: "IRQs per vCPU" of the MANA table.
-	BusyIRQs int `json:"busy_irqs"`
+	BusyIRQs int
 }
 
 // TrafficFigures is what one state's window shows.
 type TrafficFigures struct {
-	Seconds float64   `json:"seconds"`
-	CPUs    []CPULoad `json:"cpus"`
-	// SoftMax and SoftMean are over every online vCPU; MaxOverMean is
-	// their ratio (1 is a perfectly even spread of softirq time).
-	SoftMax, SoftMean, MaxOverMean float64
-	RxPPS, DropsPS                 float64
-	BusyRx                         int // rx queue IRQs with interrupts in the window
+	Seconds float64
+	CPUs    []CPULoad
+	// MaxOverMean is the largest per-vCPU %soft over the mean of every
+	// online vCPU (1 is a perfectly even spread of softirq time).
+	MaxOverMean    float64
+	RxPPS, DropsPS float64
+	BusyRx         int // busy rx queue IRQs (guestinfo.LoadWindow.Busy)
 	// ByDist is the share (0..1) of the device's queue interrupts that
 	// fired on CPUs at each NUMA distance from its node, and SoftByDist
 	// the share of all softirq time; MeanDist is the interrupt-weighted
@@ -95,7 +92,7 @@ func Traffic(st TrafficState, pci string) (TrafficFigures, error) {
 		ByDist: map[int]float64{}, SoftByDist: map[int]float64{}, MeanDist: math.NaN()}
 	byCPU := map[int]*CPULoad{}
 	for _, c := range w.CPUs {
-		l := CPULoad{CPU: c.CPU, Dist: -1, SoftPct: c.SoftPct, IRQPct: c.IRQPct, NetRX: c.NetRX}
+		l := CPULoad{CPU: c.CPU, Dist: -1, SoftPct: c.SoftPct}
 		if dev.Node >= 0 {
 			l.Dist = t.CPUDist(dev.Node, c.CPU)
 		}
@@ -111,9 +108,6 @@ func Traffic(st TrafficState, pci string) (TrafficFigures, error) {
 			continue
 		}
 		for c, n := range q.Counts {
-			if l := byCPU[c]; l != nil {
-				l.QueueInt += n
-			}
 			queueTotal += n
 			if dev.Node >= 0 {
 				d := t.CPUDist(dev.Node, c)
@@ -155,9 +149,8 @@ func Traffic(st TrafficState, pci string) (TrafficFigures, error) {
 			f.SoftByDist[d] /= softTotal
 		}
 	}
-	f.SoftMax, f.SoftMean = w.SoftPct(t.Online)
-	if f.SoftMean > 0 {
-		f.MaxOverMean = f.SoftMax / f.SoftMean
+	if mx, mean := w.SoftPct(t.Online); mean > 0 {
+		f.MaxOverMean = mx / mean
 	}
 	sort.Slice(f.CPUs, func(i, j int) bool { return f.CPUs[i].CPU < f.CPUs[j].CPU })
 	return f, nil
