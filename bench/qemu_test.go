@@ -160,9 +160,7 @@ func bannedGuest() e2e.Guest {
 func placementScript(banned string) string {
 	return `BANNED='` + banned + `'
 data start guestcheck state
-for d in /proc/irq/[0-9]*; do
-	[ -r $d/smp_affinity_list ] && echo "${d#/proc/irq/} $(cat $d/smp_affinity_list)"
-done >/tmp/start.aff
+save_affinities /tmp/start.aff
 t0=$(uptime_s)
 if [ -n "$BANNED" ]; then
 	IRQBALANCE_BANNED_CPULIST=$BANNED irqbalance --oneshot --foreground >/tmp/irqbalance.log 2>&1
@@ -173,9 +171,7 @@ rc=$?
 data irqbalance-run echo "$rc $t0 $(uptime_s)"
 data irqbalance guestcheck state
 data irqbalance-log tail -c 6000 /tmp/irqbalance.log
-while read irq aff; do
-	{ echo "$aff" >/proc/irq/$irq/smp_affinity_list; } 2>/dev/null
-done </tmp/start.aff
+restore_affinities /tmp/start.aff
 data reset guestcheck state
 data plan numairqd plan --config /etc/numairqd.yaml --format json
 t0=$(uptime_s)
@@ -561,13 +557,9 @@ ip link set "$IF" up
 if [ "$COMBINED" -gt 0 ]; then
 	ethtool -L "$IF" combined "$COMBINED" || fail channels "ethtool -L $IF combined $COMBINED"
 fi
-for d in /proc/irq/[0-9]*; do
-	[ -r $d/smp_affinity_list ] && echo "${d#/proc/irq/} $(cat $d/smp_affinity_list)"
-done >/tmp/start.aff
+save_affinities /tmp/start.aff
 for state in %s; do
-	while read irq aff; do
-		{ echo "$aff" >/proc/irq/$irq/smp_affinity_list; } 2>/dev/null
-	done </tmp/start.aff
+	restore_affinities /tmp/start.aff
 	pid=
 	case $state in
 	irqbalance) irqbalance --foreground >/tmp/irqbalance.log 2>&1 & pid=$! ;;

@@ -84,6 +84,21 @@ rx_flowing() {
 	[ "$(cat "/sys/class/net/$1/statistics/rx_packets")" -gt "$_a" ]
 }
 
+# save_affinities FILE: every IRQ's smp_affinity_list, "IRQ LIST" a line.
+save_affinities() {
+	for _d in /proc/irq/[0-9]*; do
+		[ -r "$_d/smp_affinity_list" ] && echo "${_d#/proc/irq/} $(cat "$_d/smp_affinity_list")"
+	done >"$1"
+}
+
+# restore_affinities FILE: writes them back; an IRQ the kernel refuses
+# (managed) or that is gone is skipped.
+restore_affinities() {
+	while read -r _irq _aff; do
+		{ echo "$_aff" >"/proc/irq/$_irq/smp_affinity_list"; } 2>/dev/null
+	done <"$1"
+}
+
 # uptime_s prints seconds since the guest kernel started.
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 
