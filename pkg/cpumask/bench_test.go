@@ -82,31 +82,3 @@ func BenchmarkHex(b *testing.B) {
 		})
 	}
 }
-
-// BenchmarkNthAndAndNot indexes a hop ring, cpus ∩ hop[h] \ hop[h-1], the
-// way sched_numa_find_nth_cpu does, at every position of the ring.
-func BenchmarkNthAndAndNot(b *testing.B) {
-	cpus := cpumask.Range(0, 4095)
-	var hop, prev cpumask.Builder
-	for n := 0; n < 16; n++ { // hop[h]: nodes 0-15 of 64 CPUs and their siblings
-		hop.Or(cpumask.Range(n*64, n*64+63))
-		hop.Or(cpumask.Range(2048+n*64, 2048+n*64+63))
-	}
-	for n := 0; n < 4; n++ { // hop[h-1]: nodes 0-3
-		prev.Or(cpumask.Range(n*64, n*64+63))
-		prev.Or(cpumask.Range(2048+n*64, 2048+n*64+63))
-	}
-	and, not := hop.Mask(), prev.Mask()
-	ring := and.AndNot(not).Weight()
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		if cpus.NthAndAndNot(i, and, not) < 0 {
-			b.Fatalf("NthAndAndNot(%d) = -1 in a ring of %d", i, ring)
-		}
-		i++
-		if i == ring {
-			i = 0
-		}
-	}
-}

@@ -177,46 +177,6 @@ func (m Mask) Next(cpu int) int {
 	return -1
 }
 
-// Nth returns the n-th CPU of m counting from 0, or -1 when m has n or
-// fewer CPUs (cpumask_nth).
-func (m Mask) Nth(n int) int {
-	return nthOf(n, func(i int) uint64 { return m.w[i] }, len(m.w))
-}
-
-// NthAndAndNot returns the n-th CPU, counting from 0, of m ∩ and \ not,
-// or -1 when there are not that many (cpumask_nth_and_andnot). The
-// kernel's sched_numa_find_nth_cpu uses it to index one hop ring:
-// cpus ∩ hop[h] \ hop[h-1].
-func (m Mask) NthAndAndNot(n int, and, not Mask) int {
-	words := min(len(m.w), len(and.w))
-	return nthOf(n, func(i int) uint64 {
-		x := m.w[i] & and.w[i]
-		if i < len(not.w) {
-			x &^= not.w[i]
-		}
-		return x
-	}, words)
-}
-
-func nthOf(n int, word func(int) uint64, words int) int {
-	if n < 0 {
-		return -1
-	}
-	for i := range words {
-		x := word(i)
-		c := bits.OnesCount64(x)
-		if n >= c {
-			n -= c
-			continue
-		}
-		for ; n > 0; n-- {
-			x &= x - 1
-		}
-		return i*wordBits + bits.TrailingZeros64(x)
-	}
-	return -1
-}
-
 // All yields the CPUs of m in ascending order (for_each_cpu).
 func (m Mask) All() iter.Seq[int] {
 	return func(yield func(int) bool) {

@@ -88,7 +88,7 @@ func TestNewQueries(t *testing.T) {
 func TestZeroValue(t *testing.T) {
 	var m cpumask.Mask
 	if !m.IsEmpty() || m.Weight() != 0 || m.First() != -1 || m.Last() != -1 ||
-		m.Next(-1) != -1 || m.Nth(0) != -1 || m.String() != "" || len(m.CPUs()) != 0 {
+		m.Next(-1) != -1 || m.String() != "" || len(m.CPUs()) != 0 {
 		t.Errorf("zero Mask is not the empty set: %q", m.String())
 	}
 	if !m.Equal(cpumask.New()) || !m.Equal(cpumask.Range(1, 0)) {
@@ -262,86 +262,6 @@ func TestNext(t *testing.T) {
 	}
 }
 
-func TestNth(t *testing.T) {
-	m := cpumask.New(0, 63, 64, 65, 127, 128, 8191)
-	tests := []struct{ n, want int }{
-		{math.MinInt, -1}, {-1, -1},
-		{0, 0}, {1, 63}, {2, 64}, {3, 65}, {4, 127}, {5, 128}, {6, 8191},
-		{7, -1}, {8, -1}, {math.MaxInt, -1},
-	}
-	for _, tt := range tests {
-		if got := m.Nth(tt.n); got != tt.want {
-			t.Errorf("Nth(%d) = %d, want %d", tt.n, got, tt.want)
-		}
-	}
-	full := cpumask.Range(0, cpumask.MaxCPUs-1)
-	for _, n := range []int{0, 63, 64, 4095, 8191} {
-		if got := full.Nth(n); got != n {
-			t.Errorf("full.Nth(%d) = %d", n, got)
-		}
-	}
-	if got := full.Nth(8192); got != -1 {
-		t.Errorf("full.Nth(8192) = %d, want -1", got)
-	}
-	if got := cpumask.New().Nth(0); got != -1 {
-		t.Errorf("empty.Nth(0) = %d, want -1", got)
-	}
-}
-
-func TestNthAndAndNot(t *testing.T) {
-	r := cpumask.Range
-	n := cpumask.New
-	// node14 and its hop-1 ring on the 16-node EPYC 7763 of the mlx5
-	// seed: cpus ∩ hop[1] \ hop[0], as sched_numa_find_nth_cpu indexes it.
-	node14 := union(r(112, 119), r(240, 247))
-	hop1 := union(r(96, 127), r(224, 255))
-	tests := []struct {
-		name        string
-		m, and, not cpumask.Mask
-		n, want     int
-	}{
-		{"all empty", n(), n(), n(), 0, -1},
-		{"and empty", r(0, 9), n(), n(), 0, -1},
-		{"m empty", n(), r(0, 9), n(), 0, -1},
-		{"not empty", r(0, 9), r(0, 9), n(), 9, 9},
-		{"beyond weight", r(0, 9), r(0, 9), n(), 10, -1},
-		{"negative n", r(0, 9), r(0, 9), n(), -1, -1},
-		{"not removes first", r(0, 9), r(0, 9), n(0), 0, 1},
-		{"and shorter than m", r(0, 200), r(0, 70), n(), 70, 70},
-		{"and shorter than m, beyond", r(0, 200), r(0, 70), n(), 71, -1},
-		{"m shorter than and", r(0, 70), r(0, 200), n(), 70, 70},
-		{"not shorter than m", r(0, 200), r(0, 200), r(0, 63), 0, 64},
-		{"not shorter, high", r(0, 200), r(0, 200), r(0, 63), 136, 200},
-		{"not longer than m", r(0, 70), r(0, 70), n(5, 8000), 5, 6},
-		{"not longer, last", r(0, 70), r(0, 70), n(5, 8000), 69, 70},
-		{"not longer, beyond", r(0, 70), r(0, 70), n(5, 8000), 70, -1},
-		{"not covers all", r(0, 127), r(0, 127), r(0, 8191), 0, -1},
-		{"word boundary 63/64", n(63, 64, 65), r(0, 127), n(64), 1, 65},
-		{"cpu 8191", n(0, 8191), n(8191), n(), 0, 8191},
-		{"hop1 ring first", r(0, 255), hop1, node14, 0, 96},
-		{"hop1 ring 8th", r(0, 255), hop1, node14, 8, 104},
-		{"hop1 ring 16th", r(0, 255), hop1, node14, 16, 120},
-		{"hop1 ring 24th", r(0, 255), hop1, node14, 24, 224},
-		{"hop1 ring last", r(0, 255), hop1, node14, 47, 255},
-		{"hop1 ring beyond", r(0, 255), hop1, node14, 48, -1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.m.NthAndAndNot(tt.n, tt.and, tt.not); got != tt.want {
-				t.Errorf("NthAndAndNot(%d, %q, %q) on %q = %d, want %d",
-					tt.n, tt.and, tt.not, tt.m, got, tt.want)
-			}
-			// It must agree with the composed operations for every n.
-			ref := tt.m.And(tt.and).AndNot(tt.not)
-			for k := -1; k <= ref.Weight(); k++ {
-				if got, want := tt.m.NthAndAndNot(k, tt.and, tt.not), ref.Nth(k); got != want {
-					t.Errorf("NthAndAndNot(%d) = %d, And/AndNot/Nth gives %d", k, got, want)
-				}
-			}
-		})
-	}
-}
-
 func TestAllStopsEarly(t *testing.T) {
 	m := cpumask.New(1, 63, 64, 8191)
 	var got []int
@@ -443,8 +363,7 @@ func TestConcurrentReads(t *testing.T) {
 			for range 20 {
 				_ = m.And(o).Or(m).AndNot(o).String()
 				_ = m.Hex(8192)
-				_ = m.NthAndAndNot(10, o, cpumask.New(60))
-				_ = m.Nth(50) + m.Next(100) + m.Weight() + m.Last()
+				_ = m.Next(100) + m.Weight() + m.Last()
 				_ = m.Intersects(o) && m.IsSubsetOf(o)
 				_ = m.CPUs()
 			}
@@ -497,17 +416,13 @@ func TestModelProperties(t *testing.T) {
 	for i := range iters {
 		a, ma := randomMask(rng)
 		b, mb := randomMask(rng)
-		c, mc := randomMask(rng)
 
-		and, or, andNot, andAndNot := model{}, model{}, model{}, model{}
+		and, or, andNot := model{}, model{}, model{}
 		for x := range ma {
 			if mb[x] {
 				and[x] = true
 			} else {
 				andNot[x] = true
-			}
-			if mb[x] && !mc[x] {
-				andAndNot[x] = true
 			}
 			or[x] = true
 		}
@@ -539,25 +454,6 @@ func TestModelProperties(t *testing.T) {
 		}
 
 		sa := ma.sorted()
-		saan := andAndNot.sorted()
-		for _, n := range []int{-1, 0, 1, len(sa) / 2, len(sa) - 1, len(sa), len(sa) + 1, rng.IntN(len(sa) + 2)} {
-			want := -1
-			if n >= 0 && n < len(sa) {
-				want = sa[n]
-			}
-			if got := a.Nth(n); got != want {
-				t.Fatalf("iteration %d: Nth(%d) = %d, model %d", i, n, got, want)
-			}
-		}
-		for _, n := range []int{-1, 0, 1, len(saan) / 2, len(saan) - 1, len(saan), rng.IntN(len(saan) + 2)} {
-			want := -1
-			if n >= 0 && n < len(saan) {
-				want = saan[n]
-			}
-			if got := a.NthAndAndNot(n, b, c); got != want {
-				t.Fatalf("iteration %d: NthAndAndNot(%d) = %d, model %d", i, n, got, want)
-			}
-		}
 		for range 8 {
 			x := rng.IntN(cpumask.MaxCPUs+2) - 1
 			if got := a.Contains(x); got != ma[x] {

@@ -3,8 +3,15 @@
 // cpulist and smp_affinity_list ("0-3,8") and the hex format of
 // smp_affinity ("00000000,00010000").
 //
-// Method names follow the kernel's cpumask API (weight, nth,
-// nth_and_andnot, and_not) so the planner reads like the kernel code it
-// mirrors. Parsers never panic: malformed input returns an error that
+// The names are Go's (And, AndNot, Weight, Next, All); where a method
+// does what a kernel cpumask function does, its comment names that
+// function. Callers work with whole sets, not positions: topology builds
+// each hop mask as a union of node masks (Builder.Or), as
+// sched_init_numa() does, and walks a hop ring the way
+// for_each_cpu_andnot(mask, prev) does, as mask.And(allowed).AndNot(prev)
+// in ascending order; the planner then takes CPUs from that whole order
+// instead of indexing a mask (cpumask_nth) once per queue.
+//
+// Parsers never panic: malformed input returns an error that
 // wraps ErrSyntax and quotes the input.
 package cpumask
