@@ -12,6 +12,6 @@
 // in ascending order; the planner then takes CPUs from that whole order
 // instead of indexing a mask (cpumask_nth) once per queue.
 //
-// Parsers never panic: malformed input returns an error that
-// wraps ErrSyntax and quotes the input.
+// Parsers never panic: malformed input returns an error that quotes the
+// input and wraps kernfs.ErrMalformed.
 package cpumask

@@ -5,14 +5,26 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// ErrSyntax is wrapped by every parse error, so callers can test for
-// malformed input with errors.Is.
-var ErrSyntax = errors.New("invalid CPU mask")
+// ErrSyntax is kernfs.ErrMalformed, which every parse error wraps.
+//
+// Deprecated: test for kernfs.ErrMalformed. ErrSyntax remains only while
+// pkg/config/parse_test.go and pkg/inventory/inventory_test.go name it.
+var ErrSyntax = kernfs.ErrMalformed
+
+// syntaxError is a parse error: "invalid CPU mask list "3-1": ...". It
+// wraps kernfs.ErrMalformed, the sentinel for kernel text that does not
+// parse, without putting that sentinel's text in the message.
+type syntaxError struct{ msg string }
+
+func (e *syntaxError) Error() string { return e.msg }
+func (e *syntaxError) Unwrap() error { return kernfs.ErrMalformed }
 
 func parseErr(format, input, why string, args ...any) error {
-	return fmt.Errorf("%w %s %q: %s", ErrSyntax, format, input, fmt.Sprintf(why, args...))
+	return &syntaxError{fmt.Sprintf("invalid CPU mask %s %q: %s", format, input, fmt.Sprintf(why, args...))}
 }
 
 // ParseList parses the kernel's list format (%*pbl), as in cpulist,

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
 // zeroGroups is n comma-terminated zero hex groups: n*32 CPUs of padding.
@@ -74,14 +75,14 @@ func TestParseList(t *testing.T) {
 	}
 }
 
-// checkSyntaxErr fails t unless err wraps ErrSyntax and quotes in.
+// checkSyntaxErr fails t unless err wraps kernfs.ErrMalformed and quotes in.
 func checkSyntaxErr(t *testing.T, fn, in string, m cpumask.Mask, err error) {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("%s(%q) = %q, want an error", fn, in, m)
 	}
-	if !errors.Is(err, cpumask.ErrSyntax) {
-		t.Errorf("%s(%q) error %v does not wrap ErrSyntax", fn, in, err)
+	if !errors.Is(err, kernfs.ErrMalformed) {
+		t.Errorf("%s(%q) error %v does not wrap ErrMalformed", fn, in, err)
 	}
 	if !strings.Contains(err.Error(), strconv.Quote(in)) {
 		t.Errorf("%s(%q) error %q does not quote the input", fn, in, err)
