@@ -82,7 +82,9 @@ func (r *Reader) read(path string, wantMode bool) ([]byte, fs.FileMode, error) {
 		mode = fs.FileMode(st.Mode & 0o777)
 	}
 	if r.buf == nil {
-		r.buf = make([]byte, 4096) // a sysfs attribute is at most a page
+		// Most attributes are a number or a short list; the buffer
+		// doubles for the rest (a sysfs attribute is at most a page).
+		r.buf = make([]byte, 512)
 	}
 	n := 0
 	for {

@@ -2,18 +2,13 @@ package topology
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/kernfs"
 )
-
-// ErrParse is wrapped by every error about a sysfs file whose content
-// makes no sense, so callers can tell bad data from a missing file.
-var ErrParse = errors.New("malformed sysfs file")
 
 // FS is a sysfs tree. Root is "/sys" on a host and a fixture directory
 // in tests; nothing in this package reads a fixed path.
@@ -29,12 +24,11 @@ func (fs FS) path(elem ...string) string {
 }
 
 // readString returns the file's content without surrounding white space.
+// The readers that parse it return errors wrapping kernfs.ErrMalformed
+// for content that makes no sense, so callers can tell bad data from a
+// missing file (fs.ErrNotExist).
 func (fs FS) readString(elem ...string) (string, error) {
-	b, err := os.ReadFile(fs.path(elem...))
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(b)), nil
+	return kernfs.ReadTrimmed(fs.path(elem...))
 }
 
 func (fs FS) readList(elem ...string) (cpumask.Mask, error) {
@@ -44,7 +38,7 @@ func (fs FS) readList(elem ...string) (cpumask.Mask, error) {
 	}
 	m, err := cpumask.ParseList(s)
 	if err != nil {
-		return cpumask.Mask{}, fmt.Errorf("read %s: %w: %w", fs.path(elem...), ErrParse, err)
+		return cpumask.Mask{}, kernfs.Malformed(fs.path(elem...), "%w", err)
 	}
 	return m, nil
 }
@@ -66,7 +60,7 @@ func (fs FS) readInt(elem ...string) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		return 0, fmt.Errorf("read %s: %w: %q is not an integer", fs.path(elem...), ErrParse, s)
+		return 0, kernfs.Malformed(fs.path(elem...), "%q is not an integer", s)
 	}
 	return n, nil
 }

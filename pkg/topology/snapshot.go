@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
 // NoNode is NUMA_NO_NODE: a device that reports numa_node -1.
@@ -72,7 +73,7 @@ func (fs FS) Read() (*Snapshot, error) {
 		return nil, fmt.Errorf("topology: %w", err)
 	}
 	if s.online.IsEmpty() {
-		return nil, fmt.Errorf("topology: read %s: %w: no online CPU", fs.path(append(cpuDir, "online")...), ErrParse)
+		return nil, fmt.Errorf("topology: %w", kernfs.Malformed(fs.path(append(cpuDir, "online")...), "no online CPU"))
 	}
 	if s.possible, err = fs.readOptionalList(append(cpuDir, "possible")...); err != nil {
 		return nil, fmt.Errorf("topology: %w", err)
@@ -127,7 +128,7 @@ func (fs FS) readNodes(s *Snapshot) error {
 		return err
 	}
 	if ids.IsEmpty() {
-		return fmt.Errorf("read %s: %w: no online node", fs.path(append(nodeDir, "online")...), ErrParse)
+		return kernfs.Malformed(fs.path(append(nodeDir, "online")...), "no online node")
 	}
 	for id := range ids.All() {
 		s.nodeIndex[id] = len(s.nodes)
@@ -145,7 +146,7 @@ func (fs FS) readNodes(s *Snapshot) error {
 		n.CPUs = cpus.And(s.online)
 		for c := range n.CPUs.All() {
 			if prev, dup := s.cpuNode[c]; dup {
-				return fmt.Errorf("read %s: %w: CPU %d is also on node %d", fs.path(append(dir, "cpulist")...), ErrParse, c, prev)
+				return kernfs.Malformed(fs.path(append(dir, "cpulist")...), "CPU %d is also on node %d", c, prev)
 			}
 			s.cpuNode[c] = n.ID
 		}
@@ -166,13 +167,13 @@ func (fs FS) readDistance(want int, elem ...string) ([]int, error) {
 	}
 	fields := strings.Fields(s)
 	if len(fields) != want {
-		return nil, fmt.Errorf("read %s: %w: %q has %d entries, want one per online node (%d)", fs.path(elem...), ErrParse, s, len(fields), want)
+		return nil, kernfs.Malformed(fs.path(elem...), "%q has %d entries, want one per online node (%d)", s, len(fields), want)
 	}
 	row := make([]int, len(fields))
 	for k, f := range fields {
 		d, err := strconv.Atoi(f)
 		if err != nil || d < 10 || d > 255 {
-			return nil, fmt.Errorf("read %s: %w: %q: invalid distance %q (want 10 to 255)", fs.path(elem...), ErrParse, s, f)
+			return nil, kernfs.Malformed(fs.path(elem...), "%q: invalid distance %q (want 10 to 255)", s, f)
 		}
 		row[k] = d
 	}
@@ -208,7 +209,7 @@ func (fs FS) readCPUs(s *Snapshot) error {
 		}
 		sib = sib.And(s.online)
 		if !sib.Contains(c) {
-			return fmt.Errorf("read %s: %w: siblings %q do not include CPU %d", fs.path(append(dir, "core_cpus_list")...), ErrParse, sib.String(), c)
+			return kernfs.Malformed(fs.path(append(dir, "core_cpus_list")...), "siblings %q do not include CPU %d", sib.String(), c)
 		}
 		for t := range sib.All() {
 			x := s.cpus[t]

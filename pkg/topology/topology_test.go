@@ -9,6 +9,7 @@ import (
 
 	"github.com/numairqd/numairqd/internal/fakesys"
 	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/kernfs"
 	"github.com/numairqd/numairqd/pkg/topology"
 )
 
@@ -259,7 +260,7 @@ func TestMalformedFiles(t *testing.T) {
 		name    string
 		corrupt func(*fakesys.Tree)
 		file    string // the error must name this file
-		parse   bool   // and wrap ErrParse
+		parse   bool   // and wrap kernfs.ErrMalformed
 	}{
 		{"online garbage", func(tr *fakesys.Tree) { tr.WriteFile("sys/devices/system/cpu/online", "0-3x\n") }, "cpu/online", true},
 		{"online reversed", func(tr *fakesys.Tree) { tr.WriteFile("sys/devices/system/cpu/online", "3-0\n") }, "cpu/online", true},
@@ -295,8 +296,8 @@ func TestMalformedFiles(t *testing.T) {
 			if !strings.Contains(err.Error(), tc.file) {
 				t.Errorf("error %q does not name %s", err, tc.file)
 			}
-			if tc.parse != errors.Is(err, topology.ErrParse) {
-				t.Errorf("errors.Is(err, ErrParse) = %v, want %v (err: %v)", !tc.parse, tc.parse, err)
+			if tc.parse != errors.Is(err, kernfs.ErrMalformed) {
+				t.Errorf("errors.Is(err, ErrMalformed) = %v, want %v (err: %v)", !tc.parse, tc.parse, err)
 			}
 			if !tc.parse && !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("missing file error %q does not wrap os.ErrNotExist", err)
