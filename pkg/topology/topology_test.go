@@ -22,9 +22,14 @@ func list(t testing.TB, s string) cpumask.Mask {
 	return m
 }
 
-func masksString(ms []cpumask.Mask) []string {
+// hopMasks rebuilds sched_numa_hop_mask(node, h) for every level h from
+// the rings: hop mask h is the union of rings 0 to h (rings over every
+// online CPU, as the kernel's masks hold online CPUs only).
+func hopMasks(s *topology.Snapshot, node int) []string {
 	var out []string
-	for _, m := range ms {
+	var m cpumask.Mask
+	for _, ring := range s.Rings(node, s.Online()) {
+		m = m.Or(cpumask.New(ring...))
 		out = append(out, m.String())
 	}
 	return out
@@ -67,7 +72,7 @@ func TestLevelsWithoutNewCPUs(t *testing.T) {
 		0: {"0-1", "0-3", "0-3", "0-5"},
 		2: {"4-5", "4-5", "2-5", "0-5"},
 	} {
-		if got := masksString(s.HopMasks(node)); !slices.Equal(got, want) {
+		if got := hopMasks(s, node); !slices.Equal(got, want) {
 			t.Errorf("hop masks of node %d = %v, want %v", node, got, want)
 		}
 	}
@@ -92,9 +97,8 @@ func TestCPULessNode(t *testing.T) {
 	if got := s.Levels(); !slices.Equal(got, []int{10, 30}) {
 		t.Errorf("levels = %v, want [10 30]", got)
 	}
-	if got := s.HopMasks(1); got != nil {
-		t.Errorf("hop masks of CPU-less node = %v, want nil (the kernel's are NULL)", got)
-	}
+	// The kernel's hop masks of a CPU-less node are NULL, so it spreads
+	// over the nearest node that has CPUs.
 	if got := s.SpreadNode(1); got != 2 {
 		t.Errorf("SpreadNode(1) = %d, want nearest CPU node 2", got)
 	}
@@ -143,8 +147,8 @@ func TestSparseNodeIDs(t *testing.T) {
 	if got := s.Spread(0, s.Online()); !slices.Equal(got, []int{0, 1, 4, 5, 2, 3}) {
 		t.Errorf("spread of node 0 = %v", got)
 	}
-	if got := s.NodesByDistance(2); !slices.Equal(got, []int{2, 5, 0}) {
-		t.Errorf("NodesByDistance(2) = %v", got)
+	if got := s.Spread(2, s.Online()); !slices.Equal(got, []int{2, 3, 4, 5, 0, 1}) {
+		t.Errorf("spread of node 2 = %v, want nodes 2, 5, 0 by distance", got)
 	}
 }
 
@@ -183,10 +187,10 @@ func TestAsymmetricDistances(t *testing.T) {
 		t.Errorf("levels = %v", got)
 	}
 	// Row j decides node j's masks.
-	if got := masksString(s.HopMasks(0)); !slices.Equal(got, []string{"0-1", "0-3", "0-3"}) {
+	if got := hopMasks(s, 0); !slices.Equal(got, []string{"0-1", "0-3", "0-3"}) {
 		t.Errorf("node 0 masks = %v", got)
 	}
-	if got := masksString(s.HopMasks(1)); !slices.Equal(got, []string{"2-3", "2-3", "0-3"}) {
+	if got := hopMasks(s, 1); !slices.Equal(got, []string{"2-3", "2-3", "0-3"}) {
 		t.Errorf("node 1 masks = %v", got)
 	}
 }
@@ -240,17 +244,14 @@ func TestSpreadAllowedAndNoNode(t *testing.T) {
 	if got := s.Spread(0, allowed); !slices.Equal(got, []int{1, 2, 3, 6, 9, 10, 11, 12, 13, 14, 15}) {
 		t.Errorf("spread over allowed = %v", got)
 	}
-	if got := s.NthCPU(4, 0, allowed); got != 9 {
-		t.Errorf("NthCPU(4) = %d, want 9", got)
-	}
 	if got := s.Spread(topology.NoNode, allowed); !slices.Equal(got, allowed.CPUs()) {
 		t.Errorf("NoNode spread = %v, want CPU id order", got)
 	}
 	if got := s.Spread(7, allowed); !slices.Equal(got, allowed.CPUs()) {
 		t.Errorf("unknown node spread = %v, want CPU id order", got)
 	}
-	if got := s.NthCPU(0, 0, cpumask.Mask{}); got != -1 {
-		t.Errorf("NthCPU with nothing allowed = %d, want -1", got)
+	if got := s.Spread(0, cpumask.Mask{}); len(got) != 0 {
+		t.Errorf("spread with nothing allowed = %v, want none", got)
 	}
 }
 
