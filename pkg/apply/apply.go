@@ -2,12 +2,12 @@ package apply
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
-	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/policy"
 )
 
@@ -41,18 +41,12 @@ type Applier struct {
 	log  *zap.Logger
 	opts Options
 
-	// managed are the IRQs whose write failed with EIO/EPERM, by number.
-	managed map[int]refused
+	// refused are the IRQs whose write failed with EIO/EPERM, by number.
+	// The name is part of the key: the same number requested again under
+	// another name (a rebound device) is a new IRQ and is tried again.
+	refused policy.Refusals
 	// originals are the masks found before the first change, by number.
 	originals map[int]original
-}
-
-// refused is an IRQ the kernel will not move. The name is part of the
-// key: the same number requested again under another name (a rebound
-// device) is a new IRQ and is tried again.
-type refused struct {
-	name  string
-	errno string // "EIO" or "EPERM"
 }
 
 // original is an IRQ's mask before numairqd first changed it.
@@ -75,7 +69,7 @@ func New(w Writer, log *zap.Logger, opts Options) *Applier {
 	if opts.Backoff <= 0 {
 		opts.Backoff = DefaultBackoff
 	}
-	return &Applier{w: w, log: log, opts: opts, managed: map[int]refused{}, originals: map[int]original{}}
+	return &Applier{w: w, log: log, opts: opts, refused: policy.Refusals{}, originals: map[int]original{}}
 }
 
 // round is what one Apply shares between IRQs: the CPUs found to have
@@ -84,19 +78,19 @@ type round struct {
 	full cpumask.Mask
 }
 
+// Refusals returns a copy of the IRQs the kernel refused to move, for
+// the next policy.Compute.
+func (a *Applier) Refusals() policy.Refusals { return maps.Clone(a.refused) }
+
 // Apply writes every IRQ of p whose planned mask is set and differs
 // from its current one, one write per IRQ, and returns the outcome of
 // each. It stops early, leaving the rest for the next round, when ctx
-// is done.
+// is done. p covers every device IRQ the machine has, so Apply first
+// forgets the refusals of IRQs that are gone from it or carry another
+// name, and the originals of IRQs now under another name.
 func (a *Applier) Apply(ctx context.Context, p *policy.Plan) Result {
-	start := time.Now()
+	a.forget(p)
 	res := newResult()
-	a.apply(ctx, p, &res)
-	res.Duration = time.Since(start)
-	return res
-}
-
-func (a *Applier) apply(ctx context.Context, p *policy.Plan, res *Result) {
 	rd := &round{}
 	for di := range p.Devices {
 		d := &p.Devices[di]
@@ -104,40 +98,41 @@ func (a *Applier) apply(ctx context.Context, p *policy.Plan, res *Result) {
 			if q.LeftAlone() {
 				continue
 			}
-			a.observe(q.Number, q.Name)
 			if q.Planned.Equal(q.Current) {
 				res.Unchanged++
 				continue
 			}
-			if _, ok := a.managed[q.Number]; ok {
-				// Refused before and not annotated into the plan: the
-				// kernel will refuse again.
-				res.record(q.Number, KindManaged)
-				continue
-			}
 			if ctx.Err() != nil {
-				return
+				return res
 			}
 			if a.opts.DryRun {
 				a.log.Info("dry run: would set IRQ affinity", zap.Int("irq", q.Number), zap.String("name", q.Name),
 					zap.Stringer("from", q.Current), zap.Stringer("to", q.Planned))
-				res.DryRun++
+				res.record(q.Number, KindDryRun)
 				continue
 			}
-			a.place(ctx, rd, d, q, res)
+			a.place(ctx, rd, d, q, &res)
 		}
 	}
+	return res
 }
 
-// observe forgets what is remembered about IRQ n when it now has
-// another name: it was freed and the number reused.
-func (a *Applier) observe(n int, name string) {
-	if m, ok := a.managed[n]; ok && m.name != name {
-		delete(a.managed, n)
+// forget drops what is remembered about IRQs that p shows freed: a
+// refusal whose IRQ is not in p under its name, an original whose
+// number p lists under another name (the number was reused). Originals
+// of IRQs p does not list stay, for Restore.
+func (a *Applier) forget(p *policy.Plan) {
+	names := map[int]string{}
+	for _, d := range p.Devices {
+		for _, q := range d.IRQs {
+			names[q.Number] = q.Name
+		}
 	}
-	if o, ok := a.originals[n]; ok && o.name != name {
-		delete(a.originals, n)
-	}
+	maps.DeleteFunc(a.refused, func(n int, r policy.Refusal) bool { return names[n] != r.Name })
+	maps.DeleteFunc(a.originals, func(n int, o original) bool {
+		name, ok := names[n]
+		return ok && name != o.name
+	})
 }
 
 // place writes q's planned mask and, when the kernel has no free vector
@@ -206,7 +201,7 @@ func (a *Applier) done(q policy.IRQ, m cpumask.Mask, err error, res *Result) {
 		}
 	case KindManaged:
 		errno := errnoName(err)
-		a.managed[q.Number] = refused{name: q.Name, errno: errno}
+		a.refused[q.Number] = policy.Refusal{Name: q.Name, Errno: errno}
 		a.log.Info("the kernel refuses to move this IRQ (managed or unsteerable); leaving it alone",
 			append(fields, zap.String("errno", errno), zap.Error(err))...)
 	case KindVanished:
@@ -219,7 +214,7 @@ func (a *Applier) done(q policy.IRQ, m cpumask.Mask, err error, res *Result) {
 			append(fields, zap.String("errno", errnoName(err)), zap.Error(err))...)
 	default:
 		a.log.Warn("cannot set IRQ affinity",
-			append(fields, zap.String("kind", kind), zap.String("errno", errnoName(err)), zap.Error(err))...)
+			append(fields, zap.Stringer("kind", kind), zap.String("errno", errnoName(err)), zap.Error(err))...)
 	}
 }
 
@@ -256,40 +251,4 @@ func (a *Applier) sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
-}
-
-// Annotate returns a copy of inv in which the IRQs whose writes failed
-// with EIO/EPERM are Managed, with ManagedReason "write failed with
-// EIO" (or EPERM), so the next plan leaves them alone. IRQs already
-// Managed keep their reason. What the Applier remembers about IRQs that
-// are gone from inv or carry another name is forgotten: call it with a
-// fresh inventory every round, and before Restore.
-func (a *Applier) Annotate(inv *inventory.Inventory) *inventory.Inventory {
-	if inv == nil {
-		return nil
-	}
-	out := *inv
-	out.IRQs = make([]inventory.IRQ, len(inv.IRQs))
-	copy(out.IRQs, inv.IRQs)
-	present := make(map[int]string, len(out.IRQs))
-	for i := range out.IRQs {
-		q := &out.IRQs[i]
-		present[q.Number] = q.Name
-		m, ok := a.managed[q.Number]
-		if !ok || m.name != q.Name || q.Managed {
-			continue
-		}
-		q.Managed, q.ManagedReason = true, "write failed with "+m.errno
-	}
-	for n, m := range a.managed {
-		if name, ok := present[n]; !ok || name != m.name {
-			delete(a.managed, n)
-		}
-	}
-	for n, o := range a.originals {
-		if name, ok := present[n]; !ok || name != o.name {
-			delete(a.originals, n)
-		}
-	}
-	return &out
 }

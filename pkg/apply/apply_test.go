@@ -110,7 +110,7 @@ func checkCalls(t *testing.T, got []call, want ...call) {
 	}
 }
 
-func checkKinds(t *testing.T, r apply.Result, want map[string]int) {
+func checkKinds(t *testing.T, r apply.Result, want map[apply.Kind]int) {
 	t.Helper()
 	if !maps.Equal(r.ByKind, want) {
 		t.Errorf("ByKind = %v, want %v", r.ByKind, want)
@@ -134,18 +134,8 @@ func TestApplyWritesOnlyChanges(t *testing.T) {
 	if r.Written != 2 || r.Unchanged != 2 || r.DryRun != 0 || len(r.Failed) != 0 || r.Stale {
 		t.Errorf("result = %+v", r)
 	}
-	checkKinds(t, r, map[string]int{apply.KindOK: 2})
-
-	slow := writerFunc(func(int, cpumask.Mask) error { time.Sleep(time.Millisecond); return nil })
-	r = apply.New(slow, zap.NewNop(), apply.Options{}).Apply(context.Background(), p)
-	if r.Duration < 2*time.Millisecond {
-		t.Errorf("Duration = %v, want at least the 2ms the writes took", r.Duration)
-	}
+	checkKinds(t, r, map[apply.Kind]int{apply.KindOK: 2})
 }
-
-type writerFunc func(int, cpumask.Mask) error
-
-func (f writerFunc) WriteAffinity(irq int, m cpumask.Mask) error { return f(irq, m) }
 
 func TestApplyClassifiesErrors(t *testing.T) {
 	ms := time.Millisecond
@@ -153,7 +143,7 @@ func TestApplyClassifiesErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		errs      []error // for IRQ 45, one per attempt
-		kind      string
+		kind      apply.Kind
 		writes    int
 		sleeps    []time.Duration
 		failed    bool
@@ -194,7 +184,7 @@ func TestApplyClassifiesErrors(t *testing.T) {
 			calls := w.reset()
 			want := slices.Repeat([]call{"45:3"}, tc.writes)
 			checkCalls(t, calls, append(want, "46:0")...)
-			wantKinds := map[string]int{apply.KindOK: 1}
+			wantKinds := map[apply.Kind]int{apply.KindOK: 1}
 			wantKinds[tc.kind]++
 			checkKinds(t, r, wantKinds)
 			if _, failed := r.Failed[45]; failed != tc.failed || (failed && r.Failed[45] != tc.kind) {
@@ -273,7 +263,7 @@ func TestApplyNoSpaceFallsBack(t *testing.T) {
 		"43:3", "43:4",
 		"44:0-1", "44:2",
 		"45:2")
-	checkKinds(t, r, map[string]int{apply.KindOK: 6})
+	checkKinds(t, r, map[apply.Kind]int{apply.KindOK: 6})
 	if r.Written != 6 || len(r.Failed) != 0 {
 		t.Errorf("result = %+v", r)
 	}
@@ -298,8 +288,8 @@ func TestApplyNoSpaceExhausted(t *testing.T) {
 		irq(t, 51, "q1", "0-7", "1"), // every CPU known full: no write at all
 	))
 	checkCalls(t, w.reset(), "50:0", "50:1", "50:2")
-	checkKinds(t, r, map[string]int{apply.KindNoSpace: 2})
-	if !maps.Equal(r.Failed, map[int]string{50: apply.KindNoSpace, 51: apply.KindNoSpace}) || r.Written != 0 {
+	checkKinds(t, r, map[apply.Kind]int{apply.KindNoSpace: 2})
+	if !maps.Equal(r.Failed, map[int]apply.Kind{50: apply.KindNoSpace, 51: apply.KindNoSpace}) || r.Written != 0 {
 		t.Errorf("result = %+v", r)
 	}
 }
@@ -324,7 +314,7 @@ func TestManagedLoggedOnceNotRetried(t *testing.T) {
 
 	r := a.Apply(context.Background(), p)
 	checkCalls(t, w.reset(), "45:3", "46:4")
-	checkKinds(t, r, map[string]int{apply.KindOK: 1, apply.KindManaged: 1})
+	checkKinds(t, r, map[apply.Kind]int{apply.KindOK: 1, apply.KindManaged: 1})
 	if n := refusals(); n != 1 {
 		t.Fatalf("%d refusal logs, want 1", n)
 	}
@@ -332,27 +322,45 @@ func TestManagedLoggedOnceNotRetried(t *testing.T) {
 		t.Errorf("refusal logged at %v, want info", e.Level)
 	}
 
-	// Next round, same IRQ (the caller did not Annotate): no write, no log.
+	want := policy.Refusals{45: {Name: "nvme0q1", Errno: "EIO"}}
+	if got := a.Refusals(); !maps.Equal(got, want) {
+		t.Fatalf("Refusals() = %v, want %v", got, want)
+	}
+
+	// Next round the planner, given Refusals, leaves 45 alone: no write,
+	// no log, and the refusal is kept.
+	p.Devices[0].IRQs[0] = managedIRQ(45, "nvme0q1")
 	p.Devices[0].IRQs[1].Current = mask(t, "4")
 	r = a.Apply(context.Background(), p)
 	checkCalls(t, w.reset())
-	checkKinds(t, r, map[string]int{apply.KindManaged: 1})
+	checkKinds(t, r, map[apply.Kind]int{})
 	if n := refusals(); n != 1 {
 		t.Errorf("%d refusal logs after round 2, want 1", n)
+	}
+	if got := a.Refusals(); !maps.Equal(got, want) {
+		t.Errorf("Refusals() after round 2 = %v, want %v", got, want)
 	}
 
 	// The number is re-requested by another device: try again.
 	delete(w.always, 45)
 	r = a.Apply(context.Background(), plan(order8, irq(t, 45, "mlx5_comp0@pci:0000:41:00.0", "0", "3")))
 	checkCalls(t, w.reset(), "45:3")
-	checkKinds(t, r, map[string]int{apply.KindOK: 1})
+	checkKinds(t, r, map[apply.Kind]int{apply.KindOK: 1})
 }
 
 func inv(irqs ...inventory.IRQ) *inventory.Inventory {
-	return &inventory.Inventory{CPUs: cpumask.Range(0, 7), IRQs: irqs}
+	return &inventory.Inventory{CPUs: cpumask.New(0, 1, 2, 3, 4, 5, 6, 7), IRQs: irqs}
 }
 
-func TestAnnotate(t *testing.T) {
+// managedIRQ is an IRQ as the planner plans one it knows is managed.
+func managedIRQ(n int, name string) policy.IRQ {
+	return policy.IRQ{Number: n, Name: name, Role: policy.RoleQueue, Managed: true, CPU: -1, Hop: -1, Distance: -1}
+}
+
+// TestRefusals: the Applier remembers EIO and EPERM by number and name,
+// hands out copies, and forgets an IRQ when a plan shows it freed or
+// requested again under another name.
+func TestRefusals(t *testing.T) {
 	w := &fakeWriter{always: map[int]error{45: syscall.EIO, 46: syscall.EPERM, 47: syscall.EIO}}
 	a := apply.New(w, zap.NewNop(), apply.Options{})
 	a.Apply(context.Background(), plan(order8,
@@ -360,44 +368,21 @@ func TestAnnotate(t *testing.T) {
 		irq(t, 45, "q1", "0", "3"),
 		irq(t, 46, "q2", "0", "4"),
 		irq(t, 47, "q3", "0", "5")))
-
-	in := inv(
-		inventory.IRQ{Number: 44, Name: "q0"},
-		inventory.IRQ{Number: 45, Name: "q1"},
-		inventory.IRQ{Number: 46, Name: "q2"},
-		inventory.IRQ{Number: 47, Name: "q3", Managed: true, ManagedReason: "read-only smp_affinity"},
-	)
-	out := a.Annotate(in)
-	got := map[int]string{}
-	for _, q := range out.IRQs {
-		if q.Managed {
-			got[q.Number] = q.ManagedReason
-		}
-	}
-	want := map[int]string{45: "write failed with EIO", 46: "write failed with EPERM", 47: "read-only smp_affinity"}
+	want := policy.Refusals{45: {Name: "q1", Errno: "EIO"}, 46: {Name: "q2", Errno: "EPERM"}, 47: {Name: "q3", Errno: "EIO"}}
+	got := a.Refusals()
 	if !maps.Equal(got, want) {
-		t.Errorf("managed = %v, want %v", got, want)
+		t.Errorf("Refusals() = %v, want %v", got, want)
 	}
-	for _, q := range in.IRQs[:3] {
-		if q.Managed {
-			t.Errorf("Annotate changed its input: IRQ %d managed", q.Number)
-		}
-	}
-	if out == in || !out.CPUs.Equal(in.CPUs) {
-		t.Error("Annotate did not return a copy of the inventory")
+	delete(got, 45)
+	if len(a.Refusals()) != 3 {
+		t.Error("Refusals() returned the Applier's own map")
 	}
 
-	// 45 re-requested under another name, 46 freed: both forgotten, so
-	// they are not marked even when the old names come back.
-	a.Annotate(inv(inventory.IRQ{Number: 45, Name: "other"}, inventory.IRQ{Number: 47, Name: "q3"}))
-	out = a.Annotate(in)
-	for _, q := range out.IRQs {
-		if q.Managed && q.Number != 47 {
-			t.Errorf("IRQ %d still marked managed (%s) after it vanished or was renamed", q.Number, q.ManagedReason)
-		}
-	}
-	if a.Annotate(nil) != nil {
-		t.Error("Annotate(nil) != nil")
+	// 45 re-requested under another name, 46 freed, 47 still refused.
+	delete(w.always, 45)
+	a.Apply(context.Background(), plan(order8, irq(t, 45, "other", "2", "2"), managedIRQ(47, "q3")))
+	if got, want := a.Refusals(), (policy.Refusals{47: {Name: "q3", Errno: "EIO"}}); !maps.Equal(got, want) {
+		t.Errorf("Refusals() after renames = %v, want %v", got, want)
 	}
 }
 
@@ -420,14 +405,14 @@ func TestRestore(t *testing.T) {
 	w.reset()
 
 	w.always[46] = syscall.ENOENT // vanished since
-	r := a.Restore(context.Background())
+	r := a.Restore(context.Background(), nil)
 	checkCalls(t, w.reset(), "45:0-7", "46:0-3")
-	checkKinds(t, r, map[string]int{apply.KindOK: 1, apply.KindVanished: 1})
+	checkKinds(t, r, map[apply.Kind]int{apply.KindOK: 1, apply.KindVanished: 1})
 	if r.Written != 1 || len(r.Failed) != 0 {
 		t.Errorf("result = %+v", r)
 	}
 	// Everything restored or gone: nothing left to write.
-	r = a.Restore(context.Background())
+	r = a.Restore(context.Background(), nil)
 	checkCalls(t, w.reset())
 	if r.Written != 0 || len(r.ByKind) != 0 {
 		t.Errorf("second Restore: %+v", r)
@@ -441,30 +426,31 @@ func TestRestoreKeepsFailuresForRetry(t *testing.T) {
 	a.Apply(context.Background(), plan(order8, irq(t, 45, "q0", "0-7", "3"), irq(t, 46, "q1", "0-7", "4")))
 	w.reset()
 	w.always = map[int]error{45: syscall.EBUSY}
-	r := a.Restore(context.Background())
+	r := a.Restore(context.Background(), nil)
 	checkCalls(t, w.reset(), "45:0-7", "45:0-7", "45:0-7", "45:0-7", "46:0-7")
 	if r.Failed[45] != apply.KindBusy || r.Written != 1 {
 		t.Errorf("result = %+v", r)
 	}
 	delete(w.always, 45)
-	r = a.Restore(context.Background())
+	r = a.Restore(context.Background(), nil)
 	checkCalls(t, w.reset(), "45:0-7")
 	if r.Written != 1 {
 		t.Errorf("retry: %+v", r)
 	}
 }
 
-// TestRestoreSkipsRenamed: Annotate with the last inventory forgets IRQs
-// that were freed or re-requested under another name.
+// TestRestoreSkipsRenamed: Restore with a fresh inventory skips and
+// forgets IRQs that were freed or re-requested under another name.
 func TestRestoreSkipsRenamed(t *testing.T) {
 	w := &fakeWriter{}
 	a := apply.New(w, zap.NewNop(), apply.Options{})
 	a.Apply(context.Background(), plan(order8,
 		irq(t, 45, "q0", "0-7", "3"), irq(t, 46, "q1", "0-7", "4"), irq(t, 47, "q2", "0-7", "5")))
 	w.reset()
-	a.Annotate(inv(inventory.IRQ{Number: 45, Name: "q0"}, inventory.IRQ{Number: 46, Name: "other"}))
-	a.Restore(context.Background())
+	a.Restore(context.Background(), inv(inventory.IRQ{Number: 45, Name: "q0"}, inventory.IRQ{Number: 46, Name: "other"}))
 	checkCalls(t, w.reset(), "45:0-7")
+	a.Restore(context.Background(), nil)
+	checkCalls(t, w.reset())
 }
 
 func TestDryRun(t *testing.T) {
@@ -474,14 +460,14 @@ func TestDryRun(t *testing.T) {
 	r := a.Apply(context.Background(), plan(order8,
 		irq(t, 45, "q0", "0-7", "3"), irq(t, 46, "q1", "4", "4"), irq(t, 47, "q2", "0-7", "5"), irq(t, 48, "c", "0-7", "")))
 	checkCalls(t, w.reset())
-	if r.DryRun != 2 || r.Written != 0 || r.Unchanged != 1 || len(r.ByKind) != 0 || len(r.Failed) != 0 {
+	if r.DryRun != 2 || r.Written != 0 || r.Unchanged != 1 || r.ByKind[apply.KindDryRun] != 2 || len(r.Failed) != 0 {
 		t.Errorf("result = %+v", r)
 	}
 	if n := logs.FilterLevelExact(zapcore.InfoLevel).FilterMessageSnippet("would set").Len(); n != 2 {
 		t.Errorf("%d dry-run info logs, want 2", n)
 	}
 	// Nothing was changed, so there is nothing to restore.
-	r = a.Restore(context.Background())
+	r = a.Restore(context.Background(), nil)
 	checkCalls(t, w.reset())
 	if r.Written != 0 {
 		t.Errorf("Restore after dry run: %+v", r)
@@ -524,7 +510,7 @@ func TestCancelStopsBackoff(t *testing.T) {
 		w := &fakeWriter{}
 		a := apply.New(w, zap.NewNop(), apply.Options{})
 		a.Apply(ctx, plan(order8, irq(t, 45, "q0", "0", "1")))
-		a.Restore(ctx)
+		a.Restore(ctx, nil)
 		checkCalls(t, w.reset())
 	})
 }

@@ -9,8 +9,8 @@
 // (kernel.md §3.1):
 //
 //   - EIO/EPERM: the kernel will not let anyone move the IRQ (managed or
-//     unsteerable). It is remembered and never written again; Annotate
-//     marks it Managed in the next inventory so the planner leaves it alone.
+//     unsteerable). It is remembered; Refusals hands the memory to the
+//     next policy.Compute, which plans the IRQ as managed.
 //   - ENOSPC: no free vector on the planned CPUs. They are marked full for
 //     the round and the IRQ moves on along the device's Order.
 //   - EINVAL: no CPU of the mask is online any more; the snapshot is stale
@@ -21,7 +21,7 @@
 // The Applier remembers each IRQ's mask from before its first change so
 // Restore can put it back on exit (restore_on_exit).
 //
-// An Applier is not safe for concurrent use: Apply, Restore and Annotate
-// are meant to be called from the daemon's one loop goroutine, and the
-// Result each returns is the caller's to publish.
+// An Applier is not safe for concurrent use: it is meant to be called
+// from the daemon's one loop goroutine, and the Result each call returns
+// is the caller's to publish.
 package apply

@@ -85,7 +85,7 @@ func TestIdempotent(t *testing.T) {
 	cfg := config.Default()
 
 	s, inv := readAll(t, tree)
-	p := policy.Compute(s, a.Annotate(inv), cfg)
+	p := policy.Compute(s, inv, cfg, a.Refusals())
 	r := a.Apply(context.Background(), p)
 	if r.Written == 0 || len(r.Failed) != 0 || r.Stale {
 		t.Fatalf("first round: %+v", r)
@@ -103,27 +103,28 @@ func TestIdempotent(t *testing.T) {
 	}
 
 	s, inv = readAll(t, tree)
-	r2 := a.Apply(context.Background(), policy.Compute(s, a.Annotate(inv), cfg))
+	r2 := a.Apply(context.Background(), policy.Compute(s, inv, cfg, a.Refusals()))
 	if r2.Written != 0 || len(r2.ByKind) != 0 || r2.Unchanged != r.Written+r.Unchanged {
 		t.Errorf("second round wrote again: %+v (first %+v)", r2, r)
 	}
 }
 
-// TestAnnotatedIRQLeftAlone: an IRQ refused with EIO is marked managed
-// in the next inventory, so the next plan does not touch it.
-func TestAnnotatedIRQLeftAlone(t *testing.T) {
+// TestRefusedIRQLeftAlone: an IRQ refused with EIO is planned as managed
+// once the Applier's refusals are passed to the planner, so the next
+// round does not touch it.
+func TestRefusedIRQLeftAlone(t *testing.T) {
 	tree := machine(t)
 	w := procfsLike{ProcWriter: apply.ProcWriter{Proc: tree.Proc()}, fail: map[int]error{25: syscall.EIO}}
 	a := apply.New(w, zap.NewNop(), apply.Options{})
 	cfg := config.Default()
 
 	s, inv := readAll(t, tree)
-	r := a.Apply(context.Background(), policy.Compute(s, a.Annotate(inv), cfg))
+	r := a.Apply(context.Background(), policy.Compute(s, inv, cfg, a.Refusals()))
 	if r.ByKind[apply.KindManaged] != 1 {
 		t.Fatalf("first round: %+v", r)
 	}
 	s, inv = readAll(t, tree)
-	p := policy.Compute(s, a.Annotate(inv), cfg)
+	p := policy.Compute(s, inv, cfg, a.Refusals())
 	for _, d := range p.Devices {
 		for _, q := range d.IRQs {
 			if q.Number == 25 && (!q.Managed || !q.LeftAlone()) {
@@ -141,14 +142,14 @@ func TestRestoreFiles(t *testing.T) {
 	before := affinities(t, tree)
 	a := apply.New(procfsLike{ProcWriter: apply.ProcWriter{Proc: tree.Proc()}}, zap.NewNop(), apply.Options{})
 	s, inv := readAll(t, tree)
-	if r := a.Apply(context.Background(), policy.Compute(s, a.Annotate(inv), config.Default())); r.Written == 0 {
+	if r := a.Apply(context.Background(), policy.Compute(s, inv, config.Default(), a.Refusals())); r.Written == 0 {
 		t.Fatalf("nothing written: %+v", r)
 	}
 	// IRQ 41 is freed before exit: its directory goes.
 	if err := os.RemoveAll(tree.Path("proc/irq/41")); err != nil {
 		t.Fatal(err)
 	}
-	r := a.Restore(context.Background())
+	r := a.Restore(context.Background(), nil)
 	if r.ByKind[apply.KindVanished] != 1 || len(r.Failed) != 0 || r.Written == 0 {
 		t.Errorf("restore: %+v", r)
 	}
@@ -168,7 +169,7 @@ func TestDryRunFiles(t *testing.T) {
 	before := affinities(t, tree)
 	a := apply.New(apply.ProcWriter{Proc: tree.Proc()}, zap.NewNop(), apply.Options{DryRun: true})
 	s, inv := readAll(t, tree)
-	p := policy.Compute(s, a.Annotate(inv), config.Default())
+	p := policy.Compute(s, inv, config.Default(), a.Refusals())
 	want := 0
 	for _, d := range p.Devices {
 		for _, q := range d.IRQs {
@@ -178,7 +179,7 @@ func TestDryRunFiles(t *testing.T) {
 		}
 	}
 	r := a.Apply(context.Background(), p)
-	if want == 0 || r.DryRun != want || r.Written != 0 || len(r.ByKind) != 0 {
+	if want == 0 || r.DryRun != want || r.Written != 0 || len(r.ByKind) != 1 {
 		t.Errorf("dry run: %+v, want DryRun %d", r, want)
 	}
 	after := affinities(t, tree)
@@ -187,7 +188,7 @@ func TestDryRunFiles(t *testing.T) {
 			t.Errorf("IRQ %d changed from %q to %q in a dry run", n, b, after[n])
 		}
 	}
-	if r := a.Restore(context.Background()); r.Written != 0 {
+	if r := a.Restore(context.Background(), nil); r.Written != 0 {
 		t.Errorf("restore after dry run wrote: %+v", r)
 	}
 }

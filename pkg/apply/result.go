@@ -4,28 +4,67 @@ import (
 	"errors"
 	"strconv"
 	"syscall"
-	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-// Outcome kinds, the keys of Result.ByKind and the values of Result.Failed.
+// Kind is the outcome of one IRQ in an Apply or Restore.
+type Kind uint8
+
+// The outcome kinds. Kinds lists them all; their names are the values
+// of numairqd_affinity_writes_total{result}.
 const (
 	// KindOK: the IRQ was written (on its planned CPUs or, after ENOSPC,
 	// on a later CPU of its device's order).
-	KindOK = "ok"
+	KindOK Kind = iota
+	// KindDryRun: a dry run would have written the IRQ.
+	KindDryRun
 	// KindManaged: the kernel refused with EIO or EPERM; the IRQ is never
 	// written again (until it is re-requested under another name).
-	KindManaged = "managed"
+	KindManaged
 	// KindNoSpace: ENOSPC on the planned CPUs and on every CPU tried after.
-	KindNoSpace = "no_space"
+	KindNoSpace
 	// KindStale: EINVAL, no CPU of the mask is online; rescan.
-	KindStale = "stale"
+	KindStale
 	// KindBusy: EBUSY or EAGAIN after every retry; try next round.
-	KindBusy = "busy"
+	KindBusy
 	// KindVanished: ENOENT, the IRQ was freed.
-	KindVanished = "vanished"
+	KindVanished
 	// KindError: any other error (EOVERFLOW, ERANGE, ENOMEM, ...).
-	KindError = "error"
+	KindError
+	numKinds
 )
+
+var kindNames = [numKinds]string{"ok", "dry_run", "managed", "no_space", "stale", "busy", "vanished", "error"}
+
+// Kinds are all outcome kinds, in order.
+func Kinds() []Kind {
+	ks := make([]Kind, numKinds)
+	for i := range ks {
+		ks[i] = Kind(i)
+	}
+	return ks
+}
+
+// String is the kind's name: "ok", "no_space", ...
+func (k Kind) String() string {
+	if k < numKinds {
+		return kindNames[k]
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// MarshalText makes kinds read as their names in logs and JSON.
+func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// Failed says whether the IRQ was meant to be placed and is not.
+func (k Kind) Failed() bool {
+	switch k {
+	case KindNoSpace, KindStale, KindBusy, KindError:
+		return true
+	}
+	return false
+}
 
 // Result is what one Apply or Restore did.
 type Result struct {
@@ -33,39 +72,36 @@ type Result struct {
 	// whose planned mask equals the current one, DryRun the writes a
 	// dry run would have made.
 	Written, Unchanged, DryRun int
-	// ByKind counts the outcome of every IRQ written or tried, by Kind*.
-	ByKind map[string]int
-	// Failed maps each IRQ that could not be placed (KindNoSpace,
-	// KindStale, KindBusy or KindError) to its kind.
-	Failed map[int]string
+	// ByKind counts the outcome of every IRQ written or tried.
+	ByKind map[Kind]int
+	// Failed maps each IRQ that could not be placed to its kind (one
+	// with Kind.Failed).
+	Failed map[int]Kind
 	// Stale is set when a write got EINVAL: the snapshot planned from is
 	// out of date and the caller should rescan now.
 	Stale bool
-	// Duration is how long the call took.
-	Duration time.Duration
 }
 
 func newResult() Result {
-	return Result{ByKind: map[string]int{}, Failed: map[int]string{}}
+	return Result{ByKind: map[Kind]int{}, Failed: map[int]Kind{}}
 }
 
 // record counts one outcome.
-func (r *Result) record(irq int, kind string) {
+func (r *Result) record(irq int, kind Kind) {
 	r.ByKind[kind]++
-	switch kind {
-	case KindOK:
+	switch {
+	case kind == KindOK:
 		r.Written++
-	case KindManaged, KindVanished:
-	case KindStale:
-		r.Stale = true
+	case kind == KindDryRun:
+		r.DryRun++
+	case kind.Failed():
 		r.Failed[irq] = kind
-	default:
-		r.Failed[irq] = kind
+		r.Stale = r.Stale || kind == KindStale
 	}
 }
 
 // classify maps a write error to its outcome kind.
-func classify(err error) string {
+func classify(err error) Kind {
 	switch {
 	case err == nil:
 		return KindOK
@@ -89,36 +125,15 @@ func retryable(err error) bool {
 	return errors.Is(err, syscall.EBUSY) || errors.Is(err, syscall.EAGAIN)
 }
 
-// errnoNames are the errnos an affinity write can return (kernel.md
-// §3.1) and a few that a broken setup gives.
-var errnoNames = map[syscall.Errno]string{
-	syscall.EIO:       "EIO",
-	syscall.EPERM:     "EPERM",
-	syscall.ENOSPC:    "ENOSPC",
-	syscall.EINVAL:    "EINVAL",
-	syscall.EBUSY:     "EBUSY",
-	syscall.EAGAIN:    "EAGAIN",
-	syscall.ENOENT:    "ENOENT",
-	syscall.EOVERFLOW: "EOVERFLOW",
-	syscall.ERANGE:    "ERANGE",
-	syscall.ENOMEM:    "ENOMEM",
-	syscall.EACCES:    "EACCES",
-	syscall.EROFS:     "EROFS",
-	syscall.EFAULT:    "EFAULT",
-	syscall.ENODEV:    "ENODEV",
-	syscall.ENXIO:     "ENXIO",
-	syscall.EISDIR:    "EISDIR",
-	syscall.ENOTDIR:   "ENOTDIR",
-}
-
 // errnoName is the symbolic name of the errno err wraps ("EIO"),
-// "errno N" for one not in the table and "" when err wraps none.
+// "errno N" for one unix does not name and "" when err wraps none. The
+// errnos an affinity write can return are in docs/kernel.md §3.1.
 func errnoName(err error) string {
 	var e syscall.Errno
 	if !errors.As(err, &e) {
 		return ""
 	}
-	if n, ok := errnoNames[e]; ok {
+	if n := unix.ErrnoName(e); n != "" {
 		return n
 	}
 	return "errno " + strconv.Itoa(int(e))

@@ -68,13 +68,9 @@ type IRQ struct {
 	ManagedReason string
 	// Device is the BDF of the owning PCI device, "" for none. A legacy
 	// INTx line shared by several devices belongs to the lowest BDF.
+	// What an IRQ does for its device (queue or control) is the
+	// planner's call, from Actions and the config's rules.
 	Device string
-	// Role and Queue come from the action names; Queue is normalised so
-	// each device's lowest queue is 0, and is -1 when Role != RoleQueue.
-	// RawQueue is the index the name carried (-1 when not a queue).
-	Role     Role
-	Queue    int
-	RawQueue int
 }
 
 // Total is the number of interrupts on all CPUs.
@@ -128,7 +124,7 @@ func (inv *Inventory) Device(bdf string) (Device, bool) {
 }
 
 // DeviceIRQs returns copies of the IRQs owned by the device bdf, in
-// number order, e.g. to pass to Reclassify. It looks up the device's own
+// number order. It looks up the device's own
 // IRQ list, so planning every device costs O(IRQs log IRQs), not
 // devices × IRQs.
 func (inv *Inventory) DeviceIRQs(bdf string) []IRQ {
@@ -195,13 +191,12 @@ func (fsys FS) Read() (*Inventory, error) {
 	return inv, nil
 }
 
-// link gives each IRQ its device, keeps in Device.IRQs only IRQs with a
-// handler, and classifies each device's IRQs.
+// link gives each IRQ its device and keeps in Device.IRQs only IRQs
+// with a handler.
 func link(inv *Inventory, devs []pciDevice) {
 	index := make(map[int]int, len(inv.IRQs))
 	for i, q := range inv.IRQs {
 		index[q.Number] = i
-		inv.IRQs[i].Role, inv.IRQs[i].Queue, inv.IRQs[i].RawQueue = RoleNone, -1, -1
 	}
 	for di, d := range devs {
 		var have []int
@@ -216,18 +211,6 @@ func link(inv *Inventory, devs []pciDevice) {
 			}
 		}
 		inv.Devices[di].IRQs = have
-	}
-	for _, d := range inv.Devices {
-		var own []IRQ
-		for _, n := range d.IRQs {
-			if q := inv.IRQs[index[n]]; q.Device == d.PCI {
-				own = append(own, q)
-			}
-		}
-		classifyDevice(own, nil)
-		for _, q := range own {
-			inv.IRQs[index[q.Number]] = q
-		}
 	}
 }
 

@@ -41,12 +41,13 @@ func irqNumbers(inv *Inventory) []int {
 	return out
 }
 
-// queues returns "role/queue" per IRQ number, for compact comparisons.
-func queues(inv *Inventory, nums ...int) []string {
+// owners returns "number:device" per IRQ number, for compact
+// comparisons; how a device's IRQs are classified is pkg/policy's test.
+func owners(inv *Inventory, nums ...int) []string {
 	var out []string
 	for _, n := range nums {
 		q, _ := inv.IRQ(n)
-		out = append(out, fmt.Sprintf("%d:%v/%d", n, q.Role, q.Queue))
+		out = append(out, fmt.Sprintf("%d:%s", n, q.Device))
 	}
 	return out
 }
@@ -72,7 +73,7 @@ func TestRead(t *testing.T) {
 				if want := []uint64{1, 0, 5, 7}; !reflect.DeepEqual(q.Counts, want) {
 					t.Errorf("Counts = %v, want %v", q.Counts, want)
 				}
-				if q.Total() != 13 || q.Affinity.String() != "2" || q.Node != -1 || q.Role != RoleNone || q.Queue != -1 {
+				if q.Total() != 13 || q.Affinity.String() != "2" || q.Node != -1 || q.Device != "" {
 					t.Errorf("IRQ 24 = %+v", q)
 				}
 				timer := mustIRQ(t, inv, 0)
@@ -118,10 +119,11 @@ func TestRead(t *testing.T) {
 				if got := mustDevice(t, inv, "0000:00:03.0"); !reflect.DeepEqual(got.Interfaces, []string{"ens3"}) || !reflect.DeepEqual(got.IRQs, []int{40, 41, 42}) {
 					t.Errorf("second virtio-net = %+v", got)
 				}
-				got := queues(inv, 30, 31, 32, 33, 34, 40, 41, 42)
-				wantQ := []string{"30:control/-1", "31:queue/0", "32:queue/0", "33:queue/1", "34:queue/1", "40:control/-1", "41:queue/0", "42:queue/0"}
+				got := owners(inv, 30, 31, 32, 33, 34, 40, 41, 42)
+				wantQ := []string{"30:0000:41:00.0", "31:0000:41:00.0", "32:0000:41:00.0", "33:0000:41:00.0", "34:0000:41:00.0",
+					"40:0000:00:03.0", "41:0000:00:03.0", "42:0000:00:03.0"}
 				if !reflect.DeepEqual(got, wantQ) {
-					t.Errorf("queues = %v, want %v", got, wantQ)
+					t.Errorf("owners = %v, want %v", got, wantQ)
 				}
 				q := mustIRQ(t, inv, 31)
 				if q.Device != "0000:41:00.0" || !q.HasEffective || q.Effective.String() != "1" || q.Chip != "IR-PCI-MSIX-0000:41:00.0" || q.HWIRQ != "1-edge" {
@@ -158,7 +160,7 @@ func TestRead(t *testing.T) {
 					t.Errorf("nic = %+v", nic)
 				}
 				q := mustIRQ(t, inv, 16)
-				if q.Device != "0000:00:1d.0" || q.Role != RoleControl || !reflect.DeepEqual(q.Actions, []string{"ehci_hcd:usb1", "eth1"}) {
+				if q.Device != "0000:00:1d.0" || !reflect.DeepEqual(q.Actions, []string{"ehci_hcd:usb1", "eth1"}) {
 					t.Errorf("IRQ 16 = %+v", q)
 				}
 				audio := mustDevice(t, inv, "0000:00:1b.0")
@@ -183,7 +185,7 @@ func TestRead(t *testing.T) {
 			},
 			check: func(t *testing.T, inv *Inventory) {
 				admin := mustIRQ(t, inv, 60)
-				if admin.Managed || admin.ManagedReason != "" || admin.Role != RoleControl || admin.Queue != -1 {
+				if admin.Managed || admin.ManagedReason != "" || admin.Device != "0000:c1:00.0" {
 					t.Errorf("admin = %+v", admin)
 				}
 				for k := 1; k <= 4; k++ {
@@ -191,9 +193,6 @@ func TestRead(t *testing.T) {
 					cpu := cpumask.New(k - 1)
 					if !q.Managed || q.ManagedReason != "read-only smp_affinity" {
 						t.Errorf("IRQ %d not managed: %+v", q.Number, q)
-					}
-					if q.Role != RoleQueue || q.Queue != k-1 || q.RawQueue != k {
-						t.Errorf("IRQ %d role %v queue %d raw %d", q.Number, q.Role, q.Queue, q.RawQueue)
 					}
 					if !q.Affinity.Equal(cpu) || !q.Effective.Equal(cpu) || !q.HasHint || !q.Hint.Equal(cpu) || q.Node != 0 {
 						t.Errorf("IRQ %d masks = %+v", q.Number, q)
@@ -237,14 +236,14 @@ func TestRead(t *testing.T) {
 					fakesys.IRQSpec{Number: 122, Name: "ens1f0-TxRx-1"})
 			},
 			check: func(t *testing.T, inv *Inventory) {
-				got := queues(inv, 100, 101, 102, 110, 111, 112, 120, 121, 122)
+				got := owners(inv, 100, 101, 102, 110, 111, 112, 120, 121, 122)
 				want := []string{
-					"100:control/-1", "101:queue/0", "102:queue/1",
-					"110:control/-1", "111:queue/0", "112:queue/1",
-					"120:control/-1", "121:queue/0", "122:queue/1",
+					"100:0000:81:00.0", "101:0000:81:00.0", "102:0000:81:00.0",
+					"110:7870:00:00.0", "111:7870:00:00.0", "112:7870:00:00.0",
+					"120:0000:3b:00.0", "121:0000:3b:00.0", "122:0000:3b:00.0",
 				}
 				if !reflect.DeepEqual(got, want) {
-					t.Errorf("queues = %v, want %v", got, want)
+					t.Errorf("owners = %v, want %v", got, want)
 				}
 			},
 		},
@@ -271,7 +270,7 @@ func TestRead(t *testing.T) {
 				if d := mustDevice(t, inv, "0000:05:00.0"); !reflect.DeepEqual(d.IRQs, []int{50, 52}) {
 					t.Errorf("device IRQs = %v", d.IRQs)
 				}
-				if q := mustIRQ(t, inv, 52); q.Node != -1 || q.HasHint || q.Queue != 0 {
+				if q := mustIRQ(t, inv, 52); q.Node != -1 || q.HasHint || q.Device != "0000:05:00.0" {
 					t.Errorf("IRQ 52 = %+v", q)
 				}
 			},

@@ -5,9 +5,12 @@ package policy
 // node, policy and irqs[].irq, name, queue, managed, current, planned:
 // add keys, never rename them.
 type Doc struct {
-	TopologyGeneration uint64      `json:"topology_generation"`
-	Allowed            string      `json:"allowed"`
-	Devices            []DeviceDoc `json:"devices"`
+	// Generation is the generation of the daemon's published state the
+	// plan belongs to (/plan); 0 from `numairqd plan`, which runs no
+	// rounds.
+	Generation uint64      `json:"generation"`
+	Allowed    string      `json:"allowed"`
+	Devices    []DeviceDoc `json:"devices"`
 }
 
 // DeviceDoc is one device of a Doc.
@@ -40,7 +43,7 @@ type IRQDoc struct {
 
 // Doc returns the JSON form of p.
 func (p *Plan) Doc() Doc {
-	doc := Doc{TopologyGeneration: p.TopologyGeneration, Allowed: p.Allowed.String(), Devices: []DeviceDoc{}}
+	doc := Doc{Allowed: p.Allowed.String(), Devices: []DeviceDoc{}}
 	for _, d := range p.Devices {
 		dd := DeviceDoc{PCI: d.PCI, Driver: d.Driver, Interfaces: d.Interfaces, Node: d.Node, SpreadNode: d.SpreadNode,
 			Policy: string(d.Policy), Mask: string(d.Mask), Rule: d.Rule, IRQs: []IRQDoc{}}

@@ -3,6 +3,7 @@ package policy
 import (
 	"cmp"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -13,10 +14,9 @@ import (
 )
 
 // Plan is where every IRQ should be, computed from one topology snapshot,
-// one inventory and one config. It is never modified after Compute.
+// one inventory, one config and the refusals known so far. It is never
+// modified after Compute.
 type Plan struct {
-	// TopologyGeneration is the generation of the snapshot planned from.
-	TopologyGeneration uint64
 	// Allowed are the CPUs IRQs may be placed on: online minus banned,
 	// isolated and nohz_full CPUs as the config says.
 	Allowed cpumask.Mask
@@ -50,7 +50,7 @@ type Device struct {
 type IRQ struct {
 	Number int
 	Name   string
-	Role   inventory.Role
+	Role   Role
 	Queue  int // -1 when not a queue IRQ
 	// Managed IRQs belong to the kernel: never planned.
 	Managed bool
@@ -69,11 +69,24 @@ type IRQ struct {
 // LeftAlone reports whether the plan does not touch the IRQ.
 func (q IRQ) LeftAlone() bool { return q.Planned.IsEmpty() }
 
+// Refusal is an IRQ the kernel refused to move in an earlier round
+// (EIO or EPERM): managed, or otherwise unsteerable, although nothing
+// read from procfs said so. It holds while the IRQ keeps its name: the
+// same number requested again under another name is a new IRQ.
+type Refusal struct {
+	Name  string
+	Errno string // "EIO" or "EPERM"
+}
+
+// Refusals are the refused IRQs by number; nil means none.
+type Refusals map[int]Refusal
+
 // Compute plans every IRQ. It is pure: it reads only its arguments, so
-// the same inputs always give the same plan.
-func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config) *Plan {
-	p := &Plan{TopologyGeneration: s.Generation(), Allowed: AllowedCPUs(s, cfg)}
-	pl := newPlanner(s, p.Allowed)
+// the same inputs always give the same plan. IRQs in refused are
+// planned as managed, like the ones the inventory found managed.
+func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config, refused Refusals) *Plan {
+	p := &Plan{Allowed: AllowedCPUs(s, cfg)}
+	pl := newPlanner(s, p.Allowed, refused)
 
 	owned := map[int]bool{}
 	for _, dev := range inv.Devices {
@@ -86,11 +99,12 @@ func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config)
 		}
 		facts := config.DeviceFacts{PCI: dev.PCI, Drivers: dev.Drivers, Interfaces: dev.Interfaces, IRQNames: names(irqs)}
 		rule, _ := cfg.RuleFor(facts)
-		if rule != nil && rule.QueueRegex != nil {
-			irqs = inventory.Reclassify(irqs, rule.QueueRegex)
+		var re *regexp.Regexp
+		if rule != nil {
+			re = rule.QueueRegex
 		}
 		d := Device{PCI: dev.PCI, Driver: dev.Driver, Interfaces: dev.Interfaces, Node: dev.NUMANode}
-		p.Devices = append(p.Devices, pl.device(d, rule, irqs))
+		p.Devices = append(p.Devices, pl.device(d, rule, irqs, classify(irqs, re)))
 	}
 	// IRQs with no PCI device (timer, i8042, ACPI) are left alone unless
 	// a rule names them.
@@ -102,9 +116,8 @@ func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config)
 		if !ok {
 			continue
 		}
-		q.Role, q.Queue = inventory.RoleControl, -1
 		d := Device{Node: topology.NoNode}
-		p.Devices = append(p.Devices, pl.device(d, rule, []inventory.IRQ{q}))
+		p.Devices = append(p.Devices, pl.device(d, rule, []inventory.IRQ{q}, []class{{RoleControl, -1}}))
 	}
 	return p
 }
@@ -135,15 +148,29 @@ func names(irqs []inventory.IRQ) []string {
 type planner struct {
 	s       *topology.Snapshot
 	allowed cpumask.Mask
+	refused Refusals
 	load    loads
 }
 
-func newPlanner(s *topology.Snapshot, allowed cpumask.Mask) *planner {
-	return &planner{s: s, allowed: allowed, load: newLoads(allowed)}
+func newPlanner(s *topology.Snapshot, allowed cpumask.Mask, refused Refusals) *planner {
+	return &planner{s: s, allowed: allowed, refused: refused, load: newLoads(allowed)}
 }
 
-// device plans one device's IRQs under its rule (nil: defaults).
-func (pl *planner) device(d Device, rule *config.Rule, irqs []inventory.IRQ) Device {
+// managed reports whether the kernel owns q, and why: the inventory
+// found it so, or an earlier write to it under this name was refused.
+func (pl *planner) managed(q inventory.IRQ) (bool, string) {
+	if q.Managed {
+		return true, q.ManagedReason
+	}
+	if r, ok := pl.refused[q.Number]; ok && r.Name == q.Name {
+		return true, "write failed with " + r.Errno
+	}
+	return false, ""
+}
+
+// device plans one device's IRQs, classified as classes says, under its
+// rule (nil: defaults).
+func (pl *planner) device(d Device, rule *config.Rule, irqs []inventory.IRQ, classes []class) Device {
 	d.Policy, d.Mask = config.PolicyAuto, config.MaskCPU
 	if rule != nil {
 		d.Policy, d.Mask = rule.Policy, rule.Mask
@@ -154,20 +181,19 @@ func (pl *planner) device(d Device, rule *config.Rule, irqs []inventory.IRQ) Dev
 	}
 	d.SpreadNode = pl.s.SpreadNode(d.Node)
 
-	queues := queueIndices(irqs)
+	d.IRQs = make([]IRQ, len(irqs))
+	for i, q := range irqs {
+		d.IRQs[i] = IRQ{Number: q.Number, Name: q.Name, Role: classes[i].role, Queue: classes[i].queue,
+			Current: q.Affinity, CPU: -1, Hop: -1, Distance: -1}
+		if managed, why := pl.managed(q); managed {
+			d.IRQs[i].Managed, d.IRQs[i].Reason = true, "managed by the kernel: "+why
+		}
+	}
+	queues := queueIndices(d.IRQs)
 	if d.Policy == config.PolicyAuto {
 		d.Policy = config.PolicyNUMAHop
 		if len(queues) > 0 && len(queues) >= pl.allowed.Weight() {
 			d.Policy = config.PolicyLinear
-		}
-	}
-
-	d.IRQs = make([]IRQ, len(irqs))
-	for i, q := range irqs {
-		d.IRQs[i] = IRQ{Number: q.Number, Name: q.Name, Role: q.Role, Queue: q.Queue, Managed: q.Managed,
-			Current: q.Affinity, CPU: -1, Hop: -1, Distance: -1}
-		if q.Managed {
-			d.IRQs[i].Reason = "managed by the kernel: " + q.ManagedReason
 		}
 	}
 
@@ -218,7 +244,7 @@ func (pl *planner) device(d Device, rule *config.Rule, irqs []inventory.IRQ) Dev
 		if q.Managed {
 			continue
 		}
-		if q.Role == inventory.RoleQueue {
+		if q.Role == RoleQueue {
 			q.Planned = chosen[q.Queue]
 			q.CPU = q.Planned.First()
 			q.Hop, q.Distance = pl.s.HopLevel(d.Node, q.CPU), pl.distance(d.Node, q.CPU)
@@ -322,10 +348,10 @@ func coreSlots(s *topology.Snapshot, rings [][]int) []cpumask.Mask {
 // queueIndices returns the distinct queue indices of the device's
 // movable queue IRQs, ascending; IRQs sharing an index (rx and tx of one
 // pair) share a CPU.
-func queueIndices(irqs []inventory.IRQ) []int {
+func queueIndices(irqs []IRQ) []int {
 	var qs []int
 	for _, q := range irqs {
-		if q.Role == inventory.RoleQueue && !q.Managed {
+		if q.Role == RoleQueue && !q.Managed {
 			qs = append(qs, q.Queue)
 		}
 	}

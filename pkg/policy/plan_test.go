@@ -53,7 +53,7 @@ func (f *fixture) plan(cfg *config.Config) *policy.Plan {
 	if cfg == nil {
 		cfg = config.Default()
 	}
-	return policy.Compute(s, inv, cfg)
+	return policy.Compute(s, inv, cfg, nil)
 }
 
 func parseConfig(t testing.TB, yaml string) *config.Config {
@@ -82,7 +82,7 @@ func queueCPUs(t testing.TB, d policy.Device) map[int]string {
 	t.Helper()
 	out := map[int]string{}
 	for _, q := range d.IRQs {
-		if q.Role != inventory.RoleQueue || q.Managed {
+		if q.Role != policy.RoleQueue || q.Managed {
 			continue
 		}
 		m := q.Planned.String()
@@ -118,7 +118,7 @@ func TestVirtioSixPairsFollowsNodeSpread(t *testing.T) {
 	wantQueues(t, d, "4", "5", "6", "7", "0", "1")
 	for _, q := range d.IRQs {
 		switch {
-		case q.Role == inventory.RoleControl && q.Planned.String() != "4-5":
+		case q.Role == policy.RoleControl && q.Planned.String() != "4-5":
 			t.Errorf("config IRQ %d planned %q, want node 2's CPUs 4-5", q.Number, q.Planned)
 		case q.Queue == 2 && (q.Hop != 1 || q.Distance != 12):
 			t.Errorf("queue 2: hop %d distance %d, want hop 1 distance 12", q.Hop, q.Distance)
@@ -180,7 +180,7 @@ func TestManaFourVCPUs(t *testing.T) {
 		t.Errorf("policy = %s, want linear", d.Policy)
 	}
 	wantQueues(t, d, "0", "1", "2", "3")
-	if hwc := d.IRQs[0]; hwc.Role != inventory.RoleControl || hwc.Planned.String() != "0-3" {
+	if hwc := d.IRQs[0]; hwc.Role != policy.RoleControl || hwc.Planned.String() != "0-3" {
 		t.Errorf("HWC IRQ = %+v", hwc)
 	}
 }

@@ -93,7 +93,7 @@ func TestPlanProperties(t *testing.T) {
 		for _, policyName := range []string{"auto", "numa-hop", "linear"} {
 			cfg := parseConfig(t, fmt.Sprintf("banned_cpus: %q\ndevices:\n  - match: {driver: virtio_net}\n    policy: %s\n", banned, policyName))
 			name := fmt.Sprintf("iter %d (%s, online %s, banned %q)", iter, policyName, s.Online(), banned)
-			p := policy.Compute(s, inv, cfg)
+			p := policy.Compute(s, inv, cfg, nil)
 			if !p.Allowed.IsSubsetOf(s.Online()) {
 				t.Fatalf("%s: allowed %s not online", name, p.Allowed)
 			}
@@ -125,7 +125,7 @@ func TestPlanProperties(t *testing.T) {
 					t.Errorf("%s: queues per CPU differ by %d over the allowed CPUs (%v)", name, spread, perCPU)
 				}
 			}
-			if again := policy.Compute(s, inv, cfg); !reflect.DeepEqual(p.Doc(), again.Doc()) {
+			if again := policy.Compute(s, inv, cfg, nil); !reflect.DeepEqual(p.Doc(), again.Doc()) {
 				t.Errorf("%s: plan is not deterministic", name)
 			}
 		}
@@ -181,7 +181,7 @@ func BenchmarkCompute64Devices8192IRQs4096CPUs(b *testing.B) {
 	cfg := config.Default()
 	b.ReportAllocs()
 	for b.Loop() {
-		if p := policy.Compute(s, inv, cfg); len(p.Devices) != 64 {
+		if p := policy.Compute(s, inv, cfg, nil); len(p.Devices) != 64 {
 			b.Fatal("wrong plan")
 		}
 	}

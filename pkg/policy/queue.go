@@ -1,9 +1,10 @@
-package inventory
+package policy
 
 import (
 	"regexp"
 	"strconv"
-	"strings"
+
+	"github.com/numairqd/numairqd/pkg/inventory"
 )
 
 // Role says what an IRQ does for its device, so the policy can spread
@@ -11,11 +12,10 @@ import (
 type Role uint8
 
 const (
-	// RoleNone: the IRQ belongs to no PCI device (timer, ACPI, IPIs).
-	RoleNone Role = iota
-	// RoleControl: a device IRQ that carries no data queue (config,
-	// admin, async events, mailbox) or that no rule recognises.
-	RoleControl
+	// RoleControl: an IRQ that carries no data queue (config, admin,
+	// async events, mailbox), that no rule recognises, or that belongs
+	// to no PCI device.
+	RoleControl Role = iota + 1
 	// RoleQueue: a device IRQ that serves data queue IRQ.Queue.
 	RoleQueue
 )
@@ -23,8 +23,6 @@ const (
 // String names the role as logs and the plan output print it.
 func (r Role) String() string {
 	switch r {
-	case RoleNone:
-		return "none"
 	case RoleControl:
 		return "control"
 	case RoleQueue:
@@ -70,40 +68,6 @@ var builtinRules = []queueRule{
 	// Generic: a trailing number after a separator, ignoring an
 	// "@pci:<BDF>" suffix ("iwlwifi:queue_3", "eth0-Tx-Rx-3").
 	{"generic", regexp.MustCompile(`^[^@]*?[-_.q](?P<queue>\d+)(?:@.*)?$`)},
-}
-
-// driverManaged names IRQs whose vectors the kernel always allocates
-// with managed affinity, so it refuses any user affinity. Kernels since
-// 6.12 make their smp_affinity 0444, which readIRQ sees; before that the
-// file reads 0644 and only a failed write (EIO) would tell, too late for
-// a plan that must not count them as movable queues. The drivers:
-//   - nvme (drivers/nvme/host/pci.c nvme_setup_irqs): I/O queue vectors
-//     come from pci_alloc_irq_vectors_affinity with PCI_IRQ_AFFINITY;
-//     the admin queue nvmeXq0 is the one pre_vector, not managed;
-//   - virtio-blk (drivers/block/virtio_blk.c init_vq): passes an
-//     irq_affinity to virtio_find_vqs, so its "req.K" vectors are managed.
-var driverManaged = []struct {
-	re  *regexp.Regexp
-	why string
-}{
-	{regexp.MustCompile(`^nvme\d+q[1-9]\d*$`), "nvme I/O queue: the driver allocates it with managed affinity"},
-	{regexp.MustCompile(`^virtio\d+-req\.\d+$`), "virtio-blk queue: the driver allocates it with managed affinity"},
-}
-
-// markDriverManaged marks irq managed when one of its actions is a
-// driverManaged name and nothing else has marked it yet.
-func markDriverManaged(irq *IRQ) {
-	if irq.Managed {
-		return
-	}
-	for _, a := range irq.Actions {
-		for _, m := range driverManaged {
-			if m.re.MatchString(a) {
-				irq.Managed, irq.ManagedReason = true, m.why
-				return
-			}
-		}
-	}
 }
 
 // Classify applies the built-in naming rules to one action name and
@@ -162,43 +126,32 @@ func classifyActions(actions []string, re *regexp.Regexp) (Role, int) {
 	return RoleControl, -1
 }
 
-// Reclassify returns a copy of irqs, taken to be the IRQs of one device,
-// with Role, Queue and RawQueue recomputed from their action names: by
-// re (a queue IRQ is one whose action re matches with a numeric "queue"
-// group; everything else is control) or, when re is nil, by the built-in
-// rules. Queue indices are then normalised as Read does. IRQs without a
-// device keep RoleNone. It is pure: irqs is not modified.
-func Reclassify(irqs []IRQ, re *regexp.Regexp) []IRQ {
-	out := make([]IRQ, len(irqs))
-	copy(out, irqs)
-	classifyDevice(out, re)
+// class is what the naming rules make of one IRQ of a device.
+type class struct {
+	role  Role
+	queue int // normalised: the device's lowest queue is 0; -1 when not a queue
+}
+
+// classify applies the naming rules to the IRQs of one device: re (a
+// queue IRQ is one whose action re matches with a numeric "queue" group;
+// everything else is control) or, when re is nil, the built-in rules.
+// Queue indices are shifted so the device's lowest queue is 0, not
+// ranked: order and sharing are kept, and a missing middle queue leaves
+// a gap instead of renumbering the rest. This is the one place IRQs are
+// classified.
+func classify(irqs []inventory.IRQ, re *regexp.Regexp) []class {
+	out := make([]class, len(irqs))
+	lowest := -1
+	for i, q := range irqs {
+		out[i].role, out[i].queue = classifyActions(q.Actions, re)
+		if out[i].role == RoleQueue && (lowest < 0 || out[i].queue < lowest) {
+			lowest = out[i].queue
+		}
+	}
+	for i := range out {
+		if out[i].role == RoleQueue {
+			out[i].queue -= lowest
+		}
+	}
 	return out
 }
-
-// classifyDevice sets Role/Queue/RawQueue of one device's IRQs in place
-// and normalises queue indices so the device's lowest queue is 0. Raw
-// indices are shifted, not ranked: order and sharing are kept, and a
-// missing middle queue leaves a gap instead of renumbering the rest.
-func classifyDevice(irqs []IRQ, re *regexp.Regexp) {
-	lowest := -1
-	for i := range irqs {
-		irq := &irqs[i]
-		if irq.Device == "" {
-			irq.Role, irq.Queue, irq.RawQueue = RoleNone, -1, -1
-			continue
-		}
-		irq.Role, irq.RawQueue = classifyActions(irq.Actions, re)
-		irq.Queue = -1
-		if irq.Role == RoleQueue && (lowest < 0 || irq.RawQueue < lowest) {
-			lowest = irq.RawQueue
-		}
-	}
-	for i := range irqs {
-		if irqs[i].Role == RoleQueue {
-			irqs[i].Queue = irqs[i].RawQueue - lowest
-		}
-	}
-}
-
-// actionsName joins actions the way /proc/interrupts prints them.
-func actionsName(actions []string) string { return strings.Join(actions, ", ") }

@@ -1,12 +1,11 @@
-package inventory
+package policy
 
 import (
 	"reflect"
 	"regexp"
-	"strings"
 	"testing"
 
-	"github.com/numairqd/numairqd/internal/fakesys"
+	"github.com/numairqd/numairqd/pkg/inventory"
 )
 
 func TestClassify(t *testing.T) {
@@ -88,18 +87,18 @@ type roleQueue struct {
 	Queue int
 }
 
-func TestReclassifyNormalises(t *testing.T) {
-	dev := func(names ...[]string) []IRQ {
-		var out []IRQ
+func TestClassifyNormalises(t *testing.T) {
+	dev := func(names ...[]string) []inventory.IRQ {
+		var out []inventory.IRQ
 		for i, a := range names {
-			out = append(out, IRQ{Number: 100 + i, Device: "0000:01:00.0", Actions: a})
+			out = append(out, inventory.IRQ{Number: 100 + i, Device: "0000:01:00.0", Actions: a})
 		}
 		return out
 	}
 	one := func(s ...string) []string { return s }
 	tests := []struct {
 		name string
-		irqs []IRQ
+		irqs []inventory.IRQ
 		re   string
 		want []roleQueue
 	}{
@@ -140,11 +139,6 @@ func TestReclassifyNormalises(t *testing.T) {
 			re:   `^nvme\d+q(?P<queue>\d+)$`,
 			want: []roleQueue{{RoleQueue, 0}, {RoleQueue, 1}},
 		},
-		{
-			name: "no device stays none",
-			irqs: []IRQ{{Number: 1, Actions: one("eth0-TxRx-1")}},
-			want: []roleQueue{{RoleNone, -1}},
-		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -152,17 +146,12 @@ func TestReclassifyNormalises(t *testing.T) {
 			if tt.re != "" {
 				re = regexp.MustCompile(tt.re)
 			}
-			before := append([]IRQ(nil), tt.irqs...)
-			out := Reclassify(tt.irqs, re)
 			var got []roleQueue
-			for _, q := range out {
-				got = append(got, roleQueue{q.Role, q.Queue})
+			for _, c := range classify(tt.irqs, re) {
+				got = append(got, roleQueue{c.role, c.queue})
 			}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got %v, want %v", got, tt.want)
-			}
-			if !reflect.DeepEqual(before, tt.irqs) {
-				t.Error("Reclassify modified its input")
 			}
 		})
 	}
@@ -174,35 +163,9 @@ func FuzzClassify(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, name string) {
 		role, q := Classify(name)
-		if (role == RoleQueue) != (q >= 0) || role == RoleNone {
+		if (role == RoleQueue) != (q >= 0) || role != RoleQueue && role != RoleControl {
 			t.Fatalf("Classify(%q) = %v, %d", name, role, q)
 		}
 	})
 }
 
-// TestDriverManagedWithWritableFiles is a 6.1 kernel: managed IRQs'
-// smp_affinity is still 0644, so NVMe I/O queues and virtio-blk request
-// queues are known managed by their driver's convention, while the NVMe
-// admin queue and virtio-net queues stay movable.
-func TestDriverManagedWithWritableFiles(t *testing.T) {
-	tr := fakesys.New(t)
-	tr.AddInterrupts([]int{0, 1})
-	tr.AddMSIXDevice(fakesys.PCIDevice{BDF: "0000:21:00.0", Driver: "nvme"},
-		fakesys.IRQSpec{Number: 40, Name: "nvme0q0"}, fakesys.IRQSpec{Number: 41, Name: "nvme0q1"}, fakesys.IRQSpec{Number: 42, Name: "nvme0q12"})
-	tr.AddMSIXDevice(fakesys.PCIDevice{BDF: "0000:00:03.0", Driver: "virtio-pci"},
-		fakesys.IRQSpec{Number: 50, Name: "virtio1-config"}, fakesys.IRQSpec{Number: 51, Name: "virtio1-req.0"})
-	tr.AddVirtioNet(fakesys.VirtioNet{BDF: "0000:41:00.0", Index: 0, Pairs: 1, FirstIRQ: 60})
-	inv, err := FS{Proc: tr.Proc(), Sys: tr.Sys()}.Read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for irq, want := range map[int]bool{40: false, 41: true, 42: true, 50: false, 51: true, 60: false, 61: false, 62: false} {
-		q := mustIRQ(t, inv, irq)
-		if q.Managed != want {
-			t.Errorf("IRQ %d %s: managed %v (%q), want %v", irq, q.Name, q.Managed, q.ManagedReason, want)
-		}
-		if want && !strings.Contains(q.ManagedReason, "managed affinity") {
-			t.Errorf("IRQ %d reason %q", irq, q.ManagedReason)
-		}
-	}
-}
