@@ -8,9 +8,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/numairqd/numairqd/pkg/config"
-	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/policy"
-	"github.com/numairqd/numairqd/pkg/topology"
+	"github.com/numairqd/numairqd/pkg/state"
 )
 
 // configFile returns the config to read and whether it may be missing:
@@ -53,17 +52,14 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "numairqd plan: %v\n", err)
 		return 1
 	}
-	s, err := topology.NewFS(*sysfs).Read()
+	// The daemon's own pipeline, without its memory of refused writes:
+	// this command writes nothing, so the kernel has refused nothing yet.
+	planned, err := state.Plan(state.Roots{Sys: *sysfs, Proc: *procfs}, cfg, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "numairqd plan: %v\n", err)
 		return 1
 	}
-	inv, err := inventory.FS{Proc: *procfs, Sys: *sysfs}.Read()
-	if err != nil {
-		fmt.Fprintf(stderr, "numairqd plan: %v\n", err)
-		return 1
-	}
-	p := policy.Compute(s, inv, cfg)
+	p := planned.Plan
 	if *format == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

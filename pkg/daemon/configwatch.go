@@ -34,11 +34,11 @@ func (d *Daemon) watchConfigDir() *fsnotify.Watcher {
 	return fw
 }
 
-// configChanges reports changes to the config file on changed until ctx
-// is cancelled, then closes fw: any event naming the file, or any event
+// configChanges calls changed for every change to the config file until
+// ctx is cancelled, then closes fw: any event naming the file, or any event
 // after which the file resolves to another target, counts once the
 // directory has been quiet for configSettle.
-func (d *Daemon) configChanges(ctx context.Context, fw *fsnotify.Watcher, changed chan<- struct{}) {
+func (d *Daemon) configChanges(ctx context.Context, fw *fsnotify.Watcher, changed func()) {
 	defer fw.Close()
 	path := filepath.Clean(d.opts.ConfigPath)
 	resolved, _ := filepath.EvalSymlinks(path)
@@ -63,10 +63,7 @@ func (d *Daemon) configChanges(ctx context.Context, fw *fsnotify.Watcher, change
 			d.log.Warn("config file watch", zap.Error(err))
 		case <-settle:
 			settle = nil
-			select {
-			case changed <- struct{}{}:
-			default: // a reload is already pending
-			}
+			changed()
 		}
 	}
 }

@@ -1,17 +1,17 @@
-// Package daemon is numairqd's main loop: on every trigger it rebuilds
-// the topology snapshot and the IRQ inventory, plans, applies and
-// publishes the result for metrics, so the placement stays true while
-// CPUs, devices and other tools change the machine.
+// Package daemon is numairqd's main loop: on every trigger it reads the
+// machine and plans (state.Plan), applies the plan and publishes the
+// round's State, so the placement stays true while CPUs, devices and
+// other tools change the machine.
 //
 // The data flows one way, in Round:
 //
-//	sysfs/procfs -> topology.Snapshot + inventory -> policy.Plan -> apply -> metrics
+//	sysfs/procfs -> topology.Snapshot + inventory -> policy.Plan -> apply -> state.Store -> metrics, HTTP
 package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"maps"
 	"sync/atomic"
 	"time"
 
@@ -19,10 +19,8 @@ import (
 
 	"github.com/numairqd/numairqd/pkg/apply"
 	"github.com/numairqd/numairqd/pkg/config"
-	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/metrics"
-	"github.com/numairqd/numairqd/pkg/policy"
-	"github.com/numairqd/numairqd/pkg/topology"
+	"github.com/numairqd/numairqd/pkg/state"
 )
 
 // Notifier receives sd_notify(3) states ("READY=1", "STATUS=..."). The
@@ -54,15 +52,14 @@ type Options struct {
 	Notify Notifier
 }
 
-// Daemon holds the state that lives across rounds. Its exported
-// methods other than Run are for the one goroutine that runs rounds,
-// except Config, Status and PlanJSON, which are safe from any goroutine.
+// Daemon holds what lives across rounds. Round, Reload, Oneshot and Run
+// are for one goroutine; Config, State and Metrics are safe from any.
 type Daemon struct {
 	opts    Options
 	log     *zap.Logger
-	topo    topology.Holder
+	roots   state.Roots
 	cfg     atomic.Pointer[config.Config]
-	status  atomic.Pointer[metrics.Status]
+	store   state.Store
 	applier *apply.Applier
 	metrics *metrics.Metrics
 }
@@ -84,14 +81,14 @@ func New(opts Options) (*Daemon, error) {
 	if opts.Writer == nil {
 		opts.Writer = apply.ProcWriter{Proc: opts.Procfs}
 	}
-	d := &Daemon{opts: opts, log: opts.Log}
+	d := &Daemon{opts: opts, log: opts.Log, roots: state.Roots{Sys: opts.Sysfs, Proc: opts.Procfs}}
 	cfg, err := d.loadConfig()
 	if err != nil {
 		return nil, err
 	}
 	d.cfg.Store(cfg)
 	d.applier = apply.New(opts.Writer, opts.Log, apply.Options{DryRun: opts.DryRun})
-	d.metrics = metrics.New(d.status.Load, metrics.Options{PerIRQ: cfg.MetricsPerIRQ, Log: opts.Log})
+	d.metrics = metrics.New(&d.store, metrics.Options{PerIRQ: cfg.MetricsPerIRQ, Log: opts.Log})
 	d.metrics.ConfigReload(true, time.Now())
 	return d, nil
 }
@@ -113,110 +110,49 @@ func (d *Daemon) loadConfig() (*config.Config, error) {
 // Config is the config in force.
 func (d *Daemon) Config() *config.Config { return d.cfg.Load() }
 
-// Status is what the last round published, nil before the first.
-func (d *Daemon) Status() *metrics.Status { return d.status.Load() }
+// State is what the last successful round published, nil before the
+// first.
+func (d *Daemon) State() *state.State { return d.store.Load() }
 
 // Metrics is the daemon's metrics registry and HTTP handler source.
 func (d *Daemon) Metrics() *metrics.Metrics { return d.metrics }
 
-// PlanJSON is the last plan as `numairqd plan --format json` prints it,
-// encoded when asked for (a /plan request), not after every round.
-func (d *Daemon) PlanJSON() ([]byte, bool) {
-	st := d.status.Load()
-	if st == nil || st.Plan == nil {
-		return nil, false
-	}
-	doc, err := json.MarshalIndent(st.Plan.Doc(), "", "  ")
-	return doc, err == nil
-}
-
-// RoundResult is what one round did. Read, Planned and Apply.Duration
-// split Took into its phases, so a slow round says where it was slow.
-type RoundResult struct {
-	Plan    *policy.Plan
-	Apply   apply.Result
-	Took    time.Duration
-	Read    time.Duration
-	Planned time.Duration
-}
-
-// Round runs the pipeline once: read, plan, apply, publish. trigger
-// labels the round in metrics; first, when not zero, is when the event
-// that caused it arrived.
-func (d *Daemon) Round(ctx context.Context, trigger string, first time.Time) (RoundResult, error) {
-	start := time.Now()
-	res, err := d.round(ctx)
-	took := time.Since(start)
-	res.Took = took
-	d.metrics.Round(trigger, took)
+// Round runs the pipeline once: read and plan, apply, publish. trigger
+// labels the round; first, when not zero, is when the event that caused
+// it arrived. A round that cannot read the machine publishes nothing.
+func (d *Daemon) Round(ctx context.Context, trigger string, first time.Time) (*state.State, error) {
+	p, err := state.Plan(d.roots, d.Config(), d.applier.Refusals())
 	if err != nil {
-		d.metrics.RoundFailed()
+		d.metrics.RoundFailed(trigger, p.Read, err)
 		d.log.Error("round failed", zap.String("trigger", trigger), zap.Error(err))
-		return res, err
+		return nil, err
 	}
-	for kind, n := range res.Apply.ByKind {
-		for range n {
-			d.metrics.AffinityWrite(kind)
-		}
+	start := time.Now()
+	res := d.applier.Apply(ctx, p.Plan)
+	st := d.store.Publish(&state.State{Planned: p, Apply: res, Applying: time.Since(start),
+		Trigger: trigger, Finished: time.Now()})
+	d.metrics.RoundDone(st, first)
+	d.logRound(st)
+	return st, nil
+}
+
+// logRound logs a round at info when it wrote or failed something, at
+// debug when it found everything in place.
+func (d *Daemon) logRound(st *state.State) {
+	if !st.Consistent {
+		d.log.Warn("online CPUs changed while reading; planned on the last read",
+			zap.Stringer("sysfs_online", st.Snapshot.Online()), zap.Stringer("interrupts_cpus", st.Inventory.CPUs))
 	}
-	for range res.Apply.DryRun {
-		d.metrics.AffinityWrite("dry_run")
-	}
-	if !first.IsZero() {
-		d.metrics.EventToApplied(time.Since(first))
-	}
-	d.metrics.SetTopologyGeneration(res.Plan.TopologyGeneration)
-	d.status.Store(&metrics.Status{Plan: res.Plan, Failed: res.Apply.Failed, Round: time.Now()})
+	res := st.Apply
 	level := zap.DebugLevel
-	if res.Apply.Written+res.Apply.DryRun > 0 || len(res.Apply.Failed) > 0 {
+	if res.Written+res.DryRun > 0 || len(res.Failed) > 0 {
 		level = zap.InfoLevel
 	}
-	d.log.Log(level, "round done", zap.String("trigger", trigger), zap.Duration("took", took),
-		zap.Duration("read", res.Read), zap.Duration("plan", res.Planned), zap.Duration("apply", res.Apply.Duration),
-		zap.Uint64("topology_generation", res.Plan.TopologyGeneration),
-		zap.Int("written", res.Apply.Written), zap.Int("unchanged", res.Apply.Unchanged),
-		zap.Int("dry_run", res.Apply.DryRun), zap.Int("failed", len(res.Apply.Failed)), zap.Bool("stale", res.Apply.Stale))
-	return res, nil
-}
-
-func (d *Daemon) round(ctx context.Context) (RoundResult, error) {
-	start := time.Now()
-	snap, inv, err := d.read()
-	read := time.Since(start)
-	if err != nil {
-		return RoundResult{Read: read}, err
-	}
-	plan := policy.Compute(snap, d.applier.Annotate(inv), d.cfg.Load())
-	planned := time.Since(start) - read
-	return RoundResult{Plan: plan, Apply: d.applier.Apply(ctx, plan), Read: read, Planned: planned}, nil
-}
-
-// read builds a new snapshot and inventory. A CPU going on- or offline
-// between the two reads makes them disagree (the inventory's
-// /proc/interrupts columns are the online CPUs when it was read); read
-// again, a few times, before planning on a mix.
-func (d *Daemon) read() (*topology.Snapshot, *inventory.Inventory, error) {
-	sysfs := topology.NewFS(d.opts.Sysfs)
-	invFS := inventory.FS{Proc: d.opts.Procfs, Sys: d.opts.Sysfs}
-	for attempt := 1; ; attempt++ {
-		snap, err := sysfs.Read()
-		if err != nil {
-			d.metrics.Error("read_topology")
-			return nil, nil, err
-		}
-		inv, err := invFS.Read()
-		if err != nil {
-			d.metrics.Error("read_inventory")
-			return nil, nil, err
-		}
-		if inv.CPUs.Equal(snap.Online()) || attempt == 3 {
-			if attempt == 3 {
-				d.log.Warn("online CPUs changed while reading; planning on the last read",
-					zap.String("sysfs_online", snap.Online().String()), zap.String("interrupts_cpus", inv.CPUs.String()))
-			}
-			return d.topo.Publish(snap), inv, nil
-		}
-	}
+	d.log.Log(level, "round done", zap.String("trigger", st.Trigger), zap.Duration("took", st.Took()),
+		zap.Duration("read", st.Read), zap.Duration("plan", st.Planning), zap.Duration("apply", st.Applying),
+		zap.Uint64("generation", st.Generation),
+		zap.Int("written", res.Written), zap.Int("unchanged", res.Unchanged),
+		zap.Int("dry_run", res.DryRun), zap.Int("failed", len(res.Failed)), zap.Bool("stale", res.Stale))
 }
 
 // Reload re-reads the config file. A config that fails to load is
@@ -226,7 +162,6 @@ func (d *Daemon) Reload() error {
 	cfg, err := d.loadConfig()
 	if err != nil {
 		d.metrics.ConfigReload(false, time.Now())
-		d.metrics.Error("config")
 		d.log.Error("config rejected, keeping the previous one", zap.Error(err))
 		return err
 	}
@@ -251,12 +186,12 @@ const maxReplans = 3
 // were managed (on kernels before 6.12 a managed IRQ's smp_affinity is
 // writable-looking 0644, so the first plan counted it as a movable queue
 // and spread other devices' queues around it).
-func (d *Daemon) settle(ctx context.Context, trigger string, first time.Time) (RoundResult, error) {
+func (d *Daemon) settle(ctx context.Context, trigger string, first time.Time) (*state.State, error) {
 	for i := 0; ; i++ {
-		res, err := d.Round(ctx, trigger, first)
+		st, err := d.Round(ctx, trigger, first)
 		if err != nil || i == maxReplans || ctx.Err() != nil ||
-			!res.Apply.Stale && res.Apply.ByKind[apply.KindManaged] == 0 {
-			return res, err
+			!st.Apply.Stale && st.Apply.ByKind[apply.KindManaged] == 0 {
+			return st, err
 		}
 		trigger = "stale"
 	}
@@ -265,19 +200,20 @@ func (d *Daemon) settle(ctx context.Context, trigger string, first time.Time) (R
 // Oneshot runs one round (with settle's re-plans) and reports an error
 // when an IRQ that is not managed by the kernel could not be placed.
 func (d *Daemon) Oneshot(ctx context.Context) error {
-	res, err := d.settle(ctx, "startup", time.Time{})
+	st, err := d.settle(ctx, "startup", time.Time{})
 	if err != nil {
 		return err
 	}
-	if n := len(res.Apply.Failed); n > 0 {
-		return fmt.Errorf("%d IRQs could not be placed (%s)", n, failedSummary(res.Apply.Failed))
+	if n := len(st.Apply.Failed); n > 0 {
+		return fmt.Errorf("%d IRQs could not be placed (%s)", n, failedSummary(st.Apply.Failed))
 	}
 	return nil
 }
 
-func failedSummary(failed map[int]string) string {
-	kinds := map[string]int{}
-	for _, k := range failed {
+// failedSummary counts failures by kind, e.g. "map[busy:1 no_space:2]".
+func failedSummary(failed map[int]apply.Kind) string {
+	kinds := map[apply.Kind]int{}
+	for k := range maps.Values(failed) {
 		kinds[k]++
 	}
 	return fmt.Sprint(kinds)

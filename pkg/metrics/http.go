@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -26,10 +27,9 @@ const landing = `<!DOCTYPE html>
 `
 
 // Handler serves /metrics from the private registry, /healthz, /plan
-// with the bytes planJSON returns (its bool is false while there is no
-// plan), and a landing page at /. Other paths are 404, methods other
-// than GET and HEAD 405.
-func (m *Metrics) Handler(planJSON func() ([]byte, bool)) http.Handler {
+// (the newest State's plan as JSON, encoded per request) and a landing
+// page at /. Other paths are 404, methods other than GET and HEAD 405.
+func (m *Metrics) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.InstrumentMetricHandler(m.reg, promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
 		ErrorLog:            zap.NewStdLog(m.log.Named("promhttp")),
@@ -38,16 +38,7 @@ func (m *Metrics) Handler(planJSON func() ([]byte, bool)) http.Handler {
 		Registry:            m.reg,
 	})))
 	mux.HandleFunc("GET /healthz", m.healthz)
-	mux.HandleFunc("GET /plan", func(w http.ResponseWriter, r *http.Request) {
-		b, ok := planJSON()
-		if !ok {
-			http.Error(w, "no plan yet", http.StatusServiceUnavailable)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		_, _ = w.Write(b)
-	})
+	mux.HandleFunc("GET /plan", m.plan)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = w.Write([]byte(landing))
@@ -55,19 +46,38 @@ func (m *Metrics) Handler(planJSON func() ([]byte, bool)) http.Handler {
 	return mux
 }
 
+// plan is 503 until a round has completed, then the newest State's
+// plan as `numairqd plan --format json` prints it, with its generation.
+func (m *Metrics) plan(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	st := m.store.Load()
+	if st == nil {
+		http.Error(w, "no plan yet", http.StatusServiceUnavailable)
+		return
+	}
+	b, err := json.MarshalIndent(st.Doc(), "", "  ")
+	if err != nil {
+		m.log.Error("cannot encode the plan", zap.Error(err))
+		http.Error(w, "cannot encode the plan", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(append(b, '\n'))
+}
+
 // healthz is 503 until a round has completed, then 200 with the age of
 // the last round. Liveness of the loop itself is the systemd watchdog's
 // job.
 func (m *Metrics) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	st := m.current()
-	if st == nil || st.Round.IsZero() {
+	st := m.store.Load()
+	if st == nil {
 		http.Error(w, "not ready: no round has completed yet", http.StatusServiceUnavailable)
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	age := m.now().Sub(st.Round).Round(time.Millisecond)
-	fmt.Fprintf(w, "ok\nlast round %s ago (%s)\n", age, st.Round.UTC().Format(time.RFC3339))
+	age := m.now().Sub(st.Finished).Round(time.Millisecond)
+	fmt.Fprintf(w, "ok\nlast round %s ago (%s)\n", age, st.Finished.UTC().Format(time.RFC3339))
 }
 
 // Shutdown waits this long for open requests before closing them.

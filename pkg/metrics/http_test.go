@@ -2,13 +2,13 @@ package metrics
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +16,10 @@ import (
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/numairqd/numairqd/pkg/apply"
+	"github.com/numairqd/numairqd/pkg/policy"
+	"github.com/numairqd/numairqd/pkg/state"
 )
 
 func get(t *testing.T, h http.Handler, path string) *httptest.ResponseRecorder {
@@ -26,16 +30,10 @@ func get(t *testing.T, h http.Handler, path string) *httptest.ResponseRecorder {
 }
 
 func TestHandler(t *testing.T) {
-	var cur atomic.Pointer[Status]
-	m := New(cur.Load, Options{})
+	var store state.Store
+	m := New(&store, Options{})
 	m.now = func() time.Time { return roundAt.Add(2500 * time.Millisecond) }
-	planJSON := func() ([]byte, bool) {
-		if cur.Load() == nil {
-			return nil, false
-		}
-		return []byte(`{"topology_generation":3}`), true
-	}
-	h := m.Handler(planJSON)
+	h := m.Handler()
 
 	// Before the first round.
 	if rec := get(t, h, "/healthz"); rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "not ready") {
@@ -50,14 +48,18 @@ func TestHandler(t *testing.T) {
 		t.Errorf("/metrics before a round: %d, want 200 with build_info and no state series:\n%s", rec.Code, rec.Body)
 	}
 
-	cur.Store(testStatus())
+	publish(&store, testPlan(), map[int]apply.Kind{105: apply.KindNoSpace})
 	rec = get(t, h, "/healthz")
 	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Body.String(), "ok\n") || !strings.Contains(rec.Body.String(), "2.5s ago") {
 		t.Errorf("/healthz after a round: %d %q, want 200 ok with the age", rec.Code, rec.Body)
 	}
 	rec = get(t, h, "/plan")
-	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "application/json" || rec.Body.String() != `{"topology_generation":3}` {
+	var doc policy.Doc
+	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "application/json" || json.Unmarshal(rec.Body.Bytes(), &doc) != nil {
 		t.Errorf("/plan: %d %q %q", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+	}
+	if doc.Generation != 1 || doc.Allowed != "0-15" || len(doc.Devices) != 4 || doc.Devices[0].IRQs[5].Planned != "2" {
+		t.Errorf("/plan = %+v, want generation 1 and testPlan", doc)
 	}
 	rec = get(t, h, "/metrics")
 	for _, want := range []string{
@@ -85,19 +87,19 @@ func TestHandler(t *testing.T) {
 	}
 
 	// A second handler on the same registry must not panic.
-	_ = m.Handler(planJSON)
+	_ = m.Handler()
 }
 
 func TestServe(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 
 	core, logs := observer.New(zap.InfoLevel)
-	m := New(testStatus, Options{})
+	m := New(testStore(), Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- Serve(ctx, "127.0.0.1:0", m.Handler(func() ([]byte, bool) { return []byte("{}"), true }), zap.New(core))
+		done <- Serve(ctx, "127.0.0.1:0", m.Handler(), zap.New(core))
 	}()
 
 	var addr string

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"errors"
 	"sync/atomic"
 	"time"
 
@@ -8,21 +9,45 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 	"go.uber.org/zap"
+
+	"github.com/numairqd/numairqd/pkg/apply"
+	"github.com/numairqd/numairqd/pkg/state"
+	"github.com/numairqd/numairqd/pkg/watch"
 )
 
 const namespace = "numairqd"
 
-// Label values known in advance. Their series are created at zero by New
-// so that rate() and absent() work before the first event; other values
-// are accepted too.
+// ErrorKind is where an error happened: the kind label of
+// numairqd_errors_total.
+type ErrorKind string
+
+// The error kinds; errorKinds lists them all.
+const (
+	ErrReadTopology  ErrorKind = "read_topology"  // sysfs CPU/node topology could not be read
+	ErrReadInventory ErrorKind = "read_inventory" // /proc/interrupts, /proc/irq or PCI sysfs could not be read
+	ErrConfig        ErrorKind = "config"         // a config reload was rejected
+	ErrWatch         ErrorKind = "watch"          // an event source could not be opened or failed
+	ErrHTTP          ErrorKind = "http"           // the HTTP server could not listen or serve
+)
+
+var errorKinds = []ErrorKind{ErrReadTopology, ErrReadInventory, ErrConfig, ErrWatch, ErrHTTP}
+
+// Label values known in advance, created at zero by New so that rate()
+// and absent() work before the first event.
 var (
-	triggers       = []string{"startup", "uevent", "link", "resync", "sighup", "config", "overflow", "stale"}
-	writeResults   = []string{"ok", "dry_run", "managed", "no_space", "stale", "busy", "vanished", "error"}
-	errorKinds     = []string{"read_topology", "read_inventory", "apply", "config", "watch"}
+	triggers       = append(causeLabels(), "startup", "stale")
 	reloadResults  = []string{"success", "failure"}
 	roundBuckets   = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 	appliedBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 )
+
+func causeLabels() []string {
+	var out []string
+	for _, c := range watch.Causes() {
+		out = append(out, c.String())
+	}
+	return out
+}
 
 // Options tune New.
 type Options struct {
@@ -33,14 +58,16 @@ type Options struct {
 	Log *zap.Logger
 }
 
-// Metrics holds the daemon's private registry and its instruments. All
-// methods are safe for concurrent use.
+// Metrics holds the daemon's private registry. Counters and histograms
+// are fed by the daemon's round and reload events; gauges are read from
+// the newest published State, and event counters from the watcher, at
+// scrape time. All methods are safe for concurrent use.
 type Metrics struct {
-	reg     *prometheus.Registry
-	current func() *Status
-	perIRQ  atomic.Bool
-	log     *zap.Logger
-	now     func() time.Time
+	reg    *prometheus.Registry
+	store  *state.Store
+	perIRQ atomic.Bool
+	log    *zap.Logger
+	now    func() time.Time
 
 	rounds             *prometheus.CounterVec
 	roundDuration      prometheus.Histogram
@@ -48,24 +75,20 @@ type Metrics struct {
 	eventToApplied     prometheus.Histogram
 	affinityWrites     *prometheus.CounterVec
 	errors             *prometheus.CounterVec
-	uevents            *prometheus.CounterVec
-	ueventsDropped     *prometheus.CounterVec
-	netlinkOverflows   *prometheus.CounterVec
 	configReloads      *prometheus.CounterVec
 	configLastSuccess  prometheus.Gauge
 	configLastSuccessT prometheus.Gauge
-	topologyGeneration prometheus.Gauge
 }
 
 // New builds the registry: Go and process collectors, numairqd_build_info,
-// the daemon's instruments, and a collector that calls current at every
-// scrape. current may return nil before the first round.
-func New(current func() *Status, opts Options) *Metrics {
+// the daemon's instruments, and a collector that loads store's newest
+// State at every scrape.
+func New(store *state.Store, opts Options) *Metrics {
 	log := opts.Log
 	if log == nil {
 		log = zap.NewNop()
 	}
-	m := &Metrics{reg: prometheus.NewRegistry(), current: current, log: log, now: time.Now}
+	m := &Metrics{reg: prometheus.NewRegistry(), store: store, log: log, now: time.Now}
 	m.perIRQ.Store(opts.PerIRQ)
 
 	counterVec := func(name, help string, labels ...string) *prometheus.CounterVec {
@@ -83,22 +106,18 @@ func New(current func() *Status, opts Options) *Metrics {
 		Help: "Time from the first event of a coalesced burst to the end of the apply it caused.", Buckets: appliedBuckets})
 	m.affinityWrites = counterVec("affinity_writes_total", "Writes of /proc/irq/N/smp_affinity_list, by result.", "result")
 	m.errors = counterVec("errors_total", "Errors, by where they happened.", "kind")
-	m.uevents = counterVec("uevents_total", "Kernel uevents received.", "subsystem", "action")
-	m.ueventsDropped = counterVec("uevents_dropped_total", "Kernel uevents discarded, by why.", "reason")
-	m.netlinkOverflows = counterVec("netlink_overflows_total", "Netlink receive buffer overflows (ENOBUFS), each forcing a full rescan.", "socket")
 	m.configReloads = counterVec("config_reloads_total", "Configuration reloads, by result.", "result")
 	m.configLastSuccess = gauge("config_last_reload_success", "Whether the last configuration reload succeeded (1) or not (0).")
 	m.configLastSuccessT = gauge("config_last_reload_success_timestamp_seconds", "When the configuration was last loaded successfully.")
-	m.topologyGeneration = gauge("topology_generation", "Generation of the CPU topology snapshot in use; it changes on every CPU hotplug.")
 
 	for _, v := range triggers {
 		m.rounds.WithLabelValues(v)
 	}
-	for _, v := range writeResults {
-		m.affinityWrites.WithLabelValues(v)
+	for _, k := range apply.Kinds() {
+		m.affinityWrites.WithLabelValues(k.String())
 	}
-	for _, v := range errorKinds {
-		m.errors.WithLabelValues(v)
+	for _, k := range errorKinds {
+		m.errors.WithLabelValues(string(k))
 	}
 	for _, v := range reloadResults {
 		m.configReloads.WithLabelValues(v)
@@ -109,8 +128,7 @@ func New(current func() *Status, opts Options) *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		versioncollector.NewCollector(namespace),
 		m.rounds, m.roundDuration, m.roundFailures, m.eventToApplied,
-		m.affinityWrites, m.errors, m.uevents, m.ueventsDropped, m.netlinkOverflows,
-		m.configReloads, m.configLastSuccess, m.configLastSuccessT, m.topologyGeneration,
+		m.affinityWrites, m.errors, m.configReloads, m.configLastSuccess, m.configLastSuccessT,
 		stateCollector{m},
 	)
 	return m
@@ -123,42 +141,44 @@ func (m *Metrics) Gatherer() prometheus.Gatherer { return m.reg }
 // of metrics_per_irq says.
 func (m *Metrics) SetPerIRQ(on bool) { m.perIRQ.Store(on) }
 
-// Round counts a round, failed or not, by what triggered it ("startup",
-// "uevent", "link", "resync", "sighup", "config", "overflow", "stale"),
-// and records how long it took.
-func (m *Metrics) Round(trigger string, took time.Duration) {
+// Watch adds the watcher's counters, read at every scrape: uevents,
+// dropped messages and netlink overflows. Call it once, when the
+// watcher exists.
+func (m *Metrics) Watch(stats func() watch.Stats) { m.reg.MustRegister(watchCollector{stats}) }
+
+// RoundDone counts a round that published st: by trigger, its
+// duration, its writes by outcome and, when first is not zero (the
+// arrival of the event that caused it), the event-to-applied latency.
+func (m *Metrics) RoundDone(st *state.State, first time.Time) {
+	m.rounds.WithLabelValues(st.Trigger).Inc()
+	m.roundDuration.Observe(st.Took().Seconds())
+	for kind, n := range st.Apply.ByKind {
+		m.affinityWrites.WithLabelValues(kind.String()).Add(float64(n))
+	}
+	if !first.IsZero() {
+		m.eventToApplied.Observe(st.Finished.Sub(first).Seconds())
+	}
+}
+
+// RoundFailed counts a round that failed before applying, by trigger,
+// with its duration and the error's kind.
+func (m *Metrics) RoundFailed(trigger string, took time.Duration, err error) {
 	m.rounds.WithLabelValues(trigger).Inc()
 	m.roundDuration.Observe(took.Seconds())
+	m.roundFailures.Inc()
+	var re *state.ReadError
+	if errors.As(err, &re) {
+		switch re.Source {
+		case "topology":
+			m.Error(ErrReadTopology)
+		case "inventory":
+			m.Error(ErrReadInventory)
+		}
+	}
 }
 
-// RoundFailed counts a round that errored before applying, in addition
-// to Round. Count the cause with Error as well.
-func (m *Metrics) RoundFailed() { m.roundFailures.Inc() }
-
-// EventToApplied records the time from the first event of a coalesced
-// burst to the end of the apply it caused.
-func (m *Metrics) EventToApplied(d time.Duration) { m.eventToApplied.Observe(d.Seconds()) }
-
-// AffinityWrite counts one affinity write by result: ok, dry_run,
-// managed, no_space, stale, busy, vanished or error.
-func (m *Metrics) AffinityWrite(result string) { m.affinityWrites.WithLabelValues(result).Inc() }
-
-// Error counts an error by kind: read_topology, read_inventory, apply,
-// config, watch, ... Keep kinds a small fixed set.
-func (m *Metrics) Error(kind string) { m.errors.WithLabelValues(kind).Inc() }
-
-// Uevent counts a kernel uevent received.
-func (m *Metrics) Uevent(subsystem, action string) {
-	m.uevents.WithLabelValues(subsystem, action).Inc()
-}
-
-// UeventDropped counts a uevent discarded, by reason (for example
-// "truncated", "malformed", "sender").
-func (m *Metrics) UeventDropped(reason string) { m.ueventsDropped.WithLabelValues(reason).Inc() }
-
-// NetlinkOverflow counts an ENOBUFS on the named netlink socket
-// ("uevent", "route").
-func (m *Metrics) NetlinkOverflow(socket string) { m.netlinkOverflows.WithLabelValues(socket).Inc() }
+// Error counts an error of the given kind.
+func (m *Metrics) Error(kind ErrorKind) { m.errors.WithLabelValues(string(kind)).Inc() }
 
 // ConfigReload records a configuration load finished at the given time.
 // Call it for the initial load too, so the gauges start right.
@@ -166,15 +186,12 @@ func (m *Metrics) ConfigReload(ok bool, at time.Time) {
 	if !ok {
 		m.configReloads.WithLabelValues("failure").Inc()
 		m.configLastSuccess.Set(0)
+		m.Error(ErrConfig)
 		return
 	}
 	m.configReloads.WithLabelValues("success").Inc()
 	m.configLastSuccess.Set(1)
 	m.configLastSuccessT.Set(unixSeconds(at))
 }
-
-// SetTopologyGeneration publishes the generation of the topology
-// snapshot in use.
-func (m *Metrics) SetTopologyGeneration(gen uint64) { m.topologyGeneration.Set(float64(gen)) }
 
 func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }

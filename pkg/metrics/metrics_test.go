@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -8,28 +10,33 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/numairqd/numairqd/pkg/apply"
+	"github.com/numairqd/numairqd/pkg/state"
+	"github.com/numairqd/numairqd/pkg/watch"
 )
 
+// round is a published round that took took, with the given outcomes.
+func round(trigger string, took time.Duration, byKind map[apply.Kind]int) *state.State {
+	return &state.State{Planned: state.Planned{Read: took}, Trigger: trigger, Finished: roundAt,
+		Apply: apply.Result{ByKind: byKind}}
+}
+
 func TestInstruments(t *testing.T) {
-	m := New(func() *Status { return nil }, Options{})
-	m.Round("startup", 300*time.Microsecond)
-	m.Round("uevent", 2*time.Millisecond)
-	m.Round("uevent", 3*time.Second)
-	m.RoundFailed()
-	m.EventToApplied(40 * time.Millisecond)
-	m.AffinityWrite("ok")
-	m.AffinityWrite("ok")
-	m.AffinityWrite("no_space")
-	m.Error("read_inventory")
-	m.Error("read_inventory")
-	m.Uevent("cpu", "online")
-	m.Uevent("pci", "add")
-	m.Uevent("cpu", "online")
-	m.UeventDropped("sender")
-	m.NetlinkOverflow("uevent")
+	m := New(&state.Store{}, Options{})
+	m.RoundDone(round("startup", 300*time.Microsecond, map[apply.Kind]int{apply.KindOK: 2}), time.Time{})
+	m.RoundDone(round("uevent", 2*time.Millisecond, map[apply.Kind]int{apply.KindNoSpace: 1}), roundAt.Add(-40*time.Millisecond))
+	m.RoundFailed("uevent", 3*time.Second, &state.ReadError{Source: "inventory", Err: errors.New("read /proc/interrupts: EIO")})
+	m.RoundFailed("resync", time.Millisecond, fmt.Errorf("round: %w", &state.ReadError{Source: "inventory", Err: errors.New("gone")}))
 	m.ConfigReload(true, time.Unix(1700000000, 0))
 	m.ConfigReload(false, time.Unix(1700000100, 0))
-	m.SetTopologyGeneration(7)
+	m.Watch(func() watch.Stats {
+		return watch.Stats{
+			Uevents:   map[watch.UeventKind]uint64{{Subsystem: "cpu", Action: "online"}: 2, {Subsystem: "pci", Action: "add"}: 1},
+			Dropped:   map[string]uint64{"not_kernel": 1},
+			Overflows: map[string]uint64{"uevent": 1},
+		}
+	})
 
 	const want = `# HELP numairqd_affinity_writes_total Writes of /proc/irq/N/smp_affinity_list, by result.
 # TYPE numairqd_affinity_writes_total counter
@@ -53,8 +60,8 @@ numairqd_config_reloads_total{result="failure"} 1
 numairqd_config_reloads_total{result="success"} 1
 # HELP numairqd_errors_total Errors, by where they happened.
 # TYPE numairqd_errors_total counter
-numairqd_errors_total{kind="apply"} 0
-numairqd_errors_total{kind="config"} 0
+numairqd_errors_total{kind="config"} 1
+numairqd_errors_total{kind="http"} 0
 numairqd_errors_total{kind="read_inventory"} 2
 numairqd_errors_total{kind="read_topology"} 0
 numairqd_errors_total{kind="watch"} 0
@@ -76,29 +83,28 @@ numairqd_event_to_applied_seconds_bucket{le="10"} 1
 numairqd_event_to_applied_seconds_bucket{le="+Inf"} 1
 numairqd_event_to_applied_seconds_sum 0.04
 numairqd_event_to_applied_seconds_count 1
-# HELP numairqd_netlink_overflows_total Netlink receive buffer overflows (ENOBUFS), each forcing a full rescan.
+# HELP numairqd_netlink_overflows_total Netlink receive buffer overflows (ENOBUFS), each forcing a full rescan, by socket (uevent, rtnetlink).
 # TYPE numairqd_netlink_overflows_total counter
+numairqd_netlink_overflows_total{socket="rtnetlink"} 0
 numairqd_netlink_overflows_total{socket="uevent"} 1
 # HELP numairqd_round_failures_total Reconcile rounds that failed before applying anything.
 # TYPE numairqd_round_failures_total counter
-numairqd_round_failures_total 1
+numairqd_round_failures_total 2
 # HELP numairqd_rounds_total Reconcile rounds run, failed or not, by what triggered them.
 # TYPE numairqd_rounds_total counter
 numairqd_rounds_total{trigger="config"} 0
 numairqd_rounds_total{trigger="link"} 0
 numairqd_rounds_total{trigger="overflow"} 0
-numairqd_rounds_total{trigger="resync"} 0
+numairqd_rounds_total{trigger="resync"} 1
 numairqd_rounds_total{trigger="sighup"} 0
 numairqd_rounds_total{trigger="stale"} 0
 numairqd_rounds_total{trigger="startup"} 1
 numairqd_rounds_total{trigger="uevent"} 2
-# HELP numairqd_topology_generation Generation of the CPU topology snapshot in use; it changes on every CPU hotplug.
-# TYPE numairqd_topology_generation gauge
-numairqd_topology_generation 7
-# HELP numairqd_uevents_dropped_total Kernel uevents discarded, by why.
+# HELP numairqd_uevents_dropped_total Netlink messages discarded: not_kernel (sent by a process) or malformed.
 # TYPE numairqd_uevents_dropped_total counter
-numairqd_uevents_dropped_total{reason="sender"} 1
-# HELP numairqd_uevents_total Kernel uevents received.
+numairqd_uevents_dropped_total{reason="malformed"} 0
+numairqd_uevents_dropped_total{reason="not_kernel"} 1
+# HELP numairqd_uevents_total Interesting kernel uevents received, by subsystem and action.
 # TYPE numairqd_uevents_total counter
 numairqd_uevents_total{action="add",subsystem="pci"} 1
 numairqd_uevents_total{action="online",subsystem="cpu"} 2
@@ -106,7 +112,7 @@ numairqd_uevents_total{action="online",subsystem="cpu"} 2
 	names := []string{"numairqd_affinity_writes_total", "numairqd_config_last_reload_success",
 		"numairqd_config_last_reload_success_timestamp_seconds", "numairqd_config_reloads_total", "numairqd_errors_total",
 		"numairqd_event_to_applied_seconds", "numairqd_netlink_overflows_total", "numairqd_round_failures_total",
-		"numairqd_rounds_total", "numairqd_topology_generation", "numairqd_uevents_dropped_total", "numairqd_uevents_total"}
+		"numairqd_rounds_total", "numairqd_uevents_dropped_total", "numairqd_uevents_total"}
 	if err := testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(want), names...); err != nil {
 		t.Error(err)
 	}
@@ -115,10 +121,10 @@ numairqd_uevents_total{action="online",subsystem="cpu"} 2
 	if err := m.roundDuration.(prometheus.Metric).Write(&h); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.GetHistogram().GetSampleCount(); got != 3 {
-		t.Errorf("round_duration_seconds count = %d, want 3", got)
+	if got := h.GetHistogram().GetSampleCount(); got != 4 {
+		t.Errorf("round_duration_seconds count = %d, want 4", got)
 	}
-	wantLE := map[float64]uint64{0.0001: 0, 0.0005: 1, 0.0025: 2, 2.5: 2, 5: 3, 10: 3}
+	wantLE := map[float64]uint64{0.0001: 0, 0.0005: 1, 0.001: 2, 0.0025: 3, 2.5: 3, 5: 4, 10: 4}
 	for _, b := range h.GetHistogram().GetBucket() {
 		if want, ok := wantLE[b.GetUpperBound()]; ok && b.GetCumulativeCount() != want {
 			t.Errorf("round_duration_seconds bucket le=%g = %d, want %d", b.GetUpperBound(), b.GetCumulativeCount(), want)
@@ -127,7 +133,7 @@ numairqd_uevents_total{action="online",subsystem="cpu"} 2
 }
 
 func TestRegistry(t *testing.T) {
-	m := New(testStatus, Options{PerIRQ: true})
+	m := New(testStore(), Options{PerIRQ: true})
 	for name, want := range map[string]int{
 		"numairqd_build_info":                   1,
 		"go_goroutines":                         1,

@@ -3,25 +3,13 @@ package metrics
 import (
 	"slices"
 	"strconv"
-	"time"
 
-	"github.com/numairqd/numairqd/pkg/inventory"
-	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/prometheus/client_golang/prometheus"
-)
 
-// Status is what the daemon knows after a round. The daemon publishes a
-// new one after every round (through an atomic pointer it owns) and never
-// changes a published one.
-type Status struct {
-	// Plan is the plan the round applied; nil if no plan was computed.
-	Plan *policy.Plan
-	// Failed maps an IRQ number to the kind of failure its affinity
-	// write had in the round ("no_space", "busy", ...).
-	Failed map[int]string
-	// Round is when the round finished.
-	Round time.Time
-}
+	"github.com/numairqd/numairqd/pkg/apply"
+	"github.com/numairqd/numairqd/pkg/policy"
+	"github.com/numairqd/numairqd/pkg/watch"
+)
 
 // IRQ states, the values of the state label of numairqd_irqs.
 const (
@@ -52,31 +40,31 @@ var (
 	descLastRound = prometheus.NewDesc(namespace+"_last_round_timestamp_seconds",
 		"When the last reconcile round finished.",
 		nil, nil)
+	descGeneration = prometheus.NewDesc(namespace+"_state_generation",
+		"Generation of the published state: 1 after the first round, +1 every round.",
+		nil, nil)
 	descPlannedCPU = prometheus.NewDesc(namespace+"_irq_planned_cpu",
 		"CPU a queue IRQ is planned on (only with metrics_per_irq).",
 		[]string{"irq", "name", "device"}, nil)
 )
 
-// stateCollector turns the newest Status into gauges at scrape time.
+// stateCollector turns the newest published State into gauges at
+// scrape time.
 type stateCollector struct{ m *Metrics }
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descIRQs, descQueueIRQs, descMeanDistance, descAllowed, descLastRound, descPlannedCPU} {
+	for _, d := range []*prometheus.Desc{descIRQs, descQueueIRQs, descMeanDistance, descAllowed, descLastRound, descGeneration, descPlannedCPU} {
 		ch <- d
 	}
 }
 
 func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
-	st := c.m.current()
+	st := c.m.store.Load()
 	if st == nil {
 		return
 	}
-	if !st.Round.IsZero() {
-		ch <- prometheus.MustNewConstMetric(descLastRound, prometheus.GaugeValue, unixSeconds(st.Round))
-	}
-	if st.Plan == nil {
-		return
-	}
+	ch <- prometheus.MustNewConstMetric(descLastRound, prometheus.GaugeValue, unixSeconds(st.Finished))
+	ch <- prometheus.MustNewConstMetric(descGeneration, prometheus.GaugeValue, float64(st.Generation))
 	ch <- prometheus.MustNewConstMetric(descAllowed, prometheus.GaugeValue, float64(st.Plan.Allowed.Weight()))
 
 	// Devices are summed by label: every non-PCI entry is device="none",
@@ -100,9 +88,9 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 			keys = append(keys, k)
 		}
 		for _, q := range d.IRQs {
-			s := irqState(q, st.Failed)
+			s := irqState(q, st.Apply.Failed)
 			counts[slices.Index(states[:], s)]++
-			if q.Role != inventory.RoleQueue {
+			if q.Role != policy.RoleQueue {
 				continue
 			}
 			queues[k]++
@@ -148,7 +136,7 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 // irqState sorts an IRQ into one of states. The kernel owns a managed
 // IRQ; an IRQ left alone was never written; a planned one failed when
 // the last round's write to it failed.
-func irqState(q policy.IRQ, failed map[int]string) string {
+func irqState(q policy.IRQ, failed map[int]apply.Kind) string {
 	if q.Managed {
 		return stateManaged
 	}
@@ -166,4 +154,45 @@ func deviceLabel(pci string) string {
 		return noDevice
 	}
 	return pci
+}
+
+var (
+	descUevents = prometheus.NewDesc(namespace+"_uevents_total",
+		"Interesting kernel uevents received, by subsystem and action.",
+		[]string{"subsystem", "action"}, nil)
+	descUeventsDropped = prometheus.NewDesc(namespace+"_uevents_dropped_total",
+		"Netlink messages discarded: not_kernel (sent by a process) or malformed.",
+		[]string{"reason"}, nil)
+	descOverflows = prometheus.NewDesc(namespace+"_netlink_overflows_total",
+		"Netlink receive buffer overflows (ENOBUFS), each forcing a full rescan, by socket (uevent, rtnetlink).",
+		[]string{"socket"}, nil)
+)
+
+// Label values of the watcher's counters reported at zero until seen.
+var (
+	dropReasons = []string{"not_kernel", "malformed"}
+	sockets     = []string{"uevent", "rtnetlink"}
+)
+
+// watchCollector reads the watcher's cumulative counters at scrape
+// time, so nothing copies them between rounds.
+type watchCollector struct{ stats func() watch.Stats }
+
+func (c watchCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descUevents
+	ch <- descUeventsDropped
+	ch <- descOverflows
+}
+
+func (c watchCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.stats()
+	for k, n := range s.Uevents {
+		ch <- prometheus.MustNewConstMetric(descUevents, prometheus.CounterValue, float64(n), k.Subsystem, k.Action)
+	}
+	for _, r := range dropReasons {
+		ch <- prometheus.MustNewConstMetric(descUeventsDropped, prometheus.CounterValue, float64(s.Dropped[r]), r)
+	}
+	for _, sock := range sockets {
+		ch <- prometheus.MustNewConstMetric(descOverflows, prometheus.CounterValue, float64(s.Overflows[sock]), sock)
+	}
 }

@@ -6,19 +6,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/numairqd/numairqd/pkg/apply"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/policy"
-	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/numairqd/numairqd/pkg/state"
+	"github.com/numairqd/numairqd/pkg/topology"
 )
 
-var roundAt = time.Unix(1700000000, 0)
+var (
+	roundAt = time.Unix(1700000000, 0)
+	all16   = cpumask.New(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+)
 
 // queue is a planned queue IRQ on cpu at the given node distance.
 func queue(n, qi, cpu, dist int) policy.IRQ {
-	return policy.IRQ{Number: n, Name: fmt.Sprintf("mlx5_comp%d", qi), Role: inventory.RoleQueue, Queue: qi,
-		Current: cpumask.Range(0, 15), Planned: cpumask.New(cpu), CPU: cpu, Hop: 0, Distance: dist}
+	return policy.IRQ{Number: n, Name: fmt.Sprintf("mlx5_comp%d", qi), Role: policy.RoleQueue, Queue: qi,
+		Current: all16, Planned: cpumask.New(cpu), CPU: cpu, Hop: 0, Distance: dist}
 }
 
 // testPlan has a NIC with placed, failed, managed and control IRQs, an
@@ -26,29 +33,28 @@ func queue(n, qi, cpu, dist int) policy.IRQ {
 // device="none".
 func testPlan() *policy.Plan {
 	unplanned := func(n, qi int) policy.IRQ {
-		return policy.IRQ{Number: n, Name: fmt.Sprintf("nvme0q%d", qi), Role: inventory.RoleQueue, Queue: qi,
-			Current: cpumask.Range(0, 15), CPU: -1, Hop: -1, Distance: -1}
+		return policy.IRQ{Number: n, Name: fmt.Sprintf("nvme0q%d", qi), Role: policy.RoleQueue, Queue: qi,
+			Current: all16, CPU: -1, Hop: -1, Distance: -1}
 	}
 	pinned := func(n int, name string) policy.Device {
 		return policy.Device{Node: -1, SpreadNode: -1, Policy: config.PolicyPinned, Mask: config.MaskCPU,
-			IRQs: []policy.IRQ{{Number: n, Name: name, Role: inventory.RoleControl, Queue: -1,
-				Current: cpumask.Range(0, 15), Planned: cpumask.New(0), CPU: -1, Hop: -1, Distance: -1}}}
+			IRQs: []policy.IRQ{{Number: n, Name: name, Role: policy.RoleControl, Queue: -1,
+				Current: all16, Planned: cpumask.New(0), CPU: -1, Hop: -1, Distance: -1}}}
 	}
 	return &policy.Plan{
-		TopologyGeneration: 3,
-		Allowed:            cpumask.Range(0, 15),
+		Allowed: all16,
 		Devices: []policy.Device{
 			{PCI: "0000:41:00.0", Driver: "mlx5_core", Interfaces: []string{"eth0"}, Node: 1, SpreadNode: 1,
 				Policy: config.PolicyNUMAHop, Mask: config.MaskCPU,
 				IRQs: []policy.IRQ{
-					{Number: 100, Name: "mlx5_async0", Role: inventory.RoleControl, Queue: -1,
-						Current: cpumask.Range(0, 15), Planned: cpumask.Range(8, 11), CPU: -1, Hop: -1, Distance: -1},
+					{Number: 100, Name: "mlx5_async0", Role: policy.RoleControl, Queue: -1,
+						Current: all16, Planned: cpumask.New(8, 9, 10, 11), CPU: -1, Hop: -1, Distance: -1},
 					queue(101, 0, 8, 10),
 					queue(102, 1, 9, 10),
 					queue(103, 2, 0, 20),
 					queue(104, 3, 1, 20),
 					queue(105, 4, 2, 20), // failed below
-					{Number: 106, Name: "mlx5_comp5", Role: inventory.RoleQueue, Queue: 5, Managed: true,
+					{Number: 106, Name: "mlx5_comp5", Role: policy.RoleQueue, Queue: 5, Managed: true,
 						Current: cpumask.New(12), CPU: -1, Hop: -1, Distance: -1},
 				}},
 			{PCI: "0000:c1:00.0", Driver: "nvme", Node: 1, SpreadNode: 1, Policy: config.PolicyIgnore, Mask: config.MaskCPU,
@@ -59,8 +65,24 @@ func testPlan() *policy.Plan {
 	}
 }
 
-func testStatus() *Status {
-	return &Status{Plan: testPlan(), Failed: map[int]string{105: "no_space"}, Round: roundAt}
+// published returns a store holding one published State with plan p
+// and the failures given.
+func published(p *policy.Plan, failed map[int]apply.Kind) *state.Store {
+	var store state.Store
+	publish(&store, p, failed)
+	return &store
+}
+
+func publish(store *state.Store, p *policy.Plan, failed map[int]apply.Kind) {
+	store.Publish(&state.State{
+		Planned: state.Planned{Machine: state.Machine{Snapshot: &topology.Snapshot{}, Inventory: &inventory.Inventory{}}, Plan: p},
+		Apply:   apply.Result{Failed: failed}, Finished: roundAt,
+	})
+}
+
+// testStore holds testPlan with IRQ 105 failed for lack of vectors.
+func testStore() *state.Store {
+	return published(testPlan(), map[int]apply.Kind{105: apply.KindNoSpace})
 }
 
 const stateHeader = `# HELP numairqd_allowed_cpus CPUs IRQs may be placed on: online minus banned, isolated and nohz_full as configured.
@@ -91,6 +113,9 @@ numairqd_irqs{device="none",policy="pinned",state="placed"} 2
 # HELP numairqd_last_round_timestamp_seconds When the last reconcile round finished.
 # TYPE numairqd_last_round_timestamp_seconds gauge
 numairqd_last_round_timestamp_seconds 1.7e+09
+# HELP numairqd_state_generation Generation of the published state: 1 after the first round, +1 every round.
+# TYPE numairqd_state_generation gauge
+numairqd_state_generation 1
 `
 
 const perIRQ = `# HELP numairqd_irq_planned_cpu CPU a queue IRQ is planned on (only with metrics_per_irq).
@@ -103,32 +128,31 @@ numairqd_irq_planned_cpu{device="0000:41:00.0",irq="105",name="mlx5_comp4"} 2
 `
 
 var stateNames = []string{"numairqd_allowed_cpus", "numairqd_device_mean_numa_distance", "numairqd_device_queue_irqs",
-	"numairqd_irqs", "numairqd_last_round_timestamp_seconds", "numairqd_irq_planned_cpu"}
+	"numairqd_irqs", "numairqd_last_round_timestamp_seconds", "numairqd_state_generation", "numairqd_irq_planned_cpu"}
 
 func TestStateCollector(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		status *Status
+		store  *state.Store
 		perIRQ bool
 		want   string
 	}{
-		{name: "before first round", status: nil, want: ""},
-		{name: "round without plan", status: &Status{Round: roundAt}, want: `# HELP numairqd_last_round_timestamp_seconds When the last reconcile round finished.
-# TYPE numairqd_last_round_timestamp_seconds gauge
-numairqd_last_round_timestamp_seconds 1.7e+09
-`},
-		{name: "plan", status: testStatus(), want: stateHeader},
-		{name: "plan per IRQ", status: testStatus(), perIRQ: true, want: stateHeader + perIRQ},
-		{name: "empty plan", status: &Status{Plan: &policy.Plan{}, Round: roundAt}, want: `# HELP numairqd_allowed_cpus CPUs IRQs may be placed on: online minus banned, isolated and nohz_full as configured.
+		{name: "before first round", store: &state.Store{}, want: ""},
+		{name: "plan", store: testStore(), want: stateHeader},
+		{name: "plan per IRQ", store: testStore(), perIRQ: true, want: stateHeader + perIRQ},
+		{name: "empty plan", store: published(&policy.Plan{}, nil), want: `# HELP numairqd_allowed_cpus CPUs IRQs may be placed on: online minus banned, isolated and nohz_full as configured.
 # TYPE numairqd_allowed_cpus gauge
 numairqd_allowed_cpus 0
 # HELP numairqd_last_round_timestamp_seconds When the last reconcile round finished.
 # TYPE numairqd_last_round_timestamp_seconds gauge
 numairqd_last_round_timestamp_seconds 1.7e+09
+# HELP numairqd_state_generation Generation of the published state: 1 after the first round, +1 every round.
+# TYPE numairqd_state_generation gauge
+numairqd_state_generation 1
 `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := New(func() *Status { return tc.status }, Options{PerIRQ: tc.perIRQ})
+			m := New(tc.store, Options{PerIRQ: tc.perIRQ})
 			if err := testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(tc.want), stateNames...); err != nil {
 				t.Error(err)
 			}
@@ -144,7 +168,7 @@ numairqd_last_round_timestamp_seconds 1.7e+09
 }
 
 func TestSetPerIRQ(t *testing.T) {
-	m := New(testStatus, Options{})
+	m := New(testStore(), Options{})
 	if n := testutil.CollectAndCount(stateCollector{m}, "numairqd_irq_planned_cpu"); n != 0 {
 		t.Fatalf("per-IRQ series off: got %d, want 0", n)
 	}
@@ -155,7 +179,7 @@ func TestSetPerIRQ(t *testing.T) {
 }
 
 func TestIRQState(t *testing.T) {
-	failed := map[int]string{1: "busy", 2: "error"}
+	failed := map[int]apply.Kind{1: apply.KindBusy, 2: apply.KindError}
 	for _, tc := range []struct {
 		q    policy.IRQ
 		want string

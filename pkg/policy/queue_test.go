@@ -168,4 +168,3 @@ func FuzzClassify(f *testing.F) {
 		}
 	})
 }
-
