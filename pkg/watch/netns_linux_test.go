@@ -149,7 +149,7 @@ func TestNetnsUeventConn(t *testing.T) {
 	if err != nil {
 		t.Fatalf("injected uevent: %v", err)
 	}
-	if u.Reason() != "cpu/offline" || u.DevPath != "/devices/system/cpu/cpu5" || u.Seq == 0 {
+	if u.Subsystem != "cpu" || u.Action != "offline" || u.DevPath != "/devices/system/cpu/cpu5" || u.Seq == 0 {
 		t.Errorf("got %+v, want cpu/offline of cpu5 with a kernel SEQNUM", u)
 	}
 	t.Logf("received from the kernel: %+v", u)
@@ -199,7 +199,7 @@ func TestNetnsUeventOverflow(t *testing.T) {
 	if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if u, err := c.Receive(); err != nil || u.Reason() != "cpu/online" {
+	if u, err := c.Receive(); err != nil || u.Subsystem != "cpu" || u.Action != "online" {
 		t.Fatalf("after overflow: %+v, %v", u, err)
 	}
 }
@@ -263,27 +263,95 @@ func TestNetnsWatcher(t *testing.T) {
 	injectUevent(t, cpu5Offline)
 	setLoopbackUp(t, true)
 
-	got := map[string]int{}
+	got := map[Cause]int{}
 	timeout := time.After(10 * time.Second)
-	for got["cpu/offline"] == 0 || got[ReasonLink] == 0 {
+	for got[CauseUevent] == 0 || got[CauseLink] == 0 {
 		select {
 		case tr := <-w.Triggers():
 			if time.Since(tr.First) < 0 {
 				t.Errorf("First %v is in the future", tr.First)
 			}
-			mergeReasons(got, tr.Reasons)
+			if tr.Reload() {
+				t.Errorf("kernel events %v ask for a reload", tr.Causes)
+			}
+			mergeCauses(got, tr.Causes)
 		case <-timeout:
-			t.Fatalf("reasons so far %v, want cpu/offline and link", got)
+			t.Fatalf("causes so far %v, want uevent and link", got)
 		}
 	}
-	if got["pci/remove"] != 0 || got["cpu/offline"] != 1 {
-		t.Errorf("reasons = %v: the spoofed pci/remove must be dropped, cpu/offline seen once", got)
+	// The netns sees no host uevent: the one uevent hint is cpu5's
+	// offline, and the spoofed pci/remove is dropped, not counted.
+	if got[CauseUevent] != 1 {
+		t.Errorf("causes = %v, want the one kernel uevent", got)
+	}
+	wantStats(t, w.Stats(),
+		map[UeventKind]uint64{{"cpu", "offline"}: 1},
+		map[string]uint64{"not_kernel": 1},
+		map[string]uint64{})
+	s := w.Stats()
+	t.Logf("causes %v; uevents %v, dropped %v, overflows %v", got, nonZero(s.Uevents), nonZero(s.Dropped), nonZero(s.Overflows))
+}
+
+// TestNetnsWatcherOverflow floods a tiny receive buffer before Run: the
+// Watcher must count the overflow for the uevent source and ask for a
+// rescan with CauseLost, then keep counting what still arrives.
+func TestNetnsWatcherOverflow(t *testing.T) {
+	if !inNetns(t) {
+		return
+	}
+	w, err := New(Options{Uevents: true, ReceiveBuffer: 1, Window: 20 * time.Millisecond, MaxDelay: 200 * time.Millisecond,
+		Resync: -1, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Degraded(); err != nil {
+		t.Fatal(err)
+	}
+	for range 200 {
+		injectUevent(t, cpu5Offline) // the kernel queues them until Run reads
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- w.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	got := map[Cause]int{}
+	timeout := time.After(10 * time.Second)
+	for got[CauseLost] == 0 {
+		select {
+		case tr := <-w.Triggers():
+			mergeCauses(got, tr.Causes)
+			if tr.Causes[CauseLost] > 0 && tr.Label() != "overflow" {
+				t.Errorf("trigger %v labelled %q, want overflow", tr.Causes, tr.Label())
+			}
+		case <-timeout:
+			t.Fatalf("causes so far %v, want overflow", got)
+		}
 	}
 	s := w.Stats()
-	if s.Dropped != 1 || s.Hints["cpu/offline"] != 1 {
-		t.Errorf("stats = %+v", s)
+	if s.Overflows["uevent"] == 0 || s.Overflows["rtnetlink"] != 0 {
+		t.Errorf("Stats.Overflows = %v, want the uevent source's", s.Overflows)
 	}
-	t.Logf("reasons %v, stats %+v", got, s)
+	if n := s.Uevents[UeventKind{"cpu", "offline"}]; n >= 200 {
+		t.Errorf("%d cpu/offline counted, want fewer than the 200 sent: some overflowed", n)
+	}
+	// The socket works after the overflow.
+	before := s.Uevents[UeventKind{"cpu", "online"}]
+	injectUevent(t, "online@/devices/system/cpu/cpu5\x00ACTION=online\x00SUBSYSTEM=cpu\x00")
+	for w.Stats().Uevents[UeventKind{"cpu", "online"}] == before {
+		select {
+		case tr := <-w.Triggers():
+			mergeCauses(got, tr.Causes)
+		case <-timeout:
+			t.Fatalf("cpu/online after the overflow never counted; stats %+v", w.Stats())
+		}
+	}
+	s = w.Stats()
+	t.Logf("causes %v; uevents %v, dropped %v, overflows %v", got, nonZero(s.Uevents), nonZero(s.Dropped), nonZero(s.Overflows))
 }
 
 // TestUeventConnCloseUnblocks needs no namespace: receiving uevents

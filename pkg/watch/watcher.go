@@ -18,13 +18,60 @@ const (
 	DefaultResync   = 60 * time.Second
 )
 
-// Trigger reasons that do not come from a uevent ("subsystem/action").
+// Cause is why the watcher asks for a rescan.
+type Cause uint8
+
 const (
-	ReasonLink      = "link"      // an rtnetlink link appeared, went, was renamed or changed IFF_UP
-	ReasonOverflow  = "overflow"  // a receive queue overflowed: events were lost
-	ReasonTruncated = "truncated" // a kernel message did not fit the buffer
-	ReasonResync    = "resync"    // the periodic safety-net rescan
-	ReasonDegraded  = "degraded"  // a source failed while running
+	CauseUevent Cause = iota // an interesting kernel uevent (cpu/online, pci/bind, ...)
+	CauseLink                // an rtnetlink link appeared, went, was renamed or changed IFF_UP
+	CauseLost                // events were lost: a receive queue overflowed, a message was truncated, or a source failed
+	CauseResync              // the periodic safety-net rescan
+	CauseSIGHUP              // a reload asked for with SIGHUP
+	CauseConfig              // the config file changed
+	numCauses
+)
+
+// causeNames are metric label values: keep them stable.
+var causeNames = [numCauses]string{
+	CauseUevent: "uevent",
+	CauseLink:   "link",
+	CauseLost:   "overflow",
+	CauseResync: "resync",
+	CauseSIGHUP: "sighup",
+	CauseConfig: "config",
+}
+
+// String returns the cause's metric label: "uevent", "link",
+// "overflow" (for CauseLost), "resync", "sighup" or "config".
+func (c Cause) String() string {
+	if c < numCauses {
+		return causeNames[c]
+	}
+	return fmt.Sprintf("Cause(%d)", uint8(c))
+}
+
+// Causes returns every Cause, in order.
+func Causes() []Cause {
+	cs := make([]Cause, numCauses)
+	for i := range cs {
+		cs[i] = Cause(i)
+	}
+	return cs
+}
+
+// labelOrder is the precedence of Trigger.Label: a reload first, then
+// lost events (everything must be re-read), then what the kernel said.
+var labelOrder = [...]Cause{CauseSIGHUP, CauseConfig, CauseLost, CauseUevent, CauseLink, CauseResync}
+
+// UeventKind is a uevent's subsystem and action.
+type UeventKind struct{ Subsystem, Action string }
+
+// Dropped and Overflows keys of Stats.
+const (
+	dropNotKernel   = "not_kernel"
+	dropMalformed   = "malformed"
+	sourceUevent    = "uevent"
+	sourceRtnetlink = "rtnetlink"
 )
 
 // Options configure a Watcher. Zero durations take the defaults.
@@ -35,7 +82,7 @@ type Options struct {
 	// MaxDelay bounds a burst: a Trigger is emitted at most MaxDelay
 	// after its first hint, even if hints keep coming.
 	MaxDelay time.Duration
-	// Resync is the idle time after which a "resync" Trigger is
+	// Resync is the idle time after which a CauseResync Trigger is
 	// emitted: the state is re-read at least this often. Negative
 	// disables it.
 	Resync time.Duration
@@ -52,36 +99,45 @@ type Options struct {
 
 // Trigger tells the consumer to re-read the whole state.
 type Trigger struct {
-	// Reasons counts the hints merged into this trigger by reason:
-	// "cpu/offline", "pci/bind", "link", "overflow", "resync", or any
-	// reason given to Hint.
-	Reasons map[string]int
+	// Causes counts the hints merged into this trigger, by cause.
+	Causes map[Cause]int
 	// First is when the first of those hints arrived, for measuring
 	// event-to-applied latency.
 	First time.Time
 }
 
-// Stats is a snapshot of the Watcher's counters, for metrics.
+// Reload reports whether the trigger asks for the config to be re-read
+// (CauseSIGHUP or CauseConfig).
+func (t Trigger) Reload() bool {
+	return t.Causes[CauseSIGHUP] > 0 || t.Causes[CauseConfig] > 0
+}
+
+// Label is the one cause that names the round in metrics, by
+// precedence: "sighup", "config", "overflow" (CauseLost), "uevent",
+// "link", "resync". A trigger without causes is labelled "resync".
+func (t Trigger) Label() string {
+	for _, c := range labelOrder {
+		if t.Causes[c] > 0 {
+			return c.String()
+		}
+	}
+	return CauseResync.String()
+}
+
+// Stats are the Watcher's cumulative counters, read at scrape time.
+// Every key that can appear is present from New on, at zero until
+// counted, so that a scrape shows every series from the start.
 type Stats struct {
-	// Hints counts hints by reason, as they appear in Trigger.Reasons.
-	Hints map[string]uint64
-	// Ignored counts trusted messages that cannot move IRQs: uevents
-	// that are not Interesting, link messages that change neither
-	// IFF_UP nor the name.
-	Ignored uint64
-	// Dropped counts messages not sent by the kernel.
-	Dropped uint64
-	// Malformed counts kernel messages that did not parse or were
-	// truncated.
-	Malformed uint64
-	// Overflows counts receive queue overflows (ENOBUFS).
-	Overflows uint64
-	// Triggers counts bursts emitted; Merged those of them that were
-	// merged into a trigger the consumer had not taken yet.
-	Triggers, Merged uint64
-	// Degraded maps a source ("uevent", "rtnetlink") that could not be
-	// opened or failed to its error; the Watcher goes on without it.
-	Degraded map[string]string
+	// Uevents counts the interesting uevents received, by kind. The
+	// kinds are those Interesting accepts, a fixed set.
+	Uevents map[UeventKind]uint64
+	// Dropped counts messages discarded, by reason: "not_kernel" (sent
+	// by a process, not the kernel) and "malformed" (did not parse, or
+	// truncated).
+	Dropped map[string]uint64
+	// Overflows counts receive queue overflows (ENOBUFS), by source:
+	// "uevent" or "rtnetlink".
+	Overflows map[string]uint64
 }
 
 // Watcher turns kernel events and injected hints into coalesced
@@ -98,8 +154,8 @@ type Watcher struct {
 	started atomic.Bool
 
 	mu        sync.Mutex
-	pending   map[string]int // hints not yet seen by the loop
-	firstHint time.Time      // arrival of the first of pending
+	pending   map[Cause]int // hints not yet seen by the loop
+	firstHint time.Time     // arrival of the first of pending
 	stats     Stats
 	degraded  []error
 	logged    map[string]bool
@@ -117,8 +173,7 @@ type linkSource interface {
 
 // New validates opts and opens the enabled sources. A source that
 // cannot be opened (no permission, no netlink) does not fail New: the
-// Watcher runs without it and reports it through Degraded, Stats and
-// Logf. New fails only on invalid options.
+// Watcher runs without it and reports it through Degraded and Logf. New fails only on invalid options.
 func New(opts Options) (*Watcher, error) {
 	return newWatcher(opts, openUevents, openLinks)
 }
@@ -148,14 +203,14 @@ func newWatcher(opts Options, openU func(int) (ueventSource, error), openL func(
 		opts:    opts,
 		out:     make(chan Trigger, 1),
 		wake:    make(chan struct{}, 1),
-		pending: make(map[string]int),
-		stats:   Stats{Hints: make(map[string]uint64), Degraded: make(map[string]string)},
+		pending: make(map[Cause]int),
+		stats:   newStats(),
 		logged:  make(map[string]bool),
 	}
 	if opts.Uevents {
 		s, err := openU(opts.ReceiveBuffer)
 		if err != nil {
-			w.degrade("uevent", err)
+			w.degrade(sourceUevent, err)
 		} else {
 			w.uevents = s
 		}
@@ -163,7 +218,7 @@ func newWatcher(opts Options, openU func(int) (ueventSource, error), openL func(
 	if opts.Links {
 		s, err := openL(opts.ReceiveBuffer)
 		if err != nil {
-			w.degrade("rtnetlink", err)
+			w.degrade(sourceRtnetlink, err)
 		} else {
 			w.links = s
 		}
@@ -177,17 +232,17 @@ func newWatcher(opts Options, openU func(int) (ueventSource, error), openL func(
 // returns.
 func (w *Watcher) Triggers() <-chan Trigger { return w.out }
 
-// Hint injects a hint with the given reason (e.g. "sighup"). It never
+// Hint injects a hint with cause c (CauseSIGHUP, CauseConfig, ...), so
+// that reloads enter the consumer's loop as kernel events do. It never
 // blocks and is safe from any goroutine; hints given before Run are
 // kept, those after Run returned are ignored.
-func (w *Watcher) Hint(reason string) {
+func (w *Watcher) Hint(c Cause) {
 	now := time.Now()
 	w.mu.Lock()
 	if len(w.pending) == 0 {
 		w.firstHint = now
 	}
-	w.pending[reason]++
-	w.stats.Hints[reason]++
+	w.pending[c]++
 	w.mu.Unlock()
 	select {
 	case w.wake <- struct{}{}:
@@ -203,13 +258,30 @@ func (w *Watcher) Degraded() error {
 	return errors.Join(w.degraded...)
 }
 
-// Stats returns a snapshot of the counters.
+// Stats returns the cumulative counters, in copies of the maps. It is
+// safe from any goroutine.
 func (w *Watcher) Stats() Stats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	s := w.stats
-	s.Hints = maps.Clone(w.stats.Hints)
-	s.Degraded = maps.Clone(w.stats.Degraded)
+	return Stats{
+		Uevents:   maps.Clone(w.stats.Uevents),
+		Dropped:   maps.Clone(w.stats.Dropped),
+		Overflows: maps.Clone(w.stats.Overflows),
+	}
+}
+
+// newStats returns zero counters for every key that can be counted.
+func newStats() Stats {
+	s := Stats{
+		Uevents:   make(map[UeventKind]uint64),
+		Dropped:   map[string]uint64{dropNotKernel: 0, dropMalformed: 0},
+		Overflows: map[string]uint64{sourceUevent: 0, sourceRtnetlink: 0},
+	}
+	for sub, actions := range interesting {
+		for _, a := range actions {
+			s.Uevents[UeventKind{sub, a}] = 0
+		}
+	}
 	return s
 }
 
@@ -251,7 +323,7 @@ func (w *Watcher) Close() error {
 // burst Window after its last hint, or MaxDelay after its first.
 func (w *Watcher) loop(ctx context.Context) {
 	var (
-		burst    map[string]int
+		burst    map[Cause]int
 		first    time.Time
 		deadline = time.NewTimer(time.Hour)
 		resync   *time.Timer
@@ -269,11 +341,11 @@ func (w *Watcher) loop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-resyncC:
-			w.Hint(ReasonResync)
+			w.Hint(CauseResync)
 		case <-w.wake:
 			w.mu.Lock()
 			in, inFirst := w.pending, w.firstHint
-			w.pending = make(map[string]int)
+			w.pending = make(map[Cause]int)
 			w.mu.Unlock()
 			if len(in) == 0 {
 				continue
@@ -281,12 +353,12 @@ func (w *Watcher) loop(ctx context.Context) {
 			if burst == nil {
 				burst, first = in, inFirst
 			} else {
-				mergeReasons(burst, in)
+				mergeCauses(burst, in)
 			}
 			now := time.Now()
 			deadline.Reset(min(w.opts.Window, first.Add(w.opts.MaxDelay).Sub(now)))
 		case <-deadline.C:
-			w.emit(Trigger{Reasons: burst, First: first})
+			w.emit(Trigger{Causes: burst, First: first})
 			burst = nil
 			if resync != nil {
 				resync.Reset(w.opts.Resync)
@@ -298,32 +370,24 @@ func (w *Watcher) loop(ctx context.Context) {
 // emit hands t to the consumer without blocking: if the consumer has
 // not taken the previous trigger yet, t is merged into it.
 func (w *Watcher) emit(t Trigger) {
-	merged := false
 	for {
 		select {
 		case w.out <- t:
-			w.mu.Lock()
-			w.stats.Triggers++
-			if merged {
-				w.stats.Merged++
-			}
-			w.mu.Unlock()
 			return
 		default:
 		}
 		select {
 		case old := <-w.out:
-			mergeReasons(t.Reasons, old.Reasons)
+			mergeCauses(t.Causes, old.Causes)
 			if old.First.Before(t.First) {
 				t.First = old.First
 			}
-			merged = true
 		default:
 		}
 	}
 }
 
-func mergeReasons(dst, src map[string]int) {
+func mergeCauses(dst, src map[Cause]int) {
 	for k, v := range src {
 		dst[k] += v
 	}
@@ -333,16 +397,18 @@ func (w *Watcher) pumpUevents(s ueventSource) {
 	for {
 		u, err := s.Receive()
 		if err != nil {
-			if w.sourceError("uevent", err) {
+			if w.sourceError(sourceUevent, err) {
 				return
 			}
 			continue
 		}
 		if !Interesting(u) {
-			w.count(&w.stats.Ignored)
 			continue
 		}
-		w.Hint(u.Reason())
+		w.mu.Lock()
+		w.stats.Uevents[UeventKind{u.Subsystem, u.Action}]++
+		w.mu.Unlock()
+		w.Hint(CauseUevent)
 	}
 }
 
@@ -356,16 +422,14 @@ func (w *Watcher) pumpLinks(s linkSource) {
 			clear(seen) // transitions were lost: trust nothing
 		}
 		if err != nil {
-			if w.sourceError("rtnetlink", err) {
+			if w.sourceError(sourceRtnetlink, err) {
 				return
 			}
 			continue
 		}
 		for _, ev := range evs {
 			if linkChanged(seen, ev) {
-				w.Hint(ReasonLink)
-			} else {
-				w.count(&w.stats.Ignored)
+				w.Hint(CauseLink)
 			}
 		}
 	}
@@ -391,36 +455,36 @@ func (w *Watcher) sourceError(source string, err error) (stop bool) {
 	case errors.Is(err, os.ErrClosed):
 		return true
 	case errors.Is(err, ErrOverflow):
-		w.count(&w.stats.Overflows)
-		w.Hint(ReasonOverflow)
+		w.count(w.stats.Overflows, source)
+		w.Hint(CauseLost)
 	case errors.Is(err, ErrNotKernel):
-		w.count(&w.stats.Dropped)
+		w.count(w.stats.Dropped, dropNotKernel)
 		w.logOnce(source+"/dropped", "watch: %s: dropped message: %v (further ones are only counted)", source, err)
 	case errors.Is(err, ErrTruncated):
-		w.count(&w.stats.Malformed)
+		w.count(w.stats.Dropped, dropMalformed)
 		w.logOnce(source+"/truncated", "watch: %s: %v (further ones are only counted)", source, err)
-		w.Hint(ReasonTruncated)
+		w.Hint(CauseLost)
 	case errors.Is(err, ErrMalformed), errors.Is(err, ErrLibudev):
-		w.count(&w.stats.Malformed)
+		w.count(w.stats.Dropped, dropMalformed)
 		w.logOnce(source+"/malformed", "watch: %s: dropped message: %v (further ones are only counted)", source, err)
 	default:
 		w.degrade(source, err)
-		w.Hint(ReasonDegraded)
+		w.Hint(CauseLost)
 		return true
 	}
 	return false
 }
 
-func (w *Watcher) count(c *uint64) {
+// count increments m[key] under the lock; m is one of w.stats' maps.
+func (w *Watcher) count(m map[string]uint64, key string) {
 	w.mu.Lock()
-	*c++
+	m[key]++
 	w.mu.Unlock()
 }
 
 func (w *Watcher) degrade(source string, err error) {
 	w.mu.Lock()
 	w.degraded = append(w.degraded, fmt.Errorf("watch: %s source: %w", source, err))
-	w.stats.Degraded[source] = err.Error()
 	w.mu.Unlock()
 	w.opts.Logf("watch: %s source disabled, relying on resync and hints: %v", source, err)
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -69,10 +72,36 @@ func poll(w *Watcher) (Trigger, bool) {
 	}
 }
 
-func wantReasons(t *testing.T, tr Trigger, want map[string]int) {
+func wantCauses(t *testing.T, tr Trigger, want map[Cause]int) {
 	t.Helper()
-	if fmt.Sprint(tr.Reasons) != fmt.Sprint(want) {
-		t.Errorf("reasons = %v, want %v", tr.Reasons, want)
+	if !maps.Equal(tr.Causes, want) {
+		t.Errorf("causes = %v, want %v", tr.Causes, want)
+	}
+}
+
+// nonZero returns the entries of m that are not zero: Stats holds every
+// possible key from the start.
+func nonZero[K comparable](m map[K]uint64) map[K]uint64 {
+	out := make(map[K]uint64)
+	for k, v := range m {
+		if v != 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// wantStats compares the non-zero counters of s with the given ones.
+func wantStats(t *testing.T, s Stats, uevents map[UeventKind]uint64, dropped, overflows map[string]uint64) {
+	t.Helper()
+	if got := nonZero(s.Uevents); !maps.Equal(got, uevents) {
+		t.Errorf("Stats.Uevents = %v, want %v", got, uevents)
+	}
+	if got := nonZero(s.Dropped); !maps.Equal(got, dropped) {
+		t.Errorf("Stats.Dropped = %v, want %v", got, dropped)
+	}
+	if got := nonZero(s.Overflows); !maps.Equal(got, overflows) {
+		t.Errorf("Stats.Overflows = %v, want %v", got, overflows)
 	}
 }
 
@@ -81,10 +110,10 @@ func TestBurstGivesOneTrigger(t *testing.T) {
 		w := startWatcher(t, Options{}, nil, nil)
 		start := time.Now()
 		for range 5 {
-			w.Hint("cpu/offline")
-			w.Hint("link")
+			w.Hint(CauseUevent)
+			w.Hint(CauseLink)
 		}
-		w.Hint("pci/bind")
+		w.Hint(CauseSIGHUP)
 		tr := <-w.Triggers()
 		if got := time.Since(start); got < testWindow || got > testMaxDelay {
 			t.Errorf("trigger after %v, want within [%v, %v]", got, testWindow, testMaxDelay)
@@ -92,14 +121,13 @@ func TestBurstGivesOneTrigger(t *testing.T) {
 		if !tr.First.Equal(start) {
 			t.Errorf("First = %v, want the first hint's arrival %v", tr.First, start)
 		}
-		wantReasons(t, tr, map[string]int{"cpu/offline": 5, "link": 5, "pci/bind": 1})
+		wantCauses(t, tr, map[Cause]int{CauseUevent: 5, CauseLink: 5, CauseSIGHUP: 1})
 		time.Sleep(10 * testMaxDelay)
 		if tr, ok := poll(w); ok {
-			t.Errorf("second trigger %v from one burst", tr.Reasons)
+			t.Errorf("second trigger %v from one burst", tr.Causes)
 		}
-		if s := w.Stats(); s.Triggers != 1 || s.Hints["cpu/offline"] != 5 || s.Merged != 0 {
-			t.Errorf("stats = %+v", s)
-		}
+		// Hints are not counted in Stats: only what the kernel sent.
+		wantStats(t, w.Stats(), map[UeventKind]uint64{}, map[string]uint64{}, map[string]uint64{})
 	})
 }
 
@@ -108,11 +136,11 @@ func TestQuietWindowExtendsBurst(t *testing.T) {
 		w := startWatcher(t, Options{}, nil, nil)
 		// Hints closer together than the window belong to one burst.
 		for i := range 4 {
-			w.Hint(fmt.Sprintf("h%d", i))
+			w.Hint(CauseUevent)
 			time.Sleep(testWindow * 6 / 10)
 			synctest.Wait()
 			if tr, ok := poll(w); ok {
-				t.Fatalf("trigger %v after hint %d, inside the quiet window", tr.Reasons, i)
+				t.Fatalf("trigger %v after hint %d, inside the quiet window", tr.Causes, i)
 			}
 		}
 		time.Sleep(testWindow)
@@ -120,10 +148,17 @@ func TestQuietWindowExtendsBurst(t *testing.T) {
 		if !ok {
 			t.Fatal("no trigger after the window went quiet")
 		}
-		wantReasons(t, tr, map[string]int{"h0": 1, "h1": 1, "h2": 1, "h3": 1})
-		// After a quiet window, a new hint starts a new burst.
-		w.Hint("h4")
-		wantReasons(t, <-w.Triggers(), map[string]int{"h4": 1})
+		// All four hints, and only they, are in the burst.
+		wantCauses(t, tr, map[Cause]int{CauseUevent: 4})
+		// After a quiet window, a new hint starts a new burst that
+		// carries only itself.
+		start := time.Now()
+		w.Hint(CauseUevent)
+		tr = <-w.Triggers()
+		wantCauses(t, tr, map[Cause]int{CauseUevent: 1})
+		if !tr.First.Equal(start) {
+			t.Errorf("new burst First = %v, want its own hint %v", tr.First, start)
+		}
 	})
 }
 
@@ -148,7 +183,7 @@ func TestMaxDelayBoundsStream(t *testing.T) {
 		// A hint every half window for 2 s never leaves the window quiet.
 		const n = 2 * time.Second / (testWindow / 2)
 		for range n {
-			w.Hint("net/add")
+			w.Hint(CauseUevent)
 			time.Sleep(testWindow / 2)
 		}
 		time.Sleep(2 * testMaxDelay)
@@ -161,7 +196,7 @@ func TestMaxDelayBoundsStream(t *testing.T) {
 		}
 		total := 0
 		for i, tr := range triggers {
-			total += tr.Reasons["net/add"]
+			total += tr.Causes[CauseUevent]
 			if lat := emitted[i].Sub(tr.First); lat > testMaxDelay {
 				t.Errorf("trigger %d emitted %v after its first hint, more than MaxDelay", i, lat)
 			}
@@ -179,23 +214,24 @@ func TestSlowConsumerMerges(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := startWatcher(t, Options{}, nil, nil)
 		start := time.Now()
-		for _, r := range []string{"cpu/offline", "pci/unbind", "pci/bind", "cpu/offline"} {
-			w.Hint(r) // never blocks, though nobody reads
+		// Four bursts, each emitted while the previous one still waits.
+		for _, c := range []Cause{CauseUevent, CauseLink, CauseSIGHUP, CauseUevent} {
+			w.Hint(c) // never blocks, though nobody reads
 			time.Sleep(2 * testMaxDelay)
 		}
 		tr, ok := poll(w)
 		if !ok {
 			t.Fatal("no trigger")
 		}
-		wantReasons(t, tr, map[string]int{"cpu/offline": 2, "pci/unbind": 1, "pci/bind": 1})
+		wantCauses(t, tr, map[Cause]int{CauseUevent: 2, CauseLink: 1, CauseSIGHUP: 1})
 		if !tr.First.Equal(start) {
 			t.Errorf("First = %v, want the oldest hint %v", tr.First, start)
 		}
+		if !tr.Reload() {
+			t.Error("merged trigger lost the SIGHUP's reload")
+		}
 		if _, ok := poll(w); ok {
 			t.Error("more than one trigger pending")
-		}
-		if s := w.Stats(); s.Triggers != 4 || s.Merged != 3 {
-			t.Errorf("Triggers, Merged = %d, %d; want 4, 3", s.Triggers, s.Merged)
 		}
 	})
 }
@@ -206,19 +242,19 @@ func TestResync(t *testing.T) {
 		w := startWatcher(t, Options{Resync: resync}, nil, nil)
 		start := time.Now()
 		tr := <-w.Triggers()
-		wantReasons(t, tr, map[string]int{ReasonResync: 1})
+		wantCauses(t, tr, map[Cause]int{CauseResync: 1})
 		if got := time.Since(start); got < resync {
 			t.Errorf("resync after %v, want at least %v", got, resync)
 		}
 		// An event-driven trigger restarts the idle clock.
 		time.Sleep(resync / 2)
-		w.Hint("sighup")
-		wantReasons(t, <-w.Triggers(), map[string]int{"sighup": 1})
+		w.Hint(CauseSIGHUP)
+		wantCauses(t, <-w.Triggers(), map[Cause]int{CauseSIGHUP: 1})
 		time.Sleep(resync * 3 / 4)
 		if tr, ok := poll(w); ok {
-			t.Errorf("resync %v although a trigger was emitted %v ago", tr.Reasons, resync*3/4)
+			t.Errorf("resync %v although a trigger was emitted %v ago", tr.Causes, resync*3/4)
 		}
-		wantReasons(t, <-w.Triggers(), map[string]int{ReasonResync: 1})
+		wantCauses(t, <-w.Triggers(), map[Cause]int{CauseResync: 1})
 	})
 }
 
@@ -228,11 +264,11 @@ func TestRunStops(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.Hint("before-run") // kept until Run starts
+		w.Hint(CauseConfig) // kept until Run starts
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error)
 		go func() { done <- w.Run(ctx) }()
-		wantReasons(t, <-w.Triggers(), map[string]int{"before-run": 1})
+		wantCauses(t, <-w.Triggers(), map[Cause]int{CauseConfig: 1})
 		if err := w.Run(ctx); err == nil {
 			t.Error("second Run succeeded")
 		}
@@ -243,7 +279,7 @@ func TestRunStops(t *testing.T) {
 		if _, open := <-w.Triggers(); open {
 			t.Error("Triggers not closed after Run")
 		}
-		w.Hint("after-run") // ignored, must not block or panic
+		w.Hint(CauseSIGHUP) // ignored, must not block or panic
 	})
 }
 
@@ -312,10 +348,14 @@ func TestUeventPump(t *testing.T) {
 		src.send(Uevent{}, fmt.Errorf("uevent: %w", ErrMalformed))
 		src.send(Uevent{}, fmt.Errorf("uevent: %w", ErrLibudev))
 		src.send(Uevent{Action: "bind", Subsystem: "pci"}, nil)
-		wantReasons(t, <-w.Triggers(), map[string]int{"cpu/offline": 1, "pci/bind": 1, ReasonOverflow: 1})
-		s := w.Stats()
-		if s.Ignored != 2 || s.Dropped != 1 || s.Overflows != 1 || s.Malformed != 2 || len(s.Degraded) != 0 {
-			t.Errorf("stats = %+v", s)
+		wantCauses(t, <-w.Triggers(), map[Cause]int{CauseUevent: 2, CauseLost: 1})
+		// Uninteresting uevents are neither hints nor counted.
+		wantStats(t, w.Stats(),
+			map[UeventKind]uint64{{"cpu", "offline"}: 1, {"pci", "bind"}: 1},
+			map[string]uint64{"not_kernel": 1, "malformed": 2},
+			map[string]uint64{"uevent": 1})
+		if s := w.Stats(); len(s.Uevents) != len(newStats().Uevents) {
+			t.Errorf("Stats.Uevents has %d kinds, want the %d interesting ones: %v", len(s.Uevents), len(newStats().Uevents), s.Uevents)
 		}
 		if w.Degraded() != nil {
 			t.Errorf("Degraded = %v", w.Degraded())
@@ -324,15 +364,12 @@ func TestUeventPump(t *testing.T) {
 		// a rescan; hints keep working.
 		errBroken := errors.New("recvmsg: broken")
 		src.send(Uevent{}, errBroken)
-		wantReasons(t, <-w.Triggers(), map[string]int{ReasonDegraded: 1})
-		if err := w.Degraded(); !errors.Is(err, errBroken) {
-			t.Errorf("Degraded = %v", err)
+		wantCauses(t, <-w.Triggers(), map[Cause]int{CauseLost: 1})
+		if err := w.Degraded(); !errors.Is(err, errBroken) || !strings.Contains(err.Error(), "uevent source") {
+			t.Errorf("Degraded = %v, want the uevent source's %v", err, errBroken)
 		}
-		if w.Stats().Degraded["uevent"] == "" {
-			t.Error("Stats.Degraded lacks the uevent source")
-		}
-		w.Hint("sighup")
-		wantReasons(t, <-w.Triggers(), map[string]int{"sighup": 1})
+		w.Hint(CauseSIGHUP)
+		wantCauses(t, <-w.Triggers(), map[Cause]int{CauseSIGHUP: 1})
 	})
 }
 
@@ -340,33 +377,36 @@ func TestLinkPump(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newFake[[]LinkEvent]()
 		w := startWatcher(t, Options{}, nil, src)
-		step := func(evs []LinkEvent, err error, want map[string]int) {
+		step := func(evs []LinkEvent, err error, want map[Cause]int) {
 			t.Helper()
 			src.send(evs, err)
 			time.Sleep(testMaxDelay)
 			tr, ok := poll(w)
 			if want == nil {
 				if ok {
-					t.Errorf("%+v %v: trigger %v, want none", evs, err, tr.Reasons)
+					t.Errorf("%+v %v: trigger %v, want none", evs, err, tr.Causes)
 				}
 				return
 			}
-			wantReasons(t, tr, want)
+			wantCauses(t, tr, want)
 		}
+		link := map[Cause]int{CauseLink: 1}
 		lo := LinkEvent{Index: 1, Name: "lo", Up: true}
-		step([]LinkEvent{lo}, nil, map[string]int{ReasonLink: 1}) // first sight
-		step([]LinkEvent{lo, lo}, nil, nil)                       // carrier/stats noise
+		step([]LinkEvent{lo}, nil, link)    // first sight
+		step([]LinkEvent{lo, lo}, nil, nil) // carrier/stats noise
 		lo.Up = false
-		step([]LinkEvent{lo}, nil, map[string]int{ReasonLink: 1}) // down
-		step(nil, fmt.Errorf("rtnetlink: %w", ErrOverflow), map[string]int{ReasonOverflow: 1})
-		step([]LinkEvent{lo}, nil, map[string]int{ReasonLink: 1}) // state forgotten after overflow
-		step([]LinkEvent{{Index: 1, Name: "lo0"}}, nil, map[string]int{ReasonLink: 1})
-		step([]LinkEvent{{Index: 1, Name: "lo0", Deleted: true}}, nil, map[string]int{ReasonLink: 1})
+		step([]LinkEvent{lo}, nil, link) // down
+		step([]LinkEvent{lo}, nil, nil)  // no change
+		step(nil, fmt.Errorf("rtnetlink: %w", ErrOverflow), map[Cause]int{CauseLost: 1})
+		step([]LinkEvent{lo}, nil, link) // state forgotten after overflow
+		step([]LinkEvent{{Index: 1, Name: "lo0"}}, nil, link)
+		step([]LinkEvent{{Index: 1, Name: "lo0", Deleted: true}}, nil, link)
 		step(nil, fmt.Errorf("rtnetlink: %w: sender port 5", ErrNotKernel), nil)
-		step(nil, fmt.Errorf("rtnetlink: %w", ErrTruncated), map[string]int{ReasonTruncated: 1})
-		if s := w.Stats(); s.Ignored != 2 || s.Dropped != 1 || s.Overflows != 1 || s.Malformed != 1 {
-			t.Errorf("stats = %+v", s)
-		}
+		step(nil, fmt.Errorf("rtnetlink: %w", ErrTruncated), map[Cause]int{CauseLost: 1})
+		wantStats(t, w.Stats(),
+			map[UeventKind]uint64{},
+			map[string]uint64{"not_kernel": 1, "malformed": 1},
+			map[string]uint64{"rtnetlink": 1})
 	})
 }
 
@@ -381,11 +421,14 @@ func TestDegradedOpen(t *testing.T) {
 		if err != nil {
 			t.Fatalf("New failed on an unopenable source: %v", err)
 		}
-		if err := w.Degraded(); !errors.Is(err, os.ErrPermission) {
+		err = w.Degraded()
+		if !errors.Is(err, os.ErrPermission) {
 			t.Errorf("Degraded = %v", err)
 		}
-		if s := w.Stats(); len(s.Degraded) != 2 {
-			t.Errorf("Stats.Degraded = %v", s.Degraded)
+		for _, source := range []string{"uevent source", "rtnetlink source"} {
+			if err == nil || !strings.Contains(err.Error(), source) {
+				t.Errorf("Degraded = %v, want it to name the %s", err, source)
+			}
 		}
 		if len(logged) != 2 {
 			t.Errorf("logged %q", logged)
@@ -393,9 +436,9 @@ func TestDegradedOpen(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error)
 		go func() { done <- w.Run(ctx) }()
-		w.Hint("sighup")
-		wantReasons(t, <-w.Triggers(), map[string]int{"sighup": 1})
-		wantReasons(t, <-w.Triggers(), map[string]int{ReasonResync: 1})
+		w.Hint(CauseSIGHUP)
+		wantCauses(t, <-w.Triggers(), map[Cause]int{CauseSIGHUP: 1})
+		wantCauses(t, <-w.Triggers(), map[Cause]int{CauseResync: 1})
 		cancel()
 		<-done
 	})
@@ -415,11 +458,12 @@ func TestRunRealSocketsNoLeak(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- w.Run(ctx) }()
-	w.Hint("test")
+	w.Hint(CauseConfig)
 	select {
 	case tr := <-w.Triggers():
-		if tr.Reasons["test"] != 1 {
-			t.Errorf("reasons = %v", tr.Reasons)
+		// Real uevents may merge in; the hint must be there once.
+		if tr.Causes[CauseConfig] != 1 || !tr.Reload() {
+			t.Errorf("causes = %v", tr.Causes)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("no trigger")
@@ -432,5 +476,105 @@ func TestRunRealSocketsNoLeak(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run did not return after cancel")
+	}
+}
+
+func TestCauseString(t *testing.T) {
+	// The names are metric label values: they must not change.
+	want := []string{"uevent", "link", "overflow", "resync", "sighup", "config"}
+	var got []string
+	for i, c := range Causes() {
+		if c != Cause(i) {
+			t.Errorf("Causes()[%d] = %d, want them in order", i, c)
+		}
+		got = append(got, c.String())
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Causes() names = %q, want %q", got, want)
+	}
+	if s := Cause(200).String(); s != "Cause(200)" {
+		t.Errorf("unknown cause String = %q", s)
+	}
+	cs := Causes()
+	cs[0] = CauseConfig
+	if Causes()[0] != CauseUevent {
+		t.Error("Causes returns a shared slice")
+	}
+}
+
+func TestTriggerLabel(t *testing.T) {
+	tests := []struct {
+		causes map[Cause]int
+		label  string
+		reload bool
+	}{
+		{nil, "resync", false},
+		{map[Cause]int{}, "resync", false},
+		{map[Cause]int{CauseResync: 1}, "resync", false},
+		{map[Cause]int{CauseLink: 2, CauseResync: 1}, "link", false},
+		{map[Cause]int{CauseUevent: 1, CauseLink: 9, CauseResync: 1}, "uevent", false},
+		{map[Cause]int{CauseLost: 1, CauseUevent: 40, CauseLink: 3}, "overflow", false},
+		{map[Cause]int{CauseConfig: 1, CauseLost: 1, CauseUevent: 1}, "config", true},
+		{map[Cause]int{CauseSIGHUP: 1, CauseConfig: 1, CauseLost: 1, CauseUevent: 1, CauseLink: 1, CauseResync: 1}, "sighup", true},
+		{map[Cause]int{CauseSIGHUP: 1, CauseResync: 1}, "sighup", true},
+		{map[Cause]int{CauseConfig: 1, CauseResync: 1}, "config", true},
+		// A zero count is no cause.
+		{map[Cause]int{CauseSIGHUP: 0, CauseLost: 0, CauseLink: 1}, "link", false},
+		// An unknown cause still asks for a rescan but names nothing.
+		{map[Cause]int{Cause(200): 1}, "resync", false},
+		{map[Cause]int{Cause(200): 1, CauseUevent: 1}, "uevent", false},
+	}
+	for _, tt := range tests {
+		tr := Trigger{Causes: tt.causes}
+		if got := tr.Label(); got != tt.label {
+			t.Errorf("%v: Label = %q, want %q", tt.causes, got, tt.label)
+		}
+		if got := tr.Reload(); got != tt.reload {
+			t.Errorf("%v: Reload = %v, want %v", tt.causes, got, tt.reload)
+		}
+	}
+	// Alone, every cause names its own round.
+	for _, c := range Causes() {
+		if got := (Trigger{Causes: map[Cause]int{c: 1}}).Label(); got != c.String() {
+			t.Errorf("Label of %v alone = %q", c, got)
+		}
+	}
+}
+
+// TestStatsBounded checks that Stats holds a fixed set of keys from the
+// start, so that metrics labels stay bounded, and returns copies.
+func TestStatsBounded(t *testing.T) {
+	w, err := newWatcher(Options{}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := w.Stats()
+	kinds := 0
+	for sub, actions := range interesting {
+		for _, a := range actions {
+			kinds++
+			if n, ok := s.Uevents[UeventKind{sub, a}]; !ok || n != 0 {
+				t.Errorf("Uevents[%s/%s] = %d, %v; want 0, present", sub, a, n, ok)
+			}
+			if !Interesting(Uevent{Subsystem: sub, Action: a}) {
+				t.Errorf("%s/%s in the table but not Interesting", sub, a)
+			}
+		}
+	}
+	if len(s.Uevents) != kinds {
+		t.Errorf("Uevents has %d kinds, want %d: %v", len(s.Uevents), kinds, s.Uevents)
+	}
+	if want := map[string]uint64{"not_kernel": 0, "malformed": 0}; !maps.Equal(s.Dropped, want) {
+		t.Errorf("Dropped = %v, want %v", s.Dropped, want)
+	}
+	if want := map[string]uint64{"uevent": 0, "rtnetlink": 0}; !maps.Equal(s.Overflows, want) {
+		t.Errorf("Overflows = %v, want %v", s.Overflows, want)
+	}
+	s.Uevents[UeventKind{"cpu", "online"}] = 7
+	s.Dropped["x"] = 1
+	s.Overflows["uevent"] = 3
+	wantStats(t, w.Stats(), map[UeventKind]uint64{}, map[string]uint64{}, map[string]uint64{})
+	if len(w.Stats().Dropped) != 2 {
+		t.Error("Stats returned the Watcher's own maps")
 	}
 }
