@@ -7,7 +7,6 @@
 // sched_numa_find_nth_cpu() walk them, so the i-th CPU of Spread(n) is
 // what cpumask_local_spread(i, n) returns on the same machine.
 //
-// Snapshots are published through a Holder, RCU-style: readers load the
-// current pointer without locks; a writer builds a whole new Snapshot
-// and swaps it in.
+// A Snapshot is never changed after Read: the daemon publishes it as
+// part of a round's state.State, swapped in whole.
 package topology

@@ -19,8 +19,6 @@ const NoNode = -1
 // after Read returns it, so any number of goroutines may use it while a
 // newer one is being built.
 type Snapshot struct {
-	generation uint64
-
 	online, possible, present cpumask.Mask
 	isolated, nohzFull        cpumask.Mask
 
@@ -299,10 +297,6 @@ func (fs FS) readLLC(cpu int) (cpumask.Mask, error) {
 	}
 	return m, err
 }
-
-// Generation is the number the Holder gave this snapshot when it was
-// published; 0 for a snapshot that was never published.
-func (s *Snapshot) Generation() uint64 { return s.generation }
 
 // Online are the online CPUs.
 func (s *Snapshot) Online() cpumask.Mask { return s.online }
