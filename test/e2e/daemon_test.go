@@ -710,7 +710,7 @@ func verifyHTTP(t *testing.T, r *Result, g Guest, want Placement) {
 		expectSeries("e-reload-failure", "numairqd_config_reloads_total", map[string]string{"result": "failure"}, ge(1), ">= 1 (the broken config of d)")
 		expectSeries("e-reload-success", "numairqd_config_reloads_total", map[string]string{"result": "success"}, ge(2), ">= 2 (start and d)")
 		expectSeries("e-writes-ok", "numairqd_affinity_writes_total", map[string]string{"result": "ok"}, ge(placed), fmt.Sprint(">= ", placed))
-		expectSeries("e-topology-generation", "numairqd_topology_generation", nil, ge(1), ">= 1")
+		expectSeries("e-state-generation", "numairqd_state_generation", nil, ge(1), ">= 1")
 		expectSeries("e-event-to-applied", "numairqd_event_to_applied_seconds_count", nil, ge(1), ">= 1")
 		expectSeries("e-distance", "numairqd_device_mean_numa_distance", map[string]string{"device": addr}, func(v float64) bool { return v >= 10 && v <= 22 }, "10..22")
 		if v, ok := promValue(m, "numairqd_event_to_applied_seconds_sum", nil); ok {

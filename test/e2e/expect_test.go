@@ -42,7 +42,7 @@ func TestParseProm(t *testing.T) {
 numairqd_irqs{device="0000:41:00.0",policy="numa-hop",state="placed"} 13
 numairqd_irqs{device="0000:21:00.0",policy="linear",state="managed"} 8
 numairqd_rounds_total{trigger="startup"} 1
-numairqd_topology_generation 7
+numairqd_state_generation 7
 numairqd_build_info{goversion="go1.26.8",revision="a\"b"} 1
 numairqd_round_duration_seconds_sum 0.25
 broken{a="x" 1
@@ -56,7 +56,7 @@ broken{a="x" 1
 		{"numairqd_irqs", map[string]string{"device": "0000:41:00.0", "state": "placed"}, 13},
 		{"numairqd_irqs", map[string]string{"state": "managed"}, 8},
 		{"numairqd_rounds_total", map[string]string{"trigger": "startup"}, 1},
-		{"numairqd_topology_generation", nil, 7},
+		{"numairqd_state_generation", nil, 7},
 		{"numairqd_build_info", map[string]string{"revision": `a"b`}, 1},
 		{"numairqd_round_duration_seconds_sum", nil, 0.25},
 	} {
