@@ -195,3 +195,50 @@ func TestIRQState(t *testing.T) {
 		}
 	}
 }
+
+// TestScrapeSeesOneState publishes plans of 16 and of 4 allowed CPUs in
+// turn while 200 scrapes run: each scrape's gauges come from one State,
+// so numairqd_allowed_cpus always matches the generation's parity. Run
+// with -race.
+func TestScrapeSeesOneState(t *testing.T) {
+	var store state.Store
+	m := New(&store, Options{})
+	plans := [2]*policy.Plan{testPlan(), {Allowed: cpumask.New(0, 1, 2, 3)}}
+	publish(&store, plans[0], nil)
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 1; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+				publish(&store, plans[i%2], nil)
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	seen := map[float64]bool{}
+	for range 200 {
+		mfs, err := m.Gatherer().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gen, allowed float64
+		for _, mf := range mfs {
+			switch mf.GetName() {
+			case "numairqd_state_generation":
+				gen = mf.GetMetric()[0].GetGauge().GetValue()
+			case "numairqd_allowed_cpus":
+				allowed = mf.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		if want := map[bool]float64{true: 16, false: 4}[int(gen)%2 == 1]; allowed != want {
+			t.Fatalf("generation %v scraped with %v allowed CPUs, want %v", gen, allowed, want)
+		}
+		seen[allowed] = true
+	}
+	if !seen[16] || !seen[4] {
+		t.Errorf("scrapes saw only %v allowed CPUs: the publisher did not run alongside", seen)
+	}
+}
