@@ -12,12 +12,16 @@ import (
 	"strings"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// ErrMalformed is wrapped by every error about content the kernel would
-// not have written: a bad /proc/interrupts line, a bad number in a sysfs
-// file. Mask syntax errors wrap cpumask.ErrSyntax instead.
-var ErrMalformed = errors.New("malformed")
+// ErrMalformed is kernfs.ErrMalformed, which every error about content
+// the kernel would not have written wraps: a bad /proc/interrupts line, a
+// bad number or CPU mask in a procfs or sysfs file.
+//
+// Deprecated: test for kernfs.ErrMalformed. ErrMalformed remains only
+// while inventory_test.go and doc.go name it.
+var ErrMalformed = kernfs.ErrMalformed
 
 // maxInterruptsLine bounds one /proc/interrupts line. The kernel prints
 // 11 bytes per online CPU, so 8192 CPUs need about 90 KiB.
@@ -58,8 +62,9 @@ type InterruptLine struct {
 
 // ParseInterrupts parses /proc/interrupts. The first non-blank line must
 // be the header of "CPUn" tokens; numeric rows need one count per header
-// column. A malformed line gives an error that wraps ErrMalformed and
-// names the line number and quotes the line; the caller adds the file.
+// column. A malformed line gives an error that wraps kernfs.ErrMalformed
+// and names the line number and quotes the line; the caller adds the
+// file.
 //
 // The row layout mirrors show_interrupts() in kernel/irq/proc.c: counts,
 // chip name, hwirq with "-<handler>" appended, optional Level/Edge, then
@@ -170,7 +175,7 @@ func ParseInterrupts(r io.Reader) (Interrupts, error) {
 		return Interrupts{}, fmt.Errorf("line %d: %w", lineNo+1, err)
 	}
 	if out.CPUs == nil {
-		return Interrupts{}, fmt.Errorf("no CPU header line: %w", ErrMalformed)
+		return Interrupts{}, fmt.Errorf("no CPU header line: %w", kernfs.ErrMalformed)
 	}
 	return out, nil
 }
@@ -205,7 +210,7 @@ func parseInterruptsHeader(line []byte) ([]int, error) {
 }
 
 func lineErr(n int, line []byte, format string, args ...any) error {
-	return fmt.Errorf("line %d %s: %s: %w", n, short(line, 160), fmt.Sprintf(format, args...), ErrMalformed)
+	return fmt.Errorf("line %d %s: %s: %w", n, short(line, 160), fmt.Sprintf(format, args...), kernfs.ErrMalformed)
 }
 
 // short quotes b, cut to max bytes with "..." so an error about a 90 KiB

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
 func TestParseInterrupts(t *testing.T) {
@@ -75,7 +77,7 @@ func TestParseInterrupts(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
 				}
-				if !errors.Is(err, ErrMalformed) {
+				if !errors.Is(err, kernfs.ErrMalformed) {
 					t.Errorf("err %v does not wrap ErrMalformed", err)
 				}
 				return

@@ -11,16 +11,17 @@ import (
 	"syscall"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
 // irqReader reads the files of /proc/irq/N (kernel/irq/proc.c) with one
-// reused buffer.
+// reused buffer: Read opens four files for each of thousands of IRQs.
 type irqReader struct {
 	dir string
-	buf []byte
+	r   kernfs.Reader
 }
 
-func newIRQReader(dir string) *irqReader { return &irqReader{dir: dir, buf: make([]byte, 4096)} }
+func newIRQReader(dir string) *irqReader { return &irqReader{dir: dir} }
 
 // read fills irq's affinity fields from <proc>/irq/N. It reports false
 // when the directory is gone: free_irq() removed it after
@@ -33,7 +34,7 @@ func (r *irqReader) read(irq *IRQ) (bool, error) {
 	// (0444 since "genirq/proc: ... read-only" when the kernel refuses
 	// user affinity). Check the mode bits: root can open 0444 files.
 	path := dir + "/smp_affinity_list"
-	data, mode, err := r.readFile(path, true)
+	data, mode, err := r.r.ReadWithMode(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if gone(dir) {
 			return false, nil
@@ -43,7 +44,7 @@ func (r *irqReader) read(irq *IRQ) (bool, error) {
 	if err != nil {
 		return false, fileErr(path, err)
 	}
-	if irq.Affinity, err = cpumask.ParseList(string(bytes.TrimSpace(data))); err != nil {
+	if irq.Affinity, err = cpumask.ParseList(string(data)); err != nil {
 		return false, fmt.Errorf("read %s: %w", path, err)
 	}
 	readOnly := mode&0o222 == 0
@@ -60,12 +61,12 @@ func (r *irqReader) read(irq *IRQ) (bool, error) {
 		parse func(data []byte) error
 	}{
 		{"effective_affinity_list", func(b []byte) (err error) {
-			irq.Effective, err = cpumask.ParseList(string(bytes.TrimSpace(b)))
+			irq.Effective, err = cpumask.ParseList(string(b))
 			irq.HasEffective = err == nil
 			return err
 		}},
 		{"affinity_hint", func(b []byte) (err error) {
-			irq.Hint, err = cpumask.ParseHex(string(bytes.TrimSpace(b)))
+			irq.Hint, err = cpumask.ParseHex(string(b))
 			irq.HasHint = err == nil && !irq.Hint.IsEmpty()
 			return err
 		}},
@@ -75,7 +76,7 @@ func (r *irqReader) read(irq *IRQ) (bool, error) {
 		}},
 	} {
 		path = dir + "/" + f.name
-		switch data, _, err = r.readFile(path, false); {
+		switch data, err = r.r.Read(path); {
 		case errors.Is(err, fs.ErrNotExist):
 			missing = true
 		case err != nil:
@@ -95,45 +96,6 @@ func (r *irqReader) read(irq *IRQ) (bool, error) {
 	return true, nil
 }
 
-// readFile reads a small procfs/sysfs file into the reused buffer; the
-// result is valid until the next call. With wantMode it also returns
-// the file's permission bits from fstat on the open file. It uses raw
-// file descriptors: an os.File per read costs allocations and poller
-// registration, and Read opens five files for each of thousands of IRQs.
-func (r *irqReader) readFile(path string, wantMode bool) ([]byte, fs.FileMode, error) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer syscall.Close(fd)
-	var mode fs.FileMode
-	if wantMode {
-		var st syscall.Stat_t
-		if err := syscall.Fstat(fd, &st); err != nil {
-			return nil, 0, err
-		}
-		mode = fs.FileMode(st.Mode & 0o777)
-	}
-	n := 0
-	for {
-		if n == len(r.buf) {
-			r.buf = append(r.buf, make([]byte, len(r.buf))...)
-		}
-		m, err := syscall.Read(fd, r.buf[n:])
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, 0, err
-		}
-		if m <= 0 {
-			break
-		}
-		n += m
-	}
-	return r.buf[:n], mode, nil
-}
-
 // writable reports whether path has any write permission bit; false
 // also when it cannot be stat'ed.
 func writable(path string) bool {
@@ -150,7 +112,7 @@ func parseNode(data []byte) (int, error) {
 	s := string(bytes.TrimSpace(data))
 	n, err := strconv.Atoi(s)
 	if err != nil || n < -1 {
-		return 0, fmt.Errorf("%q is not a NUMA node: %w", s, ErrMalformed)
+		return 0, fmt.Errorf("%q is not a NUMA node: %w", s, kernfs.ErrMalformed)
 	}
 	return n, nil
 }

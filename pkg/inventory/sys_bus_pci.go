@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
 // pciDevice is a Device while it is read, with every IRQ sysfs lists
@@ -60,21 +62,21 @@ func readPCIDevice(dir string) (pciDevice, bool, error) {
 	for _, e := range ents {
 		n, err := strconv.Atoi(e.Name())
 		if err != nil || n < 0 {
-			return d, false, fmt.Errorf("read %s: entry %q is not an IRQ number: %w", msiDir, e.Name(), ErrMalformed)
+			return d, false, kernfs.Malformed(msiDir, "entry %q is not an IRQ number", e.Name())
 		}
 		d.irqs = append(d.irqs, n)
 	}
 	if len(d.irqs) == 0 {
 		// Legacy INTx: "irq" holds the line, 0 when the device has none.
 		path := filepath.Join(dir, "irq")
-		s, ok, err := readOptional(path)
+		s, ok, err := kernfs.ReadOptional(path)
 		if err != nil {
-			return d, false, err
+			return d, false, fileErr(path, err)
 		}
 		if ok {
 			n, err := strconv.Atoi(s)
 			if err != nil || n < 0 {
-				return d, false, fmt.Errorf("read %s: %q is not an IRQ number: %w", path, s, ErrMalformed)
+				return d, false, kernfs.Malformed(path, "%q is not an IRQ number", s)
 			}
 			if n > 0 {
 				d.irqs = append(d.irqs, n)
@@ -84,9 +86,9 @@ func readPCIDevice(dir string) (pciDevice, bool, error) {
 	slices.Sort(d.irqs)
 
 	path := filepath.Join(dir, "numa_node")
-	s, ok, err := readOptional(path)
+	s, ok, err := kernfs.ReadOptional(path)
 	if err != nil {
-		return d, false, err
+		return d, false, fileErr(path, err)
 	}
 	if ok {
 		if d.NUMANode, err = parseNode([]byte(s)); err != nil {
@@ -94,8 +96,9 @@ func readPCIDevice(dir string) (pciDevice, bool, error) {
 		}
 	}
 
-	if d.Class, _, err = readOptional(filepath.Join(dir, "class")); err != nil {
-		return d, false, err
+	path = filepath.Join(dir, "class")
+	if d.Class, _, err = kernfs.ReadOptional(path); err != nil {
+		return d, false, fileErr(path, err)
 	}
 
 	if d.Driver, err = driverName(dir); err != nil {
@@ -142,17 +145,4 @@ func driverName(dir string) (string, error) {
 		return "", fileErr(path, err)
 	}
 	return filepath.Base(target), nil
-}
-
-// readOptional reads a small sysfs attribute, trimmed. It reports false
-// when the file does not exist.
-func readOptional(path string) (string, bool, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, fileErr(path, err)
-	}
-	return strings.TrimSpace(string(b)), true, nil
 }
