@@ -49,7 +49,13 @@ func (r *irqReader) read(irq *IRQ) (bool, error) {
 	}
 	readOnly := mode&0o222 == 0
 	if !readOnly {
-		readOnly = !writable(dir + "/smp_affinity")
+		// The kernel gives smp_affinity the same mode; a read-only one
+		// (a fixture, or an admin's chmod) means hands off too.
+		ro, err := readOnlyFile(dir + "/smp_affinity")
+		if errors.Is(err, fs.ErrNotExist) && gone(dir) {
+			return false, nil
+		}
+		readOnly = ro
 	}
 	if readOnly {
 		irq.Managed, irq.ManagedReason = true, "read-only smp_affinity"
@@ -96,14 +102,21 @@ func (r *irqReader) read(irq *IRQ) (bool, error) {
 	return true, nil
 }
 
-// writable reports whether path has any write permission bit; false
-// also when it cannot be stat'ed.
-func writable(path string) bool {
+// readOnlyFile reports whether path exists without any write
+// permission bit. A file that cannot be stat'ed is not read-only: only a
+// mode without write bits is the kernel's word that it refuses user
+// affinity, and smp_affinity_list, the file apply writes, was writable.
+// Treating the IRQ as movable costs at most one refused write, which
+// apply records as managed; treating it as managed would keep it from
+// the planner, under a false reason, for as long as the stat fails. err
+// says why the stat failed, so the caller can tell a vanished IRQ
+// (fs.ErrNotExist) apart.
+func readOnlyFile(path string) (bool, error) {
 	var st syscall.Stat_t
 	if err := syscall.Stat(path, &st); err != nil {
-		return true
+		return false, err
 	}
-	return st.Mode&0o222 != 0
+	return st.Mode&0o222 == 0, nil
 }
 
 // parseNode parses a NUMA node number as procfs and sysfs print it;
