@@ -74,7 +74,7 @@ func ListenUevents(rcvbuf int) (*UeventConn, error) {
 
 // Receive waits for the next message and returns it parsed. Errors to
 // tell apart with errors.Is: ErrOverflow (messages were lost: rescan),
-// ErrNotKernel (dropped spoof), ErrMalformed, ErrLibudev and
+// ErrNotKernel (dropped spoof), kernfs.ErrMalformed, ErrLibudev and
 // ErrTruncated (dropped message), os.ErrDeadlineExceeded, and
 // os.ErrClosed after Close. The caller should keep receiving after all
 // but the last two.

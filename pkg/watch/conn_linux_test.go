@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/numairqd/numairqd/pkg/kernfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -91,7 +92,7 @@ func TestParseLinkMessagesMalformed(t *testing.T) {
 		"attribute past end":  badAttr,
 		"short ifinfomsg":     noIfi,
 	} {
-		if _, err := ParseLinkMessages(in); !errors.Is(err, ErrMalformed) {
+		if _, err := ParseLinkMessages(in); !errors.Is(err, kernfs.ErrMalformed) {
 			t.Errorf("%s: err = %v, want ErrMalformed", name, err)
 		}
 	}
@@ -102,7 +103,7 @@ func FuzzParseLinkMessages(f *testing.F) {
 	f.Add(append(linkMsg(unix.RTM_NEWLINK, 1, 0, "lo"), linkMsg(unix.RTM_DELLINK, 9, 0, "dummy0")...))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		evs, err := ParseLinkMessages(b)
-		if err != nil && !errors.Is(err, ErrMalformed) {
+		if err != nil && !errors.Is(err, kernfs.ErrMalformed) {
 			t.Fatalf("error %v does not wrap ErrMalformed", err)
 		}
 		if len(evs) > len(b)/(unix.SizeofNlMsghdr+unix.SizeofIfInfomsg) {
@@ -144,7 +145,7 @@ func TestAcceptUevent(t *testing.T) {
 	if _, err := AcceptUevent(0, nil, readUevent(t, "udev-cpu5-offline.udev")); !errors.Is(err, ErrLibudev) {
 		t.Errorf("udev message from port 0: err = %v, want ErrLibudev", err)
 	}
-	if _, err := AcceptUevent(0, nil, []byte("garbage")); !errors.Is(err, ErrMalformed) {
+	if _, err := AcceptUevent(0, nil, []byte("garbage")); !errors.Is(err, kernfs.ErrMalformed) {
 		t.Errorf("garbage: err = %v, want ErrMalformed", err)
 	}
 }

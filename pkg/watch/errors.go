@@ -1,10 +1,19 @@
 package watch
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/numairqd/numairqd/pkg/kernfs"
+)
+
+// ErrMalformed is kernfs.ErrMalformed, which every error about a message
+// that does not follow the wire format wraps.
+//
+// Deprecated: test for kernfs.ErrMalformed. ErrMalformed remains only
+// while watcher.go names it.
+var ErrMalformed = kernfs.ErrMalformed
 
 var (
-	// ErrMalformed marks a message that does not follow the wire format.
-	ErrMalformed = errors.New("malformed message")
 	// ErrLibudev marks a udev (group 2, "libudev\0" header) message where
 	// a kernel uevent was expected.
 	ErrLibudev = errors.New("udev rebroadcast, not a kernel uevent")

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/numairqd/numairqd/pkg/kernfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -12,7 +13,7 @@ import (
 // framed, native byte order) and returns one LinkEvent per RTM_NEWLINK
 // or RTM_DELLINK; other message types are skipped. A header or
 // attribute whose length runs past the buffer, or an ifinfomsg that is
-// too short, is an error wrapping ErrMalformed. It never panics.
+// too short, is an error wrapping kernfs.ErrMalformed. It never panics.
 func ParseLinkMessages(b []byte) ([]LinkEvent, error) {
 	var evs []LinkEvent
 	for off := 0; len(b)-off >= unix.SizeofNlMsghdr; {
@@ -21,7 +22,7 @@ func ParseLinkMessages(b []byte) ([]LinkEvent, error) {
 		typ := binary.NativeEndian.Uint16(m[4:6])
 		if n < unix.SizeofNlMsghdr || n > len(m) {
 			return evs, fmt.Errorf("rtnetlink message at offset %d: %w: length %d outside [%d, %d]",
-				off, ErrMalformed, n, unix.SizeofNlMsghdr, len(m))
+				off, kernfs.ErrMalformed, n, unix.SizeofNlMsghdr, len(m))
 		}
 		if typ == unix.RTM_NEWLINK || typ == unix.RTM_DELLINK {
 			ev, err := parseIfInfo(m[unix.SizeofNlMsghdr:n])
@@ -39,7 +40,7 @@ func ParseLinkMessages(b []byte) ([]LinkEvent, error) {
 // parseIfInfo parses struct ifinfomsg and its IFLA_* attributes.
 func parseIfInfo(b []byte) (LinkEvent, error) {
 	if len(b) < unix.SizeofIfInfomsg {
-		return LinkEvent{}, fmt.Errorf("%w: ifinfomsg of %d bytes, want %d", ErrMalformed, len(b), unix.SizeofIfInfomsg)
+		return LinkEvent{}, fmt.Errorf("%w: ifinfomsg of %d bytes, want %d", kernfs.ErrMalformed, len(b), unix.SizeofIfInfomsg)
 	}
 	ev := LinkEvent{
 		Index: int(int32(binary.NativeEndian.Uint32(b[4:8]))),
@@ -52,7 +53,7 @@ func parseIfInfo(b []byte) (LinkEvent, error) {
 		typ := binary.NativeEndian.Uint16(a[2:4]) & nlaTypeMask
 		if n < unix.SizeofRtAttr || n > len(a) {
 			return LinkEvent{}, fmt.Errorf("%w: attribute at offset %d: length %d outside [%d, %d]",
-				ErrMalformed, off, n, unix.SizeofRtAttr, len(a))
+				kernfs.ErrMalformed, off, n, unix.SizeofRtAttr, len(a))
 		}
 		if typ == unix.IFLA_IFNAME {
 			name := a[unix.SizeofRtAttr:n]

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
+
+	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
 // Uevent is one kernel uevent (lib/kobject_uevent.c), as broadcast on
@@ -28,7 +30,7 @@ var libudevPrefix = []byte("libudev\x00")
 // It rejects udev messages with ErrLibudev and anything else that does
 // not fit (no header, a field without '=', ACTION or DEVPATH fields that
 // contradict the header, a bad SEQNUM) with an error wrapping
-// ErrMalformed. It never panics.
+// kernfs.ErrMalformed. It never panics.
 func ParseUevent(b []byte) (Uevent, error) {
 	if bytes.HasPrefix(b, libudevPrefix) {
 		return Uevent{}, fmt.Errorf("uevent %s: %w", quote(b), ErrLibudev)
@@ -117,7 +119,7 @@ func Interesting(u Uevent) bool {
 }
 
 func malformed(b []byte, why string) error {
-	return fmt.Errorf("uevent %s: %w: %s", quote(b), ErrMalformed, why)
+	return fmt.Errorf("uevent %s: %w: %s", quote(b), kernfs.ErrMalformed, why)
 }
 
 // quote returns b quoted for an error message, cut to a readable length.

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
 const virtioPCI = "/devices/pci0000:00/0000:00:02.0/0000:41:00.0"
@@ -99,7 +101,7 @@ func TestParseUeventMalformed(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := ParseUevent([]byte(tt.in))
-			if !errors.Is(err, ErrMalformed) {
+			if !errors.Is(err, kernfs.ErrMalformed) {
 				t.Fatalf("err = %v, want ErrMalformed", err)
 			}
 			if !strings.Contains(err.Error(), tt.want) {
@@ -166,8 +168,8 @@ func FuzzParseUevent(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		u, err := ParseUevent(b)
 		if err != nil {
-			if !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrLibudev) {
-				t.Fatalf("error %v wraps neither ErrMalformed nor ErrLibudev", err)
+			if !errors.Is(err, kernfs.ErrMalformed) && !errors.Is(err, ErrLibudev) {
+				t.Fatalf("error %v wraps neither kernfs.ErrMalformed nor ErrLibudev", err)
 			}
 			return
 		}

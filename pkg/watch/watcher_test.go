@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
 func TestMain(m *testing.M) {
@@ -345,7 +347,7 @@ func TestUeventPump(t *testing.T) {
 		src.send(Uevent{Action: "add", Subsystem: "machinecheck"}, nil)
 		src.send(Uevent{}, fmt.Errorf("uevent: %w: sender port 99", ErrNotKernel))
 		src.send(Uevent{}, fmt.Errorf("uevent: %w", ErrOverflow))
-		src.send(Uevent{}, fmt.Errorf("uevent: %w", ErrMalformed))
+		src.send(Uevent{}, fmt.Errorf("uevent: %w", kernfs.ErrMalformed))
 		src.send(Uevent{}, fmt.Errorf("uevent: %w", ErrLibudev))
 		src.send(Uevent{Action: "bind", Subsystem: "pci"}, nil)
 		wantCauses(t, <-w.Triggers(), map[Cause]int{CauseUevent: 2, CauseLost: 1})
