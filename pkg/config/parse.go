@@ -31,7 +31,7 @@ type Error struct {
 	Line int    // 1-based; 0 when the YAML parser gave none
 	Path string // key path such as "devices[1].policy", "" for the whole document
 	Msg  string // what was wrong, then "(want ...)"
-	Err  error  // underlying cause, such as a cpumask.ErrSyntax error, or nil
+	Err  error  // underlying cause, such as a cpumask parse error (kernfs.ErrMalformed), or nil
 }
 
 // Error formats e as "<file>:<line>: <key path>: <message>".

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
 const testFile = "/etc/numairqd/numairqd.yaml"
@@ -411,8 +412,8 @@ func TestParseCollectsAllErrors(t *testing.T) {
 	if !errors.As(err, &e) || e.Line != 2 || e.Path != "devices[0].match.driver" {
 		t.Errorf("errors.As gave %+v", e)
 	}
-	if !errors.Is(err, cpumask.ErrSyntax) {
-		t.Errorf("the banned_cpus error does not wrap cpumask.ErrSyntax")
+	if !errors.Is(err, kernfs.ErrMalformed) {
+		t.Errorf("the banned_cpus error does not wrap kernfs.ErrMalformed")
 	}
 }
 

@@ -9,12 +9,6 @@ import (
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// ErrSyntax is kernfs.ErrMalformed, which every parse error wraps.
-//
-// Deprecated: test for kernfs.ErrMalformed. ErrSyntax remains only while
-// pkg/config/parse_test.go and pkg/inventory/inventory_test.go name it.
-var ErrSyntax = kernfs.ErrMalformed
-
 // syntaxError is a parse error: "invalid CPU mask list "3-1": ...". It
 // wraps kernfs.ErrMalformed, the sentinel for kernel text that does not
 // parse, without putting that sentinel's text in the message.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/numairqd/numairqd/internal/fakesys"
 	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
 func fsOf(tr *fakesys.Tree) FS { return FS{Proc: tr.Proc(), Sys: tr.Sys()} }
@@ -341,7 +342,7 @@ func TestReadErrors(t *testing.T) {
 			},
 			file: "proc/irq/50/smp_affinity_list",
 			want: []string{`"zz-top"`},
-			is:   cpumask.ErrSyntax,
+			is:   kernfs.ErrMalformed,
 		},
 		{
 			name: "missing smp_affinity_list in a present directory",
@@ -360,7 +361,7 @@ func TestReadErrors(t *testing.T) {
 			},
 			file: "proc/irq/50/effective_affinity_list",
 			want: []string{`"1-0"`},
-			is:   cpumask.ErrSyntax,
+			is:   kernfs.ErrMalformed,
 		},
 		{
 			name: "garbage affinity_hint",
@@ -370,7 +371,7 @@ func TestReadErrors(t *testing.T) {
 			},
 			file: "proc/irq/50/affinity_hint",
 			want: []string{"xyz"},
-			is:   cpumask.ErrSyntax,
+			is:   kernfs.ErrMalformed,
 		},
 		{
 			name: "garbage node",
