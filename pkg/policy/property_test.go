@@ -55,7 +55,7 @@ func randomMachine(r *rand.Rand) fakesys.Machine {
 		m.Nodes = append(m.Nodes, fakesys.Node{ID: i, CPUs: cpus.Mask().String(), Distance: dist[i]})
 	}
 	on := online.Mask()
-	m.Online, m.Possible = on.String(), cpumask.Range(0, cpu-1).String()
+	m.Online, m.Possible = on.String(), fmt.Sprintf("0-%d", cpu-1) // CPUs 0..cpu-1 exist
 	pick := func() string {
 		var b cpumask.Builder
 		for c := range on.All() {
