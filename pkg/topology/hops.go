@@ -67,16 +67,6 @@ func (s *Snapshot) rings(j int, allowed cpumask.Mask) [][]int {
 // sorted unique distances between nodes that have CPUs.
 func (s *Snapshot) Levels() []int { return slices.Clone(s.levels) }
 
-// HopMasks returns sched_numa_hop_mask(node, h) for every level h: nil
-// for a CPU-less or unknown node, as the kernel's masks are NULL there.
-func (s *Snapshot) HopMasks(node int) []cpumask.Mask {
-	i, ok := s.nodeIndex[node]
-	if !ok {
-		return nil
-	}
-	return slices.Clone(s.hops[i])
-}
-
 // SpreadNode returns the node whose hop masks a device on node uses:
 // node itself when it has CPUs; for a CPU-less node the nearest node that
 // has CPUs, lowest id on ties (numa_nearest_node(node, N_CPU), as
@@ -135,17 +125,6 @@ func (s *Snapshot) Rings(node int, allowed cpumask.Mask) [][]int {
 		return [][]int{allowed.And(s.online).CPUs()}
 	}
 	return s.rings(s.nodeIndex[n], allowed)
-}
-
-// NthCPU is cpumask_local_spread(i, node) over the allowed CPUs: the
-// (i mod count)-th CPU of Spread(node, allowed), or -1 when allowed has
-// no online CPU.
-func (s *Snapshot) NthCPU(i, node int, allowed cpumask.Mask) int {
-	order := s.Spread(node, allowed)
-	if len(order) == 0 || i < 0 {
-		return -1
-	}
-	return order[i%len(order)]
 }
 
 // HopLevel returns the hop at which cpu joins node's masks (after

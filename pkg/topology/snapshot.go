@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -374,16 +373,5 @@ func (s *Snapshot) CPUNodes() []int {
 			ids = append(ids, n.ID)
 		}
 	}
-	return ids
-}
-
-// NodesByDistance returns the CPU-bearing nodes ordered by distance from
-// node, nearest first, lower id first on ties.
-func (s *Snapshot) NodesByDistance(node int) []int {
-	ids := s.CPUNodes()
-	if _, ok := s.nodeIndex[node]; !ok {
-		return ids
-	}
-	slices.SortStableFunc(ids, func(a, b int) int { return s.Distance(node, a) - s.Distance(node, b) })
 	return ids
 }
