@@ -15,8 +15,8 @@ func benchMasks() []struct {
 } {
 	var nodes, alternate cpumask.Builder
 	for n := 0; n < 32; n += 2 {
-		nodes.Or(cpumask.Range(n*64, n*64+63))
-		nodes.Or(cpumask.Range(2048+n*64, 2048+n*64+63))
+		nodes.Or(span(n*64, n*64+63))
+		nodes.Or(span(2048+n*64, 2048+n*64+63))
 	}
 	for c := 0; c < 4096; c += 2 {
 		alternate.Set(c)
@@ -25,7 +25,7 @@ func benchMasks() []struct {
 		name string
 		m    cpumask.Mask
 	}{
-		{"dense", cpumask.Range(0, 4095)},
+		{"dense", span(0, 4095)},
 		{"nodes", nodes.Mask()},
 		{"alternate", alternate.Mask()},
 	}

@@ -31,15 +31,6 @@ func New(cpus ...int) Mask {
 	return b.Mask()
 }
 
-// Range returns the set {lo, ..., hi}; empty when hi < lo.
-func Range(lo, hi int) Mask {
-	var b Builder
-	for c := lo; c <= hi; c++ {
-		b.Set(c)
-	}
-	return b.Mask()
-}
-
 func trim(w []uint64) []uint64 {
 	n := len(w)
 	for n > 0 && w[n-1] == 0 {

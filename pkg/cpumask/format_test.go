@@ -27,23 +27,23 @@ var validLists = []parseCase{
 	{"0\n", cpumask.New(0)},
 	{"0-0", cpumask.New(0)},
 	{"5-5\n", cpumask.New(5)},
-	{"0-3,8,10-11", union(cpumask.Range(0, 3), cpumask.New(8), cpumask.Range(10, 11))},
-	{"0-3,8,10-11\n", union(cpumask.Range(0, 3), cpumask.New(8), cpumask.Range(10, 11))},
-	{"  1-2 \n", cpumask.Range(1, 2)},
+	{"0-3,8,10-11", union(span(0, 3), cpumask.New(8), span(10, 11))},
+	{"0-3,8,10-11\n", union(span(0, 3), cpumask.New(8), span(10, 11))},
+	{"  1-2 \n", span(1, 2)},
 	{"63", cpumask.New(63)},
 	{"64", cpumask.New(64)},
-	{"63-65", cpumask.Range(63, 65)},
+	{"63-65", span(63, 65)},
 	{"127,128", cpumask.New(127, 128)},
 	{"8191", cpumask.New(8191)},
-	{"0-8191", cpumask.Range(0, 8191)},
-	{"0-8191\n", cpumask.Range(0, 8191)},
-	{"4095-8191", cpumask.Range(4095, 8191)},
-	{"3,1-2", cpumask.Range(1, 3)},             // the kernel accepts any order
-	{"0-5,3-8", cpumask.Range(0, 8)},           // and overlaps
+	{"0-8191", span(0, 8191)},
+	{"0-8191\n", span(0, 8191)},
+	{"4095-8191", span(4095, 8191)},
+	{"3,1-2", span(1, 3)},                      // the kernel accepts any order
+	{"0-5,3-8", span(0, 8)},                    // and overlaps
 	{"7,7", cpumask.New(7)},                    // and repeats
 	{"007", cpumask.New(7)},                    // and leading zeros
 	{"0000000000000000000001", cpumask.New(1)}, // longer than int64 digits
-	{"112-119,240-247", union(cpumask.Range(112, 119), cpumask.Range(240, 247))},
+	{"112-119,240-247", union(span(112, 119), span(240, 247))},
 }
 
 // badLists are malformed list-format inputs; they also seed FuzzParseList.
@@ -117,11 +117,11 @@ var validHexes = []parseCase{
 	{"1", cpumask.New(0)},
 	{"1\n", cpumask.New(0)},
 	{" 1 \n", cpumask.New(0)},
-	{"f", cpumask.Range(0, 3)},
-	{"ff", cpumask.Range(0, 7)},
-	{"FF", cpumask.Range(0, 7)},
+	{"f", span(0, 3)},
+	{"ff", span(0, 7)},
+	{"FF", span(0, 7)},
 	{"aB", cpumask.New(0, 1, 3, 5, 7)},
-	{"ffffffff", cpumask.Range(0, 31)},
+	{"ffffffff", span(0, 31)},
 	{"00000000,00010000", cpumask.New(16)},
 	{"00000000,00010000\n", cpumask.New(16)},
 	{"1,00000000", cpumask.New(32)},
@@ -133,9 +133,9 @@ var validHexes = []parseCase{
 	{"1,00000000,00000000,00000000,00000000", cpumask.New(128)},
 	{"0,0,0,1", cpumask.New(0)},
 	{"1,1", cpumask.New(0, 32)},
-	{"ffffffff,ffffffff,ffffffff", cpumask.Range(0, 95)},
+	{"ffffffff,ffffffff,ffffffff", span(0, 95)},
 	{"80000000," + zeroGroups(254) + "00000000", cpumask.New(8191)},
-	{"ffffffff," + zeroGroups(254) + "00000001", union(cpumask.New(0), cpumask.Range(8160, 8191))},
+	{"ffffffff," + zeroGroups(254) + "00000001", union(cpumask.New(0), span(8160, 8191))},
 	{"0," + zeroGroups(256) + "1", cpumask.New(0)}, // leading zero groups beyond 8192 bits
 }
 
@@ -185,13 +185,13 @@ func TestString(t *testing.T) {
 		{cpumask.New(0, 1), "0-1"},
 		{cpumask.New(0, 2), "0,2"},
 		{cpumask.New(0, 2, 3), "0,2-3"},
-		{union(cpumask.Range(0, 3), cpumask.New(8), cpumask.Range(10, 11)), "0-3,8,10-11"},
+		{union(span(0, 3), cpumask.New(8), span(10, 11)), "0-3,8,10-11"},
 		{cpumask.New(63, 64), "63-64"},
 		{cpumask.New(63, 65), "63,65"},
-		{cpumask.Range(64, 127), "64-127"},
+		{span(64, 127), "64-127"},
 		{cpumask.New(127, 128, 8191), "127-128,8191"},
-		{cpumask.Range(0, 8191), "0-8191"},
-		{cpumask.Range(0, 8191).AndNot(cpumask.New(4096)), "0-4095,4097-8191"},
+		{span(0, 8191), "0-8191"},
+		{span(0, 8191).AndNot(cpumask.New(4096)), "0-4095,4097-8191"},
 	}
 	for _, tt := range tests {
 		if got := tt.m.String(); got != tt.want {
@@ -211,12 +211,12 @@ func TestHexKernelFormat(t *testing.T) {
 	}{
 		{"cpu16 of 256", cpumask.New(16), 256,
 			"00000000,00000000,00000000,00000000,00000000,00000000,00000000,00010000"},
-		{"0-7 of 8", cpumask.Range(0, 7), 8, "ff"},
-		{"0-3 of 4", cpumask.Range(0, 3), 4, "f"},
+		{"0-7 of 8", span(0, 7), 8, "ff"},
+		{"0-3 of 4", span(0, 3), 4, "f"},
 		{"cpu35 of 36", cpumask.New(35), 36, "8,00000000"},
 		{"cpu0 of 1", cpumask.New(0), 1, "1"},
 		{"cpu0 of 5", cpumask.New(0), 5, "01"},
-		{"0-11 of 12", cpumask.Range(0, 11), 12, "fff"},
+		{"0-11 of 12", span(0, 11), 12, "fff"},
 		{"cpu0 of 32", cpumask.New(0), 32, "00000001"},
 		{"cpu0 of 33", cpumask.New(0), 33, "0,00000001"},
 		{"cpu31 of 64", cpumask.New(31), 64, "00000000,80000000"},
