@@ -195,9 +195,9 @@ func (w *writer) eventDetail(runs []measure.DaemonRun) {
 			if n := len(ev.Watch.Samples); n > 0 {
 				end = ev.Watch.Samples[n-1].Affinity
 			}
-			plan, planText, match := measure.Map{}, "", "n/a"
+			planText, match := "", "n/a"
 			if dr.Daemon == "numairqd" {
-				plan, _ = measure.PlanMap(ev.Plan)
+				plan, _ := measure.PlanMap(ev.Plan)
 				planText, match = mapText(plan), fmt.Sprint(r.MatchesPlan)
 			}
 			before := mapText(ev.Watch.Pre)

@@ -31,11 +31,29 @@ import (
 // errReported is returned when the failure was already printed on stdout.
 var errReported = errors.New("reported")
 
+// usageError is a command line guestcheck cannot run: main prints what
+// was wrong, then the usage text, on stderr.
+type usageError struct {
+	msg   string // what was wrong, one line
+	usage string
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+func badUsage(usage, format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...), usage: usage}
+}
+
 const usage = "usage: guestcheck state | irqs REGEXP | write-affinity IRQ LIST | wait-placement -pci ADDR -queues CPUS ... | sample [-interval D] [-count N] ..."
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
-		if !errors.Is(err, errReported) {
+		var ue *usageError
+		switch {
+		case errors.As(err, &ue):
+			fmt.Fprintln(os.Stderr, "guestcheck:", ue.msg)
+			fmt.Fprintln(os.Stderr, ue.usage)
+		case !errors.Is(err, errReported):
 			fmt.Fprintln(os.Stderr, "guestcheck:", err)
 		}
 		os.Exit(1)
@@ -44,7 +62,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return errors.New(usage)
+		return badUsage(usage, "no command")
 	}
 	fs := guestinfo.FS{Root: "/"}
 	switch args[0] {
@@ -57,7 +75,7 @@ func run(args []string) error {
 		return nil
 	case "irqs":
 		if len(args) != 2 {
-			return errors.New(usage)
+			return badUsage(usage, "irqs: want 1 argument, got %d", len(args)-1)
 		}
 		re, err := regexp.Compile(args[1])
 		if err != nil {
@@ -69,7 +87,7 @@ func run(args []string) error {
 		return nil
 	case "write-affinity":
 		if len(args) != 3 {
-			return errors.New(usage)
+			return badUsage(usage, "write-affinity: want 2 arguments, got %d", len(args)-1)
 		}
 		irq, err := strconv.Atoi(args[1])
 		if err != nil {
@@ -81,7 +99,7 @@ func run(args []string) error {
 	case "sample":
 		return sample(fs, args[1:], os.Stdout)
 	}
-	return errors.New(usage)
+	return badUsage(usage, "unknown command %q", args[0])
 }
 
 // writeAffinity writes list with a single write(2), as a daemon would,

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -44,7 +43,7 @@ func sample(fs guestinfo.FS, args []string, stdout io.Writer) error {
 		return err
 	}
 	if fl.NArg() > 0 {
-		return errors.New(sampleUsage)
+		return badUsage(sampleUsage, "sample: unexpected argument %q", fl.Arg(0))
 	}
 	if *interval < minSampleInterval || *interval > maxSampleInterval {
 		return fmt.Errorf("-interval %v: want %v..%v", *interval, minSampleInterval, maxSampleInterval)

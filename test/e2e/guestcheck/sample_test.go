@@ -81,7 +81,7 @@ func TestSampleFlags(t *testing.T) {
 		"-interval 2h":   "-interval 2h0m0s",
 		"-count 0":       "-count 0: want 1..100000",
 		"-irqs (":        "-irqs: error parsing regexp",
-		"-count 1 extra": "guestcheck sample [-interval D]",
+		"-count 1 extra": `sample: unexpected argument "extra"`,
 	} {
 		err := sample(guestinfo.FS{Root: t.TempDir()}, strings.Fields(args), &bytes.Buffer{})
 		if err == nil || !strings.Contains(err.Error(), want) {

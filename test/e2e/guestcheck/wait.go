@@ -191,8 +191,11 @@ func waitPlacement(root string, args []string, stdout io.Writer) error {
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
-	if spec.pci == "" || fl.NArg() > 0 {
-		return errors.New(waitUsage)
+	if spec.pci == "" {
+		return badUsage(waitUsage, "wait-placement: -pci is required")
+	}
+	if fl.NArg() > 0 {
+		return badUsage(waitUsage, "wait-placement: unexpected argument %q", fl.Arg(0))
 	}
 	for _, f := range strings.FieldsFunc(*queues, func(r rune) bool { return r == ' ' || r == ',' }) {
 		c, err := strconv.Atoi(f)
