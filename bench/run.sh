@@ -16,6 +16,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Build and measure numairqd with the toolchain scripts/test.sh pins:
+# go1.26.8's standard library has known vulnerabilities (see there).
+export GOTOOLCHAIN="${NUMAIRQD_GOTOOLCHAIN:-go1.27.3}"
+
 what=${1:-all}
 work=${BENCH_WORK:-/tmp/numairqd-bench}
 benchstat=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da

@@ -8,6 +8,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
+# Build the guest's numairqd with the toolchain scripts/test.sh pins:
+# go1.26.8's standard library has known vulnerabilities (see there).
+export GOTOOLCHAIN="${NUMAIRQD_GOTOOLCHAIN:-go1.27.3}"
+
 # Debian packages the suite needs: QEMU, a kernel with its modules, a
 # static busybox for the initramfs, xz (to unpack the kernel's vmlinux),
 # cpio (TestInitramfs lists the archive), ip (the lab's network
