@@ -51,7 +51,7 @@ type NVMeDevice struct {
 	SizeMB int // zero means 8
 }
 
-// FourNodeGuest is the lab machine of shared/notes/qemu-lab.md: 8 vCPUs
+// FourNodeGuest is the lab machine of docs/qemu-lab.md §3: 8 vCPUs
 // on 4 nodes of 2 (node n holds CPUs 2n and 2n+1), distances
 // 10/12/20/22, virtio-net with 6 queue pairs on node 2 and NVMe on node 1.
 func FourNodeGuest() Guest {
@@ -114,7 +114,7 @@ func (g Guest) Dist(i, j int) int {
 
 // Spread is node's spread order over online CPUs: sorted by (distance
 // from node to the CPU's node, CPU id), the order of the kernel's
-// for_each_numa_hop_mask loop (shared/notes/kernel.md §1.4).
+// for_each_numa_hop_mask loop (docs/kernel.md §1.4).
 func (g Guest) Spread(node int, online []int) []int {
 	out := append([]int(nil), online...)
 	sort.SliceStable(out, func(a, b int) bool {

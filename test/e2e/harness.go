@@ -312,7 +312,7 @@ func (r *Result) boot(env hostEnv, dir, initrd string, images []string, trafficg
 
 // retryReason says why a boot failed for QEMU's own reasons and is
 // worth one more, or "" when its result stands. QEMU 7.2 under TCG has
-// been seen to die on SIGSEGV (shared/notes/qemu-lab.md). A boot whose
+// been seen to die on SIGSEGV (docs/qemu-lab.md §2). A boot whose
 // guest reported a failed check is never retried, so a placement
 // failure cannot turn into a pass; neither is one that reached E2E-END,
 // whose results are complete.
