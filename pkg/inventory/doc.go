@@ -8,7 +8,7 @@
 // code runs on a host and on a fixture tree from internal/fakesys. One
 // file parses one kernel file; the parsers are pure functions of an
 // io.Reader or a string and never panic. Errors name the file and quote
-// the bad value, and wrap ErrMalformed or the underlying error so callers
+// the bad value, and wrap kernfs.ErrMalformed or the underlying error so callers
 // can test them with errors.Is.
 //
 // Races with the kernel are expected, not errors: an IRQ freed between

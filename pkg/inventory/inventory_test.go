@@ -332,7 +332,7 @@ func TestReadErrors(t *testing.T) {
 			},
 			file: "proc/interrupts",
 			want: []string{`line 3 "  25:  1  oops  PCI  1-edge  b"`, `count "oops" for CPU1`},
-			is:   ErrMalformed,
+			is:   kernfs.ErrMalformed,
 		},
 		{
 			name: "garbage smp_affinity_list",
@@ -381,7 +381,7 @@ func TestReadErrors(t *testing.T) {
 			},
 			file: "proc/irq/50/node",
 			want: []string{`"north"`},
-			is:   ErrMalformed,
+			is:   kernfs.ErrMalformed,
 		},
 		{
 			name: "no proc/irq at all",
@@ -399,7 +399,7 @@ func TestReadErrors(t *testing.T) {
 			},
 			file: "0000:05:00.0/numa_node",
 			want: []string{`"-7"`},
-			is:   ErrMalformed,
+			is:   kernfs.ErrMalformed,
 		},
 		{
 			name: "garbage msi_irqs entry",
@@ -409,7 +409,7 @@ func TestReadErrors(t *testing.T) {
 			},
 			file: "0000:05:00.0/msi_irqs",
 			want: []string{`"x1"`},
-			is:   ErrMalformed,
+			is:   kernfs.ErrMalformed,
 		},
 		{
 			name: "garbage legacy irq",
@@ -420,7 +420,7 @@ func TestReadErrors(t *testing.T) {
 			},
 			file: "0000:06:00.0/irq",
 			want: []string{`"sixteen"`},
-			is:   ErrMalformed,
+			is:   kernfs.ErrMalformed,
 		},
 	}
 	for _, tt := range tests {

@@ -15,14 +15,6 @@ import (
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// ErrMalformed is kernfs.ErrMalformed, which every error about content
-// the kernel would not have written wraps: a bad /proc/interrupts line, a
-// bad number or CPU mask in a procfs or sysfs file.
-//
-// Deprecated: test for kernfs.ErrMalformed. ErrMalformed remains only
-// while inventory_test.go and doc.go name it.
-var ErrMalformed = kernfs.ErrMalformed
-
 // maxInterruptsLine bounds one /proc/interrupts line. The kernel prints
 // 11 bytes per online CPU, so 8192 CPUs need about 90 KiB.
 const maxInterruptsLine = 1 << 20

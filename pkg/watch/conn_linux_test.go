@@ -132,7 +132,7 @@ func TestAcceptUevent(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			u, err := AcceptUevent(tt.port, tt.cred, msg)
 			if tt.want == nil {
-				if err != nil || u.Reason() != "cpu/offline" {
+				if err != nil || u.Subsystem != "cpu" || u.Action != "offline" {
 					t.Fatalf("got %+v, %v; want accepted cpu/offline", u, err)
 				}
 				return

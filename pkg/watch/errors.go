@@ -1,17 +1,6 @@
 package watch
 
-import (
-	"errors"
-
-	"github.com/numairqd/numairqd/pkg/kernfs"
-)
-
-// ErrMalformed is kernfs.ErrMalformed, which every error about a message
-// that does not follow the wire format wraps.
-//
-// Deprecated: test for kernfs.ErrMalformed. ErrMalformed remains only
-// while watcher.go names it.
-var ErrMalformed = kernfs.ErrMalformed
+import "errors"
 
 var (
 	// ErrLibudev marks a udev (group 2, "libudev\0" header) message where

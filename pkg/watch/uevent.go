@@ -80,10 +80,6 @@ func ParseUevent(b []byte) (Uevent, error) {
 	return u, nil
 }
 
-// Reason is the trigger reason for u: "subsystem/action", e.g.
-// "cpu/offline".
-func (u Uevent) Reason() string { return u.Subsystem + "/" + u.Action }
-
 // interesting lists, per subsystem, the actions that can move IRQs or
 // change the CPUs they may use.
 var interesting = map[string][]string{

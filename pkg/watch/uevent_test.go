@@ -66,8 +66,8 @@ func TestParseUeventRecorded(t *testing.T) {
 			if got := Interesting(u); got != tt.interesting {
 				t.Errorf("Interesting = %v, want %v", got, tt.interesting)
 			}
-			if want := tt.subsystem + "/" + tt.action; u.Reason() != want {
-				t.Errorf("Reason = %q, want %q", u.Reason(), want)
+			if u.Subsystem != tt.subsystem || u.Action != tt.action {
+				t.Errorf("Subsystem, Action = %q, %q; want %q, %q", u.Subsystem, u.Action, tt.subsystem, tt.action)
 			}
 		})
 	}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
 // Defaults for the zero values of Options.
@@ -464,7 +466,7 @@ func (w *Watcher) sourceError(source string, err error) (stop bool) {
 		w.count(w.stats.Dropped, dropMalformed)
 		w.logOnce(source+"/truncated", "watch: %s: %v (further ones are only counted)", source, err)
 		w.Hint(CauseLost)
-	case errors.Is(err, ErrMalformed), errors.Is(err, ErrLibudev):
+	case errors.Is(err, kernfs.ErrMalformed), errors.Is(err, ErrLibudev):
 		w.count(w.stats.Dropped, dropMalformed)
 		w.logOnce(source+"/malformed", "watch: %s: dropped message: %v (further ones are only counted)", source, err)
 	default:
