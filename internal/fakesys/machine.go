@@ -200,8 +200,9 @@ type Tier struct {
 
 // TieredDistances builds the distance table of a machine of nodes nodes
 // from its tiers, smallest first: 10 to itself, the first tier two nodes
-// share, else far. It is how multi-socket machines look (the seed EPYC:
-// 11 within a quadrant of 4 nodes, 12 within a socket of 8, 32 across).
+// share, else far. It is how multi-socket machines look (the EPYC 7763
+// of docs/kernel.md §1.6: 11 within a quadrant of 4 nodes, 12 within a
+// socket of 8, 32 across).
 func TieredDistances(nodes, far int, tiers ...Tier) [][]int {
 	rows := make([][]int, nodes)
 	for n := range nodes {

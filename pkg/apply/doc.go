@@ -6,7 +6,7 @@
 // Applier takes a policy.Plan, writes every IRQ whose planned mask
 // differs from the current one, and sorts each kernel error into an
 // outcome the daemon acts on, the way irqbalance's activate.c does
-// (kernel.md §3.1):
+// (docs/kernel.md §3.1):
 //
 //   - EIO/EPERM: the kernel will not let anyone move the IRQ (managed or
 //     unsteerable). It is remembered; Refusals hands the memory to the

@@ -250,7 +250,7 @@ func TestHexKernelFormat(t *testing.T) {
 }
 
 // mlx5Hints are /proc/irq/*/affinity_hint lines from the mlx5
-// for_each_numa_hop_cpu patch (seed 000_6d4ce1fd70fe0f1a, "After:"), a
+// for_each_numa_hop_cpu patch (8/9 of docs/kernel.md §7.1, "After:"), a
 // 256-CPU EPYC 7763 whose NIC sits on node 14 (CPUs 112-119,240-247).
 var mlx5Hints = []struct {
 	line string

@@ -14,7 +14,7 @@ import (
 )
 
 // seed4Node is the machine of the patch "cpumask: improve on
-// cpumask_local_spread() locality" (shared/seeds/000, patch 4/9).
+// cpumask_local_spread() locality" (patch 4/9 of the series in docs/kernel.md §7.1).
 func seed4Node() fakesys.Machine {
 	return fakesys.Machine{
 		Online: "0-15",
@@ -93,8 +93,8 @@ func epyc7763() fakesys.Machine {
 
 // TestSeedMlx5AfterHints reproduces the 127 "After" affinity hints of the
 // mlx5e patch (NIC on node 14) from the hint file copied verbatim out of
-// shared/seeds/000: the i-th completion vector's hint is the i-th CPU of
-// node 14's spread order.
+// patch 8/9 of the series (docs/kernel.md §7.1, §1.6): the i-th
+// completion vector's hint is the i-th CPU of node 14's spread order.
 func TestSeedMlx5AfterHints(t *testing.T) {
 	f, err := os.Open("testdata/mlx5e-epyc7763-after-hints.txt")
 	if err != nil {

@@ -54,7 +54,7 @@ func TestNoNodeDirectory(t *testing.T) {
 	}
 }
 
-// TestLevelsWithoutNewCPUs is the example of kernel.md §1.1: a level can
+// TestLevelsWithoutNewCPUs is the example of docs/kernel.md §1.1: a level can
 // add no CPU for a node, and the levels are global.
 func TestLevelsWithoutNewCPUs(t *testing.T) {
 	s := readMachine(t, fakesys.Machine{
