@@ -192,6 +192,22 @@ func QEMUGuest() Machine {
 	}
 }
 
+// LocalSpreadPatch is the 4-node, 16-CPU machine of the patch "cpumask:
+// improve on cpumask_local_spread() locality" (patch 4/9 of the series in
+// docs/kernel.md §7.1), whose table of cpumask_local_spread() results the
+// tests reproduce: distances 10/30/50/70, nodes of 4, 2, 2 and 8 CPUs.
+func LocalSpreadPatch() Machine {
+	return Machine{
+		Online: "0-15",
+		Nodes: []Node{
+			{ID: 0, CPUs: "0-3", Distance: []int{10, 50, 30, 70}},
+			{ID: 1, CPUs: "4-5", Distance: []int{50, 10, 70, 30}},
+			{ID: 2, CPUs: "6-7", Distance: []int{30, 70, 10, 50}},
+			{ID: 3, CPUs: "8-15", Distance: []int{70, 30, 50, 10}},
+		},
+	}
+}
+
 // Tier is a level of a tiered distance table: nodes n and k with
 // n/Size == k/Size (a quadrant, a socket) are Distance apart.
 type Tier struct {

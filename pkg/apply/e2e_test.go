@@ -16,6 +16,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/policy"
+	"github.com/numairqd/numairqd/pkg/state"
 	"github.com/numairqd/numairqd/pkg/topology"
 )
 
@@ -55,15 +56,11 @@ func (w procfsLike) WriteAffinity(irq int, m cpumask.Mask) error {
 
 func readAll(t *testing.T, tree *fakesys.Tree) (*topology.Snapshot, *inventory.Inventory) {
 	t.Helper()
-	s, err := topology.NewFS(tree.Sys()).Read()
+	m, _, err := state.Read(state.Roots{Sys: tree.Sys(), Proc: tree.Proc()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	inv, err := inventory.FS{Proc: tree.Proc(), Sys: tree.Sys()}.Read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, inv
+	return m.Snapshot, m.Inventory
 }
 
 // affinities is every IRQ's smp_affinity_list file, by number.

@@ -9,9 +9,8 @@ import (
 	"github.com/numairqd/numairqd/internal/fakesys"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
-	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/policy"
-	"github.com/numairqd/numairqd/pkg/topology"
+	"github.com/numairqd/numairqd/pkg/state"
 )
 
 // fourNodes is a 4-node, 8-CPU machine (two CPUs a node) with the
@@ -42,18 +41,14 @@ func (f *fixture) virtio(bdf string, index, pairs, firstIRQ, node int) {
 
 func (f *fixture) plan(cfg *config.Config) *policy.Plan {
 	f.t.Helper()
-	s, err := topology.NewFS(f.tree.Sys()).Read()
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	inv, err := inventory.FS{Proc: f.tree.Proc(), Sys: f.tree.Sys()}.Read()
-	if err != nil {
-		f.t.Fatal(err)
-	}
 	if cfg == nil {
 		cfg = config.Default()
 	}
-	return policy.Compute(s, inv, cfg, nil)
+	p, err := state.Plan(state.Roots{Sys: f.tree.Sys(), Proc: f.tree.Proc()}, cfg, nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return p.Plan
 }
 
 func parseConfig(t testing.TB, yaml string) *config.Config {

@@ -16,27 +16,22 @@ import (
 	"github.com/numairqd/numairqd/internal/fakesys"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
-	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/policy"
-	"github.com/numairqd/numairqd/pkg/topology"
+	"github.com/numairqd/numairqd/pkg/state"
 )
 
 // referencePlan reads tree through the real readers and plans it with
-// cfg (nil: defaults). It is this file's only call of policy.Compute.
+// cfg (nil: defaults), through the daemon's pipeline (state.Plan).
 func referencePlan(t *testing.T, tree *fakesys.Tree, cfg *config.Config) *policy.Plan {
 	t.Helper()
-	s, err := topology.NewFS(tree.Sys()).Read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	inv, err := inventory.FS{Proc: tree.Proc(), Sys: tree.Sys()}.Read()
-	if err != nil {
-		t.Fatal(err)
-	}
 	if cfg == nil {
 		cfg = config.Default()
 	}
-	return policy.Compute(s, inv, cfg, nil)
+	p, err := state.Plan(state.Roots{Sys: tree.Sys(), Proc: tree.Proc()}, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Plan
 }
 
 // oneNIC is m with a single virtio-net of pairs queue pairs on node.
@@ -159,21 +154,6 @@ func kernelOrder(t *testing.T, m fakesys.Machine, node int, allowed cpumask.Mask
 	return out
 }
 
-// seedFourNode is the 4-node, 16-CPU machine of the patch "cpumask:
-// improve on cpumask_local_spread() locality" in the series
-// "sched/topology: NUMA-aware CPU spreading".
-func seedFourNode() fakesys.Machine {
-	return fakesys.Machine{
-		Online: "0-15",
-		Nodes: []fakesys.Node{
-			{ID: 0, CPUs: "0-3", Distance: []int{10, 50, 30, 70}},
-			{ID: 1, CPUs: "4-5", Distance: []int{50, 10, 70, 30}},
-			{ID: 2, CPUs: "6-7", Distance: []int{30, 70, 10, 50}},
-			{ID: 3, CPUs: "8-15", Distance: []int{70, 30, 50, 10}},
-		},
-	}
-}
-
 // seedFourNodeTable is that patch's table of cpumask_local_spread(i,
 // node) for i = 0..15, one row per node, as published.
 var seedFourNodeTable = map[int]string{
@@ -199,7 +179,7 @@ func ints(t *testing.T, s string) []int {
 // TestReferenceModelMatchesSeedTable checks the model against the
 // kernel's published numbers before it is trusted below.
 func TestReferenceModelMatchesSeedTable(t *testing.T) {
-	m := seedFourNode()
+	m := fakesys.LocalSpreadPatch()
 	for node, row := range seedFourNodeTable {
 		if got, want := kernelOrder(t, m, node, mustList(t, m.Online)), ints(t, row); !slices.Equal(got, want) {
 			t.Errorf("model order of node %d = %v, published %v", node, got, want)
@@ -213,7 +193,7 @@ func TestReferenceModelMatchesSeedTable(t *testing.T) {
 func TestReferenceSeedTable(t *testing.T) {
 	for node, row := range seedFourNodeTable {
 		t.Run(fmt.Sprintf("node %d", node), func(t *testing.T) {
-			d, got := plannedQueues(t, referencePlan(t, oneNIC(t, seedFourNode(), node, 15), nil))
+			d, got := plannedQueues(t, referencePlan(t, oneNIC(t, fakesys.LocalSpreadPatch(), node, 15), nil))
 			if d.Policy != config.PolicyNUMAHop {
 				t.Fatalf("policy = %s, want numa-hop", d.Policy)
 			}
@@ -235,7 +215,7 @@ func TestReferenceModel(t *testing.T) {
 	}{
 		{"qemu guest 10/12/20/22", fakesys.QEMUGuest(), ""},
 		{"qemu guest, CPUs 1 and 4 banned", fakesys.QEMUGuest(), "1,4"},
-		{"seed 4-node", seedFourNode(), ""},
+		{"seed 4-node", fakesys.LocalSpreadPatch(), ""},
 		{"levels without new CPUs", fakesys.Machine{Online: "0-5", Nodes: []fakesys.Node{
 			{ID: 0, CPUs: "0-1", Distance: []int{10, 12, 20}},
 			{ID: 1, CPUs: "2-3", Distance: []int{12, 10, 15}},

@@ -13,20 +13,6 @@ import (
 	"github.com/numairqd/numairqd/pkg/topology"
 )
 
-// seed4Node is the machine of the patch "cpumask: improve on
-// cpumask_local_spread() locality" (patch 4/9 of the series in docs/kernel.md §7.1).
-func seed4Node() fakesys.Machine {
-	return fakesys.Machine{
-		Online: "0-15",
-		Nodes: []fakesys.Node{
-			{ID: 0, CPUs: "0-3", Distance: []int{10, 50, 30, 70}},
-			{ID: 1, CPUs: "4-5", Distance: []int{50, 10, 70, 30}},
-			{ID: 2, CPUs: "6-7", Distance: []int{30, 70, 10, 50}},
-			{ID: 3, CPUs: "8-15", Distance: []int{70, 30, 50, 10}},
-		},
-	}
-}
-
 func readMachine(t testing.TB, m fakesys.Machine) *topology.Snapshot {
 	t.Helper()
 	tree := fakesys.New(t)
@@ -52,7 +38,7 @@ func ints(s string) []int {
 // cpumask_local_spread() orders for all four nodes, through the real
 // sysfs reader.
 func TestSeedFourNodeOrders(t *testing.T) {
-	s := readMachine(t, seed4Node())
+	s := readMachine(t, fakesys.LocalSpreadPatch())
 	want := map[int]string{
 		0: "0   1   2   3   6   7   4   5   8   9  10  11  12  13  14  15",
 		1: "4   5   8   9  10  11  12  13  14  15   0   1   2   3   6   7",

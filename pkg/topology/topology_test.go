@@ -239,7 +239,7 @@ func TestIsolatedAndNohzFull(t *testing.T) {
 }
 
 func TestSpreadAllowedAndNoNode(t *testing.T) {
-	s := readMachine(t, seed4Node())
+	s := readMachine(t, fakesys.LocalSpreadPatch())
 	allowed := list(t, "1-3,6,9-15")
 	if got := s.Spread(0, allowed); !slices.Equal(got, []int{1, 2, 3, 6, 9, 10, 11, 12, 13, 14, 15}) {
 		t.Errorf("spread over allowed = %v", got)
@@ -256,7 +256,7 @@ func TestSpreadAllowedAndNoNode(t *testing.T) {
 }
 
 func TestMalformedFiles(t *testing.T) {
-	good := seed4Node()
+	good := fakesys.LocalSpreadPatch()
 	for _, tc := range []struct {
 		name    string
 		corrupt func(*fakesys.Tree)
