@@ -11,6 +11,10 @@
 //   - pinned: every IRQ of the device gets the rule's CPUs;
 //   - ignore: the device is left alone.
 //
-// Managed IRQs are never planned; control IRQs get their node's allowed
-// CPUs as one mask.
+// Each device IRQ is first classified from its action names, by the
+// built-in naming rules or a rule's queue_regex: a queue IRQ with a
+// queue index, or a control IRQ. Managed IRQs (found so by the inventory,
+// or refused by the kernel in an earlier round, the Refusals argument)
+// are never planned; control IRQs get their node's allowed CPUs as one
+// mask.
 package policy
