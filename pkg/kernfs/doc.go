@@ -7,5 +7,10 @@
 // file is fs.ErrNotExist, never ErrMalformed, so callers can tell a
 // kernel that lacks a file from one that wrote nonsense into it.
 //
+// Bad input never hangs or bloats the daemon: a read stops at
+// MaxAttrSize, a FIFO or device where an attribute belongs is refused
+// without blocking, and Quote cuts every value an error shows to
+// QuoteLimit bytes.
+//
 // The package imports nothing of the project, so any package may use it.
 package kernfs

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"strconv"
 	"syscall"
+	"unicode/utf8"
 )
 
 // ErrMalformed is wrapped by every error about kernel output that does
@@ -14,17 +17,57 @@ import (
 // for it with errors.Is.
 var ErrMalformed = errors.New("malformed")
 
+// MaxAttrSize is the most ReadTrimmed and Reader read of one file. A
+// sysfs attribute is at most a page (PAGE_SIZE, 4 KiB on x86, up to
+// 64 KiB on arm64 and ppc64); the longest list the project reads, a
+// cpulist of MaxCPUs alternate CPUs, is about 38 KiB. A longer file is
+// not one the kernel wrote, and reading it whole would let a stray
+// multi-megabyte file grow the daemon without bound.
+const MaxAttrSize = 64 << 10
+
 // Malformed returns an error about the content of the file at path,
 // "read PATH: malformed: WHY", that wraps ErrMalformed and whatever
-// error the format wraps with %w.
+// error the format wraps with %w. Quote values with Quote, so a huge
+// file gives a short error.
 func Malformed(path, format string, args ...any) error {
 	return fmt.Errorf("read %s: %w: %w", path, ErrMalformed, fmt.Errorf(format, args...))
+}
+
+// QuoteLimit is how many bytes of a value Quote shows.
+const QuoteLimit = 100
+
+// Quote returns v as a Go string literal, like %q, cut to at most
+// QuoteLimit bytes of quoted text; a cut value is followed by
+// "... (N bytes)" with its full length. Every error that quotes kernel
+// output uses it, so a 5 MB file gives an error of a few hundred bytes.
+func Quote[T ~string | ~[]byte](v T) string {
+	n := len(v)
+	head := string(v[:min(n, QuoteLimit)]) // each byte quotes to at least one
+	b := make([]byte, 0, QuoteLimit+32)
+	b = append(b, '"')
+	used := 0
+	for used < len(head) {
+		_, size := utf8.DecodeRuneInString(head[used:])
+		q := strconv.Quote(head[used : used+size])
+		q = q[1 : len(q)-1]
+		if len(b)-1+len(q) > QuoteLimit {
+			break
+		}
+		b = append(b, q...)
+		used += size
+	}
+	b = append(b, '"')
+	if used < n {
+		b = fmt.Appendf(b, "... (%d bytes)", n)
+	}
+	return string(b)
 }
 
 // ReadTrimmed returns the content of the file at path without
 // surrounding white space (a sysfs attribute ends in a newline). An
 // error is an *fs.PathError naming path; a missing file is
-// fs.ErrNotExist.
+// fs.ErrNotExist; a file that is not a regular file, or is longer than
+// MaxAttrSize, wraps ErrMalformed.
 func ReadTrimmed(path string) (string, error) {
 	var r Reader
 	b, err := r.Read(path)
@@ -45,8 +88,8 @@ func ReadOptional(path string) (s string, ok bool, err error) {
 // Reader reads many small kernel files with one reused buffer and raw
 // file descriptors: an os.File per read costs allocations and poller
 // registration, which adds up over /proc/irq/N/* for thousands of IRQs.
-// The zero value is ready to use; a Reader is not safe for concurrent
-// use.
+// It reads at most MaxAttrSize bytes of a file. The zero value is ready
+// to use; a Reader is not safe for concurrent use.
 type Reader struct {
 	buf []byte
 }
@@ -54,7 +97,7 @@ type Reader struct {
 // Read is ReadTrimmed into the reused buffer: the result is valid until
 // the next call.
 func (r *Reader) Read(path string) ([]byte, error) {
-	b, _, err := r.read(path, false)
+	b, _, err := r.read(path)
 	return b, err
 }
 
@@ -64,32 +107,36 @@ func (r *Reader) Read(path string) ([]byte, error) {
 // kernel allows: /proc/irq/N/smp_affinity is 0444 when it refuses user
 // affinity.
 func (r *Reader) ReadWithMode(path string) ([]byte, fs.FileMode, error) {
-	return r.read(path, true)
+	return r.read(path)
 }
 
-func (r *Reader) read(path string, wantMode bool) ([]byte, fs.FileMode, error) {
+func (r *Reader) read(path string) ([]byte, fs.FileMode, error) {
 	fd, err := open(path)
 	if err != nil {
 		return nil, 0, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer syscall.Close(fd)
-	var mode fs.FileMode
-	if wantMode {
-		var st syscall.Stat_t
-		if err := syscall.Fstat(fd, &st); err != nil {
-			return nil, 0, &fs.PathError{Op: "stat", Path: path, Err: err}
-		}
-		mode = fs.FileMode(st.Mode & 0o777)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, 0, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
+	if err := checkRegular(st.Mode); err != nil {
+		return nil, 0, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	mode := fs.FileMode(st.Mode & 0o777)
 	if r.buf == nil {
 		// Most attributes are a number or a short list; the buffer
-		// doubles for the rest (a sysfs attribute is at most a page).
+		// doubles for the rest, up to one byte past the limit, which
+		// tells a file of exactly MaxAttrSize bytes from a longer one.
 		r.buf = make([]byte, 512)
 	}
 	n := 0
 	for {
 		if n == len(r.buf) {
-			r.buf = append(r.buf, make([]byte, len(r.buf))...)
+			if n > MaxAttrSize {
+				return nil, 0, &fs.PathError{Op: "read", Path: path, Err: TooLarge(MaxAttrSize)}
+			}
+			r.buf = append(r.buf, make([]byte, min(len(r.buf), MaxAttrSize+1-len(r.buf)))...)
 		}
 		m, err := syscall.Read(fd, r.buf[n:])
 		if err == syscall.EINTR {
@@ -106,9 +153,71 @@ func (r *Reader) read(path string, wantMode bool) ([]byte, fs.FileMode, error) {
 	return bytes.TrimSpace(r.buf[:n]), mode, nil
 }
 
+// TooLarge is the error, wrapping ErrMalformed, for a kernel file longer
+// than limit bytes: "malformed: longer than the limit of N bytes".
+func TooLarge(limit int64) error {
+	return fmt.Errorf("%w: longer than the limit of %d bytes", ErrMalformed, limit)
+}
+
+// checkRegular rejects what sysfs and procfs attributes never are: a
+// FIFO would block a read forever, a device such as /dev/zero never
+// ends. A directory keeps its usual EISDIR.
+func checkRegular(mode uint32) error {
+	switch mode & syscall.S_IFMT {
+	case syscall.S_IFREG:
+		return nil
+	case syscall.S_IFDIR:
+		return syscall.EISDIR
+	}
+	return fmt.Errorf("%w: not a regular file (%s)", ErrMalformed, kind(mode))
+}
+
+func kind(mode uint32) string {
+	switch mode & syscall.S_IFMT {
+	case syscall.S_IFIFO:
+		return "a named pipe"
+	case syscall.S_IFCHR:
+		return "a character device"
+	case syscall.S_IFBLK:
+		return "a block device"
+	case syscall.S_IFSOCK:
+		return "a socket"
+	}
+	return fmt.Sprintf("file type %#o", mode&syscall.S_IFMT)
+}
+
+// Open opens a kernel file for streaming, for files too long for Reader
+// such as /proc/interrupts. Like Reader it never blocks on a FIFO and
+// refuses anything but a regular file; errors are *fs.PathError naming
+// path. The caller bounds how much it reads.
+func Open(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		f.Close()
+		return nil, &fs.PathError{Op: "stat", Path: path, Err: errors.ErrUnsupported}
+	}
+	if err := checkRegular(st.Mode); err != nil {
+		f.Close()
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	return f, nil
+}
+
 func open(path string) (int, error) {
 	for {
-		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		// O_NONBLOCK: opening a FIFO for reading would otherwise wait
+		// for a writer; fstat then rejects it. It changes nothing for
+		// the regular files sysfs and procfs attributes are.
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
 		if err != syscall.EINTR {
 			return fd, err
 		}

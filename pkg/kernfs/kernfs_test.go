@@ -2,11 +2,14 @@ package kernfs_test
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
@@ -100,5 +103,119 @@ func TestMalformed(t *testing.T) {
 	}
 	if !errors.Is(err, kernfs.ErrMalformed) || !errors.Is(err, cause) {
 		t.Errorf("Malformed error %v does not wrap both ErrMalformed and its cause", err)
+	}
+}
+
+func TestQuote(t *testing.T) {
+	long := strings.Repeat("x", 5<<20)
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"empty", "", `""`},
+		{"short", "0-3,x", `"0-3,x"`},
+		{"escapes", "a\nb\x00", `"a\nb\x00"`},
+		{"at the limit", strings.Repeat("a", kernfs.QuoteLimit), `"` + strings.Repeat("a", kernfs.QuoteLimit) + `"`},
+		{"one past", strings.Repeat("a", kernfs.QuoteLimit+1), `"` + strings.Repeat("a", kernfs.QuoteLimit) + `"... (101 bytes)`},
+		{"5 MB", long, `"` + strings.Repeat("x", kernfs.QuoteLimit) + `"... (5242880 bytes)`},
+		// Escapes count against the limit: 25 \xff of 4 bytes each.
+		{"binary", strings.Repeat("\xff", 1000), `"` + strings.Repeat(`\xff`, 25) + `"... (1000 bytes)`},
+		// A rune is never split.
+		{"utf-8", "é" + strings.Repeat("é", 60), `"` + strings.Repeat("é", 50) + `"... (122 bytes)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := kernfs.Quote(tc.in); got != tc.want {
+				t.Errorf("Quote = %.200s, want %.200s", got, tc.want)
+			}
+			if got := kernfs.Quote([]byte(tc.in)); got != tc.want {
+				t.Errorf("Quote([]byte) = %.200s, want %.200s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestReadLimit(t *testing.T) {
+	dir := t.TempDir()
+	exact := write(t, dir, "exact", strings.Repeat("1", kernfs.MaxAttrSize), 0o644)
+	if b, err := kernfs.ReadTrimmed(exact); err != nil || len(b) != kernfs.MaxAttrSize {
+		t.Errorf("ReadTrimmed(MaxAttrSize bytes) = %d bytes, %v; want all of it", len(b), err)
+	}
+	for _, size := range []int{kernfs.MaxAttrSize + 1, 5 << 20} {
+		p := write(t, dir, "cpulist", strings.Repeat("1", size), 0o644)
+		var r kernfs.Reader
+		_, err1 := r.Read(p)
+		_, err2 := kernfs.ReadTrimmed(p)
+		for _, err := range []error{err1, err2} {
+			want := "read " + p + ": malformed: longer than the limit of 65536 bytes"
+			if err == nil || err.Error() != want {
+				t.Errorf("read of %d bytes: err = %.300v, want %q", size, err, want)
+			}
+			if !errors.Is(err, kernfs.ErrMalformed) {
+				t.Errorf("read of %d bytes: err %v does not wrap ErrMalformed", size, err)
+			}
+		}
+		// The buffer did not grow past the limit, and still works.
+		if b, err := r.Read(exact); err != nil || len(b) != kernfs.MaxAttrSize {
+			t.Errorf("Read after a long file = %d bytes, %v", len(b), err)
+		}
+	}
+}
+
+func TestNotRegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "smp_affinity_list")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	dev := filepath.Join(dir, "cpulist")
+	if err := os.Symlink("/dev/zero", dev); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, kind string }{
+		{fifo, "a named pipe"},
+		{dev, "a character device"},
+	} {
+		want := "read " + tc.path + ": malformed: not a regular file (" + tc.kind + ")"
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			var r kernfs.Reader
+			_, err1 := r.Read(tc.path)
+			_, _, err2 := r.ReadWithMode(tc.path)
+			_, err3 := kernfs.ReadTrimmed(tc.path)
+			_, _, err4 := kernfs.ReadOptional(tc.path)
+			f, err5 := kernfs.Open(tc.path)
+			if err5 == nil {
+				f.Close()
+			}
+			for i, err := range []error{err1, err2, err3, err4, err5} {
+				if err == nil || err.Error() != want || !errors.Is(err, kernfs.ErrMalformed) {
+					t.Errorf("reader %d: err = %v, want %q wrapping ErrMalformed", i+1, err, want)
+				}
+			}
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("reading %s blocked", tc.path)
+		}
+	}
+}
+
+func TestOpen(t *testing.T) {
+	dir := t.TempDir()
+	p := write(t, dir, "interrupts", "CPU0\n", 0o444)
+	f, err := kernfs.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if b, err := io.ReadAll(f); err != nil || string(b) != "CPU0\n" {
+		t.Errorf("ReadAll = %q, %v", b, err)
+	}
+	if _, err := kernfs.Open(filepath.Join(dir, "gone")); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), dir) {
+		t.Errorf("Open(missing) err = %v, want fs.ErrNotExist naming the file", err)
+	}
+	if _, err := kernfs.Open(dir); !errors.Is(err, syscall.EISDIR) {
+		t.Errorf("Open(dir) err = %v, want EISDIR", err)
 	}
 }
