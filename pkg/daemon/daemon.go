@@ -143,6 +143,10 @@ func (d *Daemon) logRound(st *state.State) {
 		d.log.Warn("online CPUs changed while reading; planned on the last read",
 			zap.Stringer("sysfs_online", st.Snapshot.Online()), zap.Stringer("interrupts_cpus", st.Inventory.CPUs))
 	}
+	if n := st.Plan.NoCPU(); n > 0 {
+		d.log.Warn("IRQs left where they are: no allowed CPU for them (every CPU offline, banned or isolated, or none of a pinned rule's CPUs)",
+			zap.Int("irqs", n), zap.Stringer("allowed", st.Plan.Allowed))
+	}
 	res := st.Apply
 	level := zap.DebugLevel
 	if res.Written+res.DryRun > 0 || len(res.Failed) > 0 {
@@ -198,7 +202,8 @@ func (d *Daemon) settle(ctx context.Context, trigger string, first time.Time) (*
 }
 
 // Oneshot runs one round (with settle's re-plans) and reports an error
-// when an IRQ that is not managed by the kernel could not be placed.
+// when an IRQ that is not managed by the kernel could not be placed:
+// its write failed, or no allowed CPU was left for it.
 func (d *Daemon) Oneshot(ctx context.Context) error {
 	st, err := d.settle(ctx, "startup", time.Time{})
 	if err != nil {
@@ -206,6 +211,9 @@ func (d *Daemon) Oneshot(ctx context.Context) error {
 	}
 	if n := len(st.Apply.Failed); n > 0 {
 		return fmt.Errorf("%d IRQs could not be placed (%s)", n, failedSummary(st.Apply.Failed))
+	}
+	if n := st.Plan.NoCPU(); n > 0 {
+		return fmt.Errorf("%d IRQs could not be placed: no allowed CPU (allowed: %q)", n, st.Plan.Allowed)
 	}
 	return nil
 }

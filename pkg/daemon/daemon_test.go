@@ -203,6 +203,32 @@ func TestOneshotReportsUnplacedIRQs(t *testing.T) {
 	}
 }
 
+// TestOneshotFailsWithoutAllowedCPU: with every CPU banned nothing can
+// be placed, and oneshot says so (exit status 1 in the command) instead
+// of succeeding silently; nothing is written, and the IRQs count as
+// failed in numairqd_irqs.
+func TestOneshotFailsWithoutAllowedCPU(t *testing.T) {
+	tree := fixture(t)
+	path := filepath.Join(t.TempDir(), "numairqd.yaml")
+	writeFile(t, path, "banned_cpus: \"0-7\"\n")
+	w := &fileWriter{proc: tree.Proc()}
+	core, logs := observer.New(zap.WarnLevel)
+	d := newDaemon(t, tree, w, path, func(o *Options) { o.Log = zap.New(core) })
+	err := d.Oneshot(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "IRQs could not be placed: no allowed CPU") {
+		t.Fatalf("Oneshot = %v, want no allowed CPU", err)
+	}
+	if w.writes() != 0 {
+		t.Errorf("%d writes with every CPU banned", w.writes())
+	}
+	if logs.FilterMessageSnippet("no allowed CPU").Len() != 1 {
+		t.Errorf("no warning about the IRQs without a CPU: %v", logs.All())
+	}
+	if d.State().Plan.NoCPU() == 0 {
+		t.Error("plan has no IRQ marked NoCPU")
+	}
+}
+
 // recorder is a Notifier that keeps every state sent.
 type recorder struct {
 	mu     sync.Mutex

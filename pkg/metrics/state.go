@@ -16,7 +16,7 @@ const (
 	statePlaced  = "placed"  // planned, and not failed in the last round
 	stateManaged = "managed" // kernel-managed: never touched
 	stateIgnored = "ignored" // left alone by the plan
-	stateFailed  = "failed"  // planned, but the last write failed
+	stateFailed  = "failed"  // planned but the last write failed, or no allowed CPU for it
 )
 
 var states = [...]string{statePlaced, stateManaged, stateIgnored, stateFailed}
@@ -134,11 +134,15 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // irqState sorts an IRQ into one of states. The kernel owns a managed
-// IRQ; an IRQ left alone was never written; a planned one failed when
-// the last round's write to it failed.
+// IRQ; one the plan found no allowed CPU for failed; one left alone by
+// choice was never written; a planned one failed when the last round's
+// write to it failed.
 func irqState(q policy.IRQ, failed map[int]apply.Kind) string {
 	if q.Managed {
 		return stateManaged
+	}
+	if q.NoCPU {
+		return stateFailed
 	}
 	if q.LeftAlone() {
 		return stateIgnored

@@ -189,6 +189,7 @@ func TestIRQState(t *testing.T) {
 		{policy.IRQ{Number: 2, Managed: true}, stateManaged},
 		{policy.IRQ{Number: 2}, stateIgnored}, // never written, so not failed
 		{policy.IRQ{Number: 4}, stateIgnored},
+		{policy.IRQ{Number: 5, NoCPU: true}, stateFailed}, // no allowed CPU: could not be placed
 	} {
 		if got := irqState(tc.q, failed); got != tc.want {
 			t.Errorf("irqState(%d managed=%t planned=%q) = %s, want %s", tc.q.Number, tc.q.Managed, tc.q.Planned, got, tc.want)

@@ -38,6 +38,7 @@ type IRQDoc struct {
 	Planned  string `json:"planned"`
 	Hop      int    `json:"hop"`
 	Distance int    `json:"distance"`
+	NoCPU    bool   `json:"no_cpu"`
 	Reason   string `json:"reason"`
 }
 
@@ -52,7 +53,7 @@ func (p *Plan) Doc() Doc {
 		}
 		for _, q := range d.IRQs {
 			qd := IRQDoc{IRQ: q.Number, Name: q.Name, Role: q.Role.String(), Managed: q.Managed,
-				Current: q.Current.String(), Planned: q.Planned.String(), Hop: q.Hop, Distance: q.Distance, Reason: q.Reason}
+				Current: q.Current.String(), Planned: q.Planned.String(), Hop: q.Hop, Distance: q.Distance, NoCPU: q.NoCPU, Reason: q.Reason}
 			if q.Queue >= 0 {
 				queue := q.Queue
 				qd.Queue = &queue

@@ -62,6 +62,11 @@ type IRQ struct {
 	// Hop and Distance place CPU relative to the device's node: the hop
 	// level and node distance; -1 when not a single-CPU placement.
 	Hop, Distance int
+	// NoCPU is set on an IRQ left alone because its device's policy
+	// found no allowed CPU for it (every CPU offline, banned or
+	// isolated, or none of a pinned rule's CPUs allowed): an IRQ the
+	// plan could not place, not one it chose to leave.
+	NoCPU bool
 	// Reason says why, for logs and `numairqd plan`.
 	Reason string
 }
@@ -199,7 +204,7 @@ func (pl *planner) device(d Device, rule *config.Rule, irqs []inventory.IRQ, cla
 
 	switch d.Policy {
 	case config.PolicyIgnore:
-		pl.leaveAll(&d, "ignore: "+orDefault(d.Rule))
+		pl.leaveAll(&d, false, "ignore: "+orDefault(d.Rule))
 		return d
 	case config.PolicyPinned:
 		pl.pinned(&d, rule.CPUs)
@@ -210,7 +215,7 @@ func (pl *planner) device(d Device, rule *config.Rule, irqs []inventory.IRQ, cla
 		d.Order = pl.s.Spread(d.Node, pl.allowed)
 	}
 	if len(d.Order) == 0 {
-		pl.leaveAll(&d, "no allowed CPU: every CPU is offline, banned or isolated")
+		pl.leaveAll(&d, true, "no allowed CPU: every CPU is offline, banned or isolated")
 		return d
 	}
 
@@ -268,7 +273,7 @@ func (pl *planner) device(d Device, rule *config.Rule, irqs []inventory.IRQ, cla
 func (pl *planner) pinned(d *Device, cpus cpumask.Mask) {
 	m := cpus.And(pl.allowed)
 	if m.IsEmpty() {
-		pl.leaveAll(d, fmt.Sprintf("pinned: none of CPUs %s is allowed", cpus))
+		pl.leaveAll(d, true, fmt.Sprintf("pinned: none of CPUs %s is allowed", cpus))
 		return
 	}
 	d.Order = m.CPUs()
@@ -280,10 +285,12 @@ func (pl *planner) pinned(d *Device, cpus cpumask.Mask) {
 	}
 }
 
-func (pl *planner) leaveAll(d *Device, why string) {
+// leaveAll leaves the device's IRQs alone for why; noCPU says it is for
+// want of an allowed CPU.
+func (pl *planner) leaveAll(d *Device, noCPU bool, why string) {
 	for i := range d.IRQs {
 		if q := &d.IRQs[i]; !q.Managed {
-			q.Reason = why
+			q.Reason, q.NoCPU = why, noCPU
 		}
 	}
 }
@@ -375,6 +382,20 @@ func maskWord(m cpumask.Mask, mode config.MaskMode) string {
 		return "core " + m.String()
 	}
 	return "CPU " + m.String()
+}
+
+// NoCPU counts the IRQs the plan could not place for want of an allowed
+// CPU (IRQ.NoCPU).
+func (p *Plan) NoCPU() int {
+	n := 0
+	for _, d := range p.Devices {
+		for _, q := range d.IRQs {
+			if q.NoCPU {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // Summary counts the plan's IRQs by state, for logs and STATUS=.
