@@ -88,7 +88,8 @@ func New(opts Options) (*Daemon, error) {
 	}
 	d.cfg.Store(cfg)
 	d.applier = apply.New(opts.Writer, opts.Log, apply.Options{DryRun: opts.DryRun})
-	d.metrics = metrics.New(&d.store, metrics.Options{PerIRQ: cfg.MetricsPerIRQ, Log: opts.Log})
+	d.metrics = metrics.New(&d.store, metrics.Options{PerIRQ: cfg.MetricsPerIRQ, Log: opts.Log,
+		StaleAfter: 2 * cfg.ResyncInterval})
 	d.metrics.ConfigReload(true, time.Now())
 	return d, nil
 }

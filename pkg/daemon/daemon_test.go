@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -226,6 +227,27 @@ func TestOneshotFailsWithoutAllowedCPU(t *testing.T) {
 	}
 	if d.State().Plan.NoCPU() == 0 {
 		t.Error("plan has no IRQ marked NoCPU")
+	}
+}
+
+// TestRunRefusesATakenAddress: a second daemon on the same metrics
+// address stops at once, before writing anything, instead of running
+// without HTTP next to the first.
+func TestRunRefusesATakenAddress(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	tree := fixture(t)
+	w := &fileWriter{proc: tree.Proc()}
+	d := newDaemon(t, tree, w, "", func(o *Options) { o.Listen = ln.Addr().String() })
+	err = d.Run(context.Background(), nil)
+	if err == nil || !strings.Contains(err.Error(), ln.Addr().String()) {
+		t.Fatalf("Run on a taken address = %v, want an error naming it", err)
+	}
+	if w.writes() != 0 || d.State() != nil {
+		t.Errorf("Run wrote %d affinities before failing", w.writes())
 	}
 }
 

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -23,8 +24,15 @@ import (
 // returns after every goroutine it started has stopped; with
 // restore_on_exit it first writes back the affinities it found.
 func (d *Daemon) Run(ctx context.Context, sighup <-chan struct{}) error {
+	ln, err := d.listen(ctx)
+	if err != nil {
+		return err
+	}
 	w, err := d.newWatcher()
 	if err != nil {
+		if ln != nil {
+			ln.Close()
+		}
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -43,7 +51,7 @@ func (d *Daemon) Run(ctx context.Context, sighup <-chan struct{}) error {
 			d.log.Error("watcher stopped", zap.Error(err))
 		}
 	})
-	d.serveHTTP(ctx, &wg)
+	d.serveHTTP(ctx, &wg, ln)
 
 	watchdog, stopWatchdog := watchdogTicks()
 	defer stopWatchdog()
@@ -111,19 +119,32 @@ func (d *Daemon) startHints(ctx context.Context, wg *sync.WaitGroup, w *watch.Wa
 	}
 }
 
-// serveHTTP serves metrics, /healthz and /plan when a listen address
-// is set (flag, else config).
-func (d *Daemon) serveHTTP(ctx context.Context, wg *sync.WaitGroup) {
-	listen := d.Config().Listen
+// listen binds the metrics/HTTP address (flag, else config), nil when
+// there is none. It runs before anything else: a daemon that cannot
+// have its address (another numairqd holds it) must not start.
+func (d *Daemon) listen(ctx context.Context) (net.Listener, error) {
+	addr := d.Config().Listen
 	if d.opts.Listen != "" {
-		listen = d.opts.Listen
+		addr = d.opts.Listen
 	}
-	if listen == "" {
+	if addr == "" {
+		return nil, nil
+	}
+	ln, err := metrics.Listen(ctx, addr)
+	if err != nil {
+		d.metrics.Error(metrics.ErrHTTP)
+	}
+	return ln, err
+}
+
+// serveHTTP serves metrics, /healthz and /plan on ln, if any.
+func (d *Daemon) serveHTTP(ctx context.Context, wg *sync.WaitGroup, ln net.Listener) {
+	if ln == nil {
 		return
 	}
 	h := d.metrics.Handler()
 	wg.Go(func() {
-		if err := metrics.Serve(ctx, listen, h, d.log); err != nil {
+		if err := metrics.Serve(ctx, ln, h, d.log); err != nil {
 			d.metrics.Error(metrics.ErrHTTP)
 			d.log.Error("metrics server stopped", zap.Error(err))
 		}

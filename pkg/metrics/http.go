@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -65,35 +66,64 @@ func (m *Metrics) plan(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(append(b, '\n'))
 }
 
-// healthz is 503 until a round has completed, then 200 with the age of
-// the last round. Liveness of the loop itself is the systemd watchdog's
-// job.
+// healthz is 200 with the age of the last round while rounds complete,
+// and 503 with the reason when none has yet, when the last one failed
+// (sysfs or procfs unreadable), or when none completed within
+// StaleAfter (the loop is stuck). Liveness of the process itself is the
+// systemd watchdog's job.
 func (m *Metrics) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	st := m.store.Load()
+	st, now := m.store.Load(), m.now()
 	if st == nil {
 		http.Error(w, "not ready: no round has completed yet", http.StatusServiceUnavailable)
 		return
 	}
+	age := now.Sub(st.Finished).Round(time.Millisecond)
+	if f := m.failed.Load(); f != nil && f.at.After(st.Finished) {
+		http.Error(w, fmt.Sprintf("unhealthy: the last round failed %s ago: %s (last good round %s ago)",
+			now.Sub(f.at).Round(time.Millisecond), firstLine(f.err), age), http.StatusServiceUnavailable)
+		return
+	}
+	if m.staleAfter > 0 && age > m.staleAfter {
+		http.Error(w, fmt.Sprintf("unhealthy: no round completed for %s (limit %s, twice resync_interval)", age, m.staleAfter),
+			http.StatusServiceUnavailable)
+		return
+	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	age := m.now().Sub(st.Finished).Round(time.Millisecond)
 	fmt.Fprintf(w, "ok\nlast round %s ago (%s)\n", age, st.Finished.UTC().Format(time.RFC3339))
+}
+
+// firstLine is s up to its first newline, at most 200 bytes: an error
+// quoted in a response stays one short line.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
 }
 
 // Shutdown waits this long for open requests before closing them.
 const shutdownGrace = 5 * time.Second
 
-// Serve listens on addr and serves h until ctx is cancelled, then shuts
-// down gracefully and returns nil. It returns an error naming addr if it
-// cannot listen, or the server's error if serving fails.
-func Serve(ctx context.Context, addr string, h http.Handler, log *zap.Logger) error {
-	if log == nil {
-		log = zap.NewNop()
-	}
+// Listen binds addr for Serve. The daemon binds before its first round,
+// so an address it cannot have (another numairqd, a typo) stops it at
+// start instead of leaving it running without metrics.
+func Listen(ctx context.Context, addr string) (net.Listener, error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(context.WithoutCancel(ctx), "tcp", addr)
 	if err != nil {
-		return fmt.Errorf("http: cannot listen on %q: %w", addr, err)
+		return nil, fmt.Errorf("http: cannot listen on %q: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// Serve serves h on ln until ctx is cancelled, then shuts down
+// gracefully, closes ln and returns nil. It returns the server's error
+// if serving fails.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler, log *zap.Logger) error {
+	if log == nil {
+		log = zap.NewNop()
 	}
 	srv := &http.Server{
 		Handler:           h,

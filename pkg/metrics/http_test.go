@@ -98,8 +98,12 @@ func TestServe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
+	ln, err := Listen(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
 	go func() {
-		done <- Serve(ctx, "127.0.0.1:0", m.Handler(), zap.New(core))
+		done <- Serve(ctx, ln, m.Handler(), zap.New(core))
 	}()
 
 	var addr string
@@ -142,16 +146,15 @@ func TestServe(t *testing.T) {
 	client.CloseIdleConnections()
 }
 
-func TestServeBindError(t *testing.T) {
+func TestListenBindError(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
 	addr := ln.Addr().String()
-	err = Serve(context.Background(), addr, http.NotFoundHandler(), nil)
-	if err == nil || !strings.Contains(err.Error(), addr) || !errors.Is(err, syscall.EADDRINUSE) {
-		t.Fatalf("Serve on a taken address: %v, want an EADDRINUSE error naming %s", err, addr)
+	if _, err := Listen(context.Background(), addr); err == nil || !strings.Contains(err.Error(), addr) || !errors.Is(err, syscall.EADDRINUSE) {
+		t.Fatalf("Listen on a taken address: %v, want an EADDRINUSE error naming %s", err, addr)
 	}
 }
 
@@ -159,7 +162,47 @@ func TestServeCancelledBeforeStart(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := Serve(ctx, "127.0.0.1:0", http.NotFoundHandler(), zap.NewNop()); err != nil {
+	ln, err := Listen(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Serve(ctx, ln, http.NotFoundHandler(), zap.NewNop()); err != nil {
 		t.Fatalf("Serve with a cancelled context: %v, want nil", err)
 	}
+}
+
+// TestHealthz: 503 with the reason before the first round, after a
+// failed round and when rounds stopped completing; 200 otherwise.
+func TestHealthz(t *testing.T) {
+	var store state.Store
+	m := New(&store, Options{StaleAfter: 2 * time.Minute})
+	now := roundAt.Add(2 * time.Second)
+	m.now = func() time.Time { return now }
+	h := m.Handler()
+	check := func(step string, code int, body string) {
+		t.Helper()
+		rec := get(t, h, "/healthz")
+		if rec.Code != code || !strings.Contains(rec.Body.String(), body) {
+			t.Errorf("%s: %d %q, want %d with %q", step, rec.Code, rec.Body, code, body)
+		}
+	}
+	check("before a round", http.StatusServiceUnavailable, "not ready: no round has completed yet")
+	publish(&store, testPlan(), nil)
+	check("after a round", http.StatusOK, "last round 2s ago")
+
+	now = roundAt.Add(5 * time.Second)
+	m.RoundFailed("resync", time.Millisecond, &state.ReadError{Source: "inventory",
+		Err: errors.New("read /proc/interrupts: malformed: line 3\nsecond line")})
+	check("after a failed round", http.StatusServiceUnavailable,
+		"unhealthy: the last round failed 0s ago: read /proc/interrupts: malformed: line 3 (last good round 5s ago)")
+	if rec := get(t, h, "/healthz"); strings.Contains(rec.Body.String(), "second line") {
+		t.Errorf("healthz quotes more than the error's first line: %q", rec.Body)
+	}
+
+	now = roundAt.Add(10 * time.Second)
+	store.Publish(&state.State{Planned: store.Load().Planned, Finished: now})
+	check("after a good round again", http.StatusOK, "ok\nlast round 0s ago")
+
+	now = now.Add(2*time.Minute + time.Second)
+	check("no round for too long", http.StatusServiceUnavailable, "unhealthy: no round completed for 2m1s (limit 2m0s")
 }

@@ -56,6 +56,16 @@ type Options struct {
 	PerIRQ bool
 	// Log receives errors of the /metrics handler; nil discards them.
 	Log *zap.Logger
+	// StaleAfter is how long after the last completed round /healthz
+	// turns 503; 0 never. The daemon passes 2 x resync_interval: a
+	// round runs at least every resync_interval.
+	StaleAfter time.Duration
+}
+
+// failure is the last round that failed: when, and why.
+type failure struct {
+	at  time.Time
+	err string
 }
 
 // Metrics holds the daemon's private registry. Counters and histograms
@@ -63,11 +73,13 @@ type Options struct {
 // the newest published State, and event counters from the watcher, at
 // scrape time. All methods are safe for concurrent use.
 type Metrics struct {
-	reg    *prometheus.Registry
-	store  *state.Store
-	perIRQ atomic.Bool
-	log    *zap.Logger
-	now    func() time.Time
+	reg        *prometheus.Registry
+	store      *state.Store
+	perIRQ     atomic.Bool
+	log        *zap.Logger
+	now        func() time.Time
+	staleAfter time.Duration
+	failed     atomic.Pointer[failure]
 
 	rounds             *prometheus.CounterVec
 	roundDuration      prometheus.Histogram
@@ -88,7 +100,7 @@ func New(store *state.Store, opts Options) *Metrics {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	m := &Metrics{reg: prometheus.NewRegistry(), store: store, log: log, now: time.Now}
+	m := &Metrics{reg: prometheus.NewRegistry(), store: store, log: log, now: time.Now, staleAfter: opts.StaleAfter}
 	m.perIRQ.Store(opts.PerIRQ)
 
 	counterVec := func(name, help string, labels ...string) *prometheus.CounterVec {
@@ -161,8 +173,10 @@ func (m *Metrics) RoundDone(st *state.State, first time.Time) {
 }
 
 // RoundFailed counts a round that failed before applying, by trigger,
-// with its duration and the error's kind.
+// with its duration and the error's kind; /healthz reports it until a
+// round succeeds.
 func (m *Metrics) RoundFailed(trigger string, took time.Duration, err error) {
+	m.failed.Store(&failure{at: m.now(), err: err.Error()})
 	m.rounds.WithLabelValues(trigger).Inc()
 	m.roundDuration.Observe(took.Seconds())
 	m.roundFailures.Inc()
