@@ -17,8 +17,21 @@ type syntaxError struct{ msg string }
 func (e *syntaxError) Error() string { return e.msg }
 func (e *syntaxError) Unwrap() error { return kernfs.ErrMalformed }
 
+// parseErr quotes the whole input once, cut by kernfs.Quote; the
+// reason names the bad part with part, so a long input is not quoted
+// again.
 func parseErr(format, input, why string, args ...any) error {
-	return &syntaxError{fmt.Sprintf("invalid CPU mask %s %q: %s", format, input, fmt.Sprintf(why, args...))}
+	return &syntaxError{fmt.Sprintf("invalid CPU mask %s %s: %s", format, kernfs.Quote(input), fmt.Sprintf(why, args...))}
+}
+
+// part quotes a piece of the input when it is short enough to show in
+// full; a longer piece, which the quoted input already shows the start
+// of, is described by its length alone.
+func part(s string) string {
+	if len(s) <= kernfs.QuoteLimit {
+		return kernfs.Quote(s)
+	}
+	return fmt.Sprintf("of %d bytes", len(s))
 }
 
 // ParseList parses the kernel's list format (%*pbl), as in cpulist,
@@ -31,19 +44,19 @@ func ParseList(s string) (Mask, error) {
 		return Mask{}, nil
 	}
 	var b Builder
-	for part := range strings.SplitSeq(body, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
+	for elem := range strings.SplitSeq(body, ",") {
+		lo, hi, isRange := strings.Cut(elem, "-")
 		first, err := parseCPU(lo)
 		if err != nil {
-			return Mask{}, parseErr("list", s, "element %q: %v", part, err)
+			return Mask{}, parseErr("list", s, "element %s: %v", part(elem), err)
 		}
 		last := first
 		if isRange {
 			if last, err = parseCPU(hi); err != nil {
-				return Mask{}, parseErr("list", s, "element %q: %v", part, err)
+				return Mask{}, parseErr("list", s, "element %s: %v", part(elem), err)
 			}
 			if last < first {
-				return Mask{}, parseErr("list", s, "reversed range %q", part)
+				return Mask{}, parseErr("list", s, "reversed range %s", part(elem))
 			}
 		}
 		for c := first; c <= last; c++ {
@@ -59,11 +72,17 @@ func parseCPU(s string) (int, error) {
 	}
 	for _, r := range s {
 		if r < '0' || r > '9' {
-			return 0, fmt.Errorf("%q is not a CPU number", s)
+			if len(s) > kernfs.QuoteLimit {
+				return 0, errors.New("not a CPU number")
+			}
+			return 0, fmt.Errorf("%s is not a CPU number", kernfs.Quote(s))
 		}
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n >= MaxCPUs {
+		if len(s) > kernfs.QuoteLimit {
+			return 0, fmt.Errorf("a CPU number of %d digits is beyond the limit of %d CPUs", len(s), MaxCPUs)
+		}
 		return 0, fmt.Errorf("CPU %s is beyond the limit of %d CPUs", s, MaxCPUs)
 	}
 	return n, nil
@@ -111,11 +130,11 @@ func ParseHex(s string) (Mask, error) {
 	var b Builder
 	for i, g := range groups {
 		if g == "" || len(g) > 8 {
-			return Mask{}, parseErr("hex", s, "group %d is %q, want 1 to 8 hex digits", i+1, g)
+			return Mask{}, parseErr("hex", s, "group %d is %s, want 1 to 8 hex digits", i+1, part(g))
 		}
 		v, err := strconv.ParseUint(g, 16, 32)
 		if err != nil {
-			return Mask{}, parseErr("hex", s, "group %d %q is not hex", i+1, g)
+			return Mask{}, parseErr("hex", s, "group %d %s is not hex", i+1, part(g))
 		}
 		base := (len(groups) - 1 - i) * 32
 		for bit := 0; v != 0; bit++ {

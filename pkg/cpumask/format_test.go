@@ -75,7 +75,8 @@ func TestParseList(t *testing.T) {
 	}
 }
 
-// checkSyntaxErr fails t unless err wraps kernfs.ErrMalformed and quotes in.
+// checkSyntaxErr fails t unless err wraps kernfs.ErrMalformed, quotes in
+// (cut by kernfs.Quote) and is short.
 func checkSyntaxErr(t *testing.T, fn, in string, m cpumask.Mask, err error) {
 	t.Helper()
 	if err == nil {
@@ -84,11 +85,54 @@ func checkSyntaxErr(t *testing.T, fn, in string, m cpumask.Mask, err error) {
 	if !errors.Is(err, kernfs.ErrMalformed) {
 		t.Errorf("%s(%q) error %v does not wrap ErrMalformed", fn, in, err)
 	}
-	if !strings.Contains(err.Error(), strconv.Quote(in)) {
+	if !strings.Contains(err.Error(), kernfs.Quote(in)) {
 		t.Errorf("%s(%q) error %q does not quote the input", fn, in, err)
+	}
+	if len(err.Error()) > maxErrLen {
+		t.Errorf("%s(%.40q...) error is %d bytes, want at most %d", fn, in, len(err.Error()), maxErrLen)
 	}
 	if !m.IsEmpty() {
 		t.Errorf("%s(%q) returned %q with its error, want the empty mask", fn, in, m)
+	}
+}
+
+// maxErrLen bounds a parse error: the input is quoted once, cut to
+// kernfs.QuoteLimit, and the bad element and number at most once more
+// each, only when they are short.
+const maxErrLen = 512
+
+// TestParseLongInputs checks that a multi-megabyte value, as a corrupt
+// or hostile file gives, is quoted once, cut, in an error of a few
+// hundred bytes.
+func TestParseLongInputs(t *testing.T) {
+	const big = 5 << 20
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"garbage", strings.Repeat("x", big), `: element of 5242880 bytes: not a CPU number`},
+		{"digits", strings.Repeat("9", big), `: element of 5242880 bytes: a CPU number of 5242880 digits is beyond the limit of 8192 CPUs`},
+		{"range end", "0-" + strings.Repeat("x", big), `: element of 5242882 bytes: not a CPU number`},
+		{"after valid elements", strings.Repeat("1,", big/2) + "x", `: element "x": "x" is not a CPU number`},
+		{"binary", strings.Repeat("\xff", big), `: element of 5242880 bytes: not a CPU number`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, parse := range []struct {
+				name string
+				f    func(string) (cpumask.Mask, error)
+			}{{"ParseList", cpumask.ParseList}, {"ParseHex", cpumask.ParseHex}} {
+				m, err := parse.f(tc.in)
+				checkSyntaxErr(t, parse.name, tc.in, m, err)
+				if err == nil {
+					continue
+				}
+				if n := strings.Count(err.Error(), kernfs.Quote(tc.in)[:20]); n != 1 {
+					t.Errorf("%s error quotes the value %d times: %s", parse.name, n, err)
+				}
+				if parse.name == "ParseList" && !strings.HasSuffix(err.Error(), tc.want) {
+					t.Errorf("ParseList error = %s, want it to end in %s", err, tc.want)
+				}
+			}
+		})
 	}
 }
 

@@ -2,7 +2,6 @@ package cpumask_test
 
 import (
 	"errors"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -19,8 +18,11 @@ func checkParsed(t *testing.T, fn, in string, m cpumask.Mask, err error) {
 		if !errors.Is(err, kernfs.ErrMalformed) {
 			t.Fatalf("%s(%q) error %v does not wrap ErrMalformed", fn, in, err)
 		}
-		if !strings.Contains(err.Error(), strconv.Quote(in)) {
+		if !strings.Contains(err.Error(), kernfs.Quote(in)) {
 			t.Fatalf("%s(%q) error %q does not quote the input", fn, in, err)
+		}
+		if len(err.Error()) > maxErrLen {
+			t.Fatalf("%s(%q) error is %d bytes, want at most %d", fn, in, len(err.Error()), maxErrLen)
 		}
 		return
 	}
