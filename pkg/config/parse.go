@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -161,21 +162,33 @@ func LoadOrDefault(path string) (*Config, error) {
 // (YAML syntax, more than one document, unknown or duplicate key, wrong
 // type, bad value) makes Parse return a nil Config and every problem it
 // found, each an *Error, joined with errors.Join and sorted by line.
+//
+// Whatever data holds, Parse takes time and memory linear in its size
+// and returns at most MaxErrors errors of bounded length: data over
+// MaxSize is refused; a node that several aliases share is checked once,
+// and its errors reported once, at the anchor's line and under the key
+// path of its first use; a message or key path quoting a long value is
+// shortened in the middle; past MaxErrors, a last *Error with line 0,
+// "... and N more errors", counts the rest.
 func Parse(name string, data []byte) (*Config, error) {
 	if name == "" {
 		name = "config"
 	}
-	p := &parser{file: name}
+	p := &parser{file: name, memo: make(map[memoKey]any)}
 	c := Default()
 	c.Source = name
-	if root := p.decode(data); root != nil {
+	if len(data) > MaxSize {
+		p.errorf(nil, "", nil, "%d bytes is larger than the limit of %d bytes (want a file of at most 1 MiB)", len(data), MaxSize)
+	} else if root := p.decode(data); root != nil {
 		p.config(root, c)
 	}
 	if len(p.errs) > 0 {
-		slices.SortStableFunc(p.errs, func(a, b *Error) int { return cmp.Compare(a.Line, b.Line) })
-		errs := make([]error, len(p.errs))
+		errs := make([]error, len(p.errs), len(p.errs)+1)
 		for i, e := range p.errs {
 			errs[i] = e
+		}
+		if p.dropped > 0 {
+			errs = append(errs, &Error{File: name, Msg: fmt.Sprintf("... and %d more errors", p.dropped)})
 		}
 		return nil, errors.Join(errs...)
 	}
@@ -195,12 +208,29 @@ const (
 	wantListen   = `host:port such as "127.0.0.1:9768", or "" to disable`
 )
 
+// MaxErrors is the most errors Parse reports one by one; it counts the
+// rest in a last line. The first few problems of a broken file are what
+// its author needs; thousands of lines only flood the log.
+const MaxErrors = 20
+
+// Bounds, in bytes, on an Error's Path and Msg, so that MaxErrors lines
+// stay within a few KiB even when they quote a long key or value. Every
+// message the parser writes for a value of normal length fits.
+const (
+	maxPath = 64
+	maxMsg  = 256
+)
+
 // parser walks the yaml.Node tree by hand, rather than through
 // yaml.Decoder.KnownFields, so that every value error has a line and all
 // errors are collected in one pass.
 type parser struct {
 	file string
-	errs []*Error
+	// errs are the first MaxErrors errors by line, in the order found
+	// among equal lines; dropped counts the others.
+	errs    []*Error
+	dropped int
+	memo    map[memoKey]any
 }
 
 func (p *parser) errorf(n *yaml.Node, path string, cause error, format string, args ...any) {
@@ -208,8 +238,90 @@ func (p *parser) errorf(n *yaml.Node, path string, cause error, format string, a
 	if n != nil {
 		line = n.Line
 	}
-	p.errs = append(p.errs, &Error{File: p.file, Line: line, Path: path, Msg: fmt.Sprintf(format, args...), Err: cause})
+	if p.full(line) {
+		p.dropped++ // and skip formatting a message nobody will read
+		return
+	}
+	p.add(&Error{File: p.file, Line: line, Path: clip(path, maxPath), Msg: clip(fmt.Sprintf(format, args...), maxMsg), Err: cause})
 }
+
+// full reports whether an error at line would not be among the first
+// MaxErrors.
+func (p *parser) full(line int) bool {
+	return len(p.errs) == MaxErrors && p.errs[MaxErrors-1].Line <= line
+}
+
+// add inserts e after the kept errors at its line or before, dropping the
+// last one when more than MaxErrors are kept.
+func (p *parser) add(e *Error) {
+	if p.full(e.Line) {
+		p.dropped++
+		return
+	}
+	i, _ := slices.BinarySearchFunc(p.errs, e.Line+1, func(k *Error, line int) int { return cmp.Compare(k.Line, line) })
+	p.errs = slices.Insert(p.errs, i, e)
+	if len(p.errs) > MaxErrors {
+		p.errs = p.errs[:MaxErrors]
+		p.dropped++
+	}
+}
+
+// clip shortens s to at most max bytes by cutting out its middle, so a
+// message keeps both what was wrong and its "(want ...)" ending.
+func clip(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	const cut = " ... "
+	head := (max - len(cut)) / 2
+	tail := len(s) - (max - len(cut) - head)
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return s[:head] + cut + s[tail:]
+}
+
+// memoKey is a node and the setting it is read as.
+type memoKey struct {
+	n    *yaml.Node
+	slot string
+}
+
+// once returns f's result for node n read as slot, calling f only the
+// first time, so that a node shared by aliases is checked, and its errors
+// reported, once.
+//
+// Decoding into a yaml.Node does not expand aliases: an alias stays a
+// pointer to its anchor's node, so the tree is a DAG, and yaml.v3's
+// alias-ratio limit, which only applies when decoding into Go values,
+// never runs. A walk that followed every alias would do work, and report
+// errors, once per path through that DAG: a 15 KB file listing one
+// alias 3000 times to a rule with 300 bad keys gave 900,000 errors.
+// Keying on the node's identity (what the anchor names), not the alias,
+// makes the walk linear in the file. The slot is part of the key because
+// one scalar may be read as different settings, each with its own
+// checks. Rejecting aliases outright would be as bounded, but would
+// refuse configs that use them validly today.
+func once[T any](p *parser, n *yaml.Node, slot string, f func() T) T {
+	k := memoKey{n, slot}
+	if v, ok := p.memo[k]; ok {
+		return v.(T)
+	}
+	v := f()
+	p.memo[k] = v
+	return v
+}
+
+// checked is a value and whether it was valid, for once.
+type checked[T any] struct {
+	v  T
+	ok bool
+}
+
+func check[T any](v T, ok bool) checked[T] { return checked[T]{v, ok} }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
@@ -256,7 +368,8 @@ func (p *parser) syntax(err error) {
 		e.Line, _ = strconv.Atoi(m[1])
 		e.Msg = "invalid YAML: " + m[2]
 	}
-	p.errs = append(p.errs, e)
+	e.Msg = clip(e.Msg, maxMsg)
+	p.add(e)
 }
 
 // resolve follows aliases to the node they name.
@@ -316,9 +429,9 @@ func (p *parser) mapping(n *yaml.Node, path string, keys []string, set func(key 
 			p.errorf(k, path, nil, "key is %s (want one of %s)", describe(k), strings.Join(keys, ", "))
 			continue
 		}
-		kpath := k.Value
+		kpath := clip(k.Value, maxPath)
 		if path != "" {
-			kpath = path + "." + k.Value
+			kpath = path + "." + kpath
 		}
 		if !slices.Contains(keys, k.Value) {
 			p.errorf(k, kpath, nil, "unknown key (want one of %s)", strings.Join(keys, ", "))
@@ -495,7 +608,8 @@ func (p *parser) devices(n *yaml.Node, path string) []Rule {
 	}
 	rules := make([]Rule, 0, len(n.Content))
 	for i, item := range n.Content {
-		rules = append(rules, p.rule(resolve(item), fmt.Sprintf("%s[%d]", path, i)))
+		item := resolve(item)
+		rules = append(rules, once(p, item, "rule", func() Rule { return p.rule(item, fmt.Sprintf("%s[%d]", path, i)) }))
 	}
 	return rules
 }
@@ -511,26 +625,33 @@ func (p *parser) rule(n *yaml.Node, path string) Rule {
 		policyOK, cpusOK    = true, true
 	)
 	seen := p.mapping(n, path, ruleKeys, func(key string, k, v *yaml.Node, path string) {
+		// Each value through once: distinct rules may share it by alias.
 		switch key {
 		case "name":
-			r.Name, _ = p.str(v, path, "a string")
+			r.Name = once(p, v, key, func() string { s, _ := p.str(v, path, "a string"); return s })
 		case "match":
-			r.Match = p.match(v, path)
+			r.Match = once(p, v, key, func() Match { return p.match(v, path) })
 		case "policy":
 			policyNode = v
-			r.Policy, policyOK = oneOf(p, v, path, "policy", policies)
+			c := once(p, v, key, func() checked[Policy] { return check(oneOf(p, v, path, "policy", policies)) })
+			r.Policy, policyOK = c.v, c.ok
 		case "mask":
-			r.Mask, _ = oneOf(p, v, path, "mask mode", maskModes)
+			r.Mask = once(p, v, key, func() MaskMode { m, _ := oneOf(p, v, path, "mask mode", maskModes); return m })
 		case "cpus":
 			cpusKey = k
-			if r.CPUs, cpusOK = p.cpuList(v, path); cpusOK && r.CPUs.IsEmpty() {
-				p.errorf(v, path, nil, "empty CPU list (want at least one CPU, as %s)", wantCPUList)
-				cpusOK = false
-			}
+			c := once(p, v, key, func() checked[cpumask.Mask] {
+				m, ok := p.cpuList(v, path)
+				if ok && m.IsEmpty() {
+					p.errorf(v, path, nil, "empty CPU list (want at least one CPU, as %s)", wantCPUList)
+					ok = false
+				}
+				return check(m, ok)
+			})
+			r.CPUs, cpusOK = c.v, c.ok
 		case "node":
-			r.Node = p.node(v, path)
+			r.Node = once(p, v, key, func() *int { return p.node(v, path) })
 		case "queue_regex":
-			r.QueueRegex = p.queueRegex(v, path)
+			r.QueueRegex = once(p, v, key, func() *regexp.Regexp { return p.queueRegex(v, path) })
 		}
 	})
 	if seen["match"] == nil {
@@ -571,7 +692,8 @@ func (p *parser) match(n *yaml.Node, path string) Match {
 		return m
 	}
 	seen := p.mapping(n, path, matchKeys, func(key string, k, v *yaml.Node, path string) {
-		re, _ := p.anchored(v, path)
+		// Through once: distinct matches may share a regexp by alias.
+		re := once(p, v, "match regexp", func() *regexp.Regexp { re, _ := p.anchored(v, path); return re })
 		switch key {
 		case "pci":
 			m.PCI = re
