@@ -74,16 +74,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	reload := make(chan struct{}, 1)
-	go func() {
-		for range hup {
-			select {
-			case reload <- struct{}{}:
-			default: // a reload is already pending
-			}
-		}
-	}()
-	if err := d.Run(ctx, reload); err != nil {
+	if err := d.Run(ctx, hup); err != nil {
 		log.Error("daemon stopped", zap.Error(err))
 		return 1
 	}

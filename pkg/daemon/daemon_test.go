@@ -308,7 +308,7 @@ func TestRunReloadRestoreAndStop(t *testing.T) {
 	d := newDaemon(t, tree, &fileWriter{proc: tree.Proc()}, path, func(o *Options) { o.Notify = rec })
 
 	ctx, cancel := context.WithCancel(context.Background())
-	hup := make(chan struct{}, 1)
+	hup := make(chan os.Signal, 1)
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx, hup) }()
 
@@ -320,7 +320,7 @@ func TestRunReloadRestoreAndStop(t *testing.T) {
 	}
 
 	writeFile(t, path+".new", "restore_on_exit: true\nlisten: \"127.0.0.1:0\"\nbanned_cpus: 4\n")
-	hup <- struct{}{}
+	hup <- syscall.SIGHUP
 	if s := rec.waitFor(t, "RELOADING=1"); !strings.Contains(s, "MONOTONIC_USEC=") {
 		t.Errorf("RELOADING without MONOTONIC_USEC: %q", s)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -20,10 +21,12 @@ import (
 // then a round on every coalesced trigger of the watcher. Kernel events,
 // the resync timer, reload requests (sighup: the command maps SIGHUP to
 // it) and config file changes all reach the loop as the watcher's
-// triggers. A failed round is logged and counted, never fatal. Run
+// triggers; sighup is where the command's signal.Notify delivers
+// SIGHUP (nil: none). A failed round is logged and counted, never
+// fatal. Run
 // returns after every goroutine it started has stopped; with
 // restore_on_exit it first writes back the affinities it found.
-func (d *Daemon) Run(ctx context.Context, sighup <-chan struct{}) error {
+func (d *Daemon) Run(ctx context.Context, sighup <-chan os.Signal) error {
 	ln, err := d.listen(ctx)
 	if err != nil {
 		return err
@@ -100,7 +103,7 @@ func (d *Daemon) newWatcher() (*watch.Watcher, error) {
 // hints, so they are coalesced and ordered with kernel events. Both
 // start before the first round: a change made after READY=1 is never
 // missed.
-func (d *Daemon) startHints(ctx context.Context, wg *sync.WaitGroup, w *watch.Watcher, sighup <-chan struct{}) {
+func (d *Daemon) startHints(ctx context.Context, wg *sync.WaitGroup, w *watch.Watcher, sighup <-chan os.Signal) {
 	wg.Go(func() {
 		for {
 			select {
