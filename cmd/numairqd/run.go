@@ -37,6 +37,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 	noEvents := fl.Bool("no-events", false, "do not listen to kernel uevents and link changes (resync and SIGHUP only)")
 	logLevel := fl.String("log.level", "info", "log level: debug, info, warn or error")
 	logFormat := fl.String("log.format", "auto", "log format: auto, console, json or journald")
+	lockPath := fl.String("lock-file", defaultLockFile, `lock held while writing affinities, so only one numairqd runs per host ("" disables; not taken with --dry-run)`)
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
@@ -59,6 +60,14 @@ func runDaemon(args []string, stderr io.Writer) int {
 	if err != nil {
 		log.Error("cannot start", zap.Error(err))
 		return 1
+	}
+	if *lockPath != "" && !*dryRun {
+		lock, err := lockFile(*lockPath)
+		if err != nil {
+			log.Error("cannot start", zap.Error(err))
+			return 1
+		}
+		defer lock.Close()
 	}
 	log.Info("numairqd starting", zap.String("config", d.Config().Summary()), zap.Bool("dry_run", *dryRun))
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -37,5 +38,52 @@ func TestRunBadConfigAndFlags(t *testing.T) {
 	}
 	if code, _, _ := runCmd("--no-such-flag"); code != 2 {
 		t.Errorf("unknown flag without a command: exit %d, want 2", code)
+	}
+}
+
+// TestLockFile: a second lock on the same file fails and names the
+// holder; closing the first frees it.
+func TestLockFile(t *testing.T) {
+	path := t.TempDir() + "/run/numairqd.lock"
+	first, err := lockFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lockFile(path); err == nil || !strings.Contains(err.Error(), path) ||
+		!strings.Contains(err.Error(), fmt.Sprintf("held by numairqd pid %d", os.Getpid())) {
+		t.Errorf("second lock: %v, want an error naming %s and pid %d", err, path, os.Getpid())
+	}
+	first.Close()
+	again, err := lockFile(path)
+	if err != nil {
+		t.Fatalf("lock after the first was released: %v", err)
+	}
+	again.Close()
+}
+
+// TestRunRefusesSecondInstance: `numairqd run --oneshot` with a lock
+// another process holds exits 1 and writes nothing; once the lock is
+// free the same command runs and exits 0. (The message is
+// TestLockFile's: the logger writes to the process's stderr.)
+func TestRunRefusesSecondInstance(t *testing.T) {
+	tree := planFixture(t)
+	path := t.TempDir() + "/numairqd.lock"
+	held, err := lockFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	before, _ := os.ReadFile(tree.Path("proc/irq/25/smp_affinity_list"))
+	args := []string{"run", "--oneshot", "--no-events", "--log.format", "json", "--lock-file", path,
+		"--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--config", writeConfig(t, "")}
+	if code, _, _ := runCmd(args...); code != 1 {
+		t.Fatalf("with the lock held: exit %d, want 1", code)
+	}
+	if after, _ := os.ReadFile(tree.Path("proc/irq/25/smp_affinity_list")); string(after) != string(before) {
+		t.Errorf("second instance changed IRQ 25: %q -> %q", before, after)
+	}
+	held.Close()
+	if code, _, _ := runCmd(args...); code != 0 {
+		t.Errorf("with the lock free: exit %d, want 0", code)
 	}
 }

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// defaultLockFile is where a daemon that writes affinities takes its
+// lock; the unit's RuntimeDirectory=numairqd makes /run/numairqd
+// writable under ProtectSystem=strict.
+const defaultLockFile = "/run/numairqd/numairqd.lock"
+
+// lockFile makes this process the only numairqd writing affinities on
+// the host: an exclusive, non-blocking flock on path (created, with its
+// directory, if needed), holding our pid. The kernel drops the lock
+// when the process exits, however it exits, so a crash never leaves a
+// stale lock behind. Keep the returned file open for as long as the
+// lock is needed.
+func lockFile(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		defer f.Close()
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		holder := "another process"
+		b := make([]byte, 32)
+		if n, _ := f.ReadAt(b, 0); n > 0 {
+			if pid, perr := strconv.Atoi(strings.TrimSpace(string(b[:n]))); perr == nil {
+				holder = fmt.Sprintf("numairqd pid %d", pid)
+			}
+		}
+		return nil, fmt.Errorf("lock %s: held by %s: another numairqd is running on this host (two would fight over the same affinities)", path, holder)
+	}
+	// The pid is for the message above; the flock is the lock.
+	if err := f.Truncate(0); err != nil {
+		return nil, errors.Join(fmt.Errorf("lock %s: %w", path, err), f.Close())
+	}
+	if _, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0); err != nil {
+		return nil, errors.Join(fmt.Errorf("lock %s: %w", path, err), f.Close())
+	}
+	return f, nil
+}
