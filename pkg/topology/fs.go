@@ -60,7 +60,7 @@ func (fs FS) readInt(elem ...string) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		return 0, kernfs.Malformed(fs.path(elem...), "%q is not an integer", s)
+		return 0, kernfs.Malformed(fs.path(elem...), "%s is not an integer", kernfs.Quote(s))
 	}
 	return n, nil
 }

@@ -63,6 +63,29 @@ type CPU struct {
 // Read builds a Snapshot from the tree. Errors name the file and the
 // value that was wrong; a missing optional file is not an error.
 func (fs FS) Read() (*Snapshot, error) {
+	for attempt := 1; ; attempt++ {
+		s, err := fs.read()
+		var race *noNodeError
+		if errors.As(err, &race) && attempt < readAttempts {
+			continue // a CPU may have gone offline between the reads
+		}
+		return s, err
+	}
+}
+
+// readAttempts bounds Read's re-reads while online CPUs are missing from
+// every node's cpulist: a CPU that goes offline after cpu/online was read
+// leaves nodeN/cpulist, so only an inconsistency that persists is an
+// error.
+const readAttempts = 3
+
+// noNodeError is an online CPU that no node's cpulist holds.
+type noNodeError struct{ err error }
+
+func (e *noNodeError) Error() string { return e.err.Error() }
+func (e *noNodeError) Unwrap() error { return e.err }
+
+func (fs FS) read() (*Snapshot, error) {
 	s := &Snapshot{nodeIndex: map[int]int{}, cpus: map[int]CPU{}, cpuNode: map[int]int{}}
 	cpuDir := []string{"devices", "system", "cpu"}
 	var err error
@@ -150,9 +173,31 @@ func (fs FS) readNodes(s *Snapshot) error {
 		if n.Distance, err = fs.readDistance(len(s.nodes), append(dir, "distance")...); err != nil {
 			return err
 		}
+		// node_distance(n, n) is LOCAL_DISTANCE; the kernel's ACPI SLIT
+		// check rejects a table that says otherwise. Another value would
+		// reorder every spread, so it is broken input, not a topology.
+		if d := n.Distance[i]; d != localDistance {
+			return kernfs.Malformed(fs.path(append(dir, "distance")...),
+				"entry %d, node %d's distance to itself, is %d, want %d (LOCAL_DISTANCE)", i, n.ID, d, localDistance)
+		}
+	}
+	// Every online CPU is on a node (the kernel maps each possible CPU
+	// to one; a memory-only node lists none). An online CPU that no
+	// cpulist holds, such as an empty cpulist for a node with online
+	// CPUs, would drop out of every spread order.
+	var onNode cpumask.Builder
+	for _, n := range s.nodes {
+		onNode.Or(n.CPUs)
+	}
+	if lost := s.online.AndNot(onNode.Mask()); !lost.IsEmpty() {
+		return &noNodeError{kernfs.Malformed(fs.path("devices", "system", "cpu", "online"),
+			"online CPUs %s are in no node's cpulist (%s)", kernfs.Quote(lost.String()), fs.path(append(nodeDir, "node*", "cpulist")...))}
 	}
 	return nil
 }
+
+// localDistance is LOCAL_DISTANCE, a node's distance to itself.
+const localDistance = 10
 
 // readDistance parses one row of the node distance table. The kernel
 // refuses distances below LOCAL_DISTANCE (10) or above 255, so a file
@@ -164,13 +209,13 @@ func (fs FS) readDistance(want int, elem ...string) ([]int, error) {
 	}
 	fields := strings.Fields(s)
 	if len(fields) != want {
-		return nil, kernfs.Malformed(fs.path(elem...), "%q has %d entries, want one per online node (%d)", s, len(fields), want)
+		return nil, kernfs.Malformed(fs.path(elem...), "%s has %d entries, want one per online node (%d)", kernfs.Quote(s), len(fields), want)
 	}
 	row := make([]int, len(fields))
 	for k, f := range fields {
 		d, err := strconv.Atoi(f)
-		if err != nil || d < 10 || d > 255 {
-			return nil, kernfs.Malformed(fs.path(elem...), "%q: invalid distance %q (want 10 to 255)", s, f)
+		if err != nil || d < localDistance || d > 255 {
+			return nil, kernfs.Malformed(fs.path(elem...), "entry %d is %s, want a distance from 10 to 255", k, kernfs.Quote(f))
 		}
 		row[k] = d
 	}
@@ -206,7 +251,7 @@ func (fs FS) readCPUs(s *Snapshot) error {
 		}
 		sib = sib.And(s.online)
 		if !sib.Contains(c) {
-			return kernfs.Malformed(fs.path(append(dir, "core_cpus_list")...), "siblings %q do not include CPU %d", sib.String(), c)
+			return kernfs.Malformed(fs.path(append(dir, "core_cpus_list")...), "siblings %s do not include CPU %d", kernfs.Quote(sib.String()), c)
 		}
 		for t := range sib.All() {
 			x := s.cpus[t]
