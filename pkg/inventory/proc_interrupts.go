@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,6 +17,13 @@ import (
 // maxInterruptsLine bounds one /proc/interrupts line. The kernel prints
 // 11 bytes per online CPU, so 8192 CPUs need about 90 KiB.
 const maxInterruptsLine = 1 << 20
+
+// maxInterruptsSize bounds the whole /proc/interrupts. A 768-CPU machine
+// with a queue per CPU on six devices has about 4600 rows of 8.5 KiB,
+// 40 MiB; the cap leaves room above that and still stops a runaway file
+// before it costs seconds and gigabytes. A variable so tests can lower
+// it.
+var maxInterruptsSize int64 = 256 << 20
 
 // Interrupts is the parsed /proc/interrupts: the CPUs of its header and
 // its numeric IRQ rows. The header lists online CPUs only, so CPUs maps
@@ -55,12 +61,16 @@ type InterruptLine struct {
 // ParseInterrupts parses /proc/interrupts. The first non-blank line must
 // be the header of "CPUn" tokens; numeric rows need one count per header
 // column. A malformed line gives an error that wraps kernfs.ErrMalformed
-// and names the line number and quotes the line; the caller adds the
-// file.
+// and names the line number and quotes the line (cut by kernfs.Quote);
+// the caller adds the file.
 //
-// The row layout mirrors show_interrupts() in kernel/irq/proc.c: counts,
-// chip name, hwirq with "-<handler>" appended, optional Level/Edge, then
-// the actions separated by ", ".
+// The row layout mirrors show_interrupts() in kernel/irq/proc.c: a label
+// ("%*d:" for an IRQ, "%*s:" for an architecture's counter row such as
+// NMI or LOC), one "%10u" count per online CPU, chip name, hwirq with
+// "-<handler>" appended, optional Level/Edge, then the actions separated
+// by ", ". So every row's first field ends in a colon, a label is either
+// all digits or a name starting with a letter, and the field after the
+// counts is a chip name, never a number.
 func ParseInterrupts(r io.Reader) (Interrupts, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxInterruptsLine)
@@ -98,20 +108,16 @@ func ParseInterrupts(r io.Reader) (Interrupts, error) {
 			seen = make(map[int]bool)
 			continue
 		}
-		colon := bytes.IndexByte(line, ':')
-		if colon < 0 {
-			return Interrupts{}, lineErr(lineNo, line, "no colon after the IRQ label")
-		}
-		label := bytes.TrimSpace(line[:colon])
-		if len(label) == 0 {
-			return Interrupts{}, lineErr(lineNo, line, "empty IRQ label")
+		label, rest, err := splitLabel(line)
+		if err != nil {
+			return Interrupts{}, lineErr(lineNo, line, "%v", err)
 		}
 		if !isDigits(label) {
 			continue // NMI, LOC, ERR, MIS, IPI0...: not a steerable IRQ
 		}
 		irq, err := strconv.Atoi(string(label))
 		if err != nil {
-			return Interrupts{}, lineErr(lineNo, line, "IRQ number %s out of range", short(label, 40))
+			return Interrupts{}, lineErr(lineNo, line, "IRQ number %s out of range", kernfs.Quote(label))
 		}
 		if seen[irq] {
 			return Interrupts{}, lineErr(lineNo, line, "IRQ %d listed twice", irq)
@@ -123,7 +129,6 @@ func ParseInterrupts(r io.Reader) (Interrupts, error) {
 		}
 		counts := arena[:width:width]
 		arena = arena[width:]
-		rest := line[colon+1:]
 		var tok []byte
 		for i, cpu := range out.CPUs {
 			tok, rest = nextField(rest)
@@ -132,9 +137,14 @@ func ParseInterrupts(r io.Reader) (Interrupts, error) {
 			}
 			n, ok := parseUint(tok)
 			if !ok {
-				return Interrupts{}, lineErr(lineNo, line, "count %s for CPU%d is not a number", short(tok, 40), cpu)
+				return Interrupts{}, lineErr(lineNo, line, "count %s for CPU%d is not a number", kernfs.Quote(tok), cpu)
 			}
 			counts[cpu] = n
+		}
+		// A chip name follows the counts; a number there is a count
+		// without a CPU column (the header and the row disagree).
+		if t, _ := nextField(rest); isDigits(t) {
+			return Interrupts{}, lineErr(lineNo, line, "more counts than the %d CPU columns", len(out.CPUs))
 		}
 		row := InterruptLine{IRQ: irq, Counts: counts}
 		if tok, rest = nextField(rest); tok != nil {
@@ -163,7 +173,9 @@ func ParseInterrupts(r io.Reader) (Interrupts, error) {
 		}
 		out.Rows = append(out.Rows, row)
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return Interrupts{}, fmt.Errorf("line %d: longer than the limit of %d bytes: %w", lineNo+1, maxInterruptsLine, kernfs.ErrMalformed)
+	} else if err != nil {
 		return Interrupts{}, fmt.Errorf("line %d: %w", lineNo+1, err)
 	}
 	if out.CPUs == nil {
@@ -183,7 +195,7 @@ func parseInterruptsHeader(line []byte) ([]int, error) {
 		}
 		num, ok := bytes.CutPrefix(tok, []byte("CPU"))
 		if !ok || len(num) == 0 || !isDigits(num) || len(num) > 5 {
-			return nil, fmt.Errorf("header token %s is not CPUn", short(tok, 40))
+			return nil, fmt.Errorf("header token %s is not CPUn", kernfs.Quote(tok))
 		}
 		c, _ := strconv.Atoi(string(num))
 		if c >= cpumask.MaxCPUs {
@@ -201,17 +213,34 @@ func parseInterruptsHeader(line []byte) ([]int, error) {
 	return cpus, nil
 }
 
-func lineErr(n int, line []byte, format string, args ...any) error {
-	return fmt.Errorf("line %d %s: %s: %w", n, short(line, 160), fmt.Sprintf(format, args...), kernfs.ErrMalformed)
+// splitLabel returns the label of a row, the first field up to its
+// colon, and what follows the colon. The label is all digits for an IRQ
+// and starts with a letter for a counter row; anything else, or a first
+// field without a colon, is not a row the kernel prints.
+func splitLabel(line []byte) (label, rest []byte, err error) {
+	first, _ := nextField(line)
+	colon := bytes.IndexByte(first, ':')
+	if colon < 0 {
+		return nil, nil, errors.New("no colon after the IRQ label")
+	}
+	label = first[:colon]
+	start := len(line) - len(bytes.TrimLeft(line, " \t\r\v\f"))
+	rest = line[start+colon+1:]
+	switch {
+	case len(label) == 0:
+		return nil, nil, errors.New("empty IRQ label")
+	case isDigits(label):
+	case isLetter(label[0]):
+	default:
+		return nil, nil, fmt.Errorf("label %s is neither an IRQ number nor a counter name such as NMI", kernfs.Quote(label))
+	}
+	return label, rest, nil
 }
 
-// short quotes b, cut to max bytes with "..." so an error about a 90 KiB
-// line stays readable.
-func short(b []byte, max int) string {
-	if len(b) > max {
-		return strconv.Quote(string(b[:max])) + "..."
-	}
-	return strconv.Quote(string(b))
+func isLetter(c byte) bool { return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' }
+
+func lineErr(n int, line []byte, format string, args ...any) error {
+	return fmt.Errorf("line %d %s: %s: %w", n, kernfs.Quote(line), fmt.Sprintf(format, args...), kernfs.ErrMalformed)
 }
 
 // nextField returns the next space-separated token of b and what follows
@@ -274,15 +303,21 @@ func parseUint(b []byte) (uint64, bool) {
 // Name is the actions joined the way the kernel prints them.
 func (l InterruptLine) Name() string { return strings.Join(l.Actions, ", ") }
 
-// readInterrupts reads and parses <proc>/interrupts.
+// readInterrupts reads and parses <proc>/interrupts, at most
+// maxInterruptsSize bytes of it.
 func (fsys FS) readInterrupts() (Interrupts, error) {
 	path := filepath.Join(fsys.Proc, "interrupts")
-	f, err := os.Open(path)
+	f, err := kernfs.Open(path)
 	if err != nil {
 		return Interrupts{}, fileErr(path, err)
 	}
 	defer f.Close()
-	ints, err := ParseInterrupts(bufio.NewReaderSize(f, 64<<10))
+	lr := &io.LimitedReader{R: f, N: maxInterruptsSize + 1}
+	ints, err := ParseInterrupts(bufio.NewReaderSize(lr, 64<<10))
+	if lr.N <= 0 {
+		// The parse saw a cut file; the size is the error to report.
+		return Interrupts{}, fileErr(path, kernfs.TooLarge(maxInterruptsSize))
+	}
 	if err != nil {
 		return Interrupts{}, fmt.Errorf("read %s: %w", path, err)
 	}

@@ -19,6 +19,9 @@ import (
 type irqReader struct {
 	dir string
 	r   kernfs.Reader
+	// afterAffinity, when set, runs after smp_affinity_list is read: a
+	// test frees the IRQ there.
+	afterAffinity func()
 }
 
 func newIRQReader(dir string) *irqReader { return &irqReader{dir: dir} }
@@ -43,6 +46,14 @@ func (r *irqReader) read(irq *IRQ) (bool, error) {
 	}
 	if err != nil {
 		return false, fileErr(path, err)
+	}
+	if r.afterAffinity != nil {
+		r.afterAffinity()
+	}
+	// The kernel prints the requested mask, never empty: it refuses an
+	// empty write, and an IRQ starts with a default mask.
+	if len(data) == 0 {
+		return false, kernfs.Malformed(path, "empty, want the IRQ's CPU list")
 	}
 	if irq.Affinity, err = cpumask.ParseList(string(data)); err != nil {
 		return false, fmt.Errorf("read %s: %w", path, err)
@@ -125,7 +136,7 @@ func parseNode(data []byte) (int, error) {
 	s := string(bytes.TrimSpace(data))
 	n, err := strconv.Atoi(s)
 	if err != nil || n < -1 {
-		return 0, fmt.Errorf("%q is not a NUMA node: %w", s, kernfs.ErrMalformed)
+		return 0, fmt.Errorf("%s is not a NUMA node: %w", kernfs.Quote(s), kernfs.ErrMalformed)
 	}
 	return n, nil
 }

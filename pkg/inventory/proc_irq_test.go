@@ -2,7 +2,6 @@ package inventory
 
 import (
 	"os"
-	"syscall"
 	"testing"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
@@ -68,36 +67,17 @@ func TestManagedByMode(t *testing.T) {
 }
 
 // TestIRQVanishesAfterAffinityRead frees the IRQ (removes its directory)
-// while smp_affinity_list is being read, so the stat of smp_affinity
+// right after smp_affinity_list is read, so the stat of smp_affinity
 // finds nothing: the IRQ is gone, not managed and not an error.
-// smp_affinity_list is a FIFO so the test decides when the read ends.
 func TestIRQVanishesAfterAffinityRead(t *testing.T) {
 	tr := fakesys.New(t)
 	tr.AddInterrupts([]int{0, 1})
 	tr.AddIRQ(fakesys.IRQSpec{Number: 7, Name: "eth0-rx-0"})
-	dir := tr.Path("proc/irq/7")
-	list := dir + "/smp_affinity_list"
-	tr.Remove("proc/irq/7/smp_affinity_list")
-	if err := syscall.Mkfifo(list, 0o644); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		w, err := os.OpenFile(list, os.O_WRONLY, 0) // waits for the reader
-		if err != nil {
-			done <- err
-			return
-		}
-		defer w.Close()
-		if err := os.RemoveAll(dir); err != nil { // free_irq
-			done <- err
-			return
-		}
-		_, err = w.WriteString("0-1\n")
-		done <- err
-	}()
-	irq, ok := readIRQ(t, tr, 7)
-	if err := <-done; err != nil {
+	r := newIRQReader(tr.Path("proc/irq"))
+	r.afterAffinity = func() { tr.Remove("proc/irq/7") } // free_irq
+	irq := IRQ{Number: 7}
+	ok, err := r.read(&irq)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if ok {

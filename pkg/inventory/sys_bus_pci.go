@@ -62,7 +62,7 @@ func readPCIDevice(dir string) (pciDevice, bool, error) {
 	for _, e := range ents {
 		n, err := strconv.Atoi(e.Name())
 		if err != nil || n < 0 {
-			return d, false, kernfs.Malformed(msiDir, "entry %q is not an IRQ number", e.Name())
+			return d, false, kernfs.Malformed(msiDir, "entry %s is not an IRQ number", kernfs.Quote(e.Name()))
 		}
 		d.irqs = append(d.irqs, n)
 	}
@@ -76,7 +76,7 @@ func readPCIDevice(dir string) (pciDevice, bool, error) {
 		if ok {
 			n, err := strconv.Atoi(s)
 			if err != nil || n < 0 {
-				return d, false, kernfs.Malformed(path, "%q is not an IRQ number", s)
+				return d, false, kernfs.Malformed(path, "%s is not an IRQ number", kernfs.Quote(s))
 			}
 			if n > 0 {
 				d.irqs = append(d.irqs, n)
