@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"regexp/syntax"
 	"runtime"
 	"strings"
 	"testing"
@@ -185,5 +186,59 @@ func TestClip(t *testing.T) {
 		if got := clip(tt.s, tt.max); got != tt.want || len(got) > tt.max {
 			t.Errorf("clip(%q, %d) = %q, want %q", tt.s, tt.max, got, tt.want)
 		}
+	}
+}
+
+// TestProgSize checks progSize bounds the compiled size from above, so
+// MaxRegexpSize bounds what is compiled.
+func TestProgSize(t *testing.T) {
+	for _, s := range []string{
+		"", "a", "mlx5_core", "eth[0-9]+", "(?i)eth0", "a{1,1000}", "a{1000}", "a{3,}", "(ab|cd){2,5}x*",
+		"(?P<queue>[0-9]+)$", "((a{2,3}){4,5}){6,7}", "[^a-z]|\\pL+|.", "a{0}", "(a|b|c|d|e)?",
+	} {
+		re, err := syntax.Parse(s, syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		anchored, err := syntax.Parse("^(?:"+s+")$", syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog, err := syntax.Compile(anchored.Simplify())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := regexpCost + progSize(re); got < len(prog.Inst) {
+			t.Errorf("%q: estimate %d, compiled to %d instructions", s, got, len(prog.Inst))
+		}
+	}
+}
+
+func TestParseRegexpBudget(t *testing.T) {
+	// Each a{1,1000} is about 2000 instructions: about 100 fit.
+	input := "devices:\n" + strings.Repeat("  - {match: {driver: 'a{1,1000}'}}\n", 200)
+	_, err := Parse(testFile, []byte(input))
+	if err == nil {
+		t.Fatal("Parse succeeded")
+	}
+	first := strings.SplitN(err.Error(), "\n", 2)[0]
+	if !strings.Contains(first, `.match.driver: regexp "a{1,1000}" is too large: with the regexps before it, it compiles to more than 200000 instructions`) {
+		t.Errorf("got %v", err)
+	}
+	// Aliases share one compiled regexp: they cost nothing more.
+	input = "devices:\n  - {match: {driver: &re 'a{1,1000}'}}\n" + strings.Repeat("  - {match: {driver: *re}}\n", 1000)
+	if _, err := Parse(testFile, []byte(input)); err != nil {
+		t.Errorf("aliased regexps: %v", err)
+	}
+}
+
+func TestParseMaxRules(t *testing.T) {
+	rule := "  - {match: {driver: d}}\n"
+	if c, err := Parse(testFile, []byte("devices:\n"+strings.Repeat(rule, MaxRules))); err != nil || len(c.Devices) != MaxRules {
+		t.Errorf("%d rules: %v", MaxRules, err)
+	}
+	_, err := Parse(testFile, []byte("devices:\n"+strings.Repeat(rule, MaxRules+1)))
+	if want := fmt.Sprintf("%s:2: devices: %d rules is more than the limit of %d (want at most %d rules)", testFile, MaxRules+1, MaxRules, MaxRules); err == nil || err.Error() != want {
+		t.Errorf("error\n got %v\nwant %s", err, want)
 	}
 }

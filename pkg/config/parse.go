@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
@@ -231,6 +232,9 @@ type parser struct {
 	errs    []*Error
 	dropped int
 	memo    map[memoKey]any
+	// regexpSize is the size of the regexps compiled so far, for
+	// MaxRegexpSize.
+	regexpSize int
 }
 
 func (p *parser) errorf(n *yaml.Node, path string, cause error, format string, args ...any) {
@@ -517,20 +521,74 @@ func (p *parser) cpuList(n *yaml.Node, path string) (cpumask.Mask, bool) {
 
 // anchored compiles the user's re to match whole strings only.
 func (p *parser) anchored(n *yaml.Node, path string) (*regexp.Regexp, bool) {
+	const want = "a Go regexp"
 	s, ok := p.str(n, path, "a regexp string")
-	if !ok {
-		return nil, false
-	}
-	if _, err := regexp.Compile(s); err != nil {
-		p.errorf(n, path, err, "invalid regexp %q: %v (want a Go regexp)", s, err)
+	if !ok || !p.regexpFits(n, path, s, want) {
 		return nil, false
 	}
 	re, err := regexp.Compile("^(?:" + s + ")$")
 	if err != nil {
-		p.errorf(n, path, err, "invalid regexp %q: %v (want a Go regexp)", s, err)
+		p.errorf(n, path, err, "invalid regexp %q: %v (want %s)", s, err, want)
 		return nil, false
 	}
 	return re, true
+}
+
+// MaxRegexpSize bounds the total size of the config's regexps, in
+// compiled instructions. Go's regexps run in linear time, but compiling
+// one costs time and memory in proportion to its expanded size, and a
+// repeat such as a{1,1000} expands 8 bytes into 1000 instructions: a
+// 1 MiB file of such rules took 90 s and 50 GB of allocations to parse.
+// Each regexp also counts regexpCost for its fixed cost. A rule's regexp
+// is typically 10 to 50 instructions; a config of a hundred rules uses a
+// few percent of the limit.
+const MaxRegexpSize = 200_000
+
+const regexpCost = 20
+
+// regexpFits reports whether s is a valid regexp that fits in what is
+// left of MaxRegexpSize, and takes its size from that. It reports an
+// error otherwise. It parses s without compiling it, so an oversized
+// regexp is never expanded.
+func (p *parser) regexpFits(n *yaml.Node, path, s, want string) bool {
+	re, err := syntax.Parse(s, syntax.Perl)
+	if err != nil {
+		p.errorf(n, path, err, "invalid regexp %q: %v (want %s)", s, err, want)
+		return false
+	}
+	size := regexpCost + progSize(re)
+	if p.regexpSize+size > MaxRegexpSize {
+		p.errorf(n, path, nil, "regexp %q is too large: with the regexps before it, it compiles to more than %d instructions (want fewer or simpler regexps, such as smaller {n,m} repeats)", s, MaxRegexpSize)
+		return false
+	}
+	p.regexpSize += size
+	return true
+}
+
+// progSize estimates, from above, the number of instructions re compiles
+// to, saturating at 1<<30. Its cost is linear in the size of the parsed
+// tree, which syntax.Parse keeps compact (a repeat is one node).
+func progSize(re *syntax.Regexp) int {
+	const limit = 1 << 30
+	n := 1
+	switch re.Op {
+	case syntax.OpLiteral:
+		n = len(re.Rune) // one instruction a rune
+	case syntax.OpRepeat:
+		// x{n,m} is m copies, each optional one behind a split;
+		// x{n,} is n copies and a star.
+		times := max(re.Max, re.Min+1, 1)
+		sub := progSize(re.Sub[0]) + 1
+		if sub > limit/times {
+			return limit
+		}
+		n = sub * times
+	default:
+		for _, sub := range re.Sub {
+			n += progSize(sub)
+		}
+	}
+	return min(n, limit)
 }
 
 func (p *parser) config(root *yaml.Node, c *Config) {
@@ -598,12 +656,22 @@ func (p *parser) listen(n *yaml.Node, path, addr string) {
 	}
 }
 
+// MaxRules bounds the number of device rules. A machine has a few dozen
+// devices, and the planner tries every rule on every device; the bound
+// also keeps aliases from multiplying a rule into hundreds of thousands
+// of copies.
+const MaxRules = 5000
+
 func (p *parser) devices(n *yaml.Node, path string) []Rule {
 	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
 		return nil // "devices:" with every rule commented out
 	}
 	if n.Kind != yaml.SequenceNode {
 		p.wrongType(n, path, "a list of rules")
+		return nil
+	}
+	if len(n.Content) > MaxRules {
+		p.errorf(n, path, nil, "%d rules is more than the limit of %d (want at most %d rules)", len(n.Content), MaxRules, MaxRules)
 		return nil
 	}
 	rules := make([]Rule, 0, len(n.Content))
@@ -731,7 +799,7 @@ func (p *parser) node(n *yaml.Node, path string) *int {
 func (p *parser) queueRegex(n *yaml.Node, path string) *regexp.Regexp {
 	const want = `a Go regexp with a group named "queue", such as "-(?P<queue>[0-9]+)$"`
 	s, ok := p.str(n, path, want)
-	if !ok {
+	if !ok || !p.regexpFits(n, path, s, want) {
 		return nil
 	}
 	re, err := regexp.Compile(s)
