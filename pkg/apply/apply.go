@@ -24,6 +24,9 @@ type Options struct {
 	// Sleep waits between retries; nil means a timer that returns early
 	// when the context is done. Tests inject one that only records.
 	Sleep func(time.Duration)
+	// Progress, if set, is called after every write attempt, so a long
+	// Apply can tell a watchdog it is moving.
+	Progress func()
 }
 
 // Defaults filled in by New.
@@ -225,6 +228,9 @@ func (a *Applier) write(ctx context.Context, irq int, name string, m cpumask.Mas
 	backoff := a.opts.Backoff
 	for attempt := 0; ; attempt++ {
 		err := a.w.WriteAffinity(irq, m)
+		if a.opts.Progress != nil {
+			a.opts.Progress()
+		}
 		a.log.Debug("wrote IRQ affinity", zap.Int("irq", irq), zap.String("name", name), zap.Stringer("mask", m),
 			zap.Int("attempt", attempt+1), zap.Error(err))
 		if err == nil || !retryable(err) || attempt >= a.opts.Retries || !a.sleep(ctx, backoff) {

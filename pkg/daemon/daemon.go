@@ -62,6 +62,9 @@ type Daemon struct {
 	store   state.Store
 	applier *apply.Applier
 	metrics *metrics.Metrics
+	// progress is when the daemon last made progress (UnixNano), for the
+	// watchdog.
+	progress atomic.Int64
 }
 
 type nopNotifier struct{}
@@ -87,7 +90,7 @@ func New(opts Options) (*Daemon, error) {
 		return nil, err
 	}
 	d.cfg.Store(cfg)
-	d.applier = apply.New(opts.Writer, opts.Log, apply.Options{DryRun: opts.DryRun})
+	d.applier = apply.New(opts.Writer, opts.Log, apply.Options{DryRun: opts.DryRun, Progress: d.alive})
 	d.metrics = metrics.New(&d.store, metrics.Options{PerIRQ: cfg.MetricsPerIRQ, Log: opts.Log,
 		StaleAfter: 2 * cfg.ResyncInterval})
 	d.metrics.ConfigReload(true, time.Now())
@@ -122,6 +125,7 @@ func (d *Daemon) Metrics() *metrics.Metrics { return d.metrics }
 // labels the round; first, when not zero, is when the event that caused
 // it arrived. A round that cannot read the machine publishes nothing.
 func (d *Daemon) Round(ctx context.Context, trigger string, first time.Time) (*state.State, error) {
+	d.alive()
 	p, err := state.Plan(d.roots, d.Config(), d.applier.Refusals())
 	if err != nil {
 		d.metrics.RoundFailed(trigger, p.Read, err)

@@ -264,7 +264,10 @@ func (r *recorder) Notify(s string) {
 	r.mu.Lock()
 	r.states = append(r.states, s)
 	r.mu.Unlock()
-	r.ch <- s
+	select {
+	case r.ch <- s:
+	default: // nobody waits for states now; states keeps them all
+	}
 }
 
 // waitFor waits for a state starting with prefix.

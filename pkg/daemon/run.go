@@ -43,6 +43,7 @@ func (d *Daemon) Run(ctx context.Context, sighup <-chan os.Signal) error {
 	defer wg.Wait()
 	defer cancel()
 	d.startHints(ctx, &wg, w, sighup)
+	idle := d.startWatchdog(ctx, &wg)
 
 	// The first round runs before the watcher so nothing it does is
 	// mistaken for an event; events arriving meanwhile queue in the
@@ -56,8 +57,6 @@ func (d *Daemon) Run(ctx context.Context, sighup <-chan os.Signal) error {
 	})
 	d.serveHTTP(ctx, &wg, ln)
 
-	watchdog, stopWatchdog := watchdogTicks()
-	defer stopWatchdog()
 	for {
 		select {
 		case <-ctx.Done():
@@ -73,8 +72,8 @@ func (d *Daemon) Run(ctx context.Context, sighup <-chan os.Signal) error {
 			} else {
 				d.roundAndReport(ctx, t.Label(), t.First)
 			}
-		case <-watchdog:
-			d.opts.Notify.Notify(daemon.SdNotifyWatchdog)
+		case <-idle:
+			d.alive()
 		}
 	}
 }
@@ -152,17 +151,6 @@ func (d *Daemon) serveHTTP(ctx context.Context, wg *sync.WaitGroup, ln net.Liste
 			d.log.Error("metrics server stopped", zap.Error(err))
 		}
 	})
-}
-
-// watchdogTicks ticks at half systemd's WatchdogSec, or never outside
-// systemd's watchdog.
-func watchdogTicks() (<-chan time.Time, func()) {
-	interval, err := daemon.SdWatchdogEnabled(false)
-	if err != nil || interval <= 0 {
-		return nil, func() {}
-	}
-	t := time.NewTicker(interval / 2)
-	return t.C, t.Stop
 }
 
 // roundAndReport runs the rounds for one trigger and updates STATUS=.
