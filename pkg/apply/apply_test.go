@@ -514,3 +514,16 @@ func TestCancelStopsBackoff(t *testing.T) {
 		checkCalls(t, w.reset())
 	})
 }
+
+// TestProgressPerWrite: Progress is called after every write attempt,
+// retries included, so a watchdog sees a long Apply move.
+func TestProgressPerWrite(t *testing.T) {
+	w := &fakeWriter{errs: map[int][]error{45: {syscall.EBUSY, syscall.EBUSY}}}
+	rec := &recorder{}
+	calls := 0
+	a := apply.New(w, zap.NewNop(), apply.Options{Sleep: rec.sleep, Progress: func() { calls++ }})
+	a.Apply(context.Background(), plan(order8, irq(t, 45, "q0", "0-7", "3"), irq(t, 46, "q1", "0-7", "4"), irq(t, 47, "q2", "5", "5")))
+	if want := len(w.calls); calls != want || want != 4 {
+		t.Errorf("Progress called %d times for %d write attempts, want 4 and 4", calls, want)
+	}
+}
