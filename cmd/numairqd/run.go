@@ -12,6 +12,7 @@ import (
 	sd "github.com/coreos/go-systemd/v22/daemon"
 	"go.uber.org/zap"
 
+	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/daemon"
 )
 
@@ -43,6 +44,10 @@ func runDaemon(args []string, stderr io.Writer) int {
 	}
 	if fl.NArg() > 0 {
 		fmt.Fprintf(stderr, "numairqd run: unexpected argument %q\n", fl.Arg(0))
+		return 2
+	}
+	if err := config.CheckListen(*listen); err != nil {
+		fmt.Fprintf(stderr, "numairqd run: --listen: %v\n", err)
 		return 2
 	}
 	log, err := newLogger(*logLevel, *logFormat)

@@ -36,6 +36,12 @@ func TestRunBadConfigAndFlags(t *testing.T) {
 	if code, _, stderr := runCmd("run", "--log.level", "loud"); code != 2 || !strings.Contains(stderr, "loud") {
 		t.Errorf("bad level: exit %d, stderr %q", code, stderr)
 	}
+	if code, _, stderr := runCmd("run", "--listen", "localhost"); code != 2 || !strings.Contains(stderr, `--listen: invalid address "localhost": missing port in address`) {
+		t.Errorf("bad --listen: exit %d, stderr %q", code, stderr)
+	}
+	if code, _, stderr := runCmd("run", "--listen", "127.0.0.1:http"); code != 2 || !strings.Contains(stderr, `port "http" is not a number`) {
+		t.Errorf("bad --listen port: exit %d, stderr %q", code, stderr)
+	}
 	if code, _, _ := runCmd("--no-such-flag"); code != 2 {
 		t.Errorf("unknown flag without a command: exit %d, want 2", code)
 	}

@@ -639,8 +639,17 @@ func (p *parser) config(root *yaml.Node, c *Config) {
 }
 
 func (p *parser) listen(n *yaml.Node, path, addr string) {
+	if err := CheckListen(addr); err != nil {
+		p.errorf(n, path, errors.Unwrap(err), "%s", err)
+	}
+}
+
+// CheckListen validates a metrics/HTTP address as the config's listen
+// key and the --listen flag take it: host:port with a numeric port, or
+// "" for none. The error says what is wrong and what is wanted.
+func CheckListen(addr string) error {
 	if addr == "" {
-		return
+		return nil
 	}
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -648,13 +657,23 @@ func (p *parser) listen(n *yaml.Node, path, addr string) {
 		if ae, ok := err.(*net.AddrError); ok {
 			why = ae.Err
 		}
-		p.errorf(n, path, err, "invalid address %q: %s (want %s)", addr, why, wantListen)
-		return
+		return &listenError{fmt.Sprintf("invalid address %q: %s (want %s)", addr, why, wantListen), err}
 	}
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
-		p.errorf(n, path, err, "invalid address %q: port %q is not a number from 0 to 65535 (want %s)", addr, port, wantListen)
+		return &listenError{fmt.Sprintf("invalid address %q: port %q is not a number from 0 to 65535 (want %s)", addr, port, wantListen), err}
 	}
+	return nil
 }
+
+// listenError is CheckListen's error: its message, and the net or
+// strconv error beneath it.
+type listenError struct {
+	msg string
+	err error
+}
+
+func (e *listenError) Error() string { return e.msg }
+func (e *listenError) Unwrap() error { return e.err }
 
 // MaxRules bounds the number of device rules. A machine has a few dozen
 // devices, and the planner tries every rule on every device; the bound
