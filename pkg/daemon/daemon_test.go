@@ -457,3 +457,56 @@ func TestConfigSymlinkSwapReloads(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReloadHostileConfigs: a config path that becomes a FIFO, or a
+// symlink to /dev/zero, is rejected on SIGHUP without blocking or
+// reading without end: the old config stays in force, rounds go on,
+// and cancelling (SIGTERM in the command) stops Run within 5 s.
+func TestReloadHostileConfigs(t *testing.T) {
+	tree := fixture(t)
+	path := filepath.Join(t.TempDir(), "numairqd.yaml")
+	writeFile(t, path, "listen: \"\"\nresync_interval: 1s\nbanned_cpus: 7\n")
+	rec := newRecorder()
+	d := newDaemon(t, tree, &fileWriter{proc: tree.Proc()}, path, func(o *Options) { o.Notify = rec })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hup := make(chan os.Signal, 1)
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx, hup) }()
+	rec.waitFor(t, "READY=1")
+
+	for _, hostile := range []struct {
+		name string
+		make func() error
+	}{
+		{"fifo", func() error { return syscall.Mkfifo(path, 0o644) }},
+		{"/dev/zero", func() error { return os.Symlink("/dev/zero", path) }},
+	} {
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+		if err := hostile.make(); err != nil {
+			t.Fatal(err)
+		}
+		hup <- syscall.SIGHUP
+		if s := rec.waitFor(t, "READY=1\nSTATUS=config rejected"); !strings.Contains(s, path) {
+			t.Errorf("%s: rejection %q does not name %s", hostile.name, s, path)
+		}
+		if got := d.Config().BannedCPUs.String(); got != "7" {
+			t.Errorf("%s: banned_cpus %q after the rejected reload, want the old 7", hostile.name, got)
+		}
+		resyncs := counter(t, d, "numairqd_rounds_total", "trigger", "resync")
+		eventually(t, hostile.name+": a resync round after the rejected reload", func() bool {
+			return counter(t, d, "numairqd_rounds_total", "trigger", "resync") > resyncs
+		})
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not stop within 5 s of cancel")
+	}
+}
