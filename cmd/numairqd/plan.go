@@ -60,6 +60,9 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	p := planned.Plan
+	for _, q := range p.Unplaced() {
+		fmt.Fprintf(stderr, "numairqd plan: warning: IRQ %d (%s) could not be placed: %s\n", q.Number, q.Name, q.Reason)
+	}
 	if *format == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

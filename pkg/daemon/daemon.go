@@ -148,9 +148,14 @@ func (d *Daemon) logRound(st *state.State) {
 		d.log.Warn("online CPUs changed while reading; planned on the last read",
 			zap.Stringer("sysfs_online", st.Snapshot.Online()), zap.Stringer("interrupts_cpus", st.Inventory.CPUs))
 	}
-	if n := st.Plan.NoCPU(); n > 0 {
-		d.log.Warn("IRQs left where they are: no allowed CPU for them (every CPU offline, banned or isolated, or none of a pinned rule's CPUs)",
-			zap.Int("irqs", n), zap.Stringer("allowed", st.Plan.Allowed))
+	if un := st.Plan.Unplaced(); len(un) > 0 {
+		// The first few reasons: each names the file or the lack of CPUs.
+		var why []string
+		for _, q := range un[:min(len(un), 5)] {
+			why = append(why, fmt.Sprintf("IRQ %d: %s", q.Number, q.Reason))
+		}
+		d.log.Warn("IRQs left where they are: they could not be placed", zap.Int("irqs", len(un)),
+			zap.Stringer("allowed", st.Plan.Allowed), zap.Strings("first", why))
 	}
 	res := st.Apply
 	level := zap.DebugLevel
@@ -208,7 +213,8 @@ func (d *Daemon) settle(ctx context.Context, trigger string, first time.Time) (*
 
 // Oneshot runs one round (with settle's re-plans) and reports an error
 // when an IRQ that is not managed by the kernel could not be placed:
-// its write failed, or no allowed CPU was left for it.
+// its write failed, no allowed CPU was left for it, or its files were
+// unreadable.
 func (d *Daemon) Oneshot(ctx context.Context) error {
 	st, err := d.settle(ctx, "startup", time.Time{})
 	if err != nil {
@@ -217,8 +223,8 @@ func (d *Daemon) Oneshot(ctx context.Context) error {
 	if n := len(st.Apply.Failed); n > 0 {
 		return fmt.Errorf("%d IRQs could not be placed (%s)", n, failedSummary(st.Apply.Failed))
 	}
-	if n := st.Plan.NoCPU(); n > 0 {
-		return fmt.Errorf("%d IRQs could not be placed: no allowed CPU (allowed: %q)", n, st.Plan.Allowed)
+	if un := st.Plan.Unplaced(); len(un) > 0 {
+		return fmt.Errorf("%d IRQs could not be placed (IRQ %d: %s)", len(un), un[0].Number, un[0].Reason)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -216,16 +217,16 @@ func TestOneshotFailsWithoutAllowedCPU(t *testing.T) {
 	core, logs := observer.New(zap.WarnLevel)
 	d := newDaemon(t, tree, w, path, func(o *Options) { o.Log = zap.New(core) })
 	err := d.Oneshot(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "IRQs could not be placed: no allowed CPU") {
+	if err == nil || !strings.Contains(err.Error(), "IRQs could not be placed (IRQ ") || !strings.Contains(err.Error(), "no allowed CPU") {
 		t.Fatalf("Oneshot = %v, want no allowed CPU", err)
 	}
 	if w.writes() != 0 {
 		t.Errorf("%d writes with every CPU banned", w.writes())
 	}
-	if logs.FilterMessageSnippet("no allowed CPU").Len() != 1 {
+	if logs.FilterMessageSnippet("could not be placed").Len() != 1 {
 		t.Errorf("no warning about the IRQs without a CPU: %v", logs.All())
 	}
-	if d.State().Plan.NoCPU() == 0 {
+	if len(d.State().Plan.Unplaced()) == 0 {
 		t.Error("plan has no IRQ marked NoCPU")
 	}
 }
@@ -508,5 +509,55 @@ func TestReloadHostileConfigs(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Run did not stop within 5 s of cancel")
+	}
+}
+
+// TestOneBadIRQFileDegradesOnlyThatIRQ: a garbage or unreadable
+// /proc/irq/N file leaves IRQ N alone, counted failed and named in a
+// warning; every other IRQ is placed in the same round.
+func TestOneBadIRQFileDegradesOnlyThatIRQ(t *testing.T) {
+	for name, corrupt := range map[string]func(tree *fakesys.Tree){
+		"garbage": func(tree *fakesys.Tree) { tree.WriteFile("proc/irq/25/smp_affinity_list", "4-x\n") },
+		"empty":   func(tree *fakesys.Tree) { tree.WriteFile("proc/irq/25/smp_affinity_list", "\n") },
+		"fifo": func(tree *fakesys.Tree) {
+			tree.Remove("proc/irq/25/effective_affinity_list")
+			if err := syscall.Mkfifo(tree.Path("proc/irq/25/effective_affinity_list"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tree := fixture(t)
+			corrupt(tree)
+			w := &fileWriter{proc: tree.Proc()}
+			core, logs := observer.New(zap.WarnLevel)
+			d := newDaemon(t, tree, w, "", func(o *Options) { o.Log = zap.New(core) })
+			st, err := d.Round(context.Background(), "startup", time.Time{})
+			if err != nil {
+				t.Fatalf("Round failed on one IRQ's file: %v", err)
+			}
+			if st.Apply.Written != 12 || affinity(t, tree, 26) != "4" {
+				t.Errorf("wrote %d (IRQ 26 on %s), want the 12 other IRQs placed, 26 on 4", st.Apply.Written, affinity(t, tree, 26))
+			}
+			warn := logs.FilterMessageSnippet("could not be placed").All()
+			if len(warn) != 1 || !strings.Contains(fmt.Sprint(warn[0].ContextMap()["first"]), tree.Path("proc/irq/25/")) {
+				t.Errorf("warnings %v do not name IRQ 25's file", logs.All())
+			}
+			var failed float64
+			mfs, _ := d.Metrics().Gatherer().Gather()
+			for _, mf := range mfs {
+				for _, m := range mf.GetMetric() {
+					if mf.GetName() == "numairqd_irqs" && m.GetLabel()[2].GetValue() == "failed" {
+						failed += m.GetGauge().GetValue()
+					}
+				}
+			}
+			if failed != 1 {
+				t.Errorf("numairqd_irqs{state=failed} = %v, want 1", failed)
+			}
+			if err := d.Oneshot(context.Background()); err == nil || !strings.Contains(err.Error(), "IRQ 25") {
+				t.Errorf("Oneshot = %v, want IRQ 25 reported unplaced", err)
+			}
+		})
 	}
 }

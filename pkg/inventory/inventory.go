@@ -66,6 +66,10 @@ type IRQ struct {
 	// (managed or otherwise unsteerable IRQ), found before any write.
 	Managed       bool
 	ManagedReason string
+	// Unreadable says why the IRQ's /proc/irq/N files could not be read
+	// or parsed, naming the file; "" when they could. Such an IRQ is
+	// listed, so it is reported, but its masks are not known.
+	Unreadable string
 	// Device is the BDF of the owning PCI device, "" for none. A legacy
 	// INTx line shared by several devices belongs to the lowest BDF.
 	// What an IRQ does for its device (queue or control) is the
@@ -167,7 +171,9 @@ func (fsys FS) Read() (*Inventory, error) {
 		}
 		ok, err := r.read(&irq)
 		if err != nil {
-			return nil, err
+			// One IRQ's bad files never stop the machine: it is kept,
+			// marked, and left alone by the planner.
+			irq.Unreadable, ok = err.Error(), true
 		}
 		if ok {
 			markDriverManaged(&irq)

@@ -16,7 +16,7 @@ const (
 	statePlaced  = "placed"  // planned, and not failed in the last round
 	stateManaged = "managed" // kernel-managed: never touched
 	stateIgnored = "ignored" // left alone by the plan
-	stateFailed  = "failed"  // planned but the last write failed, or no allowed CPU for it
+	stateFailed  = "failed"  // the last write failed, no allowed CPU was left, or its files were unreadable
 )
 
 var states = [...]string{statePlaced, stateManaged, stateIgnored, stateFailed}
@@ -141,7 +141,7 @@ func irqState(q policy.IRQ, failed map[int]apply.Kind) string {
 	if q.Managed {
 		return stateManaged
 	}
-	if q.NoCPU {
+	if q.NoCPU || q.Unreadable {
 		return stateFailed
 	}
 	if q.LeftAlone() {

@@ -29,17 +29,18 @@ type DeviceDoc struct {
 // IRQDoc is one IRQ of a DeviceDoc. Queue is null for a control IRQ;
 // Planned is "" when the IRQ is left alone.
 type IRQDoc struct {
-	IRQ      int    `json:"irq"`
-	Name     string `json:"name"`
-	Role     string `json:"role"`
-	Queue    *int   `json:"queue"`
-	Managed  bool   `json:"managed"`
-	Current  string `json:"current"`
-	Planned  string `json:"planned"`
-	Hop      int    `json:"hop"`
-	Distance int    `json:"distance"`
-	NoCPU    bool   `json:"no_cpu"`
-	Reason   string `json:"reason"`
+	IRQ        int    `json:"irq"`
+	Name       string `json:"name"`
+	Role       string `json:"role"`
+	Queue      *int   `json:"queue"`
+	Managed    bool   `json:"managed"`
+	Current    string `json:"current"`
+	Planned    string `json:"planned"`
+	Hop        int    `json:"hop"`
+	Distance   int    `json:"distance"`
+	NoCPU      bool   `json:"no_cpu"`
+	Unreadable bool   `json:"unreadable"`
+	Reason     string `json:"reason"`
 }
 
 // Doc returns the JSON form of p.
@@ -53,7 +54,7 @@ func (p *Plan) Doc() Doc {
 		}
 		for _, q := range d.IRQs {
 			qd := IRQDoc{IRQ: q.Number, Name: q.Name, Role: q.Role.String(), Managed: q.Managed,
-				Current: q.Current.String(), Planned: q.Planned.String(), Hop: q.Hop, Distance: q.Distance, NoCPU: q.NoCPU, Reason: q.Reason}
+				Current: q.Current.String(), Planned: q.Planned.String(), Hop: q.Hop, Distance: q.Distance, NoCPU: q.NoCPU, Unreadable: q.Unreadable, Reason: q.Reason}
 			if q.Queue >= 0 {
 				queue := q.Queue
 				qd.Queue = &queue

@@ -62,6 +62,9 @@ type IRQ struct {
 	// Hop and Distance place CPU relative to the device's node: the hop
 	// level and node distance; -1 when not a single-CPU placement.
 	Hop, Distance int
+	// Unreadable is set on an IRQ left alone because its own
+	// /proc/irq/N files could not be read (Reason names the file).
+	Unreadable bool
 	// NoCPU is set on an IRQ left alone because its device's policy
 	// found no allowed CPU for it (every CPU offline, banned or
 	// isolated, or none of a pinned rule's CPUs allowed): an IRQ the
@@ -70,6 +73,10 @@ type IRQ struct {
 	// Reason says why, for logs and `numairqd plan`.
 	Reason string
 }
+
+// handsOff reports whether the planner must not place q: the kernel
+// owns it, or its files could not be read.
+func (q IRQ) handsOff() bool { return q.Managed || q.Unreadable }
 
 // LeftAlone reports whether the plan does not touch the IRQ.
 func (q IRQ) LeftAlone() bool { return q.Planned.IsEmpty() }
@@ -192,6 +199,8 @@ func (pl *planner) device(d Device, rule *config.Rule, irqs []inventory.IRQ, cla
 			Current: q.Affinity, CPU: -1, Hop: -1, Distance: -1}
 		if managed, why := pl.managed(q); managed {
 			d.IRQs[i].Managed, d.IRQs[i].Reason = true, "managed by the kernel: "+why
+		} else if q.Unreadable != "" {
+			d.IRQs[i].Unreadable, d.IRQs[i].Reason = true, "left alone, files unreadable: "+q.Unreadable
 		}
 	}
 	queues := queueIndices(d.IRQs)
@@ -246,7 +255,7 @@ func (pl *planner) device(d Device, rule *config.Rule, irqs []inventory.IRQ, cla
 	control := pl.controlMask(d.Node)
 	for i := range d.IRQs {
 		q := &d.IRQs[i]
-		if q.Managed {
+		if q.handsOff() {
 			continue
 		}
 		if q.Role == RoleQueue {
@@ -278,7 +287,7 @@ func (pl *planner) pinned(d *Device, cpus cpumask.Mask) {
 	}
 	d.Order = m.CPUs()
 	for i := range d.IRQs {
-		if q := &d.IRQs[i]; !q.Managed {
+		if q := &d.IRQs[i]; !q.handsOff() {
 			q.Planned = m
 			q.Reason = fmt.Sprintf("pinned to %s by %s", m, orDefault(d.Rule))
 		}
@@ -289,7 +298,7 @@ func (pl *planner) pinned(d *Device, cpus cpumask.Mask) {
 // want of an allowed CPU.
 func (pl *planner) leaveAll(d *Device, noCPU bool, why string) {
 	for i := range d.IRQs {
-		if q := &d.IRQs[i]; !q.Managed {
+		if q := &d.IRQs[i]; !q.handsOff() {
 			q.Reason, q.NoCPU = why, noCPU
 		}
 	}
@@ -358,7 +367,7 @@ func coreSlots(s *topology.Snapshot, rings [][]int) []cpumask.Mask {
 func queueIndices(irqs []IRQ) []int {
 	var qs []int
 	for _, q := range irqs {
-		if q.Role == RoleQueue && !q.Managed {
+		if q.Role == RoleQueue && !q.handsOff() {
 			qs = append(qs, q.Queue)
 		}
 	}
@@ -384,18 +393,18 @@ func maskWord(m cpumask.Mask, mode config.MaskMode) string {
 	return "CPU " + m.String()
 }
 
-// NoCPU counts the IRQs the plan could not place for want of an allowed
-// CPU (IRQ.NoCPU).
-func (p *Plan) NoCPU() int {
-	n := 0
+// Unplaced returns the IRQs the plan could not place: for want of an
+// allowed CPU (IRQ.NoCPU) or because their files were unreadable.
+func (p *Plan) Unplaced() []IRQ {
+	var out []IRQ
 	for _, d := range p.Devices {
 		for _, q := range d.IRQs {
-			if q.NoCPU {
-				n++
+			if q.NoCPU || q.Unreadable {
+				out = append(out, q)
 			}
 		}
 	}
-	return n
+	return out
 }
 
 // Summary counts the plan's IRQs by state, for logs and STATUS=.
