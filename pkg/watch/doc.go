@@ -1,13 +1,19 @@
-// Package watch turns kernel events into coalesced "re-read everything"
-// triggers for the daemon's apply loop.
+// Package watch turns kernel events into coalesced triggers for the
+// daemon's apply loop, each saying how much of the machine to re-read.
 //
 // Events are hints, never state (the tailscale netmon pattern): a pump
 // goroutine per netlink socket turns each message it trusts into a
 // hint with a Cause (CauseUevent, CauseLink, CauseLost), a debounced
 // loop merges the hints of a burst into one Trigger that counts them by
-// cause, and the consumer re-reads the whole topology and IRQ state
-// when it receives one. A periodic resync (CauseResync) catches what no
-// event announces (most NICs request their IRQs at ifup or on
+// cause, and the consumer re-reads the state when it receives one.
+//
+// A Trigger's Scope, the widest of its hints', lets a round re-read only
+// what the events can have changed: cpu, node and memory uevents ask
+// for the CPUs (ScopeCPU), pci and net uevents and link events for the
+// devices too (ScopeDevices), and everything else for all of it afresh
+// (ScopeAll), which is also the zero value. A periodic resync
+// (CauseResync) is the safety net: it reads everything, and so catches
+// what no event announces (most NICs request their IRQs at ifup or on
 // ethtool -L, and no uevent exists for request_irq). The daemon
 // injects its own causes with Hint (CauseSIGHUP, CauseConfig), so that
 // reloads and kernel events enter its loop the same way: Trigger.Reload

@@ -263,9 +263,9 @@ func TestNetnsWatcher(t *testing.T) {
 	injectUevent(t, cpu5Offline)
 	setLoopbackUp(t, true)
 
-	got := map[Cause]int{}
+	var got Trigger // every trigger merged
 	timeout := time.After(10 * time.Second)
-	for got[CauseUevent] == 0 || got[CauseLink] == 0 {
+	for got.Causes[CauseUevent] == 0 || got.Causes[CauseLink] == 0 {
 		select {
 		case tr := <-w.Triggers():
 			if time.Since(tr.First) < 0 {
@@ -274,22 +274,26 @@ func TestNetnsWatcher(t *testing.T) {
 			if tr.Reload() {
 				t.Errorf("kernel events %v ask for a reload", tr.Causes)
 			}
-			mergeCauses(got, tr.Causes)
+			got.merge(tr)
 		case <-timeout:
-			t.Fatalf("causes so far %v, want uevent and link", got)
+			t.Fatalf("causes so far %v, want uevent and link", got.Causes)
 		}
 	}
 	// The netns sees no host uevent: the one uevent hint is cpu5's
 	// offline, and the spoofed pci/remove is dropped, not counted.
-	if got[CauseUevent] != 1 {
-		t.Errorf("causes = %v, want the one kernel uevent", got)
+	if got.Causes[CauseUevent] != 1 {
+		t.Errorf("causes = %v, want the one kernel uevent", got.Causes)
+	}
+	// cpu offline and a link going up: the link's devices scope.
+	if got.Scope != ScopeDevices {
+		t.Errorf("Scope = %v, want devices", got.Scope)
 	}
 	wantStats(t, w.Stats(),
 		map[UeventKind]uint64{{"cpu", "offline"}: 1},
 		map[string]uint64{"not_kernel": 1},
 		map[string]uint64{})
 	s := w.Stats()
-	t.Logf("causes %v; uevents %v, dropped %v, overflows %v", got, nonZero(s.Uevents), nonZero(s.Dropped), nonZero(s.Overflows))
+	t.Logf("causes %v; uevents %v, dropped %v, overflows %v", got.Causes, nonZero(s.Uevents), nonZero(s.Dropped), nonZero(s.Overflows))
 }
 
 // TestNetnsWatcherOverflow floods a tiny receive buffer before Run: the
@@ -319,17 +323,17 @@ func TestNetnsWatcherOverflow(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	got := map[Cause]int{}
+	var got Trigger // every trigger merged
 	timeout := time.After(10 * time.Second)
-	for got[CauseLost] == 0 {
+	for got.Causes[CauseLost] == 0 {
 		select {
 		case tr := <-w.Triggers():
-			mergeCauses(got, tr.Causes)
-			if tr.Causes[CauseLost] > 0 && tr.Label() != "overflow" {
-				t.Errorf("trigger %v labelled %q, want overflow", tr.Causes, tr.Label())
+			got.merge(tr)
+			if tr.Causes[CauseLost] > 0 && (tr.Label() != "overflow" || tr.Scope != ScopeAll) {
+				t.Errorf("trigger %v labelled %q, scope %v; want overflow, all", tr.Causes, tr.Label(), tr.Scope)
 			}
 		case <-timeout:
-			t.Fatalf("causes so far %v, want overflow", got)
+			t.Fatalf("causes so far %v, want overflow", got.Causes)
 		}
 	}
 	s := w.Stats()
@@ -345,13 +349,13 @@ func TestNetnsWatcherOverflow(t *testing.T) {
 	for w.Stats().Uevents[UeventKind{"cpu", "online"}] == before {
 		select {
 		case tr := <-w.Triggers():
-			mergeCauses(got, tr.Causes)
+			got.merge(tr)
 		case <-timeout:
 			t.Fatalf("cpu/online after the overflow never counted; stats %+v", w.Stats())
 		}
 	}
 	s = w.Stats()
-	t.Logf("causes %v; uevents %v, dropped %v, overflows %v", got, nonZero(s.Uevents), nonZero(s.Dropped), nonZero(s.Overflows))
+	t.Logf("causes %v; uevents %v, dropped %v, overflows %v", got.Causes, nonZero(s.Uevents), nonZero(s.Dropped), nonZero(s.Overflows))
 }
 
 // TestUeventConnCloseUnblocks needs no namespace: receiving uevents

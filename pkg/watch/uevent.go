@@ -100,6 +100,17 @@ var interesting = map[string][]string{
 	"net": {"add", "remove", "move"},
 }
 
+// subsystemScope is what an interesting uevent of each subsystem can
+// have changed. A subsystem missing here maps to the zero Scope,
+// ScopeAll.
+var subsystemScope = map[string]Scope{
+	"cpu":    ScopeCPU,
+	"node":   ScopeCPU,
+	"memory": ScopeCPU,
+	"pci":    ScopeDevices,
+	"net":    ScopeDevices,
+}
+
 // Interesting reports whether u can change IRQ placement: cpu
 // online/offline/add/remove, node add/remove/online/offline, memory
 // online/offline, pci add/remove/bind/unbind and net add/remove/move.

@@ -99,13 +99,19 @@ type Options struct {
 	Logf func(format string, args ...any)
 }
 
-// Trigger tells the consumer to re-read the whole state.
+// Trigger tells the consumer that the state may have changed and how
+// much of it to re-read.
 type Trigger struct {
 	// Causes counts the hints merged into this trigger, by cause.
 	Causes map[Cause]int
 	// First is when the first of those hints arrived, for measuring
 	// event-to-applied latency.
 	First time.Time
+	// Scope is the widest scope of the hints merged into this trigger:
+	// cpu, node and memory uevents ask for ScopeCPU, pci and net
+	// uevents and link events for ScopeDevices, anything else for
+	// ScopeAll. The zero value is ScopeAll.
+	Scope Scope
 }
 
 // Reload reports whether the trigger asks for the config to be re-read
@@ -155,12 +161,11 @@ type Watcher struct {
 
 	started atomic.Bool
 
-	mu        sync.Mutex
-	pending   map[Cause]int // hints not yet seen by the loop
-	firstHint time.Time     // arrival of the first of pending
-	stats     Stats
-	degraded  []error
-	logged    map[string]bool
+	mu       sync.Mutex
+	pending  Trigger // hints not yet seen by the loop; nil Causes when none
+	stats    Stats
+	degraded []error
+	logged   map[string]bool
 }
 
 type ueventSource interface {
@@ -202,12 +207,11 @@ func newWatcher(opts Options, openU func(int) (ueventSource, error), openL func(
 		opts.Logf = func(string, ...any) {}
 	}
 	w := &Watcher{
-		opts:    opts,
-		out:     make(chan Trigger, 1),
-		wake:    make(chan struct{}, 1),
-		pending: make(map[Cause]int),
-		stats:   newStats(),
-		logged:  make(map[string]bool),
+		opts:   opts,
+		out:    make(chan Trigger, 1),
+		wake:   make(chan struct{}, 1),
+		stats:  newStats(),
+		logged: make(map[string]bool),
 	}
 	if opts.Uevents {
 		s, err := openU(opts.ReceiveBuffer)
@@ -237,14 +241,20 @@ func (w *Watcher) Triggers() <-chan Trigger { return w.out }
 // Hint injects a hint with cause c (CauseSIGHUP, CauseConfig, ...), so
 // that reloads enter the consumer's loop as kernel events do. It never
 // blocks and is safe from any goroutine; hints given before Run are
-// kept, those after Run returned are ignored.
-func (w *Watcher) Hint(c Cause) {
+// kept, those after Run returned are ignored. Its scope is ScopeDevices
+// for CauseLink and ScopeAll for every other cause: a CauseUevent
+// given here names no subsystem.
+func (w *Watcher) Hint(c Cause) { w.hint(c, causeScope(c)) }
+
+// hint is Hint with the scope the sources know from the event.
+func (w *Watcher) hint(c Cause, s Scope) {
 	now := time.Now()
 	w.mu.Lock()
-	if len(w.pending) == 0 {
-		w.firstHint = now
+	if w.pending.Causes == nil {
+		w.pending = Trigger{Causes: make(map[Cause]int), First: now, Scope: s}
 	}
-	w.pending[c]++
+	w.pending.Causes[c]++
+	w.pending.Scope = wider(w.pending.Scope, s)
 	w.mu.Unlock()
 	select {
 	case w.wake <- struct{}{}:
@@ -325,8 +335,7 @@ func (w *Watcher) Close() error {
 // burst Window after its last hint, or MaxDelay after its first.
 func (w *Watcher) loop(ctx context.Context) {
 	var (
-		burst    map[Cause]int
-		first    time.Time
+		burst    Trigger
 		deadline = time.NewTimer(time.Hour)
 		resync   *time.Timer
 		resyncC  <-chan time.Time
@@ -346,22 +355,18 @@ func (w *Watcher) loop(ctx context.Context) {
 			w.Hint(CauseResync)
 		case <-w.wake:
 			w.mu.Lock()
-			in, inFirst := w.pending, w.firstHint
-			w.pending = make(map[Cause]int)
+			in := w.pending
+			w.pending = Trigger{}
 			w.mu.Unlock()
-			if len(in) == 0 {
+			if in.Causes == nil {
 				continue
 			}
-			if burst == nil {
-				burst, first = in, inFirst
-			} else {
-				mergeCauses(burst, in)
-			}
+			burst.merge(in)
 			now := time.Now()
-			deadline.Reset(min(w.opts.Window, first.Add(w.opts.MaxDelay).Sub(now)))
+			deadline.Reset(min(w.opts.Window, burst.First.Add(w.opts.MaxDelay).Sub(now)))
 		case <-deadline.C:
-			w.emit(Trigger{Causes: burst, First: first})
-			burst = nil
+			w.emit(burst)
+			burst = Trigger{}
 			if resync != nil {
 				resync.Reset(w.opts.Resync)
 			}
@@ -380,19 +385,26 @@ func (w *Watcher) emit(t Trigger) {
 		}
 		select {
 		case old := <-w.out:
-			mergeCauses(t.Causes, old.Causes)
-			if old.First.Before(t.First) {
-				t.First = old.First
-			}
+			t.merge(old)
 		default:
 		}
 	}
 }
 
-func mergeCauses(dst, src map[Cause]int) {
-	for k, v := range src {
-		dst[k] += v
+// merge adds o's hints to t: their counts, the earlier First and the
+// wider Scope. A t without causes becomes o.
+func (t *Trigger) merge(o Trigger) {
+	if t.Causes == nil {
+		*t = o
+		return
 	}
+	for c, n := range o.Causes {
+		t.Causes[c] += n
+	}
+	if o.First.Before(t.First) {
+		t.First = o.First
+	}
+	t.Scope = wider(t.Scope, o.Scope)
 }
 
 func (w *Watcher) pumpUevents(s ueventSource) {
@@ -410,7 +422,7 @@ func (w *Watcher) pumpUevents(s ueventSource) {
 		w.mu.Lock()
 		w.stats.Uevents[UeventKind{u.Subsystem, u.Action}]++
 		w.mu.Unlock()
-		w.Hint(CauseUevent)
+		w.hint(CauseUevent, subsystemScope[u.Subsystem])
 	}
 }
 
