@@ -11,10 +11,12 @@
 // what the events can have changed: cpu, node and memory uevents ask
 // for the CPUs (ScopeCPU), pci and net uevents and link events for the
 // devices too (ScopeDevices), and everything else for all of it afresh
-// (ScopeAll), which is also the zero value. A periodic resync
-// (CauseResync) is the safety net: it reads everything, and so catches
-// what no event announces (most NICs request their IRQs at ifup or on
-// ethtool -L, and no uevent exists for request_irq). The daemon
+// (ScopeAll), which is also the zero value. pci uevents also name their
+// devices (Trigger.Devices), so that the consumer forgets what it
+// cached about them. A periodic resync (CauseResync) is the safety
+// net: it reads everything, and so catches what no event announces
+// (most NICs request their IRQs at ifup or on ethtool -L, and no uevent
+// exists for request_irq). The daemon
 // injects its own causes with Hint (CauseSIGHUP, CauseConfig), so that
 // reloads and kernel events enter its loop the same way: Trigger.Reload
 // tells it to re-read the config, and Trigger.Label names the round in

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -112,7 +113,19 @@ type Trigger struct {
 	// uevents and link events for ScopeDevices, anything else for
 	// ScopeAll. The zero value is ScopeAll.
 	Scope Scope
+	// Devices are the PCI addresses ("0000:41:00.0") that the merged
+	// pci uevents name, sorted and unique, so that the consumer forgets
+	// what it cached about them: a freed and re-requested IRQ must not
+	// be mistaken for the old one. It is not every device that changed
+	// (net uevents and link events name none) and is nil at ScopeAll,
+	// where nothing cached is trusted. Past maxDevices addresses the
+	// list is dropped and the trigger widened to ScopeAll, which bounds
+	// a burst's memory.
+	Devices []string
 }
+
+// maxDevices bounds Trigger.Devices.
+const maxDevices = 256
 
 // Reload reports whether the trigger asks for the config to be re-read
 // (CauseSIGHUP or CauseConfig).
@@ -244,17 +257,21 @@ func (w *Watcher) Triggers() <-chan Trigger { return w.out }
 // kept, those after Run returned are ignored. Its scope is ScopeDevices
 // for CauseLink and ScopeAll for every other cause: a CauseUevent
 // given here names no subsystem.
-func (w *Watcher) Hint(c Cause) { w.hint(c, causeScope(c)) }
+func (w *Watcher) Hint(c Cause) { w.hint(c, causeScope(c), "") }
 
-// hint is Hint with the scope the sources know from the event.
-func (w *Watcher) hint(c Cause, s Scope) {
+// hint is Hint with what the sources know from the event: its scope
+// and the PCI address it names, or "".
+func (w *Watcher) hint(c Cause, s Scope, device string) {
 	now := time.Now()
 	w.mu.Lock()
 	if w.pending.Causes == nil {
 		w.pending = Trigger{Causes: make(map[Cause]int), First: now, Scope: s}
 	}
 	w.pending.Causes[c]++
-	w.pending.Scope = wider(w.pending.Scope, s)
+	w.pending.widen(s)
+	if device != "" {
+		w.pending.addDevice(device)
+	}
 	w.mu.Unlock()
 	select {
 	case w.wake <- struct{}{}:
@@ -391,8 +408,8 @@ func (w *Watcher) emit(t Trigger) {
 	}
 }
 
-// merge adds o's hints to t: their counts, the earlier First and the
-// wider Scope. A t without causes becomes o.
+// merge adds o's hints to t: their counts, the earlier First, the
+// wider Scope and the union of Devices. A t without causes becomes o.
 func (t *Trigger) merge(o Trigger) {
 	if t.Causes == nil {
 		*t = o
@@ -404,7 +421,35 @@ func (t *Trigger) merge(o Trigger) {
 	if o.First.Before(t.First) {
 		t.First = o.First
 	}
-	t.Scope = wider(t.Scope, o.Scope)
+	t.widen(o.Scope)
+	for _, d := range o.Devices {
+		t.addDevice(d)
+	}
+}
+
+// widen widens t's scope to s if s is wider; at ScopeAll it drops
+// Devices.
+func (t *Trigger) widen(s Scope) {
+	if t.Scope = wider(t.Scope, s); t.Scope == ScopeAll {
+		t.Devices = nil
+	}
+}
+
+// addDevice adds PCI address d to Devices, keeping them sorted and
+// unique. Past maxDevices it widens t to ScopeAll instead; at ScopeAll
+// it does nothing.
+func (t *Trigger) addDevice(d string) {
+	if t.Scope == ScopeAll {
+		return
+	}
+	i, found := slices.BinarySearch(t.Devices, d)
+	switch {
+	case found:
+	case len(t.Devices) == maxDevices:
+		t.widen(ScopeAll)
+	default:
+		t.Devices = slices.Insert(t.Devices, i, d)
+	}
 }
 
 func (w *Watcher) pumpUevents(s ueventSource) {
@@ -422,7 +467,7 @@ func (w *Watcher) pumpUevents(s ueventSource) {
 		w.mu.Lock()
 		w.stats.Uevents[UeventKind{u.Subsystem, u.Action}]++
 		w.mu.Unlock()
-		w.hint(CauseUevent, subsystemScope[u.Subsystem])
+		w.hint(CauseUevent, subsystemScope[u.Subsystem], pciDevice(u))
 	}
 }
 
