@@ -57,18 +57,24 @@ type PlacementRun struct {
 }
 
 // DaemonRun is one guest in which one daemon ran in the background
-// while the script measured its cost and reactions.
+// while the script measured its cost and reactions. The floor
+// (`benchagent floor`) runs in a boot of its own in the same form, with
+// churn samples only.
 type DaemonRun struct {
-	Daemon string          `json:"daemon"` // "irqbalance" or "numairqd"
+	Daemon string          `json:"daemon"` // "irqbalance", "numairqd" or "floor"
 	Title  string          `json:"title"`
 	Start  guestinfo.State `json:"start"`
 	// Settled is the first placement the daemon made after it started.
 	Settled Watch `json:"settled"`
 	// Cost samples: idle-R-0 and idle-R-1 around the R-th idle period,
-	// churn-R-0 and churn-R-1 around the R-th churn block, R = 1..Reps.
+	// churn-R-0 and churn-R-1 around the R-th churn block, and KIND-R-0
+	// and KIND-R-1 around the R-th watch of each event KIND (offline,
+	// online, rebind), R = 1..Reps.
 	Cost   map[string]CostSample `json:"cost"`
 	Events []Event               `json:"events"`
 	Log    string                `json:"log"`
+	// Floor is the floor's own account of its run (daemon "floor").
+	Floor *FloorSummary `json:"floor,omitempty"`
 }
 
 // Event is one CPU hotplug or driver re-bind and what followed.
@@ -113,9 +119,16 @@ type Sample struct {
 	Effective Map     `json:"eff"`
 }
 
-// CostSample is /proc/PID/stat and /proc/PID/status at one moment.
+// CostSample is /proc/PID/stat, /proc/PID/status, the threads'
+// schedstat and /proc/PID/io at one moment, and for numairqd its round counters from the metrics
+// endpoint, scraped so that the scrape falls outside the period the
+// sample opens or closes (see costProbe in bench/qemu_test.go).
 type CostSample struct {
 	UptimeS float64 `json:"uptime_s"`
 	Stat    string  `json:"stat"`
 	Status  string  `json:"status"`
+	// Schedstat is /proc/PID/task/*/schedstat, one line per thread.
+	Schedstat string `json:"schedstat,omitempty"`
+	IO        string `json:"io,omitempty"`      // /proc/PID/io, or the error reading it
+	Metrics   string `json:"metrics,omitempty"` // numairqd_* counter lines of /metrics
 }
