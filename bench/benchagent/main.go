@@ -11,6 +11,10 @@
 //	    [--until changed|irqbalance|none] [--quiet D] [--window D]
 //	    do the event, then poll until --until holds for --quiet or the
 //	    window ends
+//	benchagent floor [--max D]
+//	    the floor of a round after a CPU event (see floor): prints
+//	    "ready: ..." once it listens, and a measure.FloorSummary as JSON
+//	    when it stops, on SIGTERM or after --max
 //
 // Between runs it keeps the last map and when it last changed in
 // /tmp/benchagent.json, so that settle counts quiet time across calls.
@@ -44,18 +48,21 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: benchagent settle|watch [flags]")
+		return errors.New("usage: benchagent settle|watch|floor [flags]")
 	}
 	fl := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	quiet := fl.Duration("quiet", 3*time.Second, "how long the map must stay unchanged")
 	window := fl.Duration("window", 30*time.Second, "give up after this long (watch)")
-	maxWait := fl.Duration("max", 60*time.Second, "give up after this long (settle)")
+	maxWait := fl.Duration("max", 60*time.Second, "give up after this long (settle); stop after this long (floor)")
 	interval := fl.Duration("interval", 50*time.Millisecond, "poll interval")
 	event := fl.String("event", "", "offline:CPU, online:CPU or rebind:PCI (watch)")
 	until := fl.String("until", "changed", "changed, irqbalance or none (watch)")
 	changed := fl.Bool("changed", false, "settle: wait for a first change before counting quiet time")
 	if err := fl.Parse(args[1:]); err != nil {
 		return err
+	}
+	if args[0] == "floor" {
+		return floor(*maxWait)
 	}
 	p := poller{interval: *interval}
 	var w measure.Watch
