@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // ErrMalformed is wrapped by every error about kernel output that does
@@ -88,16 +90,32 @@ func ReadOptional(path string) (s string, ok bool, err error) {
 // Reader reads many small kernel files with one reused buffer and raw
 // file descriptors: an os.File per read costs allocations and poller
 // registration, which adds up over /proc/irq/N/* for thousands of IRQs.
-// It reads at most MaxAttrSize bytes of a file. The zero value is ready
-// to use; a Reader is not safe for concurrent use.
+// A read is three system calls, open, read and close: a read that
+// returns less than the buffer holds is the whole file, as it is for the
+// regular files and seq_file attributes of procfs and sysfs. Only an
+// empty or a full read costs an fstat, to refuse what is not a regular
+// file. It reads at most MaxAttrSize bytes of a file. The zero value is
+// ready to use; a Reader is not safe for concurrent use.
 type Reader struct {
-	buf []byte
+	buf  []byte
+	name []byte // ReadAt's name, NUL-terminated for openat
 }
 
 // Read is ReadTrimmed into the reused buffer: the result is valid until
 // the next call.
 func (r *Reader) Read(path string) ([]byte, error) {
-	b, _, err := r.read(path)
+	b, _, err := r.read(path, atCWD, path, false)
+	return b, err
+}
+
+// ReadAt is Read of the file name in the directory open as dirfd
+// (openat(2)), which saves walking the directory's path for each of
+// thousands of files; dirPath is that directory's path, for errors.
+// name is a byte slice so that a caller reading thousands of files
+// builds their names in one reused buffer.
+func (r *Reader) ReadAt(dirfd int, dirPath string, name []byte) ([]byte, error) {
+	r.name = append(append(r.name[:0], name...), 0)
+	b, _, err := r.read("", dirfd, dirPath, false)
 	return b, err
 }
 
@@ -107,23 +125,50 @@ func (r *Reader) Read(path string) ([]byte, error) {
 // kernel allows: /proc/irq/N/smp_affinity is 0444 when it refuses user
 // affinity.
 func (r *Reader) ReadWithMode(path string) ([]byte, fs.FileMode, error) {
-	return r.read(path)
+	return r.read(path, atCWD, path, true)
 }
 
-func (r *Reader) read(path string) ([]byte, fs.FileMode, error) {
-	fd, err := open(path)
+// atCWD is AT_FDCWD: openat relative to the working directory, i.e. a
+// plain open of an absolute path.
+const atCWD = -100
+
+// read reads the file at path name, or, when dirfd is not atCWD, the
+// file r.name relative to dirfd. errPath is the path errors name: name
+// itself, or the directory dirfd is open on.
+func (r *Reader) read(name string, dirfd int, errPath string, withMode bool) ([]byte, fs.FileMode, error) {
+	fail := func(op string, err error) ([]byte, fs.FileMode, error) {
+		if dirfd != atCWD {
+			errPath = filepath.Join(errPath, string(r.name[:len(r.name)-1]))
+		}
+		return nil, 0, &fs.PathError{Op: op, Path: errPath, Err: err}
+	}
+	var fd int
+	var err error
+	if dirfd == atCWD {
+		fd, err = open(name)
+	} else {
+		fd, err = openAt(dirfd, r.name)
+	}
 	if err != nil {
-		return nil, 0, &fs.PathError{Op: "open", Path: path, Err: err}
+		return fail("open", err)
 	}
 	defer syscall.Close(fd)
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
-		return nil, 0, &fs.PathError{Op: "stat", Path: path, Err: err}
+	var mode fs.FileMode
+	checked := false
+	check := func() error {
+		checked = true
+		var st syscall.Stat_t
+		if err := syscall.Fstat(fd, &st); err != nil {
+			return err
+		}
+		mode = fs.FileMode(st.Mode & 0o777)
+		return checkRegular(st.Mode)
 	}
-	if err := checkRegular(st.Mode); err != nil {
-		return nil, 0, &fs.PathError{Op: "read", Path: path, Err: err}
+	if withMode {
+		if err := check(); err != nil {
+			return fail("read", err)
+		}
 	}
-	mode := fs.FileMode(st.Mode & 0o777)
 	if r.buf == nil {
 		// Most attributes are a number or a short list; the buffer
 		// doubles for the rest, up to one byte past the limit, which
@@ -133,8 +178,15 @@ func (r *Reader) read(path string) ([]byte, fs.FileMode, error) {
 	n := 0
 	for {
 		if n == len(r.buf) {
+			// A full buffer: a long attribute, or a device that never
+			// ends.
+			if !checked {
+				if err := check(); err != nil {
+					return fail("read", err)
+				}
+			}
 			if n > MaxAttrSize {
-				return nil, 0, &fs.PathError{Op: "read", Path: path, Err: TooLarge(MaxAttrSize)}
+				return fail("read", TooLarge(MaxAttrSize))
 			}
 			r.buf = append(r.buf, make([]byte, min(len(r.buf), MaxAttrSize+1-len(r.buf)))...)
 		}
@@ -142,13 +194,25 @@ func (r *Reader) read(path string) ([]byte, fs.FileMode, error) {
 		if err == syscall.EINTR {
 			continue
 		}
-		if err != nil {
-			return nil, 0, &fs.PathError{Op: "read", Path: path, Err: err}
+		if err == syscall.EAGAIN && !checked {
+			// Only what is not a regular file says "try again".
+			if err := check(); err != nil {
+				return fail("read", err)
+			}
 		}
-		if m <= 0 {
+		if err != nil {
+			return fail("read", err)
+		}
+		n += max(m, 0)
+		if m <= 0 || n < len(r.buf) {
 			break
 		}
-		n += m
+	}
+	if n == 0 && !checked {
+		// An empty read is also what a FIFO without a writer gives.
+		if err := check(); err != nil {
+			return fail("read", err)
+		}
 	}
 	return bytes.TrimSpace(r.buf[:n]), mode, nil
 }
@@ -212,14 +276,31 @@ func Open(path string) (*os.File, error) {
 	return f, nil
 }
 
+// openFlags are the flags of every open. O_NONBLOCK: opening a FIFO for
+// reading would otherwise wait for a writer; the read then finds it is
+// one. It changes nothing for the regular files sysfs and procfs
+// attributes are.
+const openFlags = syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NONBLOCK
+
 func open(path string) (int, error) {
 	for {
-		// O_NONBLOCK: opening a FIFO for reading would otherwise wait
-		// for a writer; fstat then rejects it. It changes nothing for
-		// the regular files sysfs and procfs attributes are.
-		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+		fd, err := syscall.Open(path, openFlags, 0)
 		if err != syscall.EINTR {
 			return fd, err
+		}
+	}
+}
+
+// openAt is openat(2) of the NUL-terminated name, called directly so
+// that no string is built per file.
+func openAt(dirfd int, name []byte) (int, error) {
+	for {
+		fd, _, errno := syscall.Syscall6(syscall.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(&name[0])), openFlags, 0, 0, 0)
+		if errno == 0 {
+			return int(fd), nil
+		}
+		if errno != syscall.EINTR {
+			return -1, errno
 		}
 	}
 }

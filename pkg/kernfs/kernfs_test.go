@@ -219,3 +219,24 @@ func TestOpen(t *testing.T) {
 		t.Errorf("Open(dir) err = %v, want EISDIR", err)
 	}
 }
+
+func TestReadAt(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "24"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "24"), "smp_affinity_list", "0-3\n", 0o644)
+	dirfd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(dirfd)
+	var r kernfs.Reader
+	if b, err := r.ReadAt(dirfd, dir, []byte("24/smp_affinity_list")); err != nil || string(b) != "0-3" {
+		t.Errorf("ReadAt = %q, %v, want \"0-3\"", b, err)
+	}
+	_, err = r.ReadAt(dirfd, dir, []byte("25/smp_affinity_list"))
+	if want := filepath.Join(dir, "25/smp_affinity_list"); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), want) {
+		t.Errorf("ReadAt(missing) err = %v, want fs.ErrNotExist naming %s", err, want)
+	}
+}
