@@ -117,8 +117,6 @@ func TestReadBadFiles(t *testing.T) {
 			`: invalid CPU mask list "` + strings.Repeat("x", 100) + `"... (61440 bytes): element of 61440 bytes: not a CPU number`},
 		{"empty smp_affinity_list", write(list, "\n"), list, "malformed: empty, want the IRQ's CPU list"},
 		{"FIFO smp_affinity_list", fifo(list), list, "malformed: not a regular file (a named pipe)"},
-		{"garbage node", write("proc/irq/24/node", page), "proc/irq/24/node", `"... (61440 bytes) is not a NUMA node`},
-		{"garbage effective_affinity_list", write("proc/irq/24/effective_affinity_list", big), "proc/irq/24/effective_affinity_list", "longer than the limit"},
 		{"FIFO interrupts", fifo("proc/interrupts"), "proc/interrupts", "malformed: not a regular file (a named pipe)"},
 		{"interrupts row with an extra count", write("proc/interrupts", "  CPU0 CPU1\n 24: 1 2 3 PCI-MSIX 1-edge eth0\n"),
 			"proc/interrupts: line 2", "more counts than the 2 CPU columns"},

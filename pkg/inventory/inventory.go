@@ -4,10 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
@@ -35,33 +32,17 @@ type Inventory struct {
 }
 
 // IRQ is one Linux IRQ line with what the planner needs to decide where
-// it should run and whether it may be moved at all.
+// it should run and whether it may be moved at all. It holds only what
+// is used: each field is a file read for each of thousands of IRQs.
 type IRQ struct {
 	Number int
 	// Name is the actions joined with ", " as /proc/interrupts prints
 	// them, e.g. "virtio0-input.0" or "ehci_hcd:usb1, eth0".
 	Name    string
 	Actions []string
-	// Chip and HWIRQ are the irq_chip name and hwirq/handler columns.
-	Chip  string
-	HWIRQ string
-	// Counts holds interrupts per CPU, indexed by CPU id; offline CPUs
-	// read 0. Shared backing array: do not append.
-	Counts []uint64
 	// Affinity is smp_affinity_list, the requested mask (may hold
 	// offline CPUs: the kernel stores it verbatim).
 	Affinity cpumask.Mask
-	// Effective is effective_affinity_list, the CPUs actually programmed;
-	// valid only when HasEffective (the file needs
-	// CONFIG_GENERIC_IRQ_EFFECTIVE_AFF_MASK).
-	Effective    cpumask.Mask
-	HasEffective bool
-	// Hint is the driver's affinity_hint; HasHint is false when the file
-	// is missing or all zeros (no hint).
-	Hint    cpumask.Mask
-	HasHint bool
-	// Node is /proc/irq/N/node, -1 when missing or none.
-	Node int
 	// Managed is true when the kernel will refuse affinity writes
 	// (managed or otherwise unsteerable IRQ), found before any write.
 	Managed       bool
@@ -75,15 +56,6 @@ type IRQ struct {
 	// What an IRQ does for its device (queue or control) is the
 	// planner's call, from Actions and the config's rules.
 	Device string
-}
-
-// Total is the number of interrupts on all CPUs.
-func (q IRQ) Total() uint64 {
-	var n uint64
-	for _, c := range q.Counts {
-		n += c
-	}
-	return n
 }
 
 // Device is a PCI device that owns IRQs, with the facts a policy rule
@@ -147,55 +119,10 @@ func (inv *Inventory) DeviceIRQs(bdf string) []IRQ {
 }
 
 // Read reads the whole inventory: /proc/interrupts, /proc/irq/N for each
-// IRQ listed there, the PCI devices and the network interfaces.
-func (fsys FS) Read() (*Inventory, error) {
-	ints, err := fsys.readInterrupts()
-	if err != nil {
-		return nil, err
-	}
-	irqDir := filepath.Join(fsys.Proc, "irq")
-	if _, err := os.Stat(irqDir); err != nil {
-		return nil, fileErr(irqDir, err)
-	}
-	inv := &Inventory{CPUs: cpumask.New(ints.CPUs...)}
-	inv.IRQs = make([]IRQ, 0, len(ints.Rows))
-	r := newIRQReader(irqDir)
-	for _, row := range ints.Rows {
-		irq := IRQ{
-			Number:  row.IRQ,
-			Name:    actionsName(row.Actions),
-			Actions: row.Actions,
-			Chip:    row.Chip,
-			HWIRQ:   row.HWIRQ,
-			Counts:  row.Counts,
-		}
-		ok, err := r.read(&irq)
-		if err != nil {
-			// One IRQ's bad files never stop the machine: it is kept,
-			// marked, and left alone by the planner.
-			irq.Unreadable, ok = err.Error(), true
-		}
-		if ok {
-			markDriverManaged(&irq)
-			inv.IRQs = append(inv.IRQs, irq)
-		}
-	}
-	sort.Slice(inv.IRQs, func(i, j int) bool { return inv.IRQs[i].Number < inv.IRQs[j].Number })
-
-	devs, err := fsys.readPCIDevices()
-	if err != nil {
-		return nil, err
-	}
-	if err := fsys.readNetInterfaces(devs); err != nil {
-		return nil, err
-	}
-	inv.Devices = make([]Device, len(devs))
-	for i, d := range devs {
-		inv.Devices[i] = d.Device
-	}
-	link(inv, devs)
-	return inv, nil
-}
+// IRQ listed there, the PCI devices and the network interfaces. A
+// daemon that reads round after round uses a Reader, which re-reads
+// only what can have changed.
+func (fsys FS) Read() (*Inventory, error) { return NewReader(fsys).Read() }
 
 // link gives each IRQ its device and keeps in Device.IRQs only IRQs
 // with a handler.

@@ -15,23 +15,71 @@ import (
 )
 
 // irqReader reads the files of /proc/irq/N (kernel/irq/proc.c) with one
-// reused buffer: Read opens four files for each of thousands of IRQs.
+// reused buffer, through a descriptor of /proc/irq so that each file is
+// opened relative to it: a round reads one file for each of thousands
+// of IRQs.
 type irqReader struct {
-	dir string
-	r   kernfs.Reader
+	dir   string
+	dirfd int
+	r     kernfs.Reader
+	name  []byte // "N/smp_affinity_list", rebuilt for each IRQ
 	// afterAffinity, when set, runs after smp_affinity_list is read: a
 	// test frees the IRQ there.
 	afterAffinity func()
 }
 
-func newIRQReader(dir string) *irqReader { return &irqReader{dir: dir} }
+// openIRQReader opens dir, <proc>/irq. Close it when done.
+func openIRQReader(dir string) (*irqReader, error) {
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fileErr(dir, &fs.PathError{Op: "open", Path: dir, Err: err})
+	}
+	return &irqReader{dir: dir, dirfd: fd}, nil
+}
 
-// read fills irq's affinity fields from <proc>/irq/N. It reports false
-// when the directory is gone: free_irq() removed it after
-// /proc/interrupts was read, so the IRQ no longer exists.
-func (r *irqReader) read(irq *IRQ) (bool, error) {
+func (r *irqReader) Close() { syscall.Close(r.dirfd) }
+
+// affinity reads irq's smp_affinity_list and keeps prev's mask when the
+// text is the same (text is prev's; the new text is returned). It
+// reports false when the IRQ is gone: free_irq() removed its directory.
+func (r *irqReader) affinity(irq *IRQ, prev cpumask.Mask, text string) (string, bool, error) {
+	r.name = append(strconv.AppendInt(r.name[:0], int64(irq.Number), 10), "/smp_affinity_list"...)
+	data, err := r.r.ReadAt(r.dirfd, r.dir, r.name)
+	if errors.Is(err, fs.ErrNotExist) && gone(filepath.Join(r.dir, strconv.Itoa(irq.Number))) {
+		return "", false, nil
+	}
+	path := func() string { return filepath.Join(r.dir, string(r.name)) }
+	if err != nil {
+		return "", false, fileErr(path(), err)
+	}
+	if string(data) == text && text != "" {
+		irq.Affinity = prev
+		return text, true, nil
+	}
+	if err := r.parseAffinity(irq, data, path()); err != nil {
+		return "", false, err
+	}
+	return string(data), true, nil
+}
+
+func (r *irqReader) parseAffinity(irq *IRQ, data []byte, path string) (err error) {
+	// The kernel prints the requested mask, never empty: it refuses an
+	// empty write, and an IRQ starts with a default mask.
+	if len(data) == 0 {
+		return kernfs.Malformed(path, "empty, want the IRQ's CPU list")
+	}
+	if irq.Affinity, err = cpumask.ParseList(string(data)); err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	return nil
+}
+
+// read fills irq's affinity and managed state from <proc>/irq/N, and
+// returns the smp_affinity_list text. It reports false when the
+// directory is gone: free_irq() removed it after /proc/interrupts was
+// read, so the IRQ no longer exists.
+func (r *irqReader) read(irq *IRQ) (string, bool, error) {
 	dir := filepath.Join(r.dir, strconv.Itoa(irq.Number))
-	irq.Node = -1
 
 	// smp_affinity_list is required; its mode tells managed IRQs apart
 	// (0444 since "genirq/proc: ... read-only" when the kernel refuses
@@ -40,77 +88,34 @@ func (r *irqReader) read(irq *IRQ) (bool, error) {
 	data, mode, err := r.r.ReadWithMode(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if gone(dir) {
-			return false, nil
+			return "", false, nil
 		}
-		return false, fileErr(path, err)
+		return "", false, fileErr(path, err)
 	}
 	if err != nil {
-		return false, fileErr(path, err)
+		return "", false, fileErr(path, err)
 	}
 	if r.afterAffinity != nil {
 		r.afterAffinity()
 	}
-	// The kernel prints the requested mask, never empty: it refuses an
-	// empty write, and an IRQ starts with a default mask.
-	if len(data) == 0 {
-		return false, kernfs.Malformed(path, "empty, want the IRQ's CPU list")
+	if err := r.parseAffinity(irq, data, path); err != nil {
+		return "", false, err
 	}
-	if irq.Affinity, err = cpumask.ParseList(string(data)); err != nil {
-		return false, fmt.Errorf("read %s: %w", path, err)
-	}
+	text := string(data)
 	readOnly := mode&0o222 == 0
 	if !readOnly {
 		// The kernel gives smp_affinity the same mode; a read-only one
 		// (a fixture, or an admin's chmod) means hands off too.
 		ro, err := readOnlyFile(dir + "/smp_affinity")
 		if errors.Is(err, fs.ErrNotExist) && gone(dir) {
-			return false, nil
+			return "", false, nil
 		}
 		readOnly = ro
 	}
 	if readOnly {
 		irq.Managed, irq.ManagedReason = true, "read-only smp_affinity"
 	}
-
-	missing := false
-	for _, f := range []struct {
-		name  string
-		parse func(data []byte) error
-	}{
-		{"effective_affinity_list", func(b []byte) (err error) {
-			irq.Effective, err = cpumask.ParseList(string(b))
-			irq.HasEffective = err == nil
-			return err
-		}},
-		{"affinity_hint", func(b []byte) (err error) {
-			irq.Hint, err = cpumask.ParseHex(string(b))
-			irq.HasHint = err == nil && !irq.Hint.IsEmpty()
-			return err
-		}},
-		{"node", func(b []byte) (err error) {
-			irq.Node, err = parseNode(b)
-			return err
-		}},
-	} {
-		path = dir + "/" + f.name
-		switch data, err = r.r.Read(path); {
-		case errors.Is(err, fs.ErrNotExist):
-			missing = true
-		case err != nil:
-			return false, fileErr(path, err)
-		default:
-			if err := f.parse(data); err != nil {
-				return false, fmt.Errorf("read %s: %w", path, err)
-			}
-		}
-	}
-
-	// An optional file may be missing because the IRQ was freed while we
-	// read it; then drop the IRQ rather than report half of it.
-	if missing && gone(dir) {
-		return false, nil
-	}
-	return true, nil
+	return text, true, nil
 }
 
 // readOnlyFile reports whether path exists without any write

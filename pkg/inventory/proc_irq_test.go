@@ -11,7 +11,8 @@ import (
 func readIRQ(t *testing.T, tr *fakesys.Tree, n int) (IRQ, bool) {
 	t.Helper()
 	irq := IRQ{Number: n}
-	ok, err := newIRQReader(tr.Path("proc/irq")).read(&irq)
+	r := openTestIRQReader(t, tr)
+	_, ok, err := r.read(&irq)
 	if err != nil {
 		t.Fatalf("read IRQ %d: %v", n, err)
 	}
@@ -73,16 +74,26 @@ func TestIRQVanishesAfterAffinityRead(t *testing.T) {
 	tr := fakesys.New(t)
 	tr.AddInterrupts([]int{0, 1})
 	tr.AddIRQ(fakesys.IRQSpec{Number: 7, Name: "eth0-rx-0"})
-	r := newIRQReader(tr.Path("proc/irq"))
+	r := openTestIRQReader(t, tr)
 	r.afterAffinity = func() { tr.Remove("proc/irq/7") } // free_irq
 	irq := IRQ{Number: 7}
-	ok, err := r.read(&irq)
+	_, ok, err := r.read(&irq)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ok {
 		t.Errorf("IRQ 7 read as present after its directory was removed: %+v", irq)
 	}
+}
+
+func openTestIRQReader(t *testing.T, tr *fakesys.Tree) *irqReader {
+	t.Helper()
+	r, err := openIRQReader(tr.Path("proc/irq"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	return r
 }
 
 func chmod(t *testing.T, path string, mode os.FileMode) {
