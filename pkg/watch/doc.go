@@ -4,8 +4,17 @@
 // Events are hints, never state (the tailscale netmon pattern): a pump
 // goroutine per netlink socket turns each message it trusts into a
 // hint with a Cause (CauseUevent, CauseLink, CauseLost), a debounced
-// loop merges the hints of a burst into one Trigger that counts them by
-// cause, and the consumer re-reads the state when it receives one.
+// loop turns them into Triggers that count them by cause, and the
+// consumer re-reads the state when it receives one. The first hint of
+// a burst is emitted at once, so that a lone event is acted on without
+// waiting; the rest of the burst is held and merged into one more
+// Trigger, emitted when the burst has been quiet for Options.Window (or
+// Options.MaxDelay after the first of them), so that the last round of
+// a burst sees its final state. Lost events are held with the rest:
+// after an overflow the kernel drops messages silently until the queue
+// is drained, so the round that makes up for them must come after the
+// burst and read everything. A consumer still busy finds the triggers
+// emitted meanwhile merged into one.
 //
 // A Trigger's Scope, the widest of its hints', lets a round re-read only
 // what the events can have changed: cpu, node and memory uevents ask

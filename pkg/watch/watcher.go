@@ -78,12 +78,21 @@ const (
 )
 
 // Options configure a Watcher. Zero durations take the defaults.
+//
+// A hint that comes when no burst is open is emitted at once, so that
+// one event costs one round and no wait, and it opens a burst. The
+// hints that come while the burst is open are held and emitted
+// together, so that a burst costs one more round, at its end, which
+// sees its final state. Lost events (CauseLost) are always held: the
+// kernel keeps dropping messages until the queue is drained, so a round
+// at once could miss what they said.
 type Options struct {
-	// Window is the quiet time that ends a burst: a Trigger is emitted
-	// once no hint has arrived for Window.
+	// Window is the quiet time that ends a burst: the hints held are
+	// emitted, and the burst closes, once no hint has come for Window.
 	Window time.Duration
-	// MaxDelay bounds a burst: a Trigger is emitted at most MaxDelay
-	// after its first hint, even if hints keep coming.
+	// MaxDelay bounds the wait of a held hint: the hints held are
+	// emitted at most MaxDelay after the first of them, even if hints
+	// keep coming (the burst then stays open).
 	MaxDelay time.Duration
 	// Resync is the idle time after which a CauseResync Trigger is
 	// emitted: the state is re-read at least this often. Negative
@@ -103,15 +112,18 @@ type Options struct {
 // Trigger tells the consumer that the state may have changed and how
 // much of it to re-read.
 type Trigger struct {
-	// Causes counts the hints merged into this trigger, by cause.
+	// Causes counts the hints merged into this trigger, by cause: the
+	// first hint of a burst alone, the rest of the burst together, or
+	// more merged while the consumer was busy.
 	Causes map[Cause]int
-	// First is when the first of those hints arrived, for measuring
+	// First is when the earliest of those hints arrived, for measuring
 	// event-to-applied latency.
 	First time.Time
 	// Scope is the widest scope of the hints merged into this trigger:
 	// cpu, node and memory uevents ask for ScopeCPU, pci and net
 	// uevents and link events for ScopeDevices, anything else for
-	// ScopeAll. The zero value is ScopeAll.
+	// ScopeAll. Every trigger a burst emits after it lost events is
+	// ScopeAll too (see Options). The zero value is ScopeAll.
 	Scope Scope
 	// Devices are the PCI addresses ("0000:41:00.0") that the merged
 	// pci uevents name, sorted and unique, so that the consumer forgets
@@ -348,11 +360,24 @@ func (w *Watcher) Close() error {
 	return errors.Join(errs...)
 }
 
-// loop is the debouncer: it collects hints into a burst and emits the
-// burst Window after its last hint, or MaxDelay after its first.
+// loop is the debouncer. Hints that find no burst open are emitted at
+// once and open one, so that a lone event costs no wait. The hints that
+// follow, while it is open, are collected and emitted Window after the
+// last of them or MaxDelay after the first of them, so that a burst
+// ends in a round that sees its final state. A burst closes once no
+// hint has come for Window.
+//
+// Lost events are never emitted at once, and widen every trigger their
+// burst emits after them to ScopeAll: after an overflow the kernel
+// drops further messages without a word until the socket's queue is
+// drained (netlink_broadcast_deliver refuses a congested socket), so
+// only a full read after the burst has gone quiet sees what they said.
 func (w *Watcher) loop(ctx context.Context) {
 	var (
-		burst    Trigger
+		open     bool      // a burst is open
+		lost     bool      // it lost events
+		last     time.Time // when the loop took its last hint
+		burst    Trigger   // its hints not emitted yet; nil Causes when none
 		deadline = time.NewTimer(time.Hour)
 		resync   *time.Timer
 		resyncC  <-chan time.Time
@@ -363,6 +388,12 @@ func (w *Watcher) loop(ctx context.Context) {
 		resync = time.NewTimer(w.opts.Resync)
 		defer resync.Stop()
 		resyncC = resync.C
+	}
+	send := func(t Trigger) {
+		w.emit(t)
+		if resync != nil {
+			resync.Reset(w.opts.Resync)
+		}
 	}
 	for {
 		select {
@@ -378,14 +409,33 @@ func (w *Watcher) loop(ctx context.Context) {
 			if in.Causes == nil {
 				continue
 			}
-			burst.merge(in)
-			now := time.Now()
-			deadline.Reset(min(w.opts.Window, burst.First.Add(w.opts.MaxDelay).Sub(now)))
+			last = time.Now()
+			lost = lost || in.Causes[CauseLost] > 0
+			if open || lost {
+				burst.merge(in)
+			} else {
+				send(in)
+			}
+			open = true
+			wait := w.opts.Window
+			if burst.Causes != nil {
+				wait = min(wait, burst.First.Add(w.opts.MaxDelay).Sub(last))
+			}
+			deadline.Reset(wait)
 		case <-deadline.C:
-			w.emit(burst)
-			burst = Trigger{}
-			if resync != nil {
-				resync.Reset(w.opts.Resync)
+			if burst.Causes != nil {
+				if lost {
+					burst.widen(ScopeAll)
+				}
+				send(burst)
+				burst = Trigger{}
+			}
+			// MaxDelay cut a burst still going: keep it open until it
+			// has been quiet for Window.
+			if rest := w.opts.Window - time.Since(last); rest > 0 {
+				deadline.Reset(rest)
+			} else {
+				open, lost = false, false
 			}
 		}
 	}

@@ -107,60 +107,219 @@ func wantStats(t *testing.T, s Stats, uevents map[UeventKind]uint64, dropped, ov
 	}
 }
 
-func TestBurstGivesOneTrigger(t *testing.T) {
+func TestBurstGivesLeadingAndTrailing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := startWatcher(t, Options{}, nil, nil)
 		start := time.Now()
-		for range 5 {
+		w.Hint(CauseUevent)
+		synctest.Wait()
+		// The first hint is emitted at once, alone.
+		tr, ok := poll(w)
+		if !ok {
+			t.Fatal("no trigger at the first hint")
+		}
+		wantCauses(t, tr, map[Cause]int{CauseUevent: 1})
+		if !tr.First.Equal(start) {
+			t.Errorf("leading First = %v, want the first hint's arrival %v", tr.First, start)
+		}
+		// The rest of the burst is held until the burst ends.
+		second := time.Now()
+		for range 4 {
 			w.Hint(CauseUevent)
 			w.Hint(CauseLink)
 		}
 		w.Hint(CauseSIGHUP)
-		tr := <-w.Triggers()
-		if got := time.Since(start); got < testWindow || got > testMaxDelay {
-			t.Errorf("trigger after %v, want within [%v, %v]", got, testWindow, testMaxDelay)
+		synctest.Wait()
+		if tr, ok := poll(w); ok {
+			t.Fatalf("trigger %v inside the burst", tr.Causes)
 		}
-		if !tr.First.Equal(start) {
-			t.Errorf("First = %v, want the first hint's arrival %v", tr.First, start)
+		tr = <-w.Triggers()
+		if got := time.Since(start); got != testWindow {
+			t.Errorf("trailing trigger after %v, want the window %v after the last hint", got, testWindow)
 		}
-		wantCauses(t, tr, map[Cause]int{CauseUevent: 5, CauseLink: 5, CauseSIGHUP: 1})
+		if !tr.First.Equal(second) {
+			t.Errorf("trailing First = %v, want its own first hint's arrival %v", tr.First, second)
+		}
+		wantCauses(t, tr, map[Cause]int{CauseUevent: 4, CauseLink: 4, CauseSIGHUP: 1})
+		if !tr.Reload() || tr.Scope != ScopeAll {
+			t.Errorf("trailing trigger: Reload %v, Scope %v; want the SIGHUP's reload and all", tr.Reload(), tr.Scope)
+		}
 		time.Sleep(10 * testMaxDelay)
 		if tr, ok := poll(w); ok {
-			t.Errorf("second trigger %v from one burst", tr.Causes)
+			t.Errorf("third trigger %v from one burst", tr.Causes)
 		}
 		// Hints are not counted in Stats: only what the kernel sent.
 		wantStats(t, w.Stats(), map[UeventKind]uint64{}, map[string]uint64{}, map[string]uint64{})
 	})
 }
 
+// TestLeadingEdgeNoWait runs on real time with a window of an hour: a
+// lone hint must still come out, so it cannot be waiting for the window.
+func TestLeadingEdgeNoWait(t *testing.T) {
+	w := startWatcher(t, Options{Window: time.Hour, MaxDelay: 2 * time.Hour}, nil, nil)
+	w.Hint(CauseConfig)
+	select {
+	case tr := <-w.Triggers():
+		wantCauses(t, tr, map[Cause]int{CauseConfig: 1})
+	case <-time.After(10 * time.Second):
+		t.Fatal("no trigger for a lone hint: it waited for the window")
+	}
+}
+
+// TestBurstScopes checks that the leading and the trailing trigger of a
+// burst each carry the scope and devices of their own hints.
+func TestBurstScopes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newFake[Uevent]()
+		w := startWatcher(t, Options{}, src, nil)
+		src.send(Uevent{Action: "offline", Subsystem: "cpu", DevPath: "/devices/system/cpu/cpu5"}, nil)
+		synctest.Wait()
+		tr, ok := poll(w)
+		if !ok {
+			t.Fatal("no trigger at the first uevent")
+		}
+		if tr.Scope != ScopeCPU || tr.Devices != nil {
+			t.Errorf("leading trigger: scope %v, devices %q; want cpu, none", tr.Scope, tr.Devices)
+		}
+		src.send(Uevent{Action: "unbind", Subsystem: "pci", DevPath: virtioPCI}, nil)
+		src.send(Uevent{Action: "online", Subsystem: "cpu", DevPath: "/devices/system/cpu/cpu5"}, nil)
+		tr = <-w.Triggers()
+		wantCauses(t, tr, map[Cause]int{CauseUevent: 2})
+		if tr.Scope != ScopeDevices || !slices.Equal(tr.Devices, []string{"0000:41:00.0"}) {
+			t.Errorf("trailing trigger: scope %v, devices %q; want devices, 0000:41:00.0", tr.Scope, tr.Devices)
+		}
+	})
+}
+
+// TestLostIsHeld checks that lost events wait for their burst to go
+// quiet and that every trigger the burst emits after them reads all:
+// the kernel drops messages silently until the queue is drained.
+func TestLostIsHeld(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newFake[Uevent]()
+		w := startWatcher(t, Options{}, src, nil)
+		overflow := fmt.Errorf("uevent: %w", ErrOverflow)
+		cpu := Uevent{Action: "online", Subsystem: "cpu", DevPath: "/devices/system/cpu/cpu5"}
+
+		start := time.Now()
+		src.send(Uevent{}, overflow)
+		synctest.Wait()
+		if tr, ok := poll(w); ok {
+			t.Fatalf("trigger %v at once for lost events", tr.Causes)
+		}
+		tr := <-w.Triggers()
+		if got := time.Since(start); got != testWindow {
+			t.Errorf("lost events emitted after %v, want the window %v", got, testWindow)
+		}
+		wantCauses(t, tr, map[Cause]int{CauseLost: 1})
+		if tr.Scope != ScopeAll {
+			t.Errorf("lost events at scope %v, want all", tr.Scope)
+		}
+
+		// A burst: a cpu uevent, lost events, then cpu uevents every
+		// half window for three MaxDelays.
+		time.Sleep(2 * testWindow) // the burst above is closed
+		var triggers []Trigger
+		stop, done := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				select {
+				case tr := <-w.Triggers():
+					triggers = append(triggers, tr)
+				case <-stop:
+					return
+				}
+			}
+		}()
+		src.send(cpu, nil)
+		synctest.Wait()
+		src.send(Uevent{}, overflow)
+		for range 3 * testMaxDelay / (testWindow / 2) {
+			time.Sleep(testWindow / 2)
+			src.send(cpu, nil)
+		}
+		time.Sleep(2 * testMaxDelay)
+		// The burst is closed: a cpu uevent reads the CPUs again.
+		src.send(cpu, nil)
+		synctest.Wait()
+		close(stop)
+		<-done
+		if len(triggers) < 4 {
+			t.Fatalf("%d triggers, want the first uevent, the lost ones, at least one more, and the last", len(triggers))
+		}
+		first, end := triggers[0], triggers[len(triggers)-1]
+		if first.Scope != ScopeCPU || first.Causes[CauseLost] != 0 {
+			t.Errorf("first trigger %v at %v, want the cpu uevent alone", first.Causes, first.Scope)
+		}
+		if triggers[1].Causes[CauseLost] != 1 {
+			t.Errorf("second trigger %v, want the lost events", triggers[1].Causes)
+		}
+		for i, tr := range triggers[1 : len(triggers)-1] {
+			if tr.Scope != ScopeAll {
+				t.Errorf("trigger %d %v after lost events at scope %v, want all", i+1, tr.Causes, tr.Scope)
+			}
+		}
+		if end.Scope != ScopeCPU || !maps.Equal(end.Causes, map[Cause]int{CauseUevent: 1}) {
+			t.Errorf("trigger %v at %v after the burst, want one uevent at cpu", end.Causes, end.Scope)
+		}
+	})
+}
+
 func TestQuietWindowExtendsBurst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := startWatcher(t, Options{}, nil, nil)
+		w.Hint(CauseUevent)
+		synctest.Wait()
+		if _, ok := poll(w); !ok {
+			t.Fatal("no trigger at the first hint")
+		}
 		// Hints closer together than the window belong to one burst.
-		for i := range 4 {
-			w.Hint(CauseUevent)
+		for i := range 3 {
 			time.Sleep(testWindow * 6 / 10)
+			w.Hint(CauseUevent)
 			synctest.Wait()
 			if tr, ok := poll(w); ok {
-				t.Fatalf("trigger %v after hint %d, inside the quiet window", tr.Causes, i)
+				t.Fatalf("trigger %v after hint %d, inside the quiet window", tr.Causes, i+1)
 			}
 		}
-		time.Sleep(testWindow)
+		time.Sleep(testWindow * 6 / 10)
+		if tr, ok := poll(w); ok {
+			t.Fatalf("trigger %v %v after the last hint, inside the quiet window", tr.Causes, testWindow*6/10)
+		}
+		time.Sleep(testWindow * 4 / 10)
+		synctest.Wait()
 		tr, ok := poll(w)
 		if !ok {
 			t.Fatal("no trigger after the window went quiet")
 		}
-		// All four hints, and only they, are in the burst.
-		wantCauses(t, tr, map[Cause]int{CauseUevent: 4})
-		// After a quiet window, a new hint starts a new burst that
-		// carries only itself.
+		// The three hints after the first, and only they.
+		wantCauses(t, tr, map[Cause]int{CauseUevent: 3})
+		// The burst is closed: a new hint is emitted at once, alone.
 		start := time.Now()
-		w.Hint(CauseUevent)
-		tr = <-w.Triggers()
-		wantCauses(t, tr, map[Cause]int{CauseUevent: 1})
+		w.Hint(CauseLink)
+		synctest.Wait()
+		tr, ok = poll(w)
+		if !ok {
+			t.Fatal("no trigger at once for the hint after a closed burst")
+		}
+		wantCauses(t, tr, map[Cause]int{CauseLink: 1})
 		if !tr.First.Equal(start) {
 			t.Errorf("new burst First = %v, want its own hint %v", tr.First, start)
 		}
+		// A burst of that one hint emits nothing more, and closes a
+		// window after it.
+		time.Sleep(testWindow * 3 / 2)
+		if tr, ok := poll(w); ok {
+			t.Errorf("trigger %v after a burst of one hint", tr.Causes)
+		}
+		w.Hint(CauseConfig)
+		synctest.Wait()
+		tr, ok = poll(w)
+		if !ok {
+			t.Fatal("no trigger at once after a burst of one hint closed")
+		}
+		wantCauses(t, tr, map[Cause]int{CauseConfig: 1})
 	})
 }
 
@@ -191,10 +350,14 @@ func TestMaxDelayBoundsStream(t *testing.T) {
 		time.Sleep(2 * testMaxDelay)
 		mu.Lock()
 		defer mu.Unlock()
-		// 2 s of stream bounded at 500 ms per burst: 4 bursts, plus
-		// perhaps the tail.
-		if len(triggers) < 4 || len(triggers) > 5 {
-			t.Errorf("%d triggers for a 2 s stream, want 4 or 5", len(triggers))
+		// The first hint at once, then 2 s of stream held at most
+		// 500 ms at a time: 4 triggers, perhaps 5 if the tail splits.
+		if len(triggers) < 5 || len(triggers) > 6 {
+			t.Fatalf("%d triggers for a 2 s stream, want 5 or 6", len(triggers))
+		}
+		wantCauses(t, triggers[0], map[Cause]int{CauseUevent: 1})
+		if !emitted[0].Equal(triggers[0].First) {
+			t.Errorf("first trigger emitted %v after its hint, want at once", emitted[0].Sub(triggers[0].First))
 		}
 		total := 0
 		for i, tr := range triggers {
@@ -350,6 +513,8 @@ func TestUeventPump(t *testing.T) {
 		src.send(Uevent{}, fmt.Errorf("uevent: %w", kernfs.ErrMalformed))
 		src.send(Uevent{}, fmt.Errorf("uevent: %w", ErrLibudev))
 		src.send(Uevent{Action: "bind", Subsystem: "pci"}, nil)
+		// Nobody reads: everything emitted merges into one trigger.
+		time.Sleep(testMaxDelay)
 		wantCauses(t, <-w.Triggers(), map[Cause]int{CauseUevent: 2, CauseLost: 1})
 		// Uninteresting uevents are neither hints nor counted.
 		wantStats(t, w.Stats(),
