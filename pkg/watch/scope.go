@@ -5,11 +5,10 @@ import "fmt"
 // Scope is how much of the machine a Trigger asks the consumer to
 // re-read. Each scope includes the narrower ones.
 //
-// The zero value is ScopeAll, so that a Trigger built without a scope
-// (Trigger{}, or one from before scopes existed) reads everything: a
-// scope too wide only costs time, one too narrow misses a change. The
-// constants therefore count down in width; compare scopes with Covers,
-// never with < or >.
+// The zero value is ScopeAll, so that a Trigger built without a scope,
+// such as Trigger{}, reads everything: a scope too wide only costs
+// time, one too narrow misses a change. The constants therefore count
+// down in width; compare scopes with Covers, never with < or >.
 type Scope uint8
 
 const (
