@@ -130,7 +130,7 @@ type Trigger struct {
 	// what it cached about them: a freed and re-requested IRQ must not
 	// be mistaken for the old one. It is not every device that changed
 	// (net uevents and link events name none) and is nil at ScopeAll,
-	// where nothing cached is trusted. Past maxDevices addresses the
+	// where nothing cached is trusted. Past 256 (maxDevices) addresses the
 	// list is dropped and the trigger widened to ScopeAll, which bounds
 	// a burst's memory.
 	Devices []string
