@@ -8,6 +8,7 @@ package syscount
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -53,29 +54,39 @@ func Read() (Counts, error) {
 	return c, nil
 }
 
-// Measure runs round b.N times (under b.Loop) and reports syscr/op and
-// syscw/op beside the usual figures; without /proc/self/io it reports
-// neither and says why in the log.
-func Measure(b *testing.B, round func()) {
+// Measure runs prepare (untimed, uncounted) and round b.N times under
+// b.Loop, and reports the syscr/op and syscw/op of round beside the
+// usual figures; without /proc/self/io it reports neither and says why
+// in the log. prepare may be nil.
+func Measure(b *testing.B, prepare func(i int), round func()) {
 	b.Helper()
-	start, err := Read()
+	var total Counts
+	counted := true
 	b.ReportAllocs()
 	b.ResetTimer()
 	n := 0
 	for b.Loop() {
+		if prepare != nil {
+			b.StopTimer()
+			prepare(n)
+			b.StartTimer()
+		}
+		start, err := Read()
 		round()
+		end, err2 := Read()
+		if err != nil || err2 != nil {
+			if counted {
+				b.Logf("syscalls not counted: %v", errors.Join(err, err2))
+			}
+			counted = false
+		}
+		total.Reads += end.Reads - start.Reads
+		total.Writes += end.Writes - start.Writes
 		n++
 	}
-	b.StopTimer()
-	if err != nil {
-		b.Logf("syscalls not counted: %v", err)
-		return
+	if counted {
+		// Each Read is one read(2) (and an open and a close) of its own.
+		b.ReportMetric(float64(total.Reads)/float64(n)-1, "syscr/op")
+		b.ReportMetric(float64(total.Writes)/float64(n), "syscw/op")
 	}
-	end, err := Read()
-	if err != nil {
-		b.Logf("syscalls not counted: %v", err)
-		return
-	}
-	b.ReportMetric(float64(end.Reads-start.Reads)/float64(n), "syscr/op")
-	b.ReportMetric(float64(end.Writes-start.Writes)/float64(n), "syscw/op")
 }

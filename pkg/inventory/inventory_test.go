@@ -434,7 +434,7 @@ func BenchmarkRead(b *testing.B) {
 	tr := fakesys.New(b)
 	tr.AddScaleHost()
 	fsys := fsOf(tr)
-	syscount.Measure(b, func() {
+	syscount.Measure(b, nil, func() {
 		inv, err := fsys.Read()
 		if err != nil {
 			b.Fatal(err)
@@ -455,7 +455,7 @@ func BenchmarkAffinities(b *testing.B) {
 		b.Fatal(err)
 	}
 	online := cpumask.New(tr.OnlineCPUs()...)
-	syscount.Measure(b, func() {
+	syscount.Measure(b, nil, func() {
 		inv, err := r.Affinities(online)
 		if err != nil {
 			b.Fatal(err)
@@ -477,7 +477,7 @@ func BenchmarkRefresh(b *testing.B) {
 		b.Fatal(err)
 	}
 	changed := []string{fakesys.ScaleBDF(7)}
-	syscount.Measure(b, func() {
+	syscount.Measure(b, nil, func() {
 		inv, err := r.Refresh(changed)
 		if err != nil {
 			b.Fatal(err)
