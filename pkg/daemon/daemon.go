@@ -21,6 +21,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/metrics"
 	"github.com/numairqd/numairqd/pkg/state"
+	"github.com/numairqd/numairqd/pkg/watch"
 )
 
 // Notifier receives sd_notify(3) states ("READY=1", "STATUS=..."). The
@@ -60,6 +61,7 @@ type Daemon struct {
 	roots   state.Roots
 	cfg     atomic.Pointer[config.Config]
 	store   state.Store
+	reader  *state.Reader
 	applier *apply.Applier
 	metrics *metrics.Metrics
 	// progress is when the daemon last made progress (UnixNano), for the
@@ -85,6 +87,7 @@ func New(opts Options) (*Daemon, error) {
 		opts.Writer = apply.ProcWriter{Proc: opts.Procfs}
 	}
 	d := &Daemon{opts: opts, log: opts.Log, roots: state.Roots{Sys: opts.Sysfs, Proc: opts.Procfs}}
+	d.reader = state.NewReader(d.roots)
 	cfg, err := d.loadConfig()
 	if err != nil {
 		return nil, err
@@ -122,11 +125,14 @@ func (d *Daemon) State() *state.State { return d.store.Load() }
 func (d *Daemon) Metrics() *metrics.Metrics { return d.metrics }
 
 // Round runs the pipeline once: read and plan, apply, publish. trigger
-// labels the round; first, when not zero, is when the event that caused
-// it arrived. A round that cannot read the machine publishes nothing.
-func (d *Daemon) Round(ctx context.Context, trigger string, first time.Time) (*state.State, error) {
+// labels the round; t says what to re-read (its Scope and Devices; the
+// zero Trigger reads everything) and, when t.First is not zero, when the
+// event that caused it arrived. A round that cannot read the machine
+// publishes nothing.
+func (d *Daemon) Round(ctx context.Context, trigger string, t watch.Trigger) (*state.State, error) {
 	d.alive()
-	p, err := state.Plan(d.roots, d.Config(), d.applier.Refusals())
+	first := t.First
+	p, err := d.reader.Plan(t.Scope, t.Devices, d.Config(), d.applier.Refusals())
 	if err != nil {
 		d.metrics.RoundFailed(trigger, p.Read, err)
 		d.log.Error("round failed", zap.String("trigger", trigger), zap.Error(err))
@@ -162,7 +168,7 @@ func (d *Daemon) logRound(st *state.State) {
 	if res.Written+res.DryRun > 0 || len(res.Failed) > 0 {
 		level = zap.InfoLevel
 	}
-	d.log.Log(level, "round done", zap.String("trigger", st.Trigger), zap.Duration("took", st.Took()),
+	d.log.Log(level, "round done", zap.String("trigger", st.Trigger), zap.Stringer("scope", st.Scope), zap.Duration("took", st.Took()),
 		zap.Duration("read", st.Read), zap.Duration("plan", st.Planning), zap.Duration("apply", st.Applying),
 		zap.Uint64("generation", st.Generation),
 		zap.Int("written", res.Written), zap.Int("unchanged", res.Unchanged),
@@ -199,15 +205,17 @@ const maxReplans = 3
 // write found a CPU gone (EINVAL), or the kernel refused IRQs nobody knew
 // were managed (on kernels before 6.12 a managed IRQ's smp_affinity is
 // writable-looking 0644, so the first plan counted it as a movable queue
-// and spread other devices' queues around it).
-func (d *Daemon) settle(ctx context.Context, trigger string, first time.Time) (*state.State, error) {
+// and spread other devices' queues around it). Either way only CPUs and
+// affinities can differ from the round's read, so a re-plan re-reads
+// those.
+func (d *Daemon) settle(ctx context.Context, trigger string, t watch.Trigger) (*state.State, error) {
 	for i := 0; ; i++ {
-		st, err := d.Round(ctx, trigger, first)
+		st, err := d.Round(ctx, trigger, t)
 		if err != nil || i == maxReplans || ctx.Err() != nil ||
 			!st.Apply.Stale && st.Apply.ByKind[apply.KindManaged] == 0 {
 			return st, err
 		}
-		trigger = "stale"
+		trigger, t = "stale", watch.Trigger{Scope: watch.ScopeCPU, First: t.First}
 	}
 }
 
@@ -216,7 +224,7 @@ func (d *Daemon) settle(ctx context.Context, trigger string, first time.Time) (*
 // its write failed, no allowed CPU was left for it, or its files were
 // unreadable.
 func (d *Daemon) Oneshot(ctx context.Context) error {
-	st, err := d.settle(ctx, "startup", time.Time{})
+	st, err := d.settle(ctx, "startup", watch.Trigger{})
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/numairqd/numairqd/internal/fakesys"
 	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/watch"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -96,7 +97,7 @@ func TestRoundPlacesAndIsIdempotent(t *testing.T) {
 	tree := fixture(t)
 	w := &fileWriter{proc: tree.Proc()}
 	d := newDaemon(t, tree, w, "", nil)
-	st, err := d.Round(context.Background(), "startup", time.Time{})
+	st, err := d.Round(context.Background(), "startup", watch.Trigger{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestRoundPlacesAndIsIdempotent(t *testing.T) {
 	if got := affinity(t, tree, 41); got != "0" {
 		t.Errorf("managed IRQ 41 changed to %s", got)
 	}
-	st2, err := d.Round(context.Background(), "resync", time.Time{})
+	st2, err := d.Round(context.Background(), "resync", watch.Trigger{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestRoundLogsItsPhases(t *testing.T) {
 	tree := fixture(t)
 	core, logs := observer.New(zap.InfoLevel)
 	d := newDaemon(t, tree, &fileWriter{proc: tree.Proc()}, "", func(o *Options) { o.Log = zap.New(core) })
-	st, err := d.Round(context.Background(), "startup", time.Time{})
+	st, err := d.Round(context.Background(), "startup", watch.Trigger{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 	tree := fixture(t)
 	w := &fileWriter{proc: tree.Proc()}
 	d := newDaemon(t, tree, w, "", func(o *Options) { o.DryRun = true })
-	st, err := d.Round(context.Background(), "startup", time.Time{})
+	st, err := d.Round(context.Background(), "startup", watch.Trigger{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -520,8 +521,8 @@ func TestOneBadIRQFileDegradesOnlyThatIRQ(t *testing.T) {
 		"garbage": func(tree *fakesys.Tree) { tree.WriteFile("proc/irq/25/smp_affinity_list", "4-x\n") },
 		"empty":   func(tree *fakesys.Tree) { tree.WriteFile("proc/irq/25/smp_affinity_list", "\n") },
 		"fifo": func(tree *fakesys.Tree) {
-			tree.Remove("proc/irq/25/effective_affinity_list")
-			if err := syscall.Mkfifo(tree.Path("proc/irq/25/effective_affinity_list"), 0o644); err != nil {
+			tree.Remove("proc/irq/25/smp_affinity_list")
+			if err := syscall.Mkfifo(tree.Path("proc/irq/25/smp_affinity_list"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		},
@@ -532,7 +533,7 @@ func TestOneBadIRQFileDegradesOnlyThatIRQ(t *testing.T) {
 			w := &fileWriter{proc: tree.Proc()}
 			core, logs := observer.New(zap.WarnLevel)
 			d := newDaemon(t, tree, w, "", func(o *Options) { o.Log = zap.New(core) })
-			st, err := d.Round(context.Background(), "startup", time.Time{})
+			st, err := d.Round(context.Background(), "startup", watch.Trigger{})
 			if err != nil {
 				t.Fatalf("Round failed on one IRQ's file: %v", err)
 			}

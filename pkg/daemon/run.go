@@ -48,7 +48,7 @@ func (d *Daemon) Run(ctx context.Context, sighup <-chan os.Signal) error {
 	// The first round runs before the watcher so nothing it does is
 	// mistaken for an event; events arriving meanwhile queue in the
 	// sockets and cause one more round.
-	d.roundAndReport(ctx, "startup", time.Time{})
+	d.roundAndReport(ctx, "startup", watch.Trigger{})
 	d.opts.Notify.Notify(daemon.SdNotifyReady + "\n" + d.statusLine())
 	wg.Go(func() {
 		if err := w.Run(ctx); err != nil {
@@ -70,7 +70,7 @@ func (d *Daemon) Run(ctx context.Context, sighup <-chan os.Signal) error {
 			if t.Reload() {
 				d.reloadAndReport(ctx, t.Label())
 			} else {
-				d.roundAndReport(ctx, t.Label(), t.First)
+				d.roundAndReport(ctx, t.Label(), t)
 			}
 		case <-idle:
 			d.alive()
@@ -154,8 +154,8 @@ func (d *Daemon) serveHTTP(ctx context.Context, wg *sync.WaitGroup, ln net.Liste
 }
 
 // roundAndReport runs the rounds for one trigger and updates STATUS=.
-func (d *Daemon) roundAndReport(ctx context.Context, trigger string, first time.Time) {
-	d.settle(ctx, trigger, first) //nolint:errcheck // Round logs and counts its errors
+func (d *Daemon) roundAndReport(ctx context.Context, trigger string, t watch.Trigger) {
+	d.settle(ctx, trigger, t) //nolint:errcheck // Round logs and counts its errors
 	d.opts.Notify.Notify(d.statusLine())
 }
 
@@ -168,7 +168,7 @@ func (d *Daemon) reloadAndReport(ctx context.Context, trigger string) {
 		d.opts.Notify.Notify(daemon.SdNotifyReady + "\nSTATUS=config rejected, previous config in force: " + firstLine(err.Error()))
 		return
 	}
-	d.roundAndReport(ctx, trigger, time.Time{})
+	d.roundAndReport(ctx, trigger, watch.Trigger{})
 	d.opts.Notify.Notify(daemon.SdNotifyReady)
 }
 

@@ -12,9 +12,11 @@ import (
 
 	"github.com/numairqd/numairqd/pkg/apply"
 	"github.com/numairqd/numairqd/pkg/config"
+	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/topology"
+	"github.com/numairqd/numairqd/pkg/watch"
 )
 
 // Roots names the sysfs and procfs trees to read: "/sys" and "/proc"
@@ -43,26 +45,77 @@ func (e *ReadError) Unwrap() error { return e.Err }
 // readAttempts bounds Read's re-reads while CPUs keep changing.
 const readAttempts = 3
 
-// Read builds a snapshot and an inventory. A CPU going on- or offline
-// between the two reads makes them disagree (the inventory's
-// /proc/interrupts columns are the CPUs online when it was read), so it
-// reads again, up to readAttempts times, before returning a mix;
-// consistent reports whether they agree.
-func Read(r Roots) (m Machine, consistent bool, err error) {
-	topo, inv := topology.NewFS(r.Sys), inventory.FS{Proc: r.Proc, Sys: r.Sys}
-	for range readAttempts {
-		if m.Snapshot, err = topo.Read(); err != nil {
-			return Machine{}, false, &ReadError{"topology", err}
-		}
-		if m.Inventory, err = inv.Read(); err != nil {
-			return Machine{}, false, &ReadError{"inventory", err}
-		}
-		if m.Inventory.CPUs.Equal(m.Snapshot.Online()) {
-			return m, true, nil
-		}
-	}
-	return m, false, nil
+// Reader reads the machine round after round. What a round re-reads
+// follows from its trigger's scope: after a CPU event the topology and
+// the affinities of the device IRQs, after a device event also
+// /proc/interrupts and the devices, otherwise everything afresh (see
+// inventory.Reader). A Reader is for one goroutine.
+type Reader struct {
+	roots Roots
+	topo  topology.FS
+	inv   *inventory.Reader
 }
+
+// NewReader returns a Reader of r that has read nothing yet: its first
+// read is a whole one whatever the scope.
+func NewReader(r Roots) *Reader {
+	return &Reader{roots: r, topo: topology.NewFS(r.Sys), inv: inventory.NewReader(inventory.FS{Proc: r.Proc, Sys: r.Sys})}
+}
+
+// Read builds a snapshot and an inventory, re-reading what scope says
+// can have changed; changed names the PCI devices whose kept facts must
+// be dropped (watch.Trigger.Devices). A CPU going on- or offline between
+// the two reads makes them disagree, so it reads again, up to
+// readAttempts times, before returning a mix; consistent reports whether
+// they agree. The inventory's CPUs are those of /proc/interrupts, or,
+// when only affinities were re-read, the online CPUs read once more
+// after them.
+func (r *Reader) Read(scope watch.Scope, changed []string) (m Machine, consistent bool, err error) {
+	m, consistent, _, err = r.read(scope, changed)
+	return m, consistent, err
+}
+
+// read is Read that also returns the scope of its last attempt, which
+// widens to ScopeAll when CPUs changed while reading.
+func (r *Reader) read(scope watch.Scope, changed []string) (m Machine, consistent bool, read watch.Scope, err error) {
+	for range readAttempts {
+		if m.Snapshot, err = r.topo.Read(); err != nil {
+			return Machine{}, false, scope, &ReadError{"topology", err}
+		}
+		cpus := m.Snapshot.Online()
+		switch scope {
+		case watch.ScopeCPU:
+			m.Inventory, err = r.inv.Affinities(cpus)
+			if err == nil && m.Inventory.CPUs.Equal(cpus) {
+				// The inventory took the snapshot's CPUs: check that
+				// they were still online after the affinities.
+				var now cpumask.Mask
+				if now, err = r.topo.Online(); err != nil {
+					return Machine{}, false, scope, &ReadError{"topology", err}
+				}
+				if !now.Equal(cpus) {
+					continue
+				}
+			}
+		case watch.ScopeDevices:
+			m.Inventory, err = r.inv.Refresh(changed)
+		default:
+			m.Inventory, err = r.inv.Read()
+		}
+		if err != nil {
+			return Machine{}, false, scope, &ReadError{"inventory", err}
+		}
+		if m.Inventory.CPUs.Equal(cpus) {
+			return m, true, scope, nil
+		}
+		// Whatever was kept may predate the CPU change: read it all.
+		scope = watch.ScopeAll
+	}
+	return m, false, scope, nil
+}
+
+// Read reads the whole machine once, for a command that runs one round.
+func Read(r Roots) (Machine, bool, error) { return NewReader(r).Read(watch.ScopeAll, nil) }
 
 // Planned is the read-and-plan half of a round: what was read, the plan
 // made from it, and how long each took.
@@ -71,21 +124,31 @@ type Planned struct {
 	Plan *policy.Plan
 	// Consistent is false when CPUs kept changing while reading and the
 	// plan was made from the last read anyway.
-	Consistent     bool
+	Consistent bool
+	// Scope is how much was re-read: the trigger's scope, or ScopeAll
+	// when CPUs changed while reading.
+	Scope          watch.Scope
 	Read, Planning time.Duration
 }
 
-// Plan is the pipeline up to the plan: Read, then policy.Compute with
-// cfg and the refusals the caller's applier has met (nil for none).
-func Plan(r Roots, cfg *config.Config, refused policy.Refusals) (Planned, error) {
+// Plan is the pipeline up to the plan: Read with scope and changed,
+// then policy.Compute with cfg and the refusals the caller's applier has
+// met (nil for none).
+func (r *Reader) Plan(scope watch.Scope, changed []string, cfg *config.Config, refused policy.Refusals) (Planned, error) {
 	start := time.Now()
-	m, consistent, err := Read(r)
+	m, consistent, scope, err := r.read(scope, changed)
 	read := time.Since(start)
 	if err != nil {
-		return Planned{Read: read}, err
+		return Planned{Scope: scope, Read: read}, err
 	}
 	p := policy.Compute(m.Snapshot, m.Inventory, cfg, refused)
-	return Planned{Machine: m, Plan: p, Consistent: consistent, Read: read, Planning: time.Since(start) - read}, nil
+	return Planned{Machine: m, Plan: p, Consistent: consistent, Scope: scope, Read: read, Planning: time.Since(start) - read}, nil
+}
+
+// Plan reads the whole machine once and plans, for a command that runs
+// one round (`numairqd plan`).
+func Plan(r Roots, cfg *config.Config, refused policy.Refusals) (Planned, error) {
+	return NewReader(r).Plan(watch.ScopeAll, nil, cfg, refused)
 }
 
 // State is what one round read, planned and did. A published State is

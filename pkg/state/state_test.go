@@ -16,6 +16,11 @@ import (
 // machine is a fixture tree: the lab's 4-node guest with all 8 CPUs
 // online, or with node 3's CPUs 6-7 offline, and a virtio NIC on node 2.
 func machine(t *testing.T, cpus6and7 bool) state.Roots {
+	tr := machineTree(t, cpus6and7)
+	return state.Roots{Sys: tr.Sys(), Proc: tr.Proc()}
+}
+
+func machineTree(t *testing.T, cpus6and7 bool) *fakesys.Tree {
 	tr := fakesys.New(t)
 	m := fakesys.QEMUGuest()
 	online := []int{0, 1, 2, 3, 4, 5, 6, 7}
@@ -27,7 +32,7 @@ func machine(t *testing.T, cpus6and7 bool) state.Roots {
 	tr.AddMachine(m)
 	tr.AddInterrupts(online)
 	tr.AddVirtioNet(fakesys.VirtioNet{BDF: "0000:41:00.0", Index: 0, Interface: "eth0", Pairs: 4, FirstIRQ: 24, NUMANode: 2})
-	return state.Roots{Sys: tr.Sys(), Proc: tr.Proc()}
+	return tr
 }
 
 func TestPlanReadsAndPlans(t *testing.T) {

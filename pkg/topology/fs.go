@@ -2,6 +2,7 @@ package topology
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -63,4 +64,14 @@ func (fs FS) readInt(elem ...string) (int, error) {
 		return 0, kernfs.Malformed(fs.path(elem...), "%s is not an integer", kernfs.Quote(s))
 	}
 	return n, nil
+}
+
+// Online reads devices/system/cpu/online alone: one file that tells
+// whether CPUs changed since a snapshot was read.
+func (fs FS) Online() (cpumask.Mask, error) {
+	m, err := fs.readList("devices", "system", "cpu", "online")
+	if err != nil {
+		return cpumask.Mask{}, fmt.Errorf("topology: %w", err)
+	}
+	return m, nil
 }
