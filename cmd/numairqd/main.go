@@ -10,6 +10,7 @@ import (
 )
 
 func main() {
+	boundProcs()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

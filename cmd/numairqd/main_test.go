@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -42,5 +43,30 @@ func TestUsage(t *testing.T) {
 	}
 	if code, stdout, _ := runCmd("help"); code != 0 || stdout == "" {
 		t.Errorf("help: code %d", code)
+	}
+}
+
+// TestBoundProcs: GOMAXPROCS is at most maxProcs by default and what
+// the environment says when it says.
+func TestBoundProcs(t *testing.T) {
+	old := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { runtime.GOMAXPROCS(old) })
+	runtime.GOMAXPROCS(8)
+	t.Setenv("GOMAXPROCS", "")
+	os.Unsetenv("GOMAXPROCS")
+	boundProcs()
+	if got := runtime.GOMAXPROCS(0); got != maxProcs {
+		t.Errorf("GOMAXPROCS = %d from 8 without the variable, want %d", got, maxProcs)
+	}
+	runtime.GOMAXPROCS(1)
+	boundProcs()
+	if got := runtime.GOMAXPROCS(0); got != 1 {
+		t.Errorf("GOMAXPROCS = %d from 1, want 1: never raised", got)
+	}
+	runtime.GOMAXPROCS(8)
+	t.Setenv("GOMAXPROCS", "8")
+	boundProcs()
+	if got := runtime.GOMAXPROCS(0); got != 8 {
+		t.Errorf("GOMAXPROCS = %d with GOMAXPROCS=8 set, want 8", got)
 	}
 }
