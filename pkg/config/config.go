@@ -30,9 +30,9 @@ type Config struct {
 	ResyncInterval time.Duration
 	// RestoreOnExit puts back the affinities found at start on exit.
 	RestoreOnExit bool
-	// CoalesceWindow is the quiet time that ends a burst of events;
-	// CoalesceMaxDelay bounds how long a steady stream of events can
-	// postpone the resync.
+	// CoalesceWindow is the quiet time that ends a burst of events
+	// (whose first is handled at once); CoalesceMaxDelay bounds how long
+	// a steady stream of events can postpone the round that follows.
 	CoalesceWindow   time.Duration
 	CoalesceMaxDelay time.Duration
 	// MetricsPerIRQ exports one series per IRQ, not only per device.
