@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -84,6 +85,9 @@ type IO struct {
 // CONFIG_TASK_IO_ACCOUNTING shows as missing, not as zero.
 func ParseIO(s string) (IO, error) {
 	var io IO
+	if strings.TrimSpace(s) == "" {
+		return io, errors.New("/proc/PID/io not sampled")
+	}
 	dst := map[string]*int64{"syscr": &io.SyscR, "syscw": &io.SyscW, "rchar": &io.RChar, "wchar": &io.WChar}
 	seen := map[string]bool{}
 	for _, line := range strings.Split(s, "\n") {
@@ -141,7 +145,7 @@ func PromSums(text string) map[string]float64 {
 
 // RoundsMetric is numairqd's count of reconcile rounds (pkg/metrics),
 // labelled by trigger; WritesMetric its smp_affinity_list writes by
-// result.
+// result, "ok" for a write the kernel took (pkg/apply's Kind names).
 const (
 	RoundsMetric = "numairqd_rounds_total"
 	WritesMetric = "numairqd_affinity_writes_total"
@@ -205,7 +209,7 @@ type Cost struct {
 	Syscalls float64
 	IOErr    error
 	// Rounds and Writes are the increase of numairqd_rounds_total and
-	// of numairqd_affinity_writes_total{result="written"} over the
+	// of numairqd_affinity_writes_total{result="ok"} over the
 	// period, from the daemon's metrics endpoint; NaN without metrics
 	// in either sample (irqbalance, the floor).
 	Rounds, Writes float64
@@ -254,11 +258,11 @@ func CostBetween(a, b CostSample) (Cost, error) {
 	return c, nil
 }
 
-// promWritten is numairqd_affinity_writes_total{result="written"}, NaN
-// if absent.
+// promWritten is numairqd_affinity_writes_total{result="ok"}, the
+// writes that took, NaN if absent.
 func promWritten(text string) float64 {
 	for _, line := range strings.Split(text, "\n") {
-		if rest, ok := strings.CutPrefix(line, WritesMetric+"{"); ok && strings.Contains(rest, `result="written"`) {
+		if rest, ok := strings.CutPrefix(line, WritesMetric+"{"); ok && strings.Contains(rest, `result="ok"`) {
 			if i := strings.LastIndexByte(rest, '}'); i >= 0 {
 				if v, err := strconv.ParseFloat(strings.TrimSpace(rest[i+1:]), 64); err == nil {
 					return v
@@ -299,6 +303,44 @@ func (dr DaemonRun) Costs(kind string, reps int) ([]Cost, []error) {
 		out = append(out, c)
 	}
 	return out, errs
+}
+
+// Accounted compares the CPU time (schedstat) of a run from its first
+// sample to its last with the sum over the given periods (kinds x
+// reps, as Costs takes them): what the periods leave out is the work
+// between them (for numairqd the metrics scrapes, and whatever they
+// set off, such as a garbage collection). NaN where schedstat is
+// missing.
+func (dr DaemonRun) Accounted(kinds []string, reps int) (total, inPeriods float64) {
+	var first, last CostSample
+	n := 0
+	for _, s := range dr.Cost {
+		if n == 0 || s.UptimeS < first.UptimeS {
+			first = s
+		}
+		if n == 0 || s.UptimeS > last.UptimeS {
+			last = s
+		}
+		n++
+	}
+	if n < 2 {
+		return math.NaN(), math.NaN()
+	}
+	if c, err := CostBetween(first, last); err == nil {
+		total = c.RunS
+	} else {
+		total = math.NaN()
+	}
+	for _, k := range kinds {
+		cs, errs := dr.Costs(k, reps)
+		if len(errs) > 0 {
+			return total, math.NaN()
+		}
+		for _, c := range cs {
+			inPeriods += c.RunS
+		}
+	}
+	return total, inPeriods
 }
 
 // PeakHWMKB is the highest VmHWM over every sample of the run (the

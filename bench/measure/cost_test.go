@@ -53,8 +53,8 @@ func TestPromSums(t *testing.T) {
 numairqd_rounds_total{trigger="event"} 12
 numairqd_rounds_total{trigger="resync"} 1
 numairqd_rounds_total{trigger="start"} 1
-numairqd_affinity_writes_total{result="written"} 40
-numairqd_affinity_writes_total{result="unchanged"} 300
+numairqd_affinity_writes_total{result="ok"} 40
+numairqd_affinity_writes_total{result="managed"} 300
 numairqd_round_duration_seconds_sum 1.5e-01
 garbage line{
 `
@@ -124,8 +124,8 @@ func TestCostBetweenIOAndRounds(t *testing.T) {
 			Metrics:   rounds + written,
 		}
 	}
-	a := mk(100, 10, 1000, 50, "numairqd_rounds_total{trigger=\"event\"} 5\n", "numairqd_affinity_writes_total{result=\"written\"} 7\n")
-	b := mk(110, 35, 1800, 90, "numairqd_rounds_total{trigger=\"event\"} 13\nnumairqd_rounds_total{trigger=\"resync\"} 2\n", "numairqd_affinity_writes_total{result=\"written\"} 27\n")
+	a := mk(100, 10, 1000, 50, "numairqd_rounds_total{trigger=\"event\"} 5\n", "numairqd_affinity_writes_total{result=\"ok\"} 7\n")
+	b := mk(110, 35, 1800, 90, "numairqd_rounds_total{trigger=\"event\"} 13\nnumairqd_rounds_total{trigger=\"resync\"} 2\n", "numairqd_affinity_writes_total{result=\"ok\"} 27\n")
 	c, err := CostBetween(a, b)
 	if err != nil {
 		t.Fatal(err)
@@ -167,6 +167,18 @@ func TestCostsAndPeak(t *testing.T) {
 	}
 	if len(errs) != 1 || !strings.Contains(errors.Join(errs...).Error(), "rep 3") {
 		t.Errorf("Costs errors = %v, want one for rep 3", errs)
+	}
+	up := map[string]float64{"idle-1-0": 1, "churn-1-0": 2, "churn-1-1": 3, "churn-2-0": 4, "churn-2-1": 5, "churn-3-0": 6}
+	for k, v := range dr.Cost {
+		v.Schedstat = strings.Fields(v.Stat)[13] + "0000000 0 0\n" // 10 ms a tick
+		v.UptimeS = up[k]
+		dr.Cost[k] = v
+	}
+	if total, in := dr.Accounted([]string{"churn"}, 2); math.Abs(total-0.09) > 1e-9 || math.Abs(in-0.08) > 1e-9 {
+		t.Errorf("Accounted = %v, %v; want 0.09 from first to last, 0.08 in the periods", total, in)
+	}
+	if _, in := dr.Accounted([]string{"churn"}, 3); !math.IsNaN(in) {
+		t.Errorf("Accounted with a missing sample = %v, want NaN", in)
 	}
 	if p := dr.PeakHWMKB(); p != 3500 {
 		t.Errorf("PeakHWMKB = %d, want 3500", p)
