@@ -2,7 +2,9 @@
 
 // Package bench compares numairqd with irqbalance inside QEMU guests of
 // the e2e harness (test/e2e): placement quality after one run of each,
-// reaction to CPU hotplug and driver re-binds, and each daemon's cost.
+// reaction to CPU hotplug and driver re-binds, and each daemon's cost
+// (CPU time, syscalls and rounds per event, peak RSS), with the floor
+// (benchagent floor) as the yardstick for the cost of hotplug churn.
 // It writes raw.json to $BENCH_OUT; bench/report turns that into
 // RESULTS.md. Run it through bench/run.sh.
 package bench
@@ -96,7 +98,7 @@ func TestBench(t *testing.T) {
 				Name:     "bench-placement-" + tc.name,
 				Guest:    tc.guest,
 				Script:   placementScript(tc.banned),
-				Files:    withConfig(files, tc.banned),
+				Files:    withConfig(files, tc.banned, ""),
 				HostBins: hostBins,
 				Timeout:  4 * time.Minute,
 				Expect:   []string{"placement-done"},
@@ -112,7 +114,7 @@ func TestBench(t *testing.T) {
 				Name:     "bench-traffic-" + tc.Name,
 				Guest:    tc.guest,
 				Script:   trafficScript(tc),
-				Files:    withConfig(files, ""),
+				Files:    withConfig(files, "", ""),
 				HostBins: hostBins,
 				Timeout:  time.Duration(len(trafficStates))*(trafficWarmup+trafficWindow+trafficTail+time.Minute) + 2*time.Minute,
 				Expect:   []string{"traffic-done"},
@@ -121,17 +123,24 @@ func TestBench(t *testing.T) {
 		})
 	}
 
-	// Reaction and cost: one daemon per guest.
-	for _, daemon := range []string{"irqbalance", "numairqd"} {
+	// Reaction and cost: one daemon per guest; then the floor, in a
+	// boot of its own, under the same churn.
+	for _, daemon := range []string{"irqbalance", "numairqd", "floor"} {
 		t.Run("daemon/"+daemon, func(t *testing.T) {
 			g := e2e.FourNodeGuest()
-			per := 15*time.Second + p.window + 15*time.Second
-			timeout := 3*time.Minute + time.Duration(p.reps)*(p.idle+time.Duration(p.churnCycles)*2*time.Second+5*time.Second) + time.Duration(3*p.reps)*per
+			churn := time.Duration(p.reps) * (time.Duration(p.churnCycles)*2*time.Second + 10*time.Second)
+			timeout := 3*time.Minute + churn
+			script := floorScript(p, timeout)
+			if daemon != "floor" {
+				per := 15*time.Second + p.window + 25*time.Second
+				timeout += time.Duration(p.reps)*(p.idle+5*time.Second) + time.Duration(3*p.reps)*per
+				script = daemonScript(daemon, p, g.NetAddress(0))
+			}
 			r := e2e.Run(t, e2e.Scenario{
 				Name:     "bench-daemon-" + daemon,
 				Guest:    g,
-				Script:   daemonScript(daemon, p, g.NetAddress(0)),
-				Files:    withConfig(files, ""),
+				Script:   script,
+				Files:    withConfig(files, "", metricsAddr),
 				HostBins: hostBins,
 				Timeout:  timeout,
 				Expect:   []string{"daemon-done"},
@@ -201,26 +210,43 @@ var (
 // (node 2 is CPUs 4-5).
 const hotplugCPU = 5
 
-func daemonScript(daemon string, p params, pci string) string {
-	return fmt.Sprintf(`DAEMON=%s CPU=%d PCI=%s REPS=%d CYCLES=%d IDLE=%d WINDOW=%s
-SETTLE_Q=%s WATCH_Q=%s UNTIL=%s
-data start guestcheck state
-%s >/tmp/daemon.log 2>&1 &
-pid=$!
-cost() {
-	data "cost-$1" sh -c "cut -d' ' -f1 /proc/uptime; echo ===; cat /proc/$pid/stat; echo ===; cat /proc/$pid/status"
+// metricsAddr is numairqd's metrics endpoint in the daemon boots: the
+// bench reads numairqd_rounds_total there (loopback is brought up for
+// it).
+const metricsAddr = "127.0.0.1:9768"
+
+// costProbe defines the guest shell's `cost NAME EDGE`: one data call
+// "cost-NAME-EDGE" with the daemon's (PID $pid) /proc/PID/stat, status,
+// task/*/schedstat and io, each section headed "=== NAME" (measure.ParseCostSample),
+// and, when $METRICS is set (numairqd), its round and write counters
+// from the metrics endpoint. EDGE 0 opens a period and 1 closes it: the
+// scrape comes before the /proc files when opening and after them when
+// closing, so the daemon's work serving it falls outside every period.
+const costProbe = `procfiles() {
+	echo "=== uptime"; cut -d' ' -f1 /proc/uptime
+	echo "=== stat"; cat /proc/$pid/stat
+	echo "=== status"; cat /proc/$pid/status
+	echo "=== schedstat"; cat /proc/$pid/task/*/schedstat
+	echo "=== io"; cat /proc/$pid/io
 }
-data settled benchagent settle --changed --quiet $SETTLE_Q --max 60s
-rep=1
+scrape() {
+	[ -n "$METRICS" ] || return 0
+	echo "=== metrics"
+	wget -qO- "$METRICS" | grep -E '^numairqd_(rounds_total|affinity_writes_total)[{ ]'
+}
+probe() {
+	if [ "$1" = 0 ]; then scrape; procfiles; else procfiles; scrape; fi
+	return 0
+}
+cost() { data "cost-$1-$2" probe "$2"; }
+`
+
+// churnBlocks is the shell for $REPS blocks of $CYCLES offline/online
+// cycles of CPU $CPU, each block between cost samples churn-R-0 and
+// churn-R-1.
+const churnBlocks = `rep=1
 while [ $rep -le $REPS ]; do
-	cost idle-$rep-0
-	sleep $IDLE
-	cost idle-$rep-1
-	rep=$((rep + 1))
-done
-rep=1
-while [ $rep -le $REPS ]; do
-	cost churn-$rep-0
+	cost churn-$rep 0
 	i=0
 	while [ $i -lt $CYCLES ]; do
 		echo 0 >/sys/devices/system/cpu/cpu$CPU/online
@@ -230,15 +256,39 @@ while [ $rep -le $REPS ]; do
 		i=$((i + 1))
 	done
 	sleep 2
-	cost churn-$rep-1
+	cost churn-$rep 1
 	rep=$((rep + 1))
 done
+`
+
+func daemonScript(daemon string, p params, pci string) string {
+	metrics := ""
+	if daemon == "numairqd" {
+		metrics = "http://" + metricsAddr + "/metrics"
+	}
+	return fmt.Sprintf(`DAEMON=%s CPU=%d PCI=%s REPS=%d CYCLES=%d IDLE=%d WINDOW=%s
+SETTLE_Q=%s WATCH_Q=%s UNTIL=%s METRICS=%s
+ip link set lo up
+data start guestcheck state
+%s >/tmp/daemon.log 2>&1 &
+pid=$!
+`, daemon, hotplugCPU, pci, p.reps, p.churnCycles, int(p.idle.Seconds()), p.window,
+		settleQuiet[daemon], watchQuiet[daemon], watchUntil[daemon], metrics, daemonCmd[daemon]) + costProbe + `data settled benchagent settle --changed --quiet $SETTLE_Q --max 60s
 rep=1
 while [ $rep -le $REPS ]; do
+	cost idle-$rep 0
+	sleep $IDLE
+	cost idle-$rep 1
+	rep=$((rep + 1))
+done
+` + churnBlocks + `rep=1
+while [ $rep -le $REPS ]; do
 	for ev in offline:$CPU online:$CPU rebind:$PCI; do
-		k=${ev%%%%:*}
+		k=${ev%%:*}
 		data "settle-$rep-$k" benchagent settle --quiet $SETTLE_Q --max 60s
+		cost $k-$rep 0
 		data "watch-$rep-$k" benchagent watch --event $ev --until $UNTIL --quiet $WATCH_Q --window $WINDOW
+		cost $k-$rep 1
 		if [ $DAEMON = numairqd ]; then
 			data "plan-$rep-$k" numairqd plan --config /etc/numairqd.yaml --format json
 		fi
@@ -249,8 +299,24 @@ kill $pid
 wait $pid
 data daemon-log tail -c 12000 /tmp/daemon.log
 pass daemon-done "$DAEMON"
-`, daemon, hotplugCPU, pci, p.reps, p.churnCycles, int(p.idle.Seconds()), p.window,
-		settleQuiet[daemon], watchQuiet[daemon], watchUntil[daemon], daemonCmd[daemon])
+`
+}
+
+// floorScript runs `benchagent floor` (the floor of a round after a
+// CPU event) under the daemons' churn blocks, sampled the same way.
+// It stops at the end, or by itself after max.
+func floorScript(p params, max time.Duration) string {
+	return fmt.Sprintf(`DAEMON=floor CPU=%d REPS=%d CYCLES=%d MAX=%ds METRICS=
+ip link set lo up
+data start guestcheck state
+benchagent floor --max $MAX >/tmp/daemon.log 2>&1 &
+pid=$!
+wait_for 30 grep -q '^ready' /tmp/daemon.log || fail floor-ready "$(cat /tmp/daemon.log)"
+`, hotplugCPU, p.reps, p.churnCycles, int(max.Seconds())) + costProbe + churnBlocks + `kill $pid
+wait $pid
+data daemon-log cat /tmp/daemon.log
+pass daemon-done "$DAEMON"
+`
 }
 
 func placementRun(t *testing.T, r *e2e.Result, name, title, banned string) measure.PlacementRun {
@@ -293,11 +359,15 @@ func daemonRun(t *testing.T, r *e2e.Result, daemon string, p params) measure.Dae
 	} else {
 		t.Error(err)
 	}
-	if err := watchData(r, "settled", &dr.Settled); err != nil {
-		t.Error(err)
+	periods := []string{"churn"}
+	if daemon != "floor" {
+		periods = []string{"idle", "churn", "offline", "online", "rebind"}
+		if err := watchData(r, "settled", &dr.Settled); err != nil {
+			t.Error(err)
+		}
 	}
 	for rep := 1; rep <= p.reps; rep++ {
-		for _, period := range []string{"idle", "churn"} {
+		for _, period := range periods {
 			for _, edge := range []string{"0", "1"} {
 				k := fmt.Sprintf("%s-%d-%s", period, rep, edge)
 				c, err := costData(r, "cost-"+k)
@@ -308,6 +378,11 @@ func daemonRun(t *testing.T, r *e2e.Result, daemon string, p params) measure.Dae
 				dr.Cost[k] = c
 			}
 		}
+	}
+	dr.Log = dataString(r, "daemon-log")
+	if daemon == "floor" {
+		dr.Floor = floorSummary(t, dr.Log, p)
+		return dr
 	}
 	for rep := 1; rep <= p.reps; rep++ {
 		for _, k := range []string{"offline", "online", "rebind"} {
@@ -322,8 +397,22 @@ func daemonRun(t *testing.T, r *e2e.Result, daemon string, p params) measure.Dae
 			dr.Events = append(dr.Events, ev)
 		}
 	}
-	dr.Log = dataString(r, "daemon-log")
 	return dr
+}
+
+// floorSummary decodes the floor's last line; it must have handled one
+// round per CPU uevent of the churn, 2 per cycle.
+func floorSummary(t *testing.T, log string, p params) *measure.FloorSummary {
+	lines := strings.Split(strings.TrimSpace(log), "\n")
+	var s measure.FloorSummary
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &s); err != nil {
+		t.Errorf("floor: no summary (%v) in %.500q", err, log)
+		return nil
+	}
+	if want := int64(2 * p.reps * p.churnCycles); s.Rounds != want || s.Stop != "signal" {
+		t.Errorf("floor: %+v, want %d rounds and a stop by signal", s, want)
+	}
+	return &s
 }
 
 type guestinfoState = guestinfo.State
@@ -343,20 +432,15 @@ func watchData(r *e2e.Result, name string, w *measure.Watch) error {
 }
 
 func costData(r *e2e.Result, name string) (measure.CostSample, error) {
-	var c measure.CostSample
 	d, ok := r.Data(name)
 	if !ok || d.RC != 0 {
-		return c, fmt.Errorf("data %q missing or failed", name)
+		return measure.CostSample{}, fmt.Errorf("data %q missing or failed", name)
 	}
-	parts := strings.Split(string(d.Output), "===\n")
-	if len(parts) != 3 {
-		return c, fmt.Errorf("data %q: %d parts: %.200s", name, len(parts), d.Output)
-	}
-	up, err := strconv.ParseFloat(strings.TrimSpace(parts[0]), 64)
+	c, err := measure.ParseCostSample(string(d.Output))
 	if err != nil {
-		return c, fmt.Errorf("data %q: uptime: %w", name, err)
+		return c, fmt.Errorf("data %q: %w", name, err)
 	}
-	return measure.CostSample{UptimeS: up, Stat: strings.TrimSpace(parts[1]), Status: parts[2]}, nil
+	return c, nil
 }
 
 // runData parses "rc t0 t1" from a *-run data call.
@@ -403,12 +487,14 @@ func irqbalanceBin(t *testing.T) []string {
 	return []string{p}
 }
 
-func withConfig(files map[string][]byte, banned string) map[string][]byte {
+// withConfig adds /etc/numairqd.yaml: banned as banned_cpus, and the
+// metrics address listen ("" disables it).
+func withConfig(files map[string][]byte, banned, listen string) map[string][]byte {
 	out := make(map[string][]byte, len(files)+1)
 	for k, v := range files {
 		out[k] = v
 	}
-	out["/etc/numairqd.yaml"] = fmt.Appendf(nil, "# bench: same banned list as irqbalance's IRQBALANCE_BANNED_CPULIST\nbanned_cpus: %q\nlisten: \"\"\n", banned)
+	out["/etc/numairqd.yaml"] = fmt.Appendf(nil, "# bench: same banned list as irqbalance's IRQBALANCE_BANNED_CPULIST\nbanned_cpus: %q\nlisten: %q\n", banned, listen)
 	return out
 }
 
