@@ -55,8 +55,15 @@ func run(rawPath, gobench, benchstat, out, pngPath, trafficPNG, command, wall st
 	rows, dists := w.placement(raw.Placement)
 	traffic := trafficResults(raw.Traffic)
 	w.traffic(traffic, filepath.Base(trafficPNG))
-	w.reaction(raw.Daemons)
+	var daemons []measure.DaemonRun // the floor has no events
+	for _, dr := range raw.Daemons {
+		if dr.Daemon != "floor" {
+			daemons = append(daemons, dr)
+		}
+	}
+	w.reaction(daemons)
 	w.cost(raw.Daemons)
+	w.eventCost(raw.Daemons)
 	if gobench != "" {
 		gb, err := os.ReadFile(gobench)
 		if err != nil {
@@ -89,6 +96,7 @@ type writer struct {
 	irqbWins   []string
 	numaWins   []string
 	ratios     []string
+	targets    []string
 }
 
 func (w *writer) p(format string, args ...any) { fmt.Fprintf(&w.body, format+"\n", args...) }
@@ -126,6 +134,13 @@ func (w *writer) summary() {
 		fmt.Fprintf(h, "Ratios between the daemons, same run:\n\n")
 		for _, r := range w.ratios {
 			fmt.Fprintf(h, "- %s\n", r)
+		}
+		fmt.Fprintln(h)
+	}
+	if len(w.targets) > 0 {
+		fmt.Fprintf(h, "Against the targets (issue 14: medians of the repetitions, same run as irqbalance):\n\n")
+		for _, t := range w.targets {
+			fmt.Fprintf(h, "- %s\n", t)
 		}
 		fmt.Fprintln(h)
 	}

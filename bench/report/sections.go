@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -252,7 +251,7 @@ func (w *writer) cost(runs []measure.DaemonRun) {
 		return
 	}
 	w.p("## Cost\n")
-	w.p("In the same boots as the reaction times, after the first placement and before the events: CPU time is utime+stime of the daemon's process from `/proc/PID/stat` (in USER_HZ=100 ticks, so 0.01 s resolution) over the period; peak RSS is `VmHWM` from `/proc/PID/status` at the end of the last churn block (a high-water mark since start, so one value per daemon). %d idle periods of %.0f s, then %d churn blocks of %d offline/online cycles of CPU 5, 0.25 s apart, plus 2 s for the daemon to finish; median (min–max) over them. Under TCG every guest instruction is emulated, so absolute CPU times are inflated many times over a real machine; compare the ratio.\n",
+	w.p("In the same boots as the reaction times, after the first placement and before the events: CPU time is utime+stime of the daemon's process from `/proc/PID/stat` (in USER_HZ=100 ticks, so 0.01 s resolution) over the period; VmHWM is from `/proc/PID/status` at the end of the last churn block (a high-water mark since start; the peak over the whole run is under [Cost per event](#cost-per-event)). %d idle periods of %.0f s, then %d churn blocks of %d offline/online cycles of CPU 5, 0.25 s apart, plus 2 s for the daemon to finish; median (min–max) over them. The floor (`benchagent floor`, see [Cost per event](#cost-per-event)) ran the churn blocks only, in a boot of its own. Under TCG every guest instruction is emulated, so absolute CPU times are inflated many times over a real machine; compare the ratio.\n",
 		w.meta.Reps, w.meta.IdleS, w.meta.Reps, w.meta.ChurnCycles)
 	w.p("| daemon | idle CPU time per period (s) | churn CPU time per block (s) | VmHWM after churn |")
 	w.p("|---|---|---|---|")
@@ -262,46 +261,33 @@ func (w *writer) cost(runs []measure.DaemonRun) {
 	}
 	byDaemon := map[string]costs{}
 	for _, dr := range runs {
-		var idle, churn []float64
-		var hwm int64
-		var errs []error
-		for rep := 1; rep <= w.meta.Reps; rep++ {
-			i, err1 := measure.CostBetween(dr.Cost[fmt.Sprintf("idle-%d-0", rep)], dr.Cost[fmt.Sprintf("idle-%d-1", rep)])
-			c, err2 := measure.CostBetween(dr.Cost[fmt.Sprintf("churn-%d-0", rep)], dr.Cost[fmt.Sprintf("churn-%d-1", rep)])
-			if err1 != nil || err2 != nil {
-				errs = append(errs, err1, err2)
-				continue
-			}
-			idle, churn = append(idle, i.CPUS), append(churn, c.CPUS)
-			hwm = c.HWMKB
-		}
-		if len(idle) == 0 {
-			w.p("| %s | error: %v | | |", dr.Daemon, errors.Join(errs...))
+		churnC, errs := dr.Costs("churn", w.meta.Reps)
+		if len(churnC) == 0 {
+			w.p("| %s | | error: %s | |", dr.Daemon, errText(errs))
 			continue
 		}
-		c := costs{measure.Summarize(idle), measure.Summarize(churn), hwm}
+		churn := pick(churnC, func(c measure.Cost) float64 { return c.CPUS })
+		c := costs{churn: measure.Summarize(churn), hwmKB: churnC[len(churnC)-1].HWMKB}
+		idleText := "not run"
+		if dr.Daemon != "floor" {
+			idleC, errs := dr.Costs("idle", w.meta.Reps)
+			idle := pick(idleC, func(c measure.Cost) float64 { return c.CPUS })
+			c.idle = measure.Summarize(idle)
+			idleText = rangeText(idle, secs)
+			if len(idle) == 0 {
+				idleText = "error: " + errText(errs)
+			}
+		}
 		byDaemon[dr.Daemon] = c
-		w.p("| %s | %s | %s | %d KiB |", dr.Daemon, rangeText(idle, secs), rangeText(churn, secs), c.hwmKB)
+		w.p("| %s | %s | %s | %d KiB |", dr.Daemon, idleText, rangeText(churn, secs), c.hwmKB)
 	}
 	w.p("")
 	a, okA := byDaemon["irqbalance"]
 	b, okB := byDaemon["numairqd"]
 	if okA && okB {
-		ratio := func(numa, irqb float64) string {
-			switch {
-			case numa == 0 && irqb == 0:
-				return "both below one 0.01 s tick"
-			case irqb == 0:
-				return "irqbalance below one 0.01 s tick"
-			case numa == 0:
-				return "numairqd below one 0.01 s tick"
-			}
-			return fmt.Sprintf("numairqd/irqbalance %.1fx", numa/irqb)
-		}
+		// The churn ratio is under Cost per event, from schedstat.
 		w.ratios = append(w.ratios,
-			fmt.Sprintf("CPU time idle (median per period): irqbalance %.2f s, numairqd %.2f s (%s)", a.idle.Median, b.idle.Median, ratio(b.idle.Median, a.idle.Median)),
-			fmt.Sprintf("CPU time under churn (median per block of %d cycles): irqbalance %.2f s, numairqd %.2f s (%s)", w.meta.ChurnCycles, a.churn.Median, b.churn.Median, ratio(b.churn.Median, a.churn.Median)),
-			fmt.Sprintf("peak RSS after churn: irqbalance %d KiB, numairqd %d KiB (numairqd/irqbalance %.2fx)", a.hwmKB, b.hwmKB, float64(b.hwmKB)/float64(a.hwmKB)))
+			fmt.Sprintf("CPU time idle (median per period): irqbalance %.2f s, numairqd %.2f s (%s)", a.idle.Median, b.idle.Median, tickRatio(b.idle.Median, a.idle.Median)))
 		// A difference of one USER_HZ tick is below the resolution.
 		if math.Abs(a.idle.Median-b.idle.Median) > 0.011 {
 			w.compare("CPU time idle (median)", a.idle.Median, b.idle.Median, true, "%.2f s")
@@ -309,24 +295,68 @@ func (w *writer) cost(runs []measure.DaemonRun) {
 		if math.Abs(a.churn.Median-b.churn.Median) > 0.011 {
 			w.compare("CPU time under hotplug churn (median)", a.churn.Median, b.churn.Median, true, "%.2f s")
 		}
-		w.compare("peak RSS (VmHWM)", float64(a.hwmKB), float64(b.hwmKB), true, "%.0f KiB")
 	}
+}
+
+// tickRatio is numa/irqb in words, minding the 0.01 s resolution.
+func tickRatio(numa, irqb float64) string {
+	switch {
+	case numa == 0 && irqb == 0:
+		return "both below one 0.01 s tick"
+	case irqb == 0:
+		return "irqbalance below one 0.01 s tick"
+	case numa == 0:
+		return "numairqd below one 0.01 s tick"
+	}
+	return fmt.Sprintf("numairqd/irqbalance %.1fx", numa/irqb)
+}
+
+// pick applies f to every cost.
+func pick(cs []measure.Cost, f func(measure.Cost) float64) []float64 {
+	out := make([]float64, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, f(c))
+	}
+	return out
 }
 
 func (w *writer) goBench(out, benchstat []byte) {
 	w.p("## Go benchmarks (host)\n")
-	w.p("`go test -run '^$' -bench ... -count 6 -benchmem` on the host (2 shared cores), `TMPDIR=/dev/shm` for the fixtures. Median (min–max) of 6 runs.\n")
-	w.p("| package | benchmark | time/op | B/op | allocs/op |")
-	w.p("|---|---|---|---|---|")
-	for _, b := range parseGoBench(bytes.NewReader(out)) {
-		w.p("| %s | %s | %s | %s | %s |", strings.TrimPrefix(b.Pkg, "github.com/numairqd/numairqd/"), b.Name,
+	w.p("`go test -run '^$' -bench ... -count 6 -benchmem` on the host (2 shared cores), `TMPDIR=/dev/shm` for the fixtures. Median (min–max) of 6 runs. Columns after allocs/op are the benchmarks' own metrics (`b.ReportMetric`), \"–\" where a benchmark reports none.\n")
+	run := parseGoBench(bytes.NewReader(out))
+	head := "| package | benchmark | time/op | B/op | allocs/op |"
+	rule := "|---|---|---|---|---|"
+	for _, u := range run.Units {
+		head += " " + u + " |"
+		rule += "---|"
+	}
+	w.p("%s", head)
+	w.p("%s", rule)
+	for _, b := range run.Benches {
+		row := fmt.Sprintf("| %s | %s | %s | %s | %s |", strings.TrimPrefix(b.Pkg, "github.com/numairqd/numairqd/"), b.Name,
 			rangeText(b.NsOp, ns), rangeText(b.BytesOp, bytesText), rangeText(b.Alloc, count))
+		for _, u := range run.Units {
+			row += " " + rangeText(b.Extra[u], metricText) + " |"
+		}
+		w.p("%s", row)
 	}
 	w.p("")
+	if len(run.Failed) > 0 {
+		w.p("**go test reported failures:** %s. A benchmark that failed has no row, or only the runs before it failed; see the Go benchmark output (`$BENCH_WORK/gobench.txt`).\n", strings.Join(run.Failed, ", "))
+	}
 	if len(bytes.TrimSpace(benchstat)) > 0 {
 		w.p("benchstat (golang.org/x/perf/cmd/benchstat, run with `go run pkg@version`, not a module dependency):\n")
 		w.p("```\n%s\n```\n", strings.TrimSpace(string(benchstat)))
 	}
+}
+
+// metricText formats a custom benchmark metric: integers as such,
+// others with three significant digits.
+func metricText(x float64) string {
+	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+		return fmt.Sprintf("%.0f", x)
+	}
+	return fmt.Sprintf("%.3g", x)
 }
 
 func rangeText(xs []float64, f func(float64) string) string {
