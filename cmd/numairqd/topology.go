@@ -29,7 +29,7 @@ func runTopology(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "numairqd topology: --format %q: want text or json\n", *format)
 		return 2
 	}
-	s, err := topology.NewFS(*sysfs).Read()
+	s, err := topology.NewFS(*sysfs).ReadDetail()
 	if err != nil {
 		fmt.Fprintf(stderr, "numairqd topology: %v\n", err)
 		return 1

@@ -91,7 +91,7 @@ func TestBadInput(t *testing.T) {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				_, err = topology.NewFS(tree.Sys()).Read()
+				_, err = topology.NewFS(tree.Sys()).ReadDetail()
 			}()
 			select {
 			case <-done:

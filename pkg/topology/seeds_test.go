@@ -17,7 +17,7 @@ func readMachine(t testing.TB, m fakesys.Machine) *topology.Snapshot {
 	t.Helper()
 	tree := fakesys.New(t)
 	tree.AddMachine(m)
-	s, err := topology.NewFS(tree.Sys()).Read()
+	s, err := topology.NewFS(tree.Sys()).ReadDetail()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,11 +60,21 @@ type CPU struct {
 	LLC cpumask.Mask
 }
 
-// Read builds a Snapshot from the tree. Errors name the file and the
+// Read builds a Snapshot from the tree with what planning uses: CPUs,
+// nodes, distances and SMT siblings; each CPU's Package is -1 and its
+// LLC empty (see ReadDetail). A round reads it after every event, so
+// it reads no file that no plan needs. Errors name the file and the
 // value that was wrong; a missing optional file is not an error.
-func (fs FS) Read() (*Snapshot, error) {
+func (fs FS) Read() (*Snapshot, error) { return fs.readRetrying(false) }
+
+// ReadDetail is Read plus what only a description of the machine shows
+// (`numairqd topology`): each CPU's package and last-level cache, about
+// ten more files per cache group.
+func (fs FS) ReadDetail() (*Snapshot, error) { return fs.readRetrying(true) }
+
+func (fs FS) readRetrying(detail bool) (*Snapshot, error) {
 	for attempt := 1; ; attempt++ {
-		s, err := fs.read()
+		s, err := fs.read(detail)
 		var race *noNodeError
 		if errors.As(err, &race) && attempt < readAttempts {
 			continue // a CPU may have gone offline between the reads
@@ -85,7 +95,7 @@ type noNodeError struct{ err error }
 func (e *noNodeError) Error() string { return e.err.Error() }
 func (e *noNodeError) Unwrap() error { return e.err }
 
-func (fs FS) read() (*Snapshot, error) {
+func (fs FS) read(detail bool) (*Snapshot, error) {
 	s := &Snapshot{nodeIndex: map[int]int{}, cpus: map[int]CPU{}, cpuNode: map[int]int{}}
 	cpuDir := []string{"devices", "system", "cpu"}
 	var err error
@@ -114,6 +124,11 @@ func (fs FS) read() (*Snapshot, error) {
 	}
 	if err := fs.readCPUs(s); err != nil {
 		return nil, fmt.Errorf("topology: %w", err)
+	}
+	if detail {
+		if err := fs.readPackagesAndCaches(s); err != nil {
+			return nil, fmt.Errorf("topology: %w", err)
+		}
 	}
 	s.buildHops()
 	return s, nil
@@ -222,9 +237,8 @@ func (fs FS) readDistance(want int, elem ...string) ([]int, error) {
 	return row, nil
 }
 
-// readCPUs reads the topology of each online CPU. Files shared by a
-// group of CPUs (core, package, last-level cache) are read once per
-// group, which keeps a 1024-CPU rebuild to about one read per core.
+// readCPUs reads each online CPU's SMT siblings, once per core, which
+// keeps a 1024-CPU rebuild to about one read per core.
 func (fs FS) readCPUs(s *Snapshot) error {
 	for c := range s.online.All() {
 		node, ok := s.cpuNode[c]
@@ -259,6 +273,12 @@ func (fs FS) readCPUs(s *Snapshot) error {
 			s.cpus[t] = x
 		}
 	}
+	return nil
+}
+
+// readPackagesAndCaches fills each CPU's Package and LLC, reading the
+// files of each package and cache group once.
+func (fs FS) readPackagesAndCaches(s *Snapshot) error {
 	for c := range s.online.All() {
 		if s.cpus[c].Package >= 0 {
 			continue

@@ -290,7 +290,7 @@ func TestMalformedFiles(t *testing.T) {
 			tree := fakesys.New(t)
 			tree.AddMachine(good)
 			tc.corrupt(tree)
-			s, err := topology.NewFS(tree.Sys()).Read()
+			s, err := topology.NewFS(tree.Sys()).ReadDetail()
 			if err == nil {
 				t.Fatalf("Read succeeded (%d nodes), want an error naming %s", len(s.Nodes()), tc.file)
 			}
@@ -304,5 +304,30 @@ func TestMalformedFiles(t *testing.T) {
 				t.Errorf("missing file error %q does not wrap os.ErrNotExist", err)
 			}
 		})
+	}
+}
+
+// TestReadSkipsDetail: Read, which every round calls, reads neither
+// packages nor caches: a garbage physical_package_id does not fail it,
+// and CPUs have no package or LLC; ReadDetail reads them.
+func TestReadSkipsDetail(t *testing.T) {
+	tree := fakesys.New(t)
+	tree.AddMachine(fakesys.Machine{Online: "0-3", Package: func(c int) int { return c / 2 },
+		LLC: func(c int) string { return "0-3" }})
+	fs := topology.NewFS(tree.Sys())
+	d, err := fs.ReadDetail()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := d.CPU(3); c.Package != 1 || c.LLC.String() != "0-3" {
+		t.Errorf("ReadDetail CPU 3 = %+v, want package 1, LLC 0-3", c)
+	}
+	tree.WriteFile("sys/devices/system/cpu/cpu0/topology/physical_package_id", "zero\n")
+	s, err := fs.Read()
+	if err != nil {
+		t.Fatalf("Read failed on a file it need not read: %v", err)
+	}
+	if c, _ := s.CPU(3); c.Package != -1 || !c.LLC.IsEmpty() || c.Siblings.String() != "3" {
+		t.Errorf("Read CPU 3 = %+v, want package -1, no LLC, siblings 3", c)
 	}
 }
