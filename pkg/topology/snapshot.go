@@ -61,15 +61,15 @@ type CPU struct {
 }
 
 // Read builds a Snapshot from the tree with what planning uses: CPUs,
-// nodes, distances and SMT siblings; each CPU's Package is -1 and its
-// LLC empty (see ReadDetail). A round reads it after every event, so
+// nodes, distances and SMT siblings; Possible and Present are empty,
+// each CPU's Package is -1 and its LLC empty (see ReadDetail). A round reads it after every event, so
 // it reads no file that no plan needs. Errors name the file and the
 // value that was wrong; a missing optional file is not an error.
 func (fs FS) Read() (*Snapshot, error) { return fs.readRetrying(false) }
 
 // ReadDetail is Read plus what only a description of the machine shows
-// (`numairqd topology`): each CPU's package and last-level cache, about
-// ten more files per cache group.
+// (`numairqd topology`): the possible and present CPUs, and each CPU's
+// package and last-level cache, about ten more files per cache group.
 func (fs FS) ReadDetail() (*Snapshot, error) { return fs.readRetrying(true) }
 
 func (fs FS) readRetrying(detail bool) (*Snapshot, error) {
@@ -105,14 +105,16 @@ func (fs FS) read(detail bool) (*Snapshot, error) {
 	if s.online.IsEmpty() {
 		return nil, fmt.Errorf("topology: %w", kernfs.Malformed(fs.path(append(cpuDir, "online")...), "no online CPU"))
 	}
-	if s.possible, err = fs.readOptionalList(append(cpuDir, "possible")...); err != nil {
-		return nil, fmt.Errorf("topology: %w", err)
+	if detail {
+		if s.possible, err = fs.readOptionalList(append(cpuDir, "possible")...); err != nil {
+			return nil, fmt.Errorf("topology: %w", err)
+		}
+		if s.present, err = fs.readOptionalList(append(cpuDir, "present")...); err != nil {
+			return nil, fmt.Errorf("topology: %w", err)
+		}
+		s.possible = s.possible.Or(s.online)
+		s.present = s.present.Or(s.online)
 	}
-	if s.present, err = fs.readOptionalList(append(cpuDir, "present")...); err != nil {
-		return nil, fmt.Errorf("topology: %w", err)
-	}
-	s.possible = s.possible.Or(s.online)
-	s.present = s.present.Or(s.online)
 	if s.isolated, err = fs.readOptionalList(append(cpuDir, "isolated")...); err != nil {
 		return nil, fmt.Errorf("topology: %w", err)
 	}
@@ -365,10 +367,11 @@ func (fs FS) readLLC(cpu int) (cpumask.Mask, error) {
 // Online are the online CPUs.
 func (s *Snapshot) Online() cpumask.Mask { return s.online }
 
-// Possible are the CPUs the kernel could ever bring online.
+// Possible are the CPUs the kernel could ever bring online (ReadDetail
+// only).
 func (s *Snapshot) Possible() cpumask.Mask { return s.possible }
 
-// Present are the CPUs physically present.
+// Present are the CPUs physically present (ReadDetail only).
 func (s *Snapshot) Present() cpumask.Mask { return s.present }
 
 // Isolated are the CPUs isolated from the scheduler (isolcpus=).

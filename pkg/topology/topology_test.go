@@ -309,7 +309,8 @@ func TestMalformedFiles(t *testing.T) {
 
 // TestReadSkipsDetail: Read, which every round calls, reads neither
 // packages nor caches: a garbage physical_package_id does not fail it,
-// and CPUs have no package or LLC; ReadDetail reads them.
+// CPUs have no package or LLC, and possible is empty; ReadDetail reads
+// them.
 func TestReadSkipsDetail(t *testing.T) {
 	tree := fakesys.New(t)
 	tree.AddMachine(fakesys.Machine{Online: "0-3", Package: func(c int) int { return c / 2 },
@@ -329,5 +330,8 @@ func TestReadSkipsDetail(t *testing.T) {
 	}
 	if c, _ := s.CPU(3); c.Package != -1 || !c.LLC.IsEmpty() || c.Siblings.String() != "3" {
 		t.Errorf("Read CPU 3 = %+v, want package -1, no LLC, siblings 3", c)
+	}
+	if !s.Possible().IsEmpty() || d.Possible().String() != "0-3" {
+		t.Errorf("possible: Read %q, ReadDetail %q; want empty and 0-3", s.Possible(), d.Possible())
 	}
 }
