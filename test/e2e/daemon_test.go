@@ -136,6 +136,20 @@ while [ "$i" -le @REPS@ ]; do
 		-queues "@ALL_Q@" -control "@ALL_C@" -hold 300ms
 	i=$((i + 1))
 done
+# Churn: @CHURN@ offline/online cycles as fast as the guest writes them,
+# then one more offline inside the same burst. The first event is
+# handled at once and the rest when the burst goes quiet: that last
+# round must see the final state, CPU @CPU@ offline, then online again.
+i=1
+while [ "$i" -le @CHURN@ ]; do
+	echo 0 >/sys/devices/system/cpu/cpu@CPU@/online
+	echo 1 >/sys/devices/system/cpu/cpu@CPU@/online
+	i=$((i + 1))
+done
+wp b-churn-ends-offline b_churn_ends_offline_ms -write /sys/devices/system/cpu/cpu@CPU@/online=0 \
+	-queues "@OFF_Q@" -control "@OFF_C@" -hold 1s
+wp b-churn-online-again b_churn_online_again_ms -write /sys/devices/system/cpu/cpu@CPU@/online=1 \
+	-queues "@ALL_Q@" -control "@ALL_C@" -hold 1s
 alive b-alive
 
 ### c: driver unbind and bind: new IRQ numbers
@@ -199,6 +213,7 @@ data daemon-log cat "$LOG"
 const (
 	hotplugCPU  = 5 // on node 2, holds queue 1 in the first plan
 	hotplugReps = 3
+	churnCycles = 20 // offline/online cycles in one burst (issue 14)
 	bannedCPU   = 4 // node 2's first CPU: holds queue 0 and the config IRQ
 )
 
@@ -232,8 +247,9 @@ func numa4Scenario() daemonScenario {
 		"@OFF_Q@", pOff.QueueArg(), "@OFF_C@", pOff.ControlList(),
 		"@BAN_Q@", pBan.QueueArg(), "@BAN_C@", pBan.ControlList(),
 		"@CPU@", strconv.Itoa(hotplugCPU), "@REPS@", strconv.Itoa(hotplugReps), "@BAN@", strconv.Itoa(bannedCPU),
+		"@CHURN@", strconv.Itoa(churnCycles),
 	).Replace(numa4Script)
-	expect := []string{"a-placed", "a-alive", "a-healthz", "b-alive", "c-removal-planned", "c-rebind", "c-alive",
+	expect := []string{"a-placed", "a-alive", "a-healthz", "b-churn-ends-offline", "b-churn-online-again", "b-alive", "c-removal-planned", "c-rebind", "c-alive",
 		"d-sighup-banned", "d-broken-kept", "d-broken-logged", "d-alive", "d-healthz", "e-alive", "e-stop"}
 	for i := 1; i <= hotplugReps; i++ {
 		expect = append(expect, fmt.Sprintf("b-offline-cpu%d-%d", hotplugCPU, i), fmt.Sprintf("b-online-cpu%d-%d", hotplugCPU, i))
