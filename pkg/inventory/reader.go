@@ -138,6 +138,12 @@ const perWorker = 1024
 // CPU, which a round after a CPU event waits for.
 func inParallel(n int, ir *irqReader, read func(ir *irqReader, i int)) {
 	workers := min(runtime.GOMAXPROCS(0), n/perWorker+1)
+	if workers == 1 {
+		for i := range n {
+			read(ir, i)
+		}
+		return
+	}
 	var wg sync.WaitGroup
 	for w := range workers {
 		lo, hi := n*w/workers, n*(w+1)/workers

@@ -46,20 +46,23 @@ func (e *ReadError) Unwrap() error { return e.Err }
 const readAttempts = 3
 
 // Reader reads the machine round after round. What a round re-reads
-// follows from its trigger's scope: after a CPU event the topology and
+// follows from its trigger's scope: after a CPU event the topology
+// (without the SMT siblings of CPUs seen before: topology.Reader) and
 // the affinities of the device IRQs, after a device event also
 // /proc/interrupts and the devices, otherwise everything afresh (see
 // inventory.Reader). A Reader is for one goroutine.
 type Reader struct {
 	roots Roots
-	topo  topology.FS
+	fs    topology.FS
+	topo  *topology.Reader
 	inv   *inventory.Reader
 }
 
 // NewReader returns a Reader of r that has read nothing yet: its first
 // read is a whole one whatever the scope.
 func NewReader(r Roots) *Reader {
-	return &Reader{roots: r, topo: topology.NewFS(r.Sys), inv: inventory.NewReader(inventory.FS{Proc: r.Proc, Sys: r.Sys})}
+	fs := topology.NewFS(r.Sys)
+	return &Reader{roots: r, fs: fs, topo: topology.NewReader(fs), inv: inventory.NewReader(inventory.FS{Proc: r.Proc, Sys: r.Sys})}
 }
 
 // Read builds a snapshot and an inventory, re-reading what scope says
@@ -79,6 +82,9 @@ func (r *Reader) Read(scope watch.Scope, changed []string) (m Machine, consisten
 // widens to ScopeAll when CPUs changed while reading.
 func (r *Reader) read(scope watch.Scope, changed []string) (m Machine, consistent bool, read watch.Scope, err error) {
 	for range readAttempts {
+		if scope != watch.ScopeCPU && scope != watch.ScopeDevices {
+			r.topo.Forget() // ScopeAll trusts nothing kept
+		}
 		if m.Snapshot, err = r.topo.Read(); err != nil {
 			return Machine{}, false, scope, &ReadError{"topology", err}
 		}
@@ -90,7 +96,7 @@ func (r *Reader) read(scope watch.Scope, changed []string) (m Machine, consisten
 				// The inventory took the snapshot's CPUs: check that
 				// they were still online after the affinities.
 				var now cpumask.Mask
-				if now, err = r.topo.Online(); err != nil {
+				if now, err = r.fs.Online(); err != nil {
 					return Machine{}, false, scope, &ReadError{"topology", err}
 				}
 				if !now.Equal(cpus) {

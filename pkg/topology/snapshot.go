@@ -74,7 +74,7 @@ func (fs FS) ReadDetail() (*Snapshot, error) { return fs.readRetrying(true) }
 
 func (fs FS) readRetrying(detail bool) (*Snapshot, error) {
 	for attempt := 1; ; attempt++ {
-		s, err := fs.read(detail)
+		s, err := fs.read(detail, nil)
 		var race *noNodeError
 		if errors.As(err, &race) && attempt < readAttempts {
 			continue // a CPU may have gone offline between the reads
@@ -95,7 +95,7 @@ type noNodeError struct{ err error }
 func (e *noNodeError) Error() string { return e.err.Error() }
 func (e *noNodeError) Unwrap() error { return e.err }
 
-func (fs FS) read(detail bool) (*Snapshot, error) {
+func (fs FS) read(detail bool, cores map[int]cpumask.Mask) (*Snapshot, error) {
 	s := &Snapshot{nodeIndex: map[int]int{}, cpus: map[int]CPU{}, cpuNode: map[int]int{}}
 	cpuDir := []string{"devices", "system", "cpu"}
 	var err error
@@ -124,7 +124,7 @@ func (fs FS) read(detail bool) (*Snapshot, error) {
 	if err := fs.readNodes(s); err != nil {
 		return nil, fmt.Errorf("topology: %w", err)
 	}
-	if err := fs.readCPUs(s); err != nil {
+	if err := fs.readCPUs(s, cores); err != nil {
 		return nil, fmt.Errorf("topology: %w", err)
 	}
 	if detail {
@@ -240,8 +240,10 @@ func (fs FS) readDistance(want int, elem ...string) ([]int, error) {
 }
 
 // readCPUs reads each online CPU's SMT siblings, once per core, which
-// keeps a 1024-CPU rebuild to about one read per core.
-func (fs FS) readCPUs(s *Snapshot) error {
+// keeps a 1024-CPU rebuild to about one read per core. With cores (a
+// Reader's), a CPU already in it is not read again: its siblings are
+// the ones kept, ANDed with the online CPUs; what is read is added.
+func (fs FS) readCPUs(s *Snapshot, cores map[int]cpumask.Mask) error {
 	for c := range s.online.All() {
 		node, ok := s.cpuNode[c]
 		if !ok {
@@ -254,21 +256,19 @@ func (fs FS) readCPUs(s *Snapshot) error {
 		if cpu.Core != c || cpu.Siblings.Weight() > 1 {
 			continue // already filled in from an earlier sibling
 		}
-		dir := []string{"devices", "system", "cpu", "cpu" + strconv.Itoa(c), "topology"}
-		sib, err := fs.readList(append(dir, "core_cpus_list")...)
-		if errors.Is(err, os.ErrNotExist) {
-			sib, err = fs.readList(append(dir, "thread_siblings_list")...)
-		}
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			continue // no SMT information: the CPU is its own core
-		case err != nil:
-			return err
+		sib, ok := cores[c]
+		if !ok {
+			var err error
+			if sib, err = fs.readSiblings(c, s.online); err != nil {
+				return err
+			}
+			if cores != nil {
+				for t := range sib.All() {
+					cores[t] = cores[t].Or(sib)
+				}
+			}
 		}
 		sib = sib.And(s.online)
-		if !sib.Contains(c) {
-			return kernfs.Malformed(fs.path(append(dir, "core_cpus_list")...), "siblings %s do not include CPU %d", kernfs.Quote(sib.String()), c)
-		}
 		for t := range sib.All() {
 			x := s.cpus[t]
 			x.Siblings, x.Core = sib, sib.First()
@@ -277,6 +277,57 @@ func (fs FS) readCPUs(s *Snapshot) error {
 	}
 	return nil
 }
+
+// readSiblings reads CPU c's online SMT siblings, c itself when sysfs
+// has no SMT information.
+func (fs FS) readSiblings(c int, online cpumask.Mask) (cpumask.Mask, error) {
+	dir := []string{"devices", "system", "cpu", "cpu" + strconv.Itoa(c), "topology"}
+	sib, err := fs.readList(append(dir, "core_cpus_list")...)
+	if errors.Is(err, os.ErrNotExist) {
+		sib, err = fs.readList(append(dir, "thread_siblings_list")...)
+	}
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return cpumask.New(c), nil // no SMT information: the CPU is its own core
+	case err != nil:
+		return cpumask.Mask{}, err
+	}
+	sib = sib.And(online)
+	if !sib.Contains(c) {
+		return cpumask.Mask{}, kernfs.Malformed(fs.path(append(dir, "core_cpus_list")...), "siblings %s do not include CPU %d", kernfs.Quote(sib.String()), c)
+	}
+	return sib, nil
+}
+
+// Reader reads snapshots round after round and keeps what the hardware
+// fixes: which CPUs share a core. A CPU's siblings are read when it is
+// first seen online (a sibling that was offline then is read when it
+// comes online, and joins the group); after that they are the group
+// ANDed with the online CPUs. CPUs, nodes and distances are read every
+// time. A Reader is for one goroutine.
+type Reader struct {
+	fs    FS
+	cores map[int]cpumask.Mask
+}
+
+// NewReader returns a Reader of fs that keeps nothing yet.
+func NewReader(fs FS) *Reader { return &Reader{fs: fs, cores: map[int]cpumask.Mask{}} }
+
+// Read is FS.Read, reading siblings only of CPUs not seen before.
+func (r *Reader) Read() (*Snapshot, error) {
+	for attempt := 1; ; attempt++ {
+		s, err := r.fs.read(false, r.cores)
+		var race *noNodeError
+		if errors.As(err, &race) && attempt < readAttempts {
+			continue
+		}
+		return s, err
+	}
+}
+
+// Forget drops the kept siblings, so the next Read reads them all: the
+// periodic resync trusts nothing kept.
+func (r *Reader) Forget() { clear(r.cores) }
 
 // readPackagesAndCaches fills each CPU's Package and LLC, reading the
 // files of each package and cache group once.

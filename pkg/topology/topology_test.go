@@ -2,6 +2,7 @@ package topology_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -333,5 +334,42 @@ func TestReadSkipsDetail(t *testing.T) {
 	}
 	if !s.Possible().IsEmpty() || d.Possible().String() != "0-3" {
 		t.Errorf("possible: Read %q, ReadDetail %q; want empty and 0-3", s.Possible(), d.Possible())
+	}
+}
+
+// TestReaderKeepsCores: a Reader reads a CPU's siblings once; a sibling
+// that was offline joins its core's group when it comes online, and
+// Forget makes the next Read read them all again.
+func TestReaderKeepsCores(t *testing.T) {
+	tree := fakesys.New(t)
+	// CPUs 0-3, cores {0,2} and {1,3}; CPU 3 offline.
+	tree.AddMachine(fakesys.Machine{Online: "0-2", Possible: "0-3",
+		Siblings: func(c int) string { return fmt.Sprintf("%d,%d", c%2, c%2+2) }})
+	r := topology.NewReader(topology.NewFS(tree.Sys()))
+	s, err := r.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Siblings(1).String(); got != "1" {
+		t.Fatalf("CPU 1 siblings = %s with 3 offline, want 1", got)
+	}
+	// Garbage in a file already read is not read again.
+	tree.WriteFile("sys/devices/system/cpu/cpu0/topology/core_cpus_list", "zero\n")
+	// CPU 3 comes online: the kernel adds it to CPU 1's list too.
+	tree.WriteFile("sys/devices/system/cpu/online", "0-3\n")
+	tree.WriteFile("sys/devices/system/cpu/cpu3/topology/core_cpus_list", "1,3\n")
+	s, err = r.Read()
+	if err != nil {
+		t.Fatalf("Read read a kept CPU's siblings again: %v", err)
+	}
+	if got := s.Siblings(1).String(); got != "1,3" {
+		t.Errorf("CPU 1 siblings = %s after 3 came online, want 1,3", got)
+	}
+	if got := s.Siblings(0).String(); got != "0,2" {
+		t.Errorf("CPU 0 siblings = %s, want the kept 0,2", got)
+	}
+	r.Forget()
+	if _, err := r.Read(); err == nil || !strings.Contains(err.Error(), "cpu0/topology/core_cpus_list") {
+		t.Errorf("Read after Forget = %v, want cpu0's garbage file read again", err)
 	}
 }
