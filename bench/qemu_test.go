@@ -309,7 +309,13 @@ func floorScript(p params, max time.Duration) string {
 	return fmt.Sprintf(`DAEMON=floor CPU=%d REPS=%d CYCLES=%d MAX=%ds METRICS=
 ip link set lo up
 data start guestcheck state
-benchagent floor --max $MAX >/tmp/daemon.log 2>&1 &
+# numairqd's plans for both online sets of the churn: the floor writes
+# what they say differs, as numairqd would, without planning.
+numairqd plan --config /etc/numairqd.yaml --format json >/tmp/plan-all.json
+echo 0 >/sys/devices/system/cpu/cpu$CPU/online
+numairqd plan --config /etc/numairqd.yaml --format json >/tmp/plan-off.json
+echo 1 >/sys/devices/system/cpu/cpu$CPU/online
+benchagent floor --max $MAX --plan /tmp/plan-all.json --plan /tmp/plan-off.json >/tmp/daemon.log 2>&1 &
 pid=$!
 wait_for 30 grep -q '^ready' /tmp/daemon.log || fail floor-ready "$(cat /tmp/daemon.log)"
 `, hotplugCPU, p.reps, p.churnCycles, int(max.Seconds())) + costProbe + churnBlocks + `kill $pid

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -16,17 +17,24 @@ import (
 
 	"github.com/numairqd/numairqd/bench/measure"
 	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/policy"
 )
 
 // floor is the yardstick for the cost of a daemon's round after a CPU
-// event: for every cpu online/offline uevent, and nothing more, it
-// re-reads the CPU and node files, reads the smp_affinity_list of each
-// device IRQ once and writes wanted ∩ online (every online CPU if that
-// is empty) to the ones that differ, wanted being the IRQ's list when
-// floor started. Each file is opened, read or written once and closed.
-// No coalescing, no /proc/interrupts, no planning. It stops on SIGTERM
-// or SIGINT, or after maxRun, and prints a measure.FloorSummary.
-func floor(maxRun time.Duration) error {
+// event, the issue's "physical floor": for every cpu online/offline
+// uevent, and nothing more, it re-reads the CPU and node files, reads
+// the smp_affinity_list of each planned IRQ once and writes the ones
+// that differ from the plan. The plans are numairqd's own (`numairqd
+// plan --format json`, one per online set, made before the floor
+// starts), so the floor writes what numairqd's plan writes and spends
+// nothing on planning; with no plan for the online CPUs found, an
+// IRQ's target is its list at start ∩ online (every online CPU if
+// that is empty). Each file is opened, read or written once and closed.
+// No coalescing, no /proc/interrupts. A first round, before "ready",
+// puts the plan of the online CPUs in place, as numairqd's startup
+// round does. It stops on SIGTERM or SIGINT, or after maxRun, and
+// prints a measure.FloorSummary.
+func floor(maxRun time.Duration, planFiles []string) error {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_KOBJECT_UEVENT)
 	if err != nil {
 		return fmt.Errorf("uevent socket: %w", err)
@@ -36,14 +44,23 @@ func floor(maxRun time.Duration) error {
 		return fmt.Errorf("bind uevent socket: %w", err)
 	}
 	buf := make([]byte, 4096)
-	wanted := map[int]cpumask.Mask{}
-	for _, irq := range deviceIRQs() {
+	plans, planned, err := loadPlans(planFiles)
+	if err != nil {
+		return err
+	}
+	irqs := planned
+	if len(plans) == 0 {
+		irqs = deviceIRQs()
+	}
+	f := &floorState{plans: plans, wanted: map[int]cpumask.Mask{}}
+	for _, irq := range irqs {
 		if m, ok := readMask(buf, affinityPath(irq)); ok {
-			wanted[irq] = m
+			f.wanted[irq] = m
 		}
 	}
 	var mu sync.Mutex // held by a round, so that the summary is whole
-	sum := measure.FloorSummary{IRQs: len(wanted)}
+	f.round(buf, &measure.FloorSummary{})
+	sum := measure.FloorSummary{IRQs: len(f.wanted)}
 	go func() {
 		sig := make(chan os.Signal, 1)
 		signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
@@ -59,7 +76,7 @@ func floor(maxRun time.Duration) error {
 		fmt.Printf("%s\n", b)
 		os.Exit(0)
 	}()
-	fmt.Printf("ready: %d device IRQs\n", len(wanted))
+	fmt.Printf("ready: %d IRQs, %d plans\n", len(f.wanted), len(plans))
 	msg := make([]byte, 64<<10)
 	for {
 		n, _, err := unix.Recvfrom(fd, msg, 0)
@@ -72,7 +89,7 @@ func floor(maxRun time.Duration) error {
 		mu.Lock()
 		if cpuEvent(msg[:n]) {
 			sum.Rounds++
-			floorRound(buf, wanted, &sum)
+			f.round(buf, &sum)
 		} else {
 			sum.Ignored++
 		}
@@ -80,8 +97,54 @@ func floor(maxRun time.Duration) error {
 	}
 }
 
-// floorRound is one round of the floor.
-func floorRound(buf []byte, wanted map[int]cpumask.Mask, sum *measure.FloorSummary) {
+// floorState is what the floor keeps: numairqd's plans by allowed CPU
+// list, and each IRQ's list at start.
+type floorState struct {
+	plans  map[string]map[int]cpumask.Mask
+	wanted map[int]cpumask.Mask
+}
+
+// loadPlans reads `numairqd plan --format json` documents: per allowed
+// CPU list, the planned mask of each IRQ numairqd would place; and all
+// those IRQs, ascending.
+func loadPlans(files []string) (map[string]map[int]cpumask.Mask, []int, error) {
+	plans := map[string]map[int]cpumask.Mask{}
+	seen := map[int]bool{}
+	var irqs []int
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, nil, err
+		}
+		var doc policy.Doc
+		if err := json.Unmarshal(b, &doc); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", file, err)
+		}
+		targets := map[int]cpumask.Mask{}
+		for _, d := range doc.Devices {
+			for _, q := range d.IRQs {
+				if q.Planned == "" {
+					continue
+				}
+				m, err := cpumask.ParseList(q.Planned)
+				if err != nil {
+					return nil, nil, fmt.Errorf("%s: IRQ %d: %w", file, q.IRQ, err)
+				}
+				targets[q.IRQ] = m
+				if !seen[q.IRQ] {
+					seen[q.IRQ] = true
+					irqs = append(irqs, q.IRQ)
+				}
+			}
+		}
+		plans[doc.Allowed] = targets
+	}
+	slices.Sort(irqs)
+	return plans, irqs, nil
+}
+
+// round is one round of the floor.
+func (f *floorState) round(buf []byte, sum *measure.FloorSummary) {
 	read := func(path string) ([]byte, bool) {
 		sum.Reads++
 		return readOnce(buf, path)
@@ -94,14 +157,19 @@ func floorRound(buf []byte, wanted map[int]cpumask.Mask, sum *measure.FloorSumma
 		read(fmt.Sprintf("/sys/devices/system/node/node%d/cpulist", n))
 		read(fmt.Sprintf("/sys/devices/system/node/node%d/distance", n))
 	}
-	for irq, want := range wanted {
+	plan, havePlan := f.plans[cpus.String()]
+	for irq, want := range f.wanted {
 		sum.Reads++
 		cur, ok := readMask(buf, affinityPath(irq))
 		if !ok {
 			continue
 		}
 		target := want.And(cpus)
-		if target.IsEmpty() {
+		if havePlan {
+			if target, ok = plan[irq]; !ok {
+				continue // this plan leaves it alone
+			}
+		} else if target.IsEmpty() {
 			target = cpus
 		}
 		if cur.Equal(target) {
@@ -112,7 +180,7 @@ func floorRound(buf []byte, wanted map[int]cpumask.Mask, sum *measure.FloorSumma
 		} else {
 			// The kernel refuses it (a managed IRQ): never again.
 			sum.WriteErrors++
-			delete(wanted, irq)
+			delete(f.wanted, irq)
 		}
 	}
 }

@@ -7,4 +7,4 @@ import (
 	"time"
 )
 
-func floor(time.Duration) error { return errors.New("floor needs Linux") }
+func floor(time.Duration, []string) error { return errors.New("floor needs Linux") }

@@ -11,7 +11,7 @@
 //	    [--until changed|irqbalance|none] [--quiet D] [--window D]
 //	    do the event, then poll until --until holds for --quiet or the
 //	    window ends
-//	benchagent floor [--max D]
+//	benchagent floor [--max D] [--plan FILE]...
 //	    the floor of a round after a CPU event (see floor): prints
 //	    "ready: ..." once it listens, and a measure.FloorSummary as JSON
 //	    when it stops, on SIGTERM or after --max
@@ -58,11 +58,13 @@ func run(args []string) error {
 	event := fl.String("event", "", "offline:CPU, online:CPU or rebind:PCI (watch)")
 	until := fl.String("until", "changed", "changed, irqbalance or none (watch)")
 	changed := fl.Bool("changed", false, "settle: wait for a first change before counting quiet time")
+	var plans planFlag
+	fl.Var(&plans, "plan", "floor: a `numairqd plan --format json` file to write the targets of (repeatable: one per online CPU set)")
 	if err := fl.Parse(args[1:]); err != nil {
 		return err
 	}
 	if args[0] == "floor" {
-		return floor(*maxWait)
+		return floor(*maxWait, plans)
 	}
 	p := poller{interval: *interval}
 	var w measure.Watch
@@ -85,6 +87,12 @@ func run(args []string) error {
 	fmt.Printf("%s\n", b)
 	return nil
 }
+
+// planFlag collects the floor's --plan files.
+type planFlag []string
+
+func (p *planFlag) String() string     { return strings.Join(*p, ",") }
+func (p *planFlag) Set(v string) error { *p = append(*p, v); return nil }
 
 type poller struct {
 	interval time.Duration
