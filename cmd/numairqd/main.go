@@ -9,8 +9,12 @@ import (
 	"strings"
 )
 
+// procsCfg is how main bounded GOMAXPROCS; the zero value (tests)
+// leaves it alone.
+var procsCfg procsState
+
 func main() {
-	boundProcs()
+	procsCfg = boundProcs()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -46,26 +46,35 @@ func TestUsage(t *testing.T) {
 	}
 }
 
-// TestBoundProcs: GOMAXPROCS is at most maxProcs by default and what
-// the environment says when it says.
+// TestBoundProcs: GOMAXPROCS is procs by default, largeProcs once the
+// host is large, never above the runtime's default, and what the
+// environment says when it says.
 func TestBoundProcs(t *testing.T) {
 	old := runtime.GOMAXPROCS(0)
 	t.Cleanup(func() { runtime.GOMAXPROCS(old) })
 	runtime.GOMAXPROCS(8)
 	t.Setenv("GOMAXPROCS", "")
 	os.Unsetenv("GOMAXPROCS")
-	boundProcs()
-	if got := runtime.GOMAXPROCS(0); got != maxProcs {
-		t.Errorf("GOMAXPROCS = %d from 8 without the variable, want %d", got, maxProcs)
+	s := boundProcs()
+	if got := runtime.GOMAXPROCS(0); got != procs {
+		t.Errorf("GOMAXPROCS = %d from 8 without the variable, want %d", got, procs)
+	}
+	for _, tc := range []struct{ irqs, want int }{{40, procs}, {largeHost, largeProcs}, {10, procs}} {
+		s.fit(tc.irqs)
+		if got := runtime.GOMAXPROCS(0); got != tc.want {
+			t.Errorf("GOMAXPROCS = %d for %d device IRQs, want %d", got, tc.irqs, tc.want)
+		}
 	}
 	runtime.GOMAXPROCS(1)
-	boundProcs()
+	s = boundProcs()
+	s.fit(largeHost)
 	if got := runtime.GOMAXPROCS(0); got != 1 {
-		t.Errorf("GOMAXPROCS = %d from 1, want 1: never raised", got)
+		t.Errorf("GOMAXPROCS = %d from a default of 1 on a large host, want 1: never raised", got)
 	}
 	runtime.GOMAXPROCS(8)
 	t.Setenv("GOMAXPROCS", "8")
-	boundProcs()
+	s = boundProcs()
+	s.fit(10)
 	if got := runtime.GOMAXPROCS(0); got != 8 {
 		t.Errorf("GOMAXPROCS = %d with GOMAXPROCS=8 set, want 8", got)
 	}

@@ -61,6 +61,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 	d, err := daemon.New(daemon.Options{
 		Sysfs: *sysfs, Procfs: *procfs, ConfigPath: path, ConfigOptional: optional,
 		Listen: *listen, DryRun: *dryRun, Events: !*noEvents, Log: log, Notify: sdNotifier{log},
+		FitProcs: procsCfg.fit,
 	})
 	if err != nil {
 		log.Error("cannot start", zap.Error(err))

@@ -51,6 +51,9 @@ type Options struct {
 	Events bool
 	Log    *zap.Logger
 	Notify Notifier
+	// FitProcs, if set, is told after each round how many device IRQs
+	// a round reads, so that the command can size GOMAXPROCS to the host.
+	FitProcs func(deviceIRQs int)
 }
 
 // Daemon holds what lives across rounds. Round, Reload, Oneshot and Run
@@ -144,7 +147,22 @@ func (d *Daemon) Round(ctx context.Context, trigger string, t watch.Trigger) (*s
 		Trigger: trigger, Finished: time.Now()})
 	d.metrics.RoundDone(st, first)
 	d.logRound(st)
+	if d.opts.FitProcs != nil {
+		d.opts.FitProcs(deviceIRQs(st))
+	}
 	return st, nil
+}
+
+// deviceIRQs counts the IRQs whose affinity a round after a CPU event
+// reads: those of a device, not managed.
+func deviceIRQs(st *state.State) int {
+	n := 0
+	for _, q := range st.Inventory.IRQs {
+		if q.Device != "" && !q.Managed {
+			n++
+		}
+	}
+	return n
 }
 
 // logRound logs a round at info when it wrote or failed something, at
