@@ -25,7 +25,7 @@ export GOTOOLCHAIN="${NUMAIRQD_GOTOOLCHAIN:-go1.27.3}"
 what=${1:-all}
 work=${BENCH_WORK:-/tmp/numairqd-bench}
 benchstat=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
-gobench='^(BenchmarkCompute.*|BenchmarkRebuild1024CPUs32Nodes|BenchmarkRead|BenchmarkRound.*)$'
+gobench='^(BenchmarkCompute.*|BenchmarkRebuild1024CPUs32Nodes|BenchmarkRead|BenchmarkAffinities|BenchmarkRefresh|BenchmarkRound.*)$'
 gopkgs=(./pkg/policy ./pkg/topology ./pkg/inventory ./pkg/state)
 mkdir -p "$work"
 start=$(date +%s)

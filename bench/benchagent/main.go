@@ -276,7 +276,10 @@ func (p poller) watch(event, until string, quiet, window time.Duration) (measure
 	done := func() bool {
 		switch until {
 		case "changed":
-			return !r.aff.Equal(w.Baseline)
+			// Changed since the first poll, or already at the first
+			// poll: a daemon can place everything while the event's
+			// write is still returning (numairqd after a CPU offline).
+			return !r.aff.Equal(w.Baseline) || !r.aff.Equal(w.Pre)
 		case "irqbalance":
 			return r.aff.Within(w.Pre, set) && (!r.aff.Equal(w.Baseline) || w.Baseline.Equal(w.Pre))
 		}
