@@ -186,11 +186,12 @@ type Watcher struct {
 
 	started atomic.Bool
 
-	mu       sync.Mutex
-	pending  Trigger // hints not yet seen by the loop; nil Causes when none
-	stats    Stats
-	degraded []error
-	logged   map[string]bool
+	mu         sync.Mutex
+	pending    Trigger // hints not yet seen by the loop; nil Causes when none
+	pendingEnd bool    // one of pending is a pci bind: emit the burst now
+	stats      Stats
+	degraded   []error
+	logged     map[string]bool
 }
 
 type ueventSource interface {
@@ -269,11 +270,12 @@ func (w *Watcher) Triggers() <-chan Trigger { return w.out }
 // kept, those after Run returned are ignored. Its scope is ScopeDevices
 // for CauseLink and ScopeAll for every other cause: a CauseUevent
 // given here names no subsystem.
-func (w *Watcher) Hint(c Cause) { w.hint(c, causeScope(c), "") }
+func (w *Watcher) Hint(c Cause) { w.hint(c, causeScope(c), "", false) }
 
-// hint is Hint with what the sources know from the event: its scope
-// and the PCI address it names, or "".
-func (w *Watcher) hint(c Cause, s Scope, device string) {
+// hint is Hint with what the sources know from the event: its scope,
+// the PCI address it names, or "", and whether it ends what a burst is
+// waiting for (a pci bind: the driver finished its probe).
+func (w *Watcher) hint(c Cause, s Scope, device string, end bool) {
 	now := time.Now()
 	w.mu.Lock()
 	if w.pending.Causes == nil {
@@ -284,6 +286,7 @@ func (w *Watcher) hint(c Cause, s Scope, device string) {
 	if device != "" {
 		w.pending.addDevice(device)
 	}
+	w.pendingEnd = w.pendingEnd || end
 	w.mu.Unlock()
 	select {
 	case w.wake <- struct{}{}:
@@ -403,8 +406,8 @@ func (w *Watcher) loop(ctx context.Context) {
 			w.Hint(CauseResync)
 		case <-w.wake:
 			w.mu.Lock()
-			in := w.pending
-			w.pending = Trigger{}
+			in, end := w.pending, w.pendingEnd
+			w.pending, w.pendingEnd = Trigger{}, false
 			w.mu.Unlock()
 			if in.Causes == nil {
 				continue
@@ -417,6 +420,13 @@ func (w *Watcher) loop(ctx context.Context) {
 				send(in)
 			}
 			open = true
+			if end && !lost && burst.Causes != nil {
+				// A driver finished its probe: its IRQs are requested,
+				// so what the burst waited for is there. Later hints
+				// are coalesced as before.
+				send(burst)
+				burst = Trigger{}
+			}
 			wait := w.opts.Window
 			if burst.Causes != nil {
 				wait = min(wait, burst.First.Add(w.opts.MaxDelay).Sub(last))
@@ -517,7 +527,7 @@ func (w *Watcher) pumpUevents(s ueventSource) {
 		w.mu.Lock()
 		w.stats.Uevents[UeventKind{u.Subsystem, u.Action}]++
 		w.mu.Unlock()
-		w.hint(CauseUevent, subsystemScope[u.Subsystem], pciDevice(u))
+		w.hint(CauseUevent, subsystemScope[u.Subsystem], pciDevice(u), u.Subsystem == "pci" && u.Action == "bind")
 	}
 }
 

@@ -745,3 +745,53 @@ func TestStatsBounded(t *testing.T) {
 		t.Error("Stats returned the Watcher's own maps")
 	}
 }
+
+// TestBindEndsBurst: a pci bind (the driver's probe is over, its IRQs
+// requested) emits the burst's held hints at once instead of after the
+// quiet window; hints after it are coalesced again, and lost events
+// still wait.
+func TestBindEndsBurst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newFake[Uevent]()
+		w := startWatcher(t, Options{}, src, nil)
+		src.send(Uevent{Action: "unbind", Subsystem: "pci", DevPath: virtioPCI}, nil)
+		synctest.Wait()
+		if _, ok := poll(w); !ok {
+			t.Fatal("no leading trigger for the unbind")
+		}
+		src.send(Uevent{Action: "remove", Subsystem: "net", DevPath: "/devices/virtual/net/eth0"}, nil)
+		src.send(Uevent{Action: "bind", Subsystem: "pci", DevPath: virtioPCI}, nil)
+		synctest.Wait()
+		tr, ok := poll(w)
+		if !ok {
+			t.Fatal("bind did not emit the held hints at once")
+		}
+		wantCauses(t, tr, map[Cause]int{CauseUevent: 2})
+		if !slices.Equal(tr.Devices, []string{"0000:41:00.0"}) {
+			t.Errorf("devices %q, want 0000:41:00.0", tr.Devices)
+		}
+		w.Hint(CauseLink)
+		synctest.Wait()
+		if tr, ok := poll(w); ok {
+			t.Fatalf("a hint after the bind was emitted at once: %v", tr.Causes)
+		}
+		start := time.Now()
+		tr = <-w.Triggers()
+		if got := time.Since(start); got != testWindow {
+			t.Errorf("hint after the bind emitted after %v, want the window %v", got, testWindow)
+		}
+		wantCauses(t, tr, map[Cause]int{CauseLink: 1})
+
+		// Lost events in the burst: the bind does not cut it short.
+		time.Sleep(testWindow)
+		src.send(Uevent{}, fmt.Errorf("uevent: %w", ErrOverflow))
+		src.send(Uevent{Action: "bind", Subsystem: "pci", DevPath: virtioPCI}, nil)
+		synctest.Wait()
+		if tr, ok := poll(w); ok {
+			t.Fatalf("trigger %v at once after lost events", tr.Causes)
+		}
+		if tr := <-w.Triggers(); tr.Scope != ScopeAll {
+			t.Errorf("trigger after lost events: scope %v, want all", tr.Scope)
+		}
+	})
+}
