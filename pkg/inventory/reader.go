@@ -55,12 +55,14 @@ func (r *Reader) Read() (*Inventory, error) {
 	return r.Refresh(nil)
 }
 
-// Refresh re-reads /proc/interrupts, the PCI devices, the network
-// interfaces and every IRQ's affinity. Of an IRQ whose row is unchanged
-// it keeps the managed state, unless the IRQ belongs, now or in the last
-// read, to one of the devices named in changed (PCI addresses of the
-// devices that were added, removed, bound or unbound): their IRQs may
-// have been freed and requested again under the same row.
+// Refresh re-reads /proc/interrupts, the PCI devices' IRQs, the network
+// interfaces and every IRQ's affinity. Of a device not named in changed
+// (PCI addresses of the devices that were added, removed, bound or
+// unbound) it keeps the node, class and drivers, which change only with
+// those events. Of an IRQ whose row is unchanged it keeps the managed
+// state, unless the IRQ belongs, now or in the last read, to a device
+// named in changed: its IRQs may have been freed and requested again
+// under the same row.
 func (r *Reader) Refresh(changed []string) (*Inventory, error) {
 	inv, facts, err := r.refresh(changed)
 	r.remember(inv, facts, err)
@@ -167,7 +169,7 @@ func (r *Reader) refresh(changed []string) (*Inventory, []facts, error) {
 		return nil, nil, err
 	}
 	defer ir.Close()
-	devs, err := r.fs.readPCIDevices()
+	devs, err := r.fs.readPCIDevices(r.keptDevice(changed))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -222,6 +224,21 @@ func (r *Reader) refresh(changed []string) (*Inventory, []facts, error) {
 	}
 	link(inv, devs)
 	return inv, out, nil
+}
+
+// keptDevice returns the lookup of the last read's devices for
+// readPCIDevices, leaving out those named in changed; nil when nothing
+// is kept.
+func (r *Reader) keptDevice(changed []string) func(string) (Device, bool) {
+	if r.last == nil || r.facts == nil {
+		return nil
+	}
+	return func(bdf string) (Device, bool) {
+		if slices.Contains(changed, bdf) {
+			return Device{}, false
+		}
+		return r.last.Device(bdf)
+	}
 }
 
 // kept returns the last read's IRQ n and its facts (zero when none).

@@ -3,6 +3,7 @@ package inventory
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -203,5 +204,27 @@ func TestAffinitiesInParallel(t *testing.T) {
 		if q.Number == 2100 || (j > 0 && inv.IRQs[j-1].Number >= q.Number) || q.Affinity.String() != want {
 			t.Fatalf("IRQ %d (index %d) = %+v, want affinity %s, in order, 2100 dropped", q.Number, j, q, want)
 		}
+	}
+}
+
+// TestRefreshKeepsDeviceFacts: Refresh re-reads every device's IRQs but
+// keeps the node and drivers of a device no event named, and reads them
+// again for one that is named.
+func TestRefreshKeepsDeviceFacts(t *testing.T) {
+	tr := readerFixture(t)
+	r := NewReader(fsOf(tr))
+	mustRead(t, "Read", r.Read)
+	const dev = "sys/bus/pci/devices/0000:41:00.0/"
+	tr.WriteFile(dev+"numa_node", "1\n")
+	tr.AddIRQ(fakesys.IRQSpec{Number: 33, Name: "virtio0-input.1", Affinity: "3"})
+	tr.WriteFile(dev+"msi_irqs/33", "msix\n")
+	inv := mustRead(t, "Refresh", func() (*Inventory, error) { return r.Refresh(nil) })
+	d := mustDevice(t, inv, "0000:41:00.0")
+	if d.NUMANode != 0 || !slices.Equal(d.IRQs, []int{30, 31, 32, 33}) || !slices.Equal(d.Interfaces, []string{"eth0"}) {
+		t.Errorf("device = %+v, want node 0 kept, IRQ 33 and eth0 read", d)
+	}
+	inv = mustRead(t, "Refresh", func() (*Inventory, error) { return r.Refresh([]string{"0000:41:00.0"}) })
+	if d := mustDevice(t, inv, "0000:41:00.0"); d.NUMANode != 1 {
+		t.Errorf("named device's node = %d, want 1 read again", d.NUMANode)
 	}
 }

@@ -23,7 +23,9 @@ type pciDevice struct {
 // readPCIDevices reads <sys>/bus/pci/devices/* (drivers/pci/pci-sysfs.c,
 // kernel/irq/msi.c). Entries are symlinks on a host; plain directories
 // work too. A machine without PCI has no such directory: no devices.
-func (fsys FS) readPCIDevices() ([]pciDevice, error) {
+// kept, when not nil, gives the facts of a device that no event said
+// changed: only its IRQs are read again (see readPCIDeviceIRQs).
+func (fsys FS) readPCIDevices(kept func(bdf string) (Device, bool)) ([]pciDevice, error) {
 	dir := filepath.Join(fsys.Sys, "bus", "pci", "devices")
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -34,7 +36,16 @@ func (fsys FS) readPCIDevices() ([]pciDevice, error) {
 	}
 	out := make([]pciDevice, 0, len(ents))
 	for _, e := range ents {
-		d, ok, err := readPCIDevice(filepath.Join(dir, e.Name()))
+		var (
+			d   pciDevice
+			ok  bool
+			err error
+		)
+		if k, found := keptDevice(kept, e.Name()); found {
+			d, ok, err = readPCIDeviceIRQs(filepath.Join(dir, e.Name()), k)
+		} else {
+			d, ok, err = readPCIDevice(filepath.Join(dir, e.Name()))
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -46,14 +57,33 @@ func (fsys FS) readPCIDevices() ([]pciDevice, error) {
 	return out, nil
 }
 
+func keptDevice(kept func(string) (Device, bool), bdf string) (Device, bool) {
+	if kept == nil {
+		return Device{}, false
+	}
+	return kept(bdf)
+}
+
 // readPCIDevice reads one device directory. It reports false when the
 // device disappeared (hot unplug) before its directory could be read.
 func readPCIDevice(dir string) (pciDevice, bool, error) {
-	d := pciDevice{Device: Device{PCI: filepath.Base(dir), NUMANode: -1}}
+	d, ok, err := readPCIDeviceIRQs(dir, Device{PCI: filepath.Base(dir), NUMANode: -1})
+	if !ok || err != nil {
+		return d, ok, err
+	}
+	return readPCIDeviceFacts(dir, d)
+}
+
+// readPCIDeviceIRQs reads a device's IRQs into a copy of facts, the
+// device's other facts: a driver can allocate and free vectors without
+// a bind or unbind (a channel change), but its class, node and drivers
+// change only with those, which name the device.
+func readPCIDeviceIRQs(dir string, facts Device) (pciDevice, bool, error) {
+	facts.Interfaces, facts.IRQs = nil, nil
+	d := pciDevice{Device: facts}
 	if gone(dir) {
 		return d, false, nil
 	}
-
 	msiDir := filepath.Join(dir, "msi_irqs")
 	ents, err := os.ReadDir(msiDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -84,7 +114,12 @@ func readPCIDevice(dir string) (pciDevice, bool, error) {
 		}
 	}
 	slices.Sort(d.irqs)
+	return d, true, nil
+}
 
+// readPCIDeviceFacts reads what readPCIDeviceIRQs keeps: node, class
+// and drivers.
+func readPCIDeviceFacts(dir string, d pciDevice) (pciDevice, bool, error) {
 	path := filepath.Join(dir, "numa_node")
 	s, ok, err := kernfs.ReadOptional(path)
 	if err != nil {
