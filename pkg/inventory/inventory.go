@@ -19,11 +19,13 @@ type FS struct {
 }
 
 // Inventory is one consistent-enough snapshot of the machine's IRQs and
-// the devices that own them: the input of the planner. Read it whole on
-// every change instead of patching it.
+// the devices that own them: the input of the planner. It is never
+// changed once read: a Reader builds a new one for every round, copying
+// what it kept from the last.
 type Inventory struct {
 	// CPUs are the CPUs with a column in /proc/interrupts, i.e. the CPUs
-	// online when it was read. Compare with topology to spot hotplug.
+	// online when it was read, or, after Reader.Affinities, the online
+	// CPUs its caller gave. Compare with topology to spot hotplug.
 	CPUs cpumask.Mask
 	// IRQs are all IRQs with a handler, sorted by number.
 	IRQs []IRQ
