@@ -214,7 +214,7 @@ const (
 	hotplugCPU  = 5 // on node 2, holds queue 1 in the first plan
 	hotplugReps = 3
 	churnCycles = 20 // offline/online cycles in one burst (issue 14)
-	bannedCPU   = 4 // node 2's first CPU: holds queue 0 and the config IRQ
+	bannedCPU   = 4  // node 2's first CPU: holds queue 0 and the config IRQ
 )
 
 // daemonPart is one lettered part of a daemon scenario: the prefix of
