@@ -18,6 +18,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/state"
 	"github.com/numairqd/numairqd/pkg/topology"
+	"github.com/numairqd/numairqd/pkg/watch"
 )
 
 // machine is a fakesys tree of a 4-node, 8-CPU machine (distances
@@ -56,7 +57,7 @@ func (w procfsLike) WriteAffinity(irq int, m cpumask.Mask) error {
 
 func readAll(t *testing.T, tree *fakesys.Tree) (*topology.Snapshot, *inventory.Inventory) {
 	t.Helper()
-	m, _, err := state.Read(state.Roots{Sys: tree.Sys(), Proc: tree.Proc()})
+	m, _, err := state.NewReader(state.Roots{Sys: tree.Sys(), Proc: tree.Proc()}).Read(watch.ScopeAll, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

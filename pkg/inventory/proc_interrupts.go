@@ -8,7 +8,6 @@ import (
 	"io"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/kernfs"
@@ -311,9 +310,6 @@ func parseUint(b []byte) (uint64, bool) {
 	}
 	return n, true
 }
-
-// Name is the actions joined the way the kernel prints them.
-func (l InterruptLine) Name() string { return strings.Join(l.Actions, ", ") }
 
 // readInterrupts reads and parses <proc>/interrupts, at most
 // maxInterruptsSize bytes of it.

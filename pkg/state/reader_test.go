@@ -100,13 +100,16 @@ func roundBench(b *testing.B, scope watch.Scope, changed []string, prepare func(
 	}
 }
 
-// fileWriter writes smp_affinity_list of a fixture as procfs does, the
-// whole content replaced (apply.ProcWriter does not truncate, which a
-// regular file needs), with the same one open, write and close.
+// fileWriter is apply.ProcWriter on a fixture: procfs replaces the
+// whole mask on every write, a regular file keeps a longer old tail, so
+// it empties the file first and then writes as the daemon does.
 type fileWriter struct{ proc string }
 
 func (w fileWriter) WriteAffinity(irq int, m cpumask.Mask) error {
-	return os.WriteFile(filepath.Join(w.proc, "irq", fmt.Sprint(irq), "smp_affinity_list"), []byte(m.String()+"\n"), 0o644)
+	if err := os.Truncate(filepath.Join(w.proc, "irq", fmt.Sprint(irq), "smp_affinity_list"), 0); err != nil {
+		return err
+	}
+	return apply.ProcWriter{Proc: w.proc}.WriteAffinity(irq, m)
 }
 
 // breakCPU rewrites the IRQs placed on CPU c as the kernel leaves them

@@ -120,9 +120,6 @@ func (r *Reader) read(scope watch.Scope, changed []string) (m Machine, consisten
 	return m, false, scope, nil
 }
 
-// Read reads the whole machine once, for a command that runs one round.
-func Read(r Roots) (Machine, bool, error) { return NewReader(r).Read(watch.ScopeAll, nil) }
-
 // Planned is the read-and-plan half of a round: what was read, the plan
 // made from it, and how long each took.
 type Planned struct {
