@@ -98,13 +98,14 @@ func ReadOptional(path string) (s string, ok bool, err error) {
 // ready to use; a Reader is not safe for concurrent use.
 type Reader struct {
 	buf  []byte
-	name []byte // ReadAt's name, NUL-terminated for openat
+	name []byte // the file being read, NUL-terminated for openat
 }
 
 // Read is ReadTrimmed into the reused buffer: the result is valid until
 // the next call.
 func (r *Reader) Read(path string) ([]byte, error) {
-	b, _, err := r.read(path, atCWD, path, false)
+	r.name = append(append(r.name[:0], path...), 0)
+	b, _, err := r.read(atCWD, "", false)
 	return b, err
 }
 
@@ -115,7 +116,7 @@ func (r *Reader) Read(path string) ([]byte, error) {
 // builds their names in one reused buffer.
 func (r *Reader) ReadAt(dirfd int, dirPath string, name []byte) ([]byte, error) {
 	r.name = append(append(r.name[:0], name...), 0)
-	b, _, err := r.read("", dirfd, dirPath, false)
+	b, _, err := r.read(dirfd, dirPath, false)
 	return b, err
 }
 
@@ -125,30 +126,27 @@ func (r *Reader) ReadAt(dirfd int, dirPath string, name []byte) ([]byte, error) 
 // kernel allows: /proc/irq/N/smp_affinity is 0444 when it refuses user
 // affinity.
 func (r *Reader) ReadWithMode(path string) ([]byte, fs.FileMode, error) {
-	return r.read(path, atCWD, path, true)
+	r.name = append(append(r.name[:0], path...), 0)
+	return r.read(atCWD, "", true)
 }
 
-// atCWD is AT_FDCWD: openat relative to the working directory, i.e. a
-// plain open of an absolute path.
+// atCWD is AT_FDCWD: openat of a path as open(2) takes it.
 const atCWD = -100
 
-// read reads the file at path name, or, when dirfd is not atCWD, the
-// file r.name relative to dirfd. errPath is the path errors name: name
-// itself, or the directory dirfd is open on.
-func (r *Reader) read(name string, dirfd int, errPath string, withMode bool) ([]byte, fs.FileMode, error) {
+// read reads the file r.name relative to dirfd, the directory at
+// dirPath ("" for atCWD), which errors name with it.
+func (r *Reader) read(dirfd int, dirPath string, withMode bool) ([]byte, fs.FileMode, error) {
 	fail := func(op string, err error) ([]byte, fs.FileMode, error) {
-		if dirfd != atCWD {
-			errPath = filepath.Join(errPath, string(r.name[:len(r.name)-1]))
+		path := string(r.name[:len(r.name)-1])
+		if dirPath != "" {
+			path = filepath.Join(dirPath, path)
 		}
-		return nil, 0, &fs.PathError{Op: op, Path: errPath, Err: err}
+		return nil, 0, &fs.PathError{Op: op, Path: path, Err: err}
 	}
-	var fd int
-	var err error
-	if dirfd == atCWD {
-		fd, err = open(name)
-	} else {
-		fd, err = openAt(dirfd, r.name)
+	if bytes.IndexByte(r.name[:len(r.name)-1], 0) >= 0 {
+		return fail("open", syscall.EINVAL) // as open(2) of a Go string with a NUL
 	}
+	fd, err := openAt(dirfd, r.name)
 	if err != nil {
 		return fail("open", err)
 	}
@@ -281,15 +279,6 @@ func Open(path string) (*os.File, error) {
 // one. It changes nothing for the regular files sysfs and procfs
 // attributes are.
 const openFlags = syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NONBLOCK
-
-func open(path string) (int, error) {
-	for {
-		fd, err := syscall.Open(path, openFlags, 0)
-		if err != syscall.EINTR {
-			return fd, err
-		}
-	}
-}
 
 // openAt is openat(2) of the NUL-terminated name, called directly so
 // that no string is built per file.

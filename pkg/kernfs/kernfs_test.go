@@ -240,3 +240,14 @@ func TestReadAt(t *testing.T) {
 		t.Errorf("ReadAt(missing) err = %v, want fs.ErrNotExist naming %s", err, want)
 	}
 }
+
+// TestReadNULInPath: a path with a NUL byte is refused, never cut short
+// at the NUL and opened as another file.
+func TestReadNULInPath(t *testing.T) {
+	dir := t.TempDir()
+	p := write(t, dir, "a", "1\n", 0o644)
+	var r kernfs.Reader
+	if _, err := r.Read(p + "\x00/b"); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("Read of a path with a NUL = %v, want EINVAL", err)
+	}
+}
