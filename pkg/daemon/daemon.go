@@ -154,11 +154,11 @@ func (d *Daemon) Round(ctx context.Context, trigger string, t watch.Trigger) (*s
 }
 
 // deviceIRQs counts the IRQs whose affinity a round after a CPU event
-// reads: those of a device, not managed.
+// reads (inventory.IRQ.Movable).
 func deviceIRQs(st *state.State) int {
 	n := 0
 	for _, q := range st.Inventory.IRQs {
-		if q.Device != "" && !q.Managed {
+		if q.Movable() {
 			n++
 		}
 	}

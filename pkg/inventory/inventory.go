@@ -60,6 +60,11 @@ type IRQ struct {
 	Device string
 }
 
+// Movable reports whether q is a device's IRQ the kernel does not
+// manage: one the planner may move, and so one whose affinity a round
+// after a CPU event re-reads.
+func (q IRQ) Movable() bool { return q.Device != "" && !q.Managed }
+
 // Device is a PCI device that owns IRQs, with the facts a policy rule
 // matches on (driver, class, interfaces) and the NUMA node it is local to.
 type Device struct {

@@ -106,7 +106,7 @@ func (r *Reader) affinities(cpus cpumask.Mask) (*Inventory, []facts, error) {
 	freed := make([]bool, n)
 	inParallel(n, ir, func(ir *irqReader, i int) {
 		q, f := &irqs[i], &out[i]
-		if !f.known || q.Device == "" || q.Managed {
+		if !f.known || !q.Movable() {
 			return
 		}
 		text, ok, err := ir.affinity(q, q.Affinity, f.affinity)

@@ -52,17 +52,14 @@ const readAttempts = 3
 // /proc/interrupts and the devices, otherwise everything afresh (see
 // inventory.Reader). A Reader is for one goroutine.
 type Reader struct {
-	roots Roots
-	fs    topology.FS
-	topo  *topology.Reader
-	inv   *inventory.Reader
+	topo *topology.Reader
+	inv  *inventory.Reader
 }
 
 // NewReader returns a Reader of r that has read nothing yet: its first
 // read is a whole one whatever the scope.
 func NewReader(r Roots) *Reader {
-	fs := topology.NewFS(r.Sys)
-	return &Reader{roots: r, fs: fs, topo: topology.NewReader(fs), inv: inventory.NewReader(inventory.FS{Proc: r.Proc, Sys: r.Sys})}
+	return &Reader{topo: topology.NewReader(topology.NewFS(r.Sys)), inv: inventory.NewReader(inventory.FS{Proc: r.Proc, Sys: r.Sys})}
 }
 
 // Read builds a snapshot and an inventory, re-reading what scope says
@@ -96,7 +93,7 @@ func (r *Reader) read(scope watch.Scope, changed []string) (m Machine, consisten
 				// The inventory took the snapshot's CPUs: check that
 				// they were still online after the affinities.
 				var now cpumask.Mask
-				if now, err = r.fs.Online(); err != nil {
+				if now, err = r.topo.Online(); err != nil {
 					return Machine{}, false, scope, &ReadError{"topology", err}
 				}
 				if !now.Equal(cpus) {

@@ -325,6 +325,9 @@ func (r *Reader) Read() (*Snapshot, error) {
 	}
 }
 
+// Online is FS.Online of the Reader's tree.
+func (r *Reader) Online() (cpumask.Mask, error) { return r.fs.Online() }
+
 // Forget drops the kept siblings, so the next Read reads them all: the
 // periodic resync trusts nothing kept.
 func (r *Reader) Forget() { clear(r.cores) }
