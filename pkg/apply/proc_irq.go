@@ -3,11 +3,12 @@ package apply
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strconv"
-	"syscall"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
 // Writer sets the affinity of one IRQ. It is the seam tests use to
@@ -39,15 +40,13 @@ func (w ProcWriter) WriteAffinity(irq int, mask cpumask.Mask) error {
 	if mask.IsEmpty() {
 		return fmt.Errorf("write %s %q: %w", path, val, ErrEmptyMask)
 	}
-	fd, err := openWrite(path)
-	if err != nil {
-		return fmt.Errorf("open %s: %w", path, err)
-	}
-	defer syscall.Close(fd)
 	buf := []byte(val + "\n")
-	n, err := writeOnce(fd, buf)
-	if err != nil {
-		return fmt.Errorf("write %s %q: %w", path, val, err)
+	n, err := kernfs.WriteOnce(path, buf)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		if pe.Op == "open" {
+			return fmt.Errorf("open %s: %w", path, pe.Err)
+		}
+		return fmt.Errorf("write %s %q: %w", path, val, pe.Err)
 	}
 	if n != len(buf) {
 		// procfs takes the whole buffer or fails; anything else is not
@@ -55,24 +54,4 @@ func (w ProcWriter) WriteAffinity(irq int, mask cpumask.Mask) error {
 		return fmt.Errorf("write %s %q: short write (%d of %d bytes)", path, val, n, len(buf))
 	}
 	return nil
-}
-
-func openWrite(path string) (int, error) {
-	for {
-		fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CLOEXEC, 0)
-		if err != syscall.EINTR {
-			return fd, err
-		}
-	}
-}
-
-// writeOnce is one write(2); EINTR means nothing was written, so it is
-// repeated.
-func writeOnce(fd int, buf []byte) (int, error) {
-	for {
-		n, err := syscall.Write(fd, buf)
-		if err != syscall.EINTR {
-			return n, err
-		}
-	}
 }

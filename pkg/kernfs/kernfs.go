@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"syscall"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // ErrMalformed is wrapped by every error about kernel output that does
@@ -146,17 +145,17 @@ func (r *Reader) read(dirfd int, dirPath string, withMode bool) ([]byte, fs.File
 	if bytes.IndexByte(r.name[:len(r.name)-1], 0) >= 0 {
 		return fail("open", syscall.EINVAL) // as open(2) of a Go string with a NUL
 	}
-	fd, err := openAt(dirfd, r.name)
+	fd, err := openAt(dirfd, r.name, openFlags)
 	if err != nil {
 		return fail("open", err)
 	}
-	defer syscall.Close(fd)
+	defer closeFD(fd)
 	var mode fs.FileMode
 	checked := false
 	check := func() error {
 		checked = true
 		var st syscall.Stat_t
-		if err := syscall.Fstat(fd, &st); err != nil {
+		if err := fstat(fd, &st); err != nil {
 			return err
 		}
 		mode = fs.FileMode(st.Mode & 0o777)
@@ -188,10 +187,7 @@ func (r *Reader) read(dirfd int, dirPath string, withMode bool) ([]byte, fs.File
 			}
 			r.buf = append(r.buf, make([]byte, min(len(r.buf), MaxAttrSize+1-len(r.buf)))...)
 		}
-		m, err := syscall.Read(fd, r.buf[n:])
-		if err == syscall.EINTR {
-			continue
-		}
+		m, err := read(fd, r.buf[n:])
 		if err == syscall.EAGAIN && !checked {
 			// Only what is not a regular file says "try again".
 			if err := check(); err != nil {
@@ -279,17 +275,3 @@ func Open(path string) (*os.File, error) {
 // one. It changes nothing for the regular files sysfs and procfs
 // attributes are.
 const openFlags = syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NONBLOCK
-
-// openAt is openat(2) of the NUL-terminated name, called directly so
-// that no string is built per file.
-func openAt(dirfd int, name []byte) (int, error) {
-	for {
-		fd, _, errno := syscall.Syscall6(syscall.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(&name[0])), openFlags, 0, 0, 0)
-		if errno == 0 {
-			return int(fd), nil
-		}
-		if errno != syscall.EINTR {
-			return -1, errno
-		}
-	}
-}
