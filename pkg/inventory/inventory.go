@@ -115,7 +115,7 @@ func (inv *Inventory) DeviceIRQs(bdf string) []IRQ {
 	if !ok {
 		return nil
 	}
-	var out []IRQ
+	out := make([]IRQ, 0, len(d.IRQs))
 	for _, n := range d.IRQs {
 		// A shared legacy line is listed by every device but owned by one.
 		if q, ok := inv.IRQ(n); ok && q.Device == bdf {

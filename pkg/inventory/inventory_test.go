@@ -99,6 +99,9 @@ func TestRead(t *testing.T) {
 				tr.AddVirtioNet(fakesys.VirtioNet{BDF: "0000:00:03.0", Index: 2, Interface: "ens3", Pairs: 1, FirstIRQ: 40})
 				tr.Mkdir("sys/devices/virtual/net/lo")
 				tr.Symlink("../../devices/virtual/net/lo", "sys/class/net/lo")
+				// An interface directory that is not a link, as a copied
+				// tree has: its device link is followed instead.
+				tr.Symlink(tr.Path(fakesys.DevicePath("0000:00:03.0", "")+"/virtio2"), "sys/class/net/ens9/device")
 			},
 			check: func(t *testing.T, inv *Inventory) {
 				d := mustDevice(t, inv, "0000:41:00.0")
@@ -112,7 +115,7 @@ func TestRead(t *testing.T) {
 				if br := mustDevice(t, inv, "0000:40:01.1"); len(br.Interfaces) != 0 || len(br.IRQs) != 0 {
 					t.Errorf("bridge = %+v", br)
 				}
-				if got := mustDevice(t, inv, "0000:00:03.0"); !reflect.DeepEqual(got.Interfaces, []string{"ens3"}) || !reflect.DeepEqual(got.IRQs, []int{40, 41, 42}) {
+				if got := mustDevice(t, inv, "0000:00:03.0"); !reflect.DeepEqual(got.Interfaces, []string{"ens3", "ens9"}) || !reflect.DeepEqual(got.IRQs, []int{40, 41, 42}) {
 					t.Errorf("second virtio-net = %+v", got)
 				}
 				got := owners(inv, 30, 31, 32, 33, 34, 40, 41, 42)

@@ -321,7 +321,9 @@ func (fsys FS) readInterrupts() (Interrupts, error) {
 	}
 	defer f.Close()
 	lr := &io.LimitedReader{R: f, N: maxInterruptsSize + 1}
-	ints, err := parseInterrupts(bufio.NewReaderSize(lr, 64<<10), false)
+	// The scanner's 64 KiB buffer is also the read size: few calls
+	// even at thousands of rows.
+	ints, err := parseInterrupts(lr, false)
 	if lr.N <= 0 {
 		// The parse saw a cut file; the size is the error to report.
 		return Interrupts{}, fileErr(path, kernfs.TooLarge(maxInterruptsSize))

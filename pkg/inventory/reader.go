@@ -169,11 +169,11 @@ func (r *Reader) refresh(changed []string) (*Inventory, []facts, error) {
 		return nil, nil, err
 	}
 	defer ir.Close()
-	devs, err := r.fs.readPCIDevices(r.keptDevice(changed))
+	devs, err := r.fs.readPCIDevices(&ir.r, r.keptDevice(changed))
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := r.fs.readNetInterfaces(devs); err != nil {
+	if err := r.fs.readNetInterfaces(&ir.r, devs); err != nil {
 		return nil, nil, err
 	}
 	forget := r.forgotten(changed, devs)

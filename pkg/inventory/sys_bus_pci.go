@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -25,26 +24,28 @@ type pciDevice struct {
 // work too. A machine without PCI has no such directory: no devices.
 // kept, when not nil, gives the facts of a device that no event said
 // changed: only its IRQs are read again (see readPCIDeviceIRQs).
-func (fsys FS) readPCIDevices(kept func(bdf string) (Device, bool)) ([]pciDevice, error) {
+//
+// kr reads every file and directory; its buffers are reused.
+func (fsys FS) readPCIDevices(kr *kernfs.Reader, kept func(bdf string) (Device, bool)) ([]pciDevice, error) {
 	dir := filepath.Join(fsys.Sys, "bus", "pci", "devices")
-	ents, err := os.ReadDir(dir)
+	names, err := dirNames(kr, dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fileErr(dir, err)
 	}
-	out := make([]pciDevice, 0, len(ents))
-	for _, e := range ents {
+	out := make([]pciDevice, 0, len(names))
+	for _, name := range names {
 		var (
 			d   pciDevice
 			ok  bool
 			err error
 		)
-		if k, found := keptDevice(kept, e.Name()); found {
-			d, ok, err = readPCIDeviceIRQs(filepath.Join(dir, e.Name()), k)
+		if k, found := keptDevice(kept, name); found {
+			d, ok, err = readPCIDeviceIRQs(kr, filepath.Join(dir, name), k)
 		} else {
-			d, ok, err = readPCIDevice(filepath.Join(dir, e.Name()))
+			d, ok, err = readPCIDevice(kr, filepath.Join(dir, name))
 		}
 		if err != nil {
 			return nil, err
@@ -66,42 +67,50 @@ func keptDevice(kept func(string) (Device, bool), bdf string) (Device, bool) {
 
 // readPCIDevice reads one device directory. It reports false when the
 // device disappeared (hot unplug) before its directory could be read.
-func readPCIDevice(dir string) (pciDevice, bool, error) {
-	d, ok, err := readPCIDeviceIRQs(dir, Device{PCI: filepath.Base(dir), NUMANode: -1})
+func readPCIDevice(kr *kernfs.Reader, dir string) (pciDevice, bool, error) {
+	d, ok, err := readPCIDeviceIRQs(kr, dir, Device{PCI: filepath.Base(dir), NUMANode: -1})
 	if !ok || err != nil {
 		return d, ok, err
 	}
-	return readPCIDeviceFacts(dir, d)
+	return readPCIDeviceFacts(kr, dir, d)
 }
 
 // readPCIDeviceIRQs reads a device's IRQs into a copy of facts, the
 // device's other facts: a driver can allocate and free vectors without
 // a bind or unbind (a channel change), but its class, node and drivers
 // change only with those, which name the device.
-func readPCIDeviceIRQs(dir string, facts Device) (pciDevice, bool, error) {
+func readPCIDeviceIRQs(kr *kernfs.Reader, dir string, facts Device) (pciDevice, bool, error) {
 	facts.Interfaces, facts.IRQs = nil, nil
 	d := pciDevice{Device: facts}
-	if gone(dir) {
-		return d, false, nil
-	}
 	msiDir := filepath.Join(dir, "msi_irqs")
-	ents, err := os.ReadDir(msiDir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return d, false, fileErr(msiDir, err)
-	}
-	for _, e := range ents {
-		n, err := strconv.Atoi(e.Name())
+	var bad error
+	err := kr.ReadDir(msiDir, func(name []byte) error {
+		n, err := strconv.Atoi(string(name))
 		if err != nil || n < 0 {
-			return d, false, kernfs.Malformed(msiDir, "entry %s is not an IRQ number", kernfs.Quote(e.Name()))
+			bad = kernfs.Malformed(msiDir, "entry %s is not an IRQ number", kernfs.Quote(name))
+			return bad
 		}
 		d.irqs = append(d.irqs, n)
+		return nil
+	})
+	if bad != nil {
+		return d, false, bad
+	}
+	if errors.Is(err, fs.ErrNotExist) && !kr.Exists(dir) {
+		return d, false, nil // unplugged
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return d, false, fileErr(msiDir, err)
 	}
 	if len(d.irqs) == 0 {
 		// Legacy INTx: "irq" holds the line, 0 when the device has none.
 		path := filepath.Join(dir, "irq")
-		s, ok, err := kernfs.ReadOptional(path)
+		s, ok, err := readOptional(kr, path)
 		if err != nil {
 			return d, false, fileErr(path, err)
+		}
+		if !ok && !kr.Exists(dir) {
+			return d, false, nil // unplugged
 		}
 		if ok {
 			n, err := strconv.Atoi(s)
@@ -119,9 +128,9 @@ func readPCIDeviceIRQs(dir string, facts Device) (pciDevice, bool, error) {
 
 // readPCIDeviceFacts reads what readPCIDeviceIRQs keeps: node, class
 // and drivers.
-func readPCIDeviceFacts(dir string, d pciDevice) (pciDevice, bool, error) {
+func readPCIDeviceFacts(kr *kernfs.Reader, dir string, d pciDevice) (pciDevice, bool, error) {
 	path := filepath.Join(dir, "numa_node")
-	s, ok, err := kernfs.ReadOptional(path)
+	s, ok, err := readOptional(kr, path)
 	if err != nil {
 		return d, false, fileErr(path, err)
 	}
@@ -132,11 +141,11 @@ func readPCIDeviceFacts(dir string, d pciDevice) (pciDevice, bool, error) {
 	}
 
 	path = filepath.Join(dir, "class")
-	if d.Class, _, err = kernfs.ReadOptional(path); err != nil {
+	if d.Class, _, err = readOptional(kr, path); err != nil {
 		return d, false, fileErr(path, err)
 	}
 
-	if d.Driver, err = driverName(dir); err != nil {
+	if d.Driver, err = driverName(kr, dir); err != nil {
 		return d, false, err
 	}
 	if d.Driver != "" {
@@ -144,15 +153,19 @@ func readPCIDeviceFacts(dir string, d pciDevice) (pciDevice, bool, error) {
 	}
 	// Child devices that carry the function: virtio_pci registers a
 	// virtioN device whose driver (virtio_net, virtio_blk) names the IRQs.
-	children, err := os.ReadDir(dir)
+	var children []string
+	err = kr.ReadDir(dir, func(name []byte) error {
+		if isVirtioChild(string(name)) {
+			children = append(children, string(name))
+		}
+		return nil
+	})
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return d, false, fileErr(dir, err)
 	}
+	slices.Sort(children)
 	for _, c := range children {
-		if !isVirtioChild(c.Name()) {
-			continue
-		}
-		drv, err := driverName(filepath.Join(dir, c.Name()))
+		drv, err := driverName(kr, filepath.Join(dir, c))
 		if err != nil {
 			return d, false, err
 		}
@@ -170,9 +183,9 @@ func isVirtioChild(name string) bool {
 }
 
 // driverName is the base name of dir/driver's target, "" when unbound.
-func driverName(dir string) (string, error) {
+func driverName(kr *kernfs.Reader, dir string) (string, error) {
 	path := filepath.Join(dir, "driver")
-	target, err := os.Readlink(path)
+	target, err := kr.Readlink(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -180,4 +193,25 @@ func driverName(dir string) (string, error) {
 		return "", fileErr(path, err)
 	}
 	return filepath.Base(target), nil
+}
+
+// dirNames lists the directory at path, sorted: the kernel lists sysfs
+// in creation order, and the inventory's order should not depend on it.
+func dirNames(kr *kernfs.Reader, path string) ([]string, error) {
+	var names []string
+	err := kr.ReadDir(path, func(name []byte) error {
+		names = append(names, string(name))
+		return nil
+	})
+	slices.Sort(names)
+	return names, err
+}
+
+// readOptional is kernfs.ReadOptional with kr's buffers.
+func readOptional(kr *kernfs.Reader, path string) (string, bool, error) {
+	b, err := kr.Read(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false, nil
+	}
+	return string(b), err == nil, err
 }

@@ -3,9 +3,10 @@ package inventory
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
 // readNetInterfaces adds to devs the interfaces of <sys>/class/net/*
@@ -15,9 +16,9 @@ import (
 // Virtual interfaces have no "device" link and are skipped, as are
 // interfaces removed while they are read. A USB NIC lands on its USB
 // host controller, whose IRQ does carry its traffic.
-func (fsys FS) readNetInterfaces(devs []pciDevice) error {
+func (fsys FS) readNetInterfaces(kr *kernfs.Reader, devs []pciDevice) error {
 	dir := filepath.Join(fsys.Sys, "class", "net")
-	ents, err := os.ReadDir(dir)
+	names, err := dirNames(kr, dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -28,18 +29,17 @@ func (fsys FS) readNetInterfaces(devs []pciDevice) error {
 	for i, d := range devs {
 		byBDF[d.PCI] = i
 	}
-	for _, e := range ents {
-		link := filepath.Join(dir, e.Name(), "device")
-		real, err := filepath.EvalSymlinks(link)
+	for _, name := range names {
+		real, err := interfacePath(kr, dir, name)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return fileErr(link, err)
+			return err
 		}
 		for p := real; ; p = filepath.Dir(p) {
 			if i, ok := byBDF[filepath.Base(p)]; ok {
-				devs[i].Interfaces = append(devs[i].Interfaces, e.Name())
+				devs[i].Interfaces = append(devs[i].Interfaces, name)
 				break
 			}
 			if p == filepath.Dir(p) {
@@ -51,4 +51,25 @@ func (fsys FS) readNetInterfaces(devs []pciDevice) error {
 		slices.Sort(devs[i].Interfaces)
 	}
 	return nil
+}
+
+// interfacePath returns a path whose components name the devices above
+// interface name. On a host class/net/NAME is a link into the device
+// tree (../../devices/pci0000:40/0000:40:00.0/0000:41:00.0/virtio0/net/eth0),
+// read in one call, where resolving NAME/device would take a call per
+// component; where it is not a link, NAME/device is resolved whole.
+// fs.ErrNotExist means an interface just removed, or a virtual one
+// without a device link.
+func interfacePath(kr *kernfs.Reader, dir, name string) (string, error) {
+	path := filepath.Join(dir, name)
+	target, err := kr.Readlink(path)
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		return target, err
+	}
+	link := filepath.Join(path, "device")
+	real, err := filepath.EvalSymlinks(link)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fileErr(link, err)
+	}
+	return real, err
 }
