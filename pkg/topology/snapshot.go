@@ -95,7 +95,10 @@ type noNodeError struct{ err error }
 func (e *noNodeError) Error() string { return e.err.Error() }
 func (e *noNodeError) Unwrap() error { return e.err }
 
-func (fs FS) read(detail bool, cores map[int]cpumask.Mask) (*Snapshot, error) {
+// read reads a Snapshot. k, when not nil, holds facts of earlier reads
+// that stay true until reboot or until the nodes change: it is used and
+// filled in (see Reader).
+func (fs FS) read(detail bool, k *kept) (*Snapshot, error) {
 	s := &Snapshot{nodeIndex: map[int]int{}, cpus: map[int]CPU{}, cpuNode: map[int]int{}}
 	cpuDir := []string{"devices", "system", "cpu"}
 	var err error
@@ -115,14 +118,23 @@ func (fs FS) read(detail bool, cores map[int]cpumask.Mask) (*Snapshot, error) {
 		s.possible = s.possible.Or(s.online)
 		s.present = s.present.Or(s.online)
 	}
-	if s.isolated, err = fs.readOptionalList(append(cpuDir, "isolated")...); err != nil {
+	if k != nil && k.boot {
+		s.isolated, s.nohzFull = k.isolated, k.nohzFull
+	} else {
+		if s.isolated, err = fs.readOptionalList(append(cpuDir, "isolated")...); err != nil {
+			return nil, fmt.Errorf("topology: %w", err)
+		}
+		if s.nohzFull, err = fs.readNohzFull(append(cpuDir, "nohz_full")...); err != nil {
+			return nil, fmt.Errorf("topology: %w", err)
+		}
+	}
+	if err := fs.readNodes(s, k); err != nil {
 		return nil, fmt.Errorf("topology: %w", err)
 	}
-	if s.nohzFull, err = fs.readNohzFull(append(cpuDir, "nohz_full")...); err != nil {
-		return nil, fmt.Errorf("topology: %w", err)
-	}
-	if err := fs.readNodes(s); err != nil {
-		return nil, fmt.Errorf("topology: %w", err)
+	var cores map[int]cpumask.Mask
+	if k != nil {
+		cores = k.cores
+		k.boot, k.isolated, k.nohzFull = true, s.isolated, s.nohzFull
 	}
 	if err := fs.readCPUs(s, cores); err != nil {
 		return nil, fmt.Errorf("topology: %w", err)
@@ -140,13 +152,21 @@ func (fs FS) read(detail bool, cores map[int]cpumask.Mask) (*Snapshot, error) {
 // CONFIG_NO_HZ_FULL but booted without nohz_full= prints "(null)": the
 // mask was never allocated, so no CPU is adaptive-tick.
 func (fs FS) readNohzFull(elem ...string) (cpumask.Mask, error) {
-	if s, err := fs.readString(elem...); err == nil && s == "(null)" {
+	s, err := fs.readString(elem...)
+	switch {
+	case errors.Is(err, os.ErrNotExist) || err == nil && s == "(null)":
 		return cpumask.Mask{}, nil
+	case err != nil:
+		return cpumask.Mask{}, err
 	}
-	return fs.readOptionalList(elem...)
+	m, err := cpumask.ParseList(s)
+	if err != nil {
+		return cpumask.Mask{}, kernfs.Malformed(fs.path(elem...), "%w", err)
+	}
+	return m, nil
 }
 
-func (fs FS) readNodes(s *Snapshot) error {
+func (fs FS) readNodes(s *Snapshot, k *kept) error {
 	nodeDir := []string{"devices", "system", "node"}
 	ids, err := fs.readList(append(nodeDir, "online")...)
 	if errors.Is(err, os.ErrNotExist) {
@@ -171,6 +191,13 @@ func (fs FS) readNodes(s *Snapshot) error {
 		s.nodeIndex[id] = len(s.nodes)
 		s.nodes = append(s.nodes, Node{ID: id})
 	}
+	var distances map[int][]int // kept rows, valid for these nodes
+	if k != nil {
+		if !k.nodes.Equal(ids) {
+			k.nodes, k.distance = ids, map[int][]int{}
+		}
+		distances = k.distance
+	}
 	for i := range s.nodes {
 		n := &s.nodes[i]
 		dir := append(nodeDir, "node"+strconv.Itoa(n.ID))
@@ -187,6 +214,10 @@ func (fs FS) readNodes(s *Snapshot) error {
 			}
 			s.cpuNode[c] = n.ID
 		}
+		if row, ok := distances[n.ID]; ok {
+			n.Distance = row
+			continue // checked when it was read
+		}
 		if n.Distance, err = fs.readDistance(len(s.nodes), append(dir, "distance")...); err != nil {
 			return err
 		}
@@ -196,6 +227,9 @@ func (fs FS) readNodes(s *Snapshot) error {
 		if d := n.Distance[i]; d != localDistance {
 			return kernfs.Malformed(fs.path(append(dir, "distance")...),
 				"entry %d, node %d's distance to itself, is %d, want %d (LOCAL_DISTANCE)", i, n.ID, d, localDistance)
+		}
+		if distances != nil {
+			distances[n.ID] = n.Distance
 		}
 	}
 	// Every online CPU is on a node (the kernel maps each possible CPU
@@ -299,24 +333,44 @@ func (fs FS) readSiblings(c int, online cpumask.Mask) (cpumask.Mask, error) {
 	return sib, nil
 }
 
-// Reader reads snapshots round after round and keeps what the hardware
-// fixes: which CPUs share a core. A CPU's siblings are read when it is
-// first seen online (a sibling that was offline then is read when it
-// comes online, and joins the group); after that they are the group
-// ANDed with the online CPUs. CPUs, nodes and distances are read every
-// time. A Reader is for one goroutine.
+// Reader reads snapshots round after round and keeps what cannot change
+// while the machine runs, so that a round after a CPU event reads only
+// cpu/online, node/online and each node's cpulist:
+//   - which CPUs share a core, fixed by the hardware. A CPU's siblings
+//     are read when it is first seen online (a sibling that was offline
+//     then is read when it comes online, and joins the group); after
+//     that they are the group ANDed with the online CPUs.
+//   - the isolated and nohz_full CPUs, boot parameters (isolcpus=,
+//     nohz_full=).
+//   - each node's distance row, fixed by the firmware's table while the
+//     same nodes are online; a node coming or going drops them all.
+//
+// Forget drops all of it. A Reader is for one goroutine.
 type Reader struct {
-	fs    FS
+	fs FS
+	k  kept
+}
+
+// kept is what a Reader keeps between reads.
+type kept struct {
 	cores map[int]cpumask.Mask
+	// boot is set once isolated and nohzFull have been read.
+	boot               bool
+	isolated, nohzFull cpumask.Mask
+	// distance holds the rows read while nodes were the online nodes.
+	nodes    cpumask.Mask
+	distance map[int][]int
 }
 
 // NewReader returns a Reader of fs that keeps nothing yet.
-func NewReader(fs FS) *Reader { return &Reader{fs: fs, cores: map[int]cpumask.Mask{}} }
+func NewReader(fs FS) *Reader {
+	return &Reader{fs: fs, k: kept{cores: map[int]cpumask.Mask{}, distance: map[int][]int{}}}
+}
 
 // Read is FS.Read, reading siblings only of CPUs not seen before.
 func (r *Reader) Read() (*Snapshot, error) {
 	for attempt := 1; ; attempt++ {
-		s, err := r.fs.read(false, r.cores)
+		s, err := r.fs.read(false, &r.k)
 		var race *noNodeError
 		if errors.As(err, &race) && attempt < readAttempts {
 			continue
@@ -328,9 +382,13 @@ func (r *Reader) Read() (*Snapshot, error) {
 // Online is FS.Online of the Reader's tree.
 func (r *Reader) Online() (cpumask.Mask, error) { return r.fs.Online() }
 
-// Forget drops the kept siblings, so the next Read reads them all: the
+// Forget drops everything kept, so the next Read reads every file: the
 // periodic resync trusts nothing kept.
-func (r *Reader) Forget() { clear(r.cores) }
+func (r *Reader) Forget() {
+	clear(r.k.cores)
+	clear(r.k.distance)
+	r.k.boot = false
+}
 
 // readPackagesAndCaches fills each CPU's Package and LLC, reading the
 // files of each package and cache group once.

@@ -373,3 +373,53 @@ func TestReaderKeepsCores(t *testing.T) {
 		t.Errorf("Read after Forget = %v, want cpu0's garbage file read again", err)
 	}
 }
+
+// TestReaderKeepsBootMasksAndDistances: after the first read a Reader
+// reads only the CPUs and nodes' cpulists; isolated, nohz_full and the
+// distance rows are read again when the online nodes change or after
+// Forget.
+func TestReaderKeepsBootMasksAndDistances(t *testing.T) {
+	tree := fakesys.New(t)
+	m := fakesys.QEMUGuest()
+	m.Isolated, m.NohzFull = "7", "6-7"
+	tree.AddMachine(m)
+	r := topology.NewReader(topology.NewFS(tree.Sys()))
+	if _, err := r.Read(); err != nil {
+		t.Fatal(err)
+	}
+	// Garbage in the kept files is not read; CPU 3 going offline is.
+	for _, f := range []string{"cpu/isolated", "cpu/nohz_full", "node/node0/distance", "node/node3/distance"} {
+		tree.WriteFile("sys/devices/system/"+f, "garbage\n")
+	}
+	tree.WriteFile("sys/devices/system/cpu/online", "0-2,4-7\n")
+	tree.WriteFile("sys/devices/system/node/node1/cpulist", "2\n")
+	s, err := r.Read()
+	if err != nil {
+		t.Fatalf("Read read a kept file again: %v", err)
+	}
+	if got := s.Online().String(); got != "0-2,4-7" {
+		t.Errorf("online = %s, want 0-2,4-7", got)
+	}
+	if n, _ := s.Node(1); n.CPUs.String() != "2" {
+		t.Errorf("node 1 CPUs = %s, want the re-read 2", n.CPUs)
+	}
+	if s.Isolated().String() != "7" || s.NohzFull().String() != "6-7" || s.Distance(0, 3) != 22 {
+		t.Errorf("isolated %s, nohz_full %s, distance 0-3 %d; want the kept 7, 6-7, 22", s.Isolated(), s.NohzFull(), s.Distance(0, 3))
+	}
+	// Node 3 goes away (its CPUs first): every row is read again.
+	tree.WriteFile("sys/devices/system/cpu/online", "0-2,4-5\n")
+	tree.WriteFile("sys/devices/system/node/online", "0-2\n")
+	if _, err := r.Read(); err == nil || !strings.Contains(err.Error(), "node0/distance") {
+		t.Errorf("Read after the nodes changed = %v, want node0's distance read again", err)
+	}
+	tree.WriteFile("sys/devices/system/node/node0/distance", "10 12 20\n")
+	tree.WriteFile("sys/devices/system/node/node1/distance", "12 10 22\n")
+	tree.WriteFile("sys/devices/system/node/node2/distance", "20 22 10\n")
+	if s, err = r.Read(); err != nil || s.Distance(1, 2) != 22 {
+		t.Fatalf("Read with 3 nodes: %v", err)
+	}
+	r.Forget()
+	if _, err := r.Read(); err == nil || !strings.Contains(err.Error(), "cpu/isolated") {
+		t.Errorf("Read after Forget = %v, want isolated read again", err)
+	}
+}
