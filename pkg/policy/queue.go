@@ -3,6 +3,7 @@ package policy
 import (
 	"regexp"
 	"strconv"
+	"sync"
 
 	"github.com/numairqd/numairqd/pkg/inventory"
 )
@@ -72,8 +73,32 @@ var builtinRules = []queueRule{
 
 // Classify applies the built-in naming rules to one action name and
 // returns RoleQueue with the raw (not normalised) queue index, or
-// RoleControl with -1.
+// RoleControl with -1. Results are memoised: every round classifies the
+// same names again, and a name that no rule matches tries all of them.
 func Classify(action string) (Role, int) {
+	classified.Lock()
+	defer classified.Unlock()
+	if c, ok := classified.m[action]; ok {
+		return c.role, c.queue
+	}
+	role, q := classifyBuiltin(action)
+	if len(classified.m) >= maxClassified {
+		clear(classified.m) // names of long-gone devices
+	}
+	classified.m[action] = class{role, q}
+	return role, q
+}
+
+// classified memoises Classify, bounded by maxClassified names: a host
+// has a few thousand IRQ names at most.
+var classified = struct {
+	sync.Mutex
+	m map[string]class
+}{m: map[string]class{}}
+
+const maxClassified = 1 << 14
+
+func classifyBuiltin(action string) (Role, int) {
 	for _, r := range builtinRules {
 		if !r.re.MatchString(action) {
 			continue
