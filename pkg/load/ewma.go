@@ -1,0 +1,47 @@
+package load
+
+import (
+	"math"
+	"time"
+)
+
+// DefaultHalfLife is how long a change in load takes to show by half in
+// the smoothed values. Thirty seconds is three samples at a 10 s
+// period (irqbalance's): a burst that lasts one such period moves the
+// average by a fifth (1-2^(-1/3) = 0.21), so the planner does not chase
+// it, while a lasting shift (a new flow, a job starting) shows at 90%
+// within 100 s (3.3 half-lives), the time scale on which moving an IRQ,
+// and the cold caches that come with it, is worth it.
+const DefaultHalfLife = 30 * time.Second
+
+// weight is the share of a new value over an interval of dt in an
+// exponentially weighted moving average whose old values lose half
+// their weight every halfLife: 1 - 2^(-dt/halfLife). Computing it from
+// the actual interval makes the average the same whether two samples
+// are 10 s apart or five are 2 s apart (the weights compose:
+// (1-w1)(1-w2) = 2^(-(dt1+dt2)/halfLife)), so a late or a missed sample
+// does not bend it.
+func weight(dt, halfLife time.Duration) float64 {
+	if dt <= 0 {
+		return 0
+	}
+	// -expm1(-x ln 2) is 1-2^(-x) without losing the digits of a small
+	// weight.
+	return -math.Expm1(-float64(dt) / float64(halfLife) * math.Ln2)
+}
+
+// ewma is an exponentially weighted moving average: one float of
+// memory, O(1) per sample. Its first value is taken as it is, so a new
+// IRQ's average does not start from a zero it never had.
+type ewma struct {
+	v  float64
+	ok bool
+}
+
+func (e *ewma) add(x, w float64) {
+	if !e.ok {
+		e.v, e.ok = x, true
+		return
+	}
+	e.v += w * (x - e.v)
+}

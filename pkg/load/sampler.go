@@ -1,0 +1,446 @@
+package load
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/numairqd/numairqd/pkg/inventory"
+)
+
+// DefaultInterruptCost is the CPU time the fallback charges for one
+// interrupt when /proc/stat shows no hardirq time. Five microseconds is
+// the order of a NIC or NVMe queue interrupt and the softirq it raises
+// on current x86 servers at light load; it is a guess, not a
+// measurement, and only sets the scale: without time accounting every
+// load, per IRQ and per CPU, is a rate times this cost, so how IRQs and
+// CPUs compare with one another does not depend on it.
+const DefaultInterruptCost = 5 * time.Microsecond
+
+// accountingOffAfter is how many device interrupts one CPU takes, with
+// no hardirq tick on any CPU meanwhile, before the sampler decides that
+// /proc/stat does not account irq time. With accounting, even a 0.1 µs
+// interrupt makes 100000 of them 10 ms, one USER_HZ tick, of hardirq
+// time on that CPU; a light load that merely rounds down to no tick over
+// one short interval does not reach it.
+const accountingOffAfter = 100_000
+
+// Config tunes a Sampler; the zero value takes the defaults.
+type Config struct {
+	// HalfLife is the half-life of the smoothed rates and loads; 0
+	// means DefaultHalfLife.
+	HalfLife time.Duration
+	// InterruptCost is what the fallback charges per interrupt when
+	// /proc/stat has no irq time; 0 means DefaultInterruptCost.
+	InterruptCost time.Duration
+}
+
+// Loads is one sample: smoothed loads of the online CPUs and of the IRQs
+// listed in /proc/interrupts. Loads are in CPU-seconds per second, so a
+// CPU's load is also the fraction (0..1) of its time spent on
+// interrupts, and the loads of IRQs and CPUs add up.
+type Loads struct {
+	// Time is the sample's time, as passed to Sample.
+	Time time.Time
+	// Interval is the time since the previous sample; 0 for the first.
+	Interval time.Duration
+	// Ready is false for a Sampler's first sample: it has no deltas, so
+	// no entry is Ready either.
+	Ready bool
+	// TimeAccounting says that /proc/stat measures irq time
+	// (CONFIG_IRQ_TIME_ACCOUNTING, or an architecture's native
+	// accounting) and the loads share that measured time out. When it
+	// is false, IRQ loads are estimates from rates alone, CPU loads sum
+	// them, and Unattributed is 0.
+	TimeAccounting bool
+	// CPUs holds the CPUs of /proc/stat (the online ones), ascending.
+	CPUs []CPULoad
+	// IRQs holds the rows of /proc/interrupts, ascending by IRQ.
+	IRQs []IRQLoad
+}
+
+// CPULoad is one CPU's smoothed interrupt load.
+type CPULoad struct {
+	CPU int
+	// Load is the CPU's irq+softirq time per second of its time (0..1),
+	// measured, or with TimeAccounting false the sum of the estimates
+	// of the IRQs that fired on it.
+	Load float64
+	// Unattributed is the part of Load that no IRQ of /proc/interrupts
+	// fired for: time measured over intervals in which no IRQ fired on
+	// the CPU. It is load the planner cannot move by moving IRQs.
+	Unattributed float64
+	// Ready is false until the CPU has been online over one whole
+	// interval; a CPU that has just come online has no deltas yet.
+	Ready bool
+}
+
+// IRQLoad is one IRQ's smoothed rate and load.
+type IRQLoad struct {
+	IRQ int
+	// Chip, HWIRQ and Actions are the row's identity, as in
+	// inventory.InterruptLine; Actions is shared with the sampler, do
+	// not modify it.
+	Chip    string
+	HWIRQ   string
+	Actions []string
+	// Rate is interrupts per second, over the CPUs that were online at
+	// both ends of each interval.
+	Rate float64
+	// Load is CPU-seconds per second: the IRQ's share of the irq+softirq
+	// time of the CPUs it fired on, or Rate times the interrupt cost
+	// when TimeAccounting is false.
+	Load float64
+	// Ready is false until the IRQ has been seen, with the same
+	// identity, at both ends of one interval: a new IRQ, or an IRQ
+	// number freed and requested again by another handler, has no rate
+	// yet.
+	Ready bool
+}
+
+// CPU returns the load of cpu, false when the sample has no such CPU.
+func (l Loads) CPU(cpu int) (CPULoad, bool) {
+	i := sort.Search(len(l.CPUs), func(i int) bool { return l.CPUs[i].CPU >= cpu })
+	if i < len(l.CPUs) && l.CPUs[i].CPU == cpu {
+		return l.CPUs[i], true
+	}
+	return CPULoad{}, false
+}
+
+// IRQ returns the load of irq, false when the sample has no such IRQ.
+func (l Loads) IRQ(irq int) (IRQLoad, bool) {
+	i := sort.Search(len(l.IRQs), func(i int) bool { return l.IRQs[i].IRQ >= irq })
+	if i < len(l.IRQs) && l.IRQs[i].IRQ == irq {
+		return l.IRQs[i], true
+	}
+	return IRQLoad{}, false
+}
+
+// Sampler turns successive reads of /proc/stat and /proc/interrupts into
+// smoothed loads. It keeps the previous sample's counts and one average
+// per IRQ and per CPU; an IRQ that leaves /proc/interrupts, or a CPU
+// that goes offline, is forgotten. A Sampler is not safe for concurrent
+// use.
+type Sampler struct {
+	fs       FS
+	halfLife time.Duration
+	cost     float64 // CPU-seconds per interrupt, for the fallback
+
+	primed     bool
+	last       time.Time
+	ints       inventory.Interrupts // the previous sample's, rows ascending by IRQ
+	irqs       []irqHist            // per row of ints
+	stat       []CPUStat            // the previous sample's
+	cpus       []cpuHist            // by CPU id
+	accounting bool
+
+	// Scratch space reused across samples: by CPU id, and per row.
+	inPrev, colOK, timeOK []bool
+	sum                   []uint64 // interrupts counted on the CPU this interval
+	dIRQ, dBusy, dAll     []uint64
+	share                 []float64 // CPU time per interrupt on the CPU
+	cols                  []int     // CPUs with a column in both samples
+	rows                  []rowDelta
+	spare                 []irqHist
+}
+
+type irqHist struct{ rate, load ewma }
+
+type cpuHist struct {
+	online       bool // in the previous /proc/stat
+	stat         CPUStat
+	load, unattr ewma
+	// quiet counts the device interrupts the CPU took since the last
+	// interval with a hardirq tick on any CPU.
+	quiet uint64
+}
+
+// rowDelta is what pass one learnt of a row of /proc/interrupts.
+type rowDelta struct {
+	kind  rowKind
+	prev  int    // index of the row in the previous sample
+	total uint64 // interrupts this interval, when kind is rowCounted
+}
+
+type rowKind uint8
+
+const (
+	rowNew     rowKind = iota // no previous row with this identity
+	rowSkipped                // a count went down: no delta this time
+	rowCounted
+)
+
+// NewSampler returns a Sampler of the procfs at fsys.
+func NewSampler(fsys FS, cfg Config) *Sampler {
+	s := &Sampler{fs: fsys, halfLife: cfg.HalfLife, cost: cfg.InterruptCost.Seconds()}
+	if s.halfLife <= 0 {
+		s.halfLife = DefaultHalfLife
+	}
+	if cfg.InterruptCost <= 0 {
+		s.cost = DefaultInterruptCost.Seconds()
+	}
+	return s
+}
+
+// Sample reads /proc/stat and /proc/interrupts and folds what changed
+// since the previous sample into the averages, weighted by the time
+// since it (now minus the previous now). A failed read, or a now not
+// after the previous one, returns an error and changes nothing, so the
+// next sample spans the longer interval.
+func (s *Sampler) Sample(now time.Time) (Loads, error) {
+	if s.primed && !now.After(s.last) {
+		return Loads{}, fmt.Errorf("load sample at %s is not after the previous one at %s",
+			now.Format(time.RFC3339Nano), s.last.Format(time.RFC3339Nano))
+	}
+	stat, err := s.fs.ReadStat()
+	if err != nil {
+		return Loads{}, err
+	}
+	ints, err := s.fs.ReadInterrupts()
+	if err != nil {
+		return Loads{}, err
+	}
+	return s.add(now, stat, ints), nil
+}
+
+func (s *Sampler) add(now time.Time, stat []CPUStat, ints inventory.Interrupts) Loads {
+	if !slices.IsSortedFunc(stat, byCPU) {
+		slices.SortFunc(stat, byCPU)
+	}
+	if !slices.IsSortedFunc(ints.Rows, byIRQ) {
+		slices.SortFunc(ints.Rows, byIRQ)
+	}
+	width := len(s.cpus)
+	for _, st := range stat {
+		width = max(width, st.CPU+1)
+	}
+	for _, c := range ints.CPUs {
+		width = max(width, c+1)
+	}
+	s.grow(width)
+
+	out := Loads{Time: now, Ready: s.primed}
+	if s.primed {
+		out.Interval = now.Sub(s.last)
+	}
+	rows := s.rows[:0]
+	if s.primed {
+		rows = s.count(stat, ints, rows)
+		s.decideAccounting(stat)
+	} else {
+		for range ints.Rows {
+			rows = append(rows, rowDelta{kind: rowNew})
+		}
+		// Hardirq time since boot: with accounting, the timer and
+		// device interrupts of booting put some there; without, it
+		// stays 0. A sampler started so early that it finds none is
+		// set right by the first hardirq tick.
+		s.accounting = slices.ContainsFunc(stat, func(st CPUStat) bool { return st.IRQ > 0 })
+	}
+	s.rows = rows
+
+	dt := out.Interval.Seconds()
+	w := weight(out.Interval, s.halfLife)
+	out.CPUs = make([]CPULoad, len(stat))
+	for i, st := range stat {
+		out.CPUs[i] = s.cpuLoad(st, dt, w)
+	}
+	// Forget the CPUs that went offline; a CPU that comes back starts
+	// afresh, as its IRQs will have moved.
+	for _, old := range s.stat {
+		if _, found := slices.BinarySearchFunc(stat, old.CPU, func(st CPUStat, c int) int { return cmp.Compare(st.CPU, c) }); !found {
+			s.cpus[old.CPU] = cpuHist{}
+		}
+	}
+
+	next := slices.Grow(s.spare[:0], len(ints.Rows))[:len(ints.Rows)]
+	out.IRQs = make([]IRQLoad, len(ints.Rows))
+	for i := range ints.Rows {
+		r := &ints.Rows[i]
+		rd := rows[i]
+		var h irqHist
+		if rd.kind != rowNew {
+			h = s.irqs[rd.prev]
+		}
+		if rd.kind == rowCounted {
+			rate := float64(rd.total) / dt
+			load := rate * s.cost
+			if s.accounting {
+				load = 0
+				if rd.total > 0 {
+					p := s.ints.Rows[rd.prev].Counts
+					for _, c := range s.cols {
+						if d := r.Counts[c] - p[c]; d != 0 {
+							load += float64(d) * s.share[c]
+						}
+					}
+				}
+			}
+			h.rate.add(rate, w)
+			h.load.add(load, w)
+		}
+		next[i] = h
+		out.IRQs[i] = IRQLoad{IRQ: r.IRQ, Chip: r.Chip, HWIRQ: r.HWIRQ, Actions: r.Actions,
+			Rate: h.rate.v, Load: h.load.v, Ready: h.rate.ok}
+	}
+	s.irqs, s.spare = next, s.irqs
+	s.ints, s.stat, s.last, s.primed = ints, stat, now, true
+	out.TimeAccounting = s.accounting
+	return out
+}
+
+// count is pass one over a primed sample: which CPUs have deltas, each
+// CPU's stat deltas and interrupt count, and each row's kind and total.
+func (s *Sampler) count(stat []CPUStat, ints inventory.Interrupts, rows []rowDelta) []rowDelta {
+	clear(s.inPrev)
+	for _, c := range s.ints.CPUs {
+		s.inPrev[c] = true
+	}
+	s.cols = s.cols[:0]
+	clear(s.colOK)
+	for _, c := range ints.CPUs {
+		if s.inPrev[c] {
+			s.cols = append(s.cols, c)
+			s.colOK[c] = true
+		}
+	}
+	clear(s.timeOK)
+	for _, st := range stat {
+		h := &s.cpus[st.CPU]
+		p := h.stat
+		// A CPU needs a line at both ends; counts since boot never go
+		// down, but if they did the interval would be no measure.
+		if !h.online || st.IRQ < p.IRQ || st.SoftIRQ < p.SoftIRQ || st.Total < p.Total {
+			continue
+		}
+		s.timeOK[st.CPU] = true
+		s.dIRQ[st.CPU] = st.IRQ - p.IRQ
+		s.dBusy[st.CPU] = st.IRQ - p.IRQ + st.SoftIRQ - p.SoftIRQ
+		s.dAll[st.CPU] = st.Total - p.Total
+	}
+	for _, c := range s.cols {
+		s.sum[c], s.share[c] = 0, 0
+	}
+
+	prev := s.ints.Rows
+	j := 0
+	for i := range ints.Rows {
+		r := &ints.Rows[i]
+		for j < len(prev) && prev[j].IRQ < r.IRQ {
+			j++
+		}
+		if j == len(prev) || prev[j].IRQ != r.IRQ || !sameIdentity(&prev[j], r) {
+			rows = append(rows, rowDelta{kind: rowNew})
+			continue
+		}
+		// A count that went down on a CPU online throughout is a 32-bit
+		// per-CPU count (kstat_irqs) that wrapped, or a descriptor freed
+		// and allocated again under the same name: either way this
+		// interval has no delta, and the next one starts from here. A
+		// rise past 2^32-1 is no 32-bit count's either.
+		p := prev[j].Counts
+		down := false
+		for _, c := range s.cols {
+			if r.Counts[c] < p[c] || r.Counts[c]-p[c] > math.MaxUint32 {
+				down = true
+				break
+			}
+		}
+		if down {
+			rows = append(rows, rowDelta{kind: rowSkipped, prev: j})
+			continue
+		}
+		var total uint64
+		for _, c := range s.cols {
+			d := r.Counts[c] - p[c]
+			s.sum[c] += d
+			total += d
+		}
+		rows = append(rows, rowDelta{kind: rowCounted, prev: j, total: total})
+	}
+	return rows
+}
+
+// decideAccounting updates whether /proc/stat accounts irq time: yes as
+// soon as any CPU's hardirq column rises, no once a CPU has taken
+// accountingOffAfter device interrupts while no hardirq column did.
+//
+// The softirq column proves nothing: without irq time accounting the
+// tick still samples softirq context into it (account_system_time() in
+// kernel/sched/cputime.c), while the hardirq column stays at 0, as a
+// tick cannot land inside a hardirq handler.
+func (s *Sampler) decideAccounting(stat []CPUStat) {
+	if slices.ContainsFunc(stat, func(st CPUStat) bool { return s.timeOK[st.CPU] && s.dIRQ[st.CPU] > 0 }) {
+		s.accounting = true
+		for _, st := range stat {
+			s.cpus[st.CPU].quiet = 0
+		}
+		return
+	}
+	for _, c := range s.cols {
+		h := &s.cpus[c]
+		h.quiet += s.sum[c]
+		if h.quiet >= accountingOffAfter {
+			s.accounting = false
+		}
+	}
+}
+
+// cpuLoad folds the CPU's interval into its averages, sets the time per
+// interrupt the CPU's IRQs get (share), and returns the CPU's load.
+func (s *Sampler) cpuLoad(st CPUStat, dt, w float64) CPULoad {
+	c := st.CPU
+	h := &s.cpus[c]
+	s.share[c] = 0
+	measured := s.primed && s.timeOK[c] && s.colOK[c]
+	switch {
+	case !measured:
+	case s.accounting:
+		if s.dAll[c] == 0 {
+			break // an interval shorter than a tick
+		}
+		frac := min(1, float64(s.dBusy[c])/float64(s.dAll[c]))
+		h.load.add(frac, w)
+		if s.sum[c] == 0 {
+			h.unattr.add(frac, w)
+		} else {
+			h.unattr.add(0, w)
+			s.share[c] = frac / float64(s.sum[c])
+		}
+	default:
+		h.load.add(float64(s.sum[c])/dt*s.cost, w)
+		h.unattr.add(0, w)
+	}
+	h.online, h.stat = true, st
+	return CPULoad{CPU: c, Load: h.load.v, Unattributed: h.unattr.v, Ready: h.load.ok}
+}
+
+// sameIdentity says whether two rows of one IRQ number are the same
+// request: the same chip, hardware IRQ and handlers.
+func sameIdentity(a, b *inventory.InterruptLine) bool {
+	return a.Chip == b.Chip && a.HWIRQ == b.HWIRQ && slices.Equal(a.Actions, b.Actions)
+}
+
+// grow makes the per-CPU slices hold CPU ids below width.
+func (s *Sampler) grow(width int) {
+	if width <= len(s.cpus) {
+		return
+	}
+	n := width - len(s.cpus)
+	s.cpus = append(s.cpus, make([]cpuHist, n)...)
+	s.inPrev = append(s.inPrev, make([]bool, n)...)
+	s.colOK = append(s.colOK, make([]bool, n)...)
+	s.timeOK = append(s.timeOK, make([]bool, n)...)
+	s.sum = append(s.sum, make([]uint64, n)...)
+	s.dIRQ = append(s.dIRQ, make([]uint64, n)...)
+	s.dBusy = append(s.dBusy, make([]uint64, n)...)
+	s.dAll = append(s.dAll, make([]uint64, n)...)
+	s.share = append(s.share, make([]float64, n)...)
+}
+
+func byCPU(a, b CPUStat) int { return cmp.Compare(a.CPU, b.CPU) }
+
+func byIRQ(a, b inventory.InterruptLine) int { return cmp.Compare(a.IRQ, b.IRQ) }
