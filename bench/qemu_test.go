@@ -219,7 +219,7 @@ const metricsAddr = "127.0.0.1:9768"
 // "cost-NAME-EDGE" with the daemon's (PID $pid) /proc/PID/stat, status,
 // task/*/schedstat and io, each section headed "=== NAME" (measure.ParseCostSample),
 // and, when $METRICS is set (numairqd), its round and write counters
-// from the metrics endpoint. EDGE 0 opens a period and 1 closes it: the
+// and its own event-to-applied latency from the metrics endpoint. EDGE 0 opens a period and 1 closes it: the
 // scrape comes before the /proc files when opening and after them when
 // closing, so the daemon's work serving it falls outside every period.
 const costProbe = `procfiles() {
@@ -232,7 +232,7 @@ const costProbe = `procfiles() {
 scrape() {
 	[ -n "$METRICS" ] || return 0
 	echo "=== metrics"
-	wget -qO- "$METRICS" | grep -E '^numairqd_(rounds_total|affinity_writes_total)[{ ]'
+	wget -qO- "$METRICS" | grep -E '^numairqd_(rounds_total|affinity_writes_total)[{ ]|^numairqd_event_to_applied_seconds_(sum|count) '
 }
 probe() {
 	if [ "$1" = 0 ]; then scrape; procfiles; else procfiles; scrape; fi

@@ -213,7 +213,17 @@ type Cost struct {
 	// period, from the daemon's metrics endpoint; NaN without metrics
 	// in either sample (irqbalance, the floor).
 	Rounds, Writes float64
+	// AppliedS is numairqd's own mean time from the first event of a
+	// burst to the end of the apply it caused, over the bursts that
+	// ended in the period (numairqd_event_to_applied_seconds): the
+	// daemon's share of a reaction, without the write that made the
+	// event or the poll that saw the result. NaN when none ended or
+	// without metrics.
+	AppliedS float64
 }
+
+// AppliedMetric is numairqd's event-to-applied histogram (pkg/metrics).
+const AppliedMetric = "numairqd_event_to_applied_seconds"
 
 // CostBetween computes the cost from two samples.
 func CostBetween(a, b CostSample) (Cost, error) {
@@ -231,7 +241,7 @@ func CostBetween(a, b CostSample) (Cost, error) {
 	}
 	rss, _ := StatusKB(b.Status, "VmRSS")
 	c := Cost{CPUS: float64(tb-ta) / UserHZ, PeriodS: b.UptimeS - a.UptimeS, HWMKB: hwm, RSSKB: rss,
-		RunS: math.NaN(), Syscalls: math.NaN(), Rounds: math.NaN(), Writes: math.NaN()}
+		RunS: math.NaN(), Syscalls: math.NaN(), Rounds: math.NaN(), Writes: math.NaN(), AppliedS: math.NaN()}
 	na, _, err1 := SchedstatNS(a.Schedstat)
 	nb, _, err2 := SchedstatNS(b.Schedstat)
 	if err1 == nil && err2 == nil && nb >= na {
@@ -250,6 +260,9 @@ func CostBetween(a, b CostSample) (Cost, error) {
 		if rb, ok := mb[RoundsMetric]; ok {
 			c.Rounds = rb - ra
 		}
+	}
+	if n := mb[AppliedMetric+"_count"] - ma[AppliedMetric+"_count"]; n > 0 {
+		c.AppliedS = (mb[AppliedMetric+"_sum"] - ma[AppliedMetric+"_sum"]) / n
 	}
 	wa, wb := promWritten(a.Metrics), promWritten(b.Metrics)
 	if !math.IsNaN(wa) && !math.IsNaN(wb) {

@@ -124,8 +124,10 @@ func TestCostBetweenIOAndRounds(t *testing.T) {
 			Metrics:   rounds + written,
 		}
 	}
-	a := mk(100, 10, 1000, 50, "numairqd_rounds_total{trigger=\"event\"} 5\n", "numairqd_affinity_writes_total{result=\"ok\"} 7\n")
-	b := mk(110, 35, 1800, 90, "numairqd_rounds_total{trigger=\"event\"} 13\nnumairqd_rounds_total{trigger=\"resync\"} 2\n", "numairqd_affinity_writes_total{result=\"ok\"} 27\n")
+	a := mk(100, 10, 1000, 50, "numairqd_rounds_total{trigger=\"event\"} 5\n", "numairqd_affinity_writes_total{result=\"ok\"} 7\n"+
+		"numairqd_event_to_applied_seconds_sum 0.5\nnumairqd_event_to_applied_seconds_count 4\n")
+	b := mk(110, 35, 1800, 90, "numairqd_rounds_total{trigger=\"event\"} 13\nnumairqd_rounds_total{trigger=\"resync\"} 2\n", "numairqd_affinity_writes_total{result=\"ok\"} 27\n"+
+		"numairqd_event_to_applied_seconds_sum 0.8\nnumairqd_event_to_applied_seconds_count 6\n")
 	c, err := CostBetween(a, b)
 	if err != nil {
 		t.Fatal(err)
@@ -135,6 +137,9 @@ func TestCostBetweenIOAndRounds(t *testing.T) {
 	}
 	if c.CPUS != 0.25 || c.PeriodS != 10 || c.HWMKB != 9000 || c.RSSKB != 8000 || c.Syscalls != 840 || c.Rounds != 10 || c.Writes != 20 || c.IOErr != nil {
 		t.Errorf("CostBetween = %+v", c)
+	}
+	if math.Abs(c.AppliedS-0.15) > 1e-12 {
+		t.Errorf("AppliedS = %v, want (0.8-0.5)/(6-4) = 0.15", c.AppliedS)
 	}
 	if got := c.PerRound(c.Syscalls); got != 84 {
 		t.Errorf("PerRound(syscalls) = %v, want 84", got)
@@ -146,7 +151,7 @@ func TestCostBetweenIOAndRounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !math.IsNaN(c.Syscalls) || !math.IsNaN(c.RunS) || c.IOErr == nil || !math.IsNaN(c.Rounds) || !math.IsNaN(c.Writes) || !math.IsNaN(c.PerRound(1)) {
+	if !math.IsNaN(c.Syscalls) || !math.IsNaN(c.RunS) || c.IOErr == nil || !math.IsNaN(c.Rounds) || !math.IsNaN(c.Writes) || !math.IsNaN(c.AppliedS) || !math.IsNaN(c.PerRound(1)) {
 		t.Errorf("CostBetween without io and metrics = %+v", c)
 	}
 }

@@ -26,6 +26,7 @@ const (
 type eventFigures struct {
 	run, ticks, sys, rounds, writes []float64
 	sysPerRound, runPerRound        []float64
+	applied                         []float64
 	ioErr                           error
 	errs                            []error
 }
@@ -53,6 +54,7 @@ func figuresOf(dr measure.DaemonRun, kind string, reps int) eventFigures {
 		f.writes = append(f.writes, writes)
 		f.sysPerRound = append(f.sysPerRound, per(c.Syscalls))
 		f.runPerRound = append(f.runPerRound, per(c.RunS))
+		f.applied = append(f.applied, c.AppliedS)
 		if c.IOErr != nil {
 			f.ioErr = c.IOErr
 		}
@@ -112,10 +114,11 @@ func (w *writer) eventCost(runs []measure.DaemonRun) {
 	w.p("The same boots as [Reaction time](#reaction-time) and [Cost](#cost), and for the floor a boot of its own. Around each watched event (from just before `benchagent watch` does the write until it stops polling, i.e. the daemon's reaction plus the 2 s (numairqd) or 3 s (irqbalance) quiet time it waits, up to the %.0f s window) and around each churn block, the guest sampled the daemon's process: utime+stime (`/proc/PID/stat`), every thread's time on a CPU (first field of `/proc/PID/task/*/schedstat`, in ns; threads that exit take theirs with them), `syscr` and `syscw` of `/proc/PID/io`, `VmHWM` and `VmRSS` (`/proc/PID/status`). Median (min–max) over the %d repetitions.\n", w.meta.WindowS, reps)
 	w.p("- **syscalls** is `syscr`+`syscw`: the read and write family (read, pread64, readv, write, writev, ...), counted whether they succeed or not, for every thread. It does not count open, close, fstat, recvmsg, epoll or futex calls: a lower bound on the system calls, the same one for every daemon. \"missing\" means the guest kernel has no `/proc/PID/io` (CONFIG_TASK_IO_ACCOUNTING), not zero.")
 	w.p("- **rounds** (numairqd): the increase of `numairqd_rounds_total` (all triggers) on its metrics endpoint (`listen: 127.0.0.1:9768` in these boots; loopback up; busybox `wget`). The scrape that opens a period runs before the `/proc` reads and the one that closes it after them, so serving the scrapes is not counted in the period. **IRQ writes** likewise from `numairqd_affinity_writes_total{result=\"ok\"}`. irqbalance has no such counter. The floor's rounds and writes are its own count (one round per CPU uevent), over its churn blocks.")
+	w.p("- **event to applied** (numairqd): its own mean time from the first event of a burst to the end of the apply it caused, from `numairqd_event_to_applied_seconds` (sum and count) over the period: the daemon's share of the reaction, without the event's own write or the poll that saw the result; – when no burst ended in the period or the run's scrapes did not include it.")
 	w.p("- **CPU time** is the schedstat figure (the utime+stime ticks are 10 ms apart and are given for comparison with [Cost](#cost)); per round divides it by the rounds.")
 	w.p("- **floor**: `benchagent floor`, a minimal Go loop doing, per CPU online/offline uevent and nothing more, the physical floor of a round after a CPU event: it re-reads `/sys/devices/system/cpu/online`, `/sys/devices/system/node/online` and each online node's `cpulist` and `distance`, reads the `smp_affinity_list` of each IRQ numairqd plans and writes those that differ from numairqd's own plan for the online CPUs (`numairqd plan --format json` for both online sets of the churn, made before the floor starts): numairqd's writes without its planning. Every file is opened, read or written with one call, and closed; no coalescing. It is the yardstick for numairqd's churn cost: what any daemon that answers every CPU event must at least spend here. It gets no reaction events.\n")
-	w.p("| event | daemon | CPU time per event | utime+stime (s) | syscalls per event | rounds per event | syscalls per round | CPU time per round | IRQ writes per event | reaction (own placement) |")
-	w.p("|---|---|---|---|---|---|---|---|---|---|")
+	w.p("| event | daemon | CPU time per event | utime+stime (s) | syscalls per event | rounds per event | syscalls per round | CPU time per round | IRQ writes per event | reaction (own placement) | event to applied |")
+	w.p("|---|---|---|---|---|---|---|---|---|---|---|")
 	figs := map[string]map[string]eventFigures{}
 	reacts := map[string]measure.Summary{}
 	for _, kind := range costKinds {
@@ -127,7 +130,7 @@ func (w *writer) eventCost(runs []measure.DaemonRun) {
 			f := figuresOf(dr, kind, reps)
 			figs[kind][dr.Daemon] = f
 			if len(f.ticks) == 0 {
-				w.p("| %s | %s | error: %s | | | | | | | |", kindTitle(kind, w.meta.ChurnCycles), dr.Daemon, errText(f.errs))
+				w.p("| %s | %s | error: %s | | | | | | | | |", kindTitle(kind, w.meta.ChurnCycles), dr.Daemon, errText(f.errs))
 				continue
 			}
 			sys := rangeText(f.sys, count)
@@ -138,7 +141,10 @@ func (w *writer) eventCost(runs []measure.DaemonRun) {
 			if dr.Daemon != "irqbalance" {
 				rounds, sysRound, runRound, writes = rangeText(f.rounds, oneDecimal), rangeText(f.sysPerRound, oneDecimal), rangeText(f.runPerRound, msText), rangeText(f.writes, oneDecimal)
 			}
-			react := "n/a"
+			react, applied := "n/a", "n/a"
+			if dr.Daemon == "numairqd" {
+				applied = rangeText(f.applied, msText)
+			}
 			if kind != "churn" {
 				var s measure.Summary
 				react, s = reactionText(dr, kind)
@@ -146,8 +152,8 @@ func (w *writer) eventCost(runs []measure.DaemonRun) {
 					reacts[kind] = s
 				}
 			}
-			w.p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", kindTitle(kind, w.meta.ChurnCycles), dr.Daemon,
-				rangeText(f.run, msText), rangeText(f.ticks, secs), sys, rounds, sysRound, runRound, writes, react)
+			w.p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", kindTitle(kind, w.meta.ChurnCycles), dr.Daemon,
+				rangeText(f.run, msText), rangeText(f.ticks, secs), sys, rounds, sysRound, runRound, writes, react, applied)
 		}
 	}
 	w.p("")
