@@ -2,6 +2,7 @@ package kernfs
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io/fs"
 	"syscall"
@@ -16,6 +17,9 @@ import (
 // hands the P to another thread and the caller parks when its call
 // returns: two thread switches per call, hundreds per round. Measured
 // in the QEMU guest, that handoff cost more than the calls themselves.
+// The price: a call that does block holds the P, so the --sysfs and
+// --procfs roots must be the kernel's (or a local fixture tree), never
+// a network filesystem that can hang.
 
 // openAt is openat(2) of the NUL-terminated name.
 func openAt(dirfd int, name []byte, flags int) (int, error) {
@@ -158,7 +162,7 @@ func nextDirent(b []byte) (name, rest []byte, ok bool) {
 	if len(b) < nameOff {
 		return nil, nil, false
 	}
-	reclen := direntReclen(b[16:18])
+	reclen := int(binary.NativeEndian.Uint16(b[16:18]))
 	if reclen < nameOff || reclen > len(b) {
 		return nil, nil, false
 	}
@@ -167,11 +171,6 @@ func nextDirent(b []byte) (name, rest []byte, ok bool) {
 		name = name[:i]
 	}
 	return name, b[reclen:], true
-}
-
-// direntReclen decodes d_reclen in the machine's byte order.
-func direntReclen(b []byte) int {
-	return int(*(*uint16)(unsafe.Pointer(&b[0])))
 }
 
 func getdents(fd int, b []byte) (int, error) {
