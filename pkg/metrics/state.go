@@ -168,14 +168,14 @@ var (
 		"Netlink messages discarded: not_kernel (sent by a process) or malformed.",
 		[]string{"reason"}, nil)
 	descOverflows = prometheus.NewDesc(namespace+"_netlink_overflows_total",
-		"Netlink receive buffer overflows (ENOBUFS), each forcing a full rescan, by socket (uevent, rtnetlink).",
+		"Netlink receive buffer overflows (ENOBUFS), each forcing a full rescan, by socket (uevent, rtnetlink, ethtool).",
 		[]string{"socket"}, nil)
 )
 
 // Label values of the watcher's counters reported at zero until seen.
 var (
 	dropReasons = []string{"not_kernel", "malformed"}
-	sockets     = []string{"uevent", "rtnetlink"}
+	sockets     = []string{"uevent", "rtnetlink", "ethtool"}
 )
 
 // watchCollector reads the watcher's cumulative counters at scrape

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/numairqd/numairqd/pkg/kernfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -42,6 +43,19 @@ func AcceptLink(senderPort uint32, payload []byte) ([]LinkEvent, error) {
 		return nil, fmt.Errorf("rtnetlink message: %w", err)
 	}
 	return ParseLinkMessages(payload)
+}
+
+// AcceptEthtool is AcceptLink for the ethtool monitor group: the
+// sender's netlink port must be 0, then the datagram is parsed by
+// ParseEthtoolMessages with family, the ethtool family's id.
+// Credentials are not checked, as for rtnetlink: only the port tells
+// the kernel apart, and inside a user namespace the kernel's uid may
+// show as the overflow uid.
+func AcceptEthtool(senderPort uint32, family uint16, payload []byte) ([]ChannelsEvent, error) {
+	if err := checkSender(senderPort, nil); err != nil {
+		return nil, fmt.Errorf("ethtool message: %w", err)
+	}
+	return ParseEthtoolMessages(payload, family)
 }
 
 func checkSender(port uint32, cred *unix.Ucred) error {
@@ -123,6 +137,69 @@ func (c *LinkConn) SetReadDeadline(t time.Time) error { return c.c.f.SetReadDead
 
 // Close closes the socket; a pending Receive returns os.ErrClosed.
 func (c *LinkConn) Close() error { return c.c.close() }
+
+// familyTimeout bounds the nlctrl request that resolves the ethtool
+// family when the source opens. The kernel answers at once; only a
+// stalled host makes it wait, and then the source is given up rather
+// than the daemon's start held.
+const familyTimeout = 5 * time.Second
+
+// EthtoolConn receives the ethtool generic netlink family's monitor
+// notifications. Like UeventConn, Receive is for one goroutine and
+// Close for any.
+type EthtoolConn struct {
+	c      *nlConn
+	family uint16 // the nlmsg_type of the family's messages
+	group  uint32 // the monitor group's id
+}
+
+// ListenEthtool resolves the generic netlink family "ethtool" and its
+// "monitor" multicast group through nlctrl (CTRL_CMD_GETFAMILY, given up
+// after familyTimeout) on a NETLINK_GENERIC socket with a receive buffer
+// of rcvbuf bytes (DefaultReceiveBuffer when 0), then joins the group
+// with NETLINK_ADD_MEMBERSHIP: generic netlink group ids are given out
+// at run time and may not fit bind's 32-bit mask. A kernel without the
+// family or the group (before 5.6, or built without
+// CONFIG_ETHTOOL_NETLINK) gives an error wrapping ErrNoFamily.
+// Receiving needs no privilege.
+func ListenEthtool(rcvbuf int) (*EthtoolConn, error) {
+	c, err := openNetlink("ethtool", unix.NETLINK_GENERIC, 0, rcvbuf, 8192)
+	if err != nil {
+		return nil, err
+	}
+	f, err := c.resolveFamily(unix.ETHTOOL_GENL_NAME, familyTimeout)
+	if err != nil {
+		c.close()
+		return nil, err
+	}
+	group, ok := f.Groups[unix.ETHTOOL_MCGRP_MONITOR_NAME]
+	if !ok {
+		c.close()
+		return nil, fmt.Errorf("ethtool: %w: family %q (id %d) has no group %q",
+			ErrNoFamily, unix.ETHTOOL_GENL_NAME, f.ID, unix.ETHTOOL_MCGRP_MONITOR_NAME)
+	}
+	if err := c.join(group); err != nil {
+		c.close()
+		return nil, err
+	}
+	return &EthtoolConn{c: c, family: f.ID, group: group}, nil
+}
+
+// Receive waits for the next datagram and returns its channel change
+// events (possibly none). Errors are those of UeventConn.Receive.
+func (c *EthtoolConn) Receive() ([]ChannelsEvent, error) {
+	b, port, _, err := c.c.recv()
+	if err != nil {
+		return nil, err
+	}
+	return AcceptEthtool(port, c.family, b)
+}
+
+// SetReadDeadline sets the deadline for Receive, as os.File does.
+func (c *EthtoolConn) SetReadDeadline(t time.Time) error { return c.c.f.SetReadDeadline(t) }
+
+// Close closes the socket; a pending Receive returns os.ErrClosed.
+func (c *EthtoolConn) Close() error { return c.c.close() }
 
 // nlConn is a non-blocking netlink socket on the runtime's netpoller,
 // so that Close and deadlines interrupt a pending receive.
@@ -218,6 +295,72 @@ func (c *nlConn) recv() (b []byte, port uint32, cred *unix.Ucred, err error) {
 		}
 	}
 	return c.buf[:n], sa.Pid, cred, nil
+}
+
+// resolveFamily asks nlctrl for the generic netlink family name and
+// waits up to timeout for the answer. Only the kernel's (port 0) answer
+// to this request counts; any other message is skipped. It must run
+// before the socket joins a group, so that nothing else is queued.
+func (c *nlConn) resolveFamily(name string, timeout time.Duration) (genlFamily, error) {
+	const seq = 1
+	if err := c.f.SetDeadline(time.Now().Add(timeout)); err != nil {
+		return genlFamily{}, fmt.Errorf("%s: %w", c.name, err)
+	}
+	defer c.f.SetDeadline(time.Time{})
+	if err := c.send(getFamilyRequest(name, seq)); err != nil {
+		return genlFamily{}, fmt.Errorf("%s: family %q: %w", c.name, name, err)
+	}
+	for {
+		b, port, _, err := c.recv()
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return genlFamily{}, fmt.Errorf("%s: family %q: no answer from nlctrl within %v: %w", c.name, name, timeout, err)
+		case err != nil:
+			return genlFamily{}, fmt.Errorf("family %q: %w", name, err)
+		case checkSender(port, nil) != nil:
+			continue
+		}
+		f, ok, err := parseFamilyReply(b, seq)
+		switch {
+		case err != nil:
+			return genlFamily{}, fmt.Errorf("%s: family %q: %w", c.name, name, err)
+		case !ok:
+			continue
+		case f.Name != "" && f.Name != name:
+			return genlFamily{}, fmt.Errorf("%s: family %q: %w: nlctrl answered for %q", c.name, name, kernfs.ErrMalformed, f.Name)
+		}
+		return f, nil
+	}
+}
+
+// send sends b to the kernel (port 0).
+func (c *nlConn) send(b []byte) error {
+	var serr error
+	err := c.rc.Write(func(fd uintptr) bool {
+		serr = unix.Sendto(int(fd), b, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK})
+		return serr != unix.EAGAIN
+	})
+	if err != nil {
+		return err
+	}
+	if serr != nil {
+		return os.NewSyscallError("sendto", serr)
+	}
+	return nil
+}
+
+// join adds the socket to multicast group (NETLINK_ADD_MEMBERSHIP).
+func (c *nlConn) join(group uint32) error {
+	var serr error
+	if err := c.rc.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_NETLINK, unix.NETLINK_ADD_MEMBERSHIP, int(group))
+	}); err != nil {
+		return fmt.Errorf("%s: %w", c.name, err)
+	}
+	if serr != nil {
+		return fmt.Errorf("%s: group %d: %w", c.name, group, os.NewSyscallError("setsockopt NETLINK_ADD_MEMBERSHIP", serr))
+	}
+	return nil
 }
 
 // parseCred returns the SCM_CREDENTIALS in oob, nil if there are none.

@@ -188,7 +188,7 @@ func TestMergeDevices(t *testing.T) {
 // TestEmitMergesDevices checks that a trigger the consumer has not
 // taken yet merges with the next into the union of their devices.
 func TestEmitMergesDevices(t *testing.T) {
-	w, err := newWatcher(Options{}, nil, nil)
+	w, err := newWatcher(Options{}, openers{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,9 +3,9 @@
 //
 // Events are hints, never state (the tailscale netmon pattern): a pump
 // goroutine per netlink socket turns each message it trusts into a
-// hint with a Cause (CauseUevent, CauseLink, CauseLost), a debounced
-// loop turns them into Triggers that count them by cause, and the
-// consumer re-reads the state when it receives one. The first hint of
+// hint with a Cause (CauseUevent, CauseLink, CauseChannels,
+// CauseLost), a debounced loop turns them into Triggers that count them
+// by cause, and the consumer re-reads the state when it receives one. The first hint of
 // a burst is emitted at once, so that a lone event is acted on without
 // waiting; the rest of the burst is held and merged into one more
 // Trigger, emitted when the burst has been quiet for Options.Window (or
@@ -18,33 +18,40 @@
 //
 // A Trigger's Scope, the widest of its hints', lets a round re-read only
 // what the events can have changed: cpu, node and memory uevents ask
-// for the CPUs (ScopeCPU), pci and net uevents and link events for the
-// devices too (ScopeDevices), and everything else for all of it afresh
-// (ScopeAll), which is also the zero value. pci uevents also name their
-// devices (Trigger.Devices), so that the consumer forgets what it
-// cached about them. A periodic resync (CauseResync) is the safety
-// net: it reads everything, and so catches what no event announces
-// (most NICs request their IRQs at ifup or on ethtool -L, and no uevent
-// exists for request_irq). The daemon
-// injects its own causes with Hint (CauseSIGHUP, CauseConfig), so that
-// reloads and kernel events enter its loop the same way: Trigger.Reload
-// tells it to re-read the config, and Trigger.Label names the round in
-// metrics.
+// for the CPUs (ScopeCPU), pci and net uevents, link events and channel
+// changes for the devices too (ScopeDevices), and everything else for
+// all of it afresh (ScopeAll), which is also the zero value. pci
+// uevents also name their devices (Trigger.Devices), so that the
+// consumer forgets what it cached about them. A periodic resync
+// (CauseResync) is the safety net: it reads everything, and so catches
+// what no event announces (no uevent exists for request_irq: link
+// events stand in for ifup and channel notifications for ethtool -L,
+// nothing for the rest). The daemon injects its own causes with Hint
+// (CauseSIGHUP, CauseConfig), so that reloads and kernel events enter
+// its loop the same way: Trigger.Reload tells it to re-read the config,
+// and Trigger.Label names the round in metrics.
 //
 // Stats are cumulative counters meant to be read at scrape time: the
 // interesting uevents by subsystem and action, the messages dropped by
 // reason and the overflows by source. Their keys are a fixed set, all
 // present from the start.
 //
-// Two sources feed the loop: the kernel's uevent multicast group
+// Three sources feed the loop: the kernel's uevent multicast group
 // (NETLINK_KOBJECT_UEVENT group 1, the raw kernel messages, not udev's
-// rebroadcast on group 2) and rtnetlink's RTNLGRP_LINK. Only messages
-// sent by the kernel (sender port 0, uid 0 when credentials are
+// rebroadcast on group 2), rtnetlink's RTNLGRP_LINK, and the ethtool
+// generic netlink family's "monitor" group, of which only channel
+// changes (ETHTOOL_MSG_CHANNELS_NTF, after ethtool -L) are hints. The
+// ethtool family's id and group are resolved through nlctrl when the
+// source opens; a kernel without them (before 5.6, or without
+// CONFIG_ETHTOOL_NETLINK) runs without that source, as with any source
+// that cannot be opened (Watcher.Degraded). Only messages sent by the
+// kernel (sender port 0, and for uevents uid 0 when credentials are
 // present) are trusted, as systemd's device-monitor.c does. A receive
 // queue overflow (ENOBUFS) is not an error: it becomes CauseLost
 // (labelled "overflow"), which means events were lost and everything
 // must be rescanned; so does a truncated message or a source failing.
 //
-// The sockets are Linux only; ParseUevent, Interesting and the
-// coalescing Watcher (with resync and injected hints) work everywhere.
+// The sockets and the netlink parsers are Linux only; ParseUevent,
+// Interesting and the coalescing Watcher (with resync and injected
+// hints) work everywhere.
 package watch

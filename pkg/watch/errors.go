@@ -15,4 +15,8 @@ var (
 	// ErrTruncated reports a message larger than the receive buffer
 	// (MSG_TRUNC); its content is lost.
 	ErrTruncated = errors.New("message truncated")
+	// ErrNoFamily reports that the kernel has no such generic netlink
+	// family or multicast group: for ethtool, a kernel older than 5.6 or
+	// built without CONFIG_ETHTOOL_NETLINK.
+	ErrNoFamily = errors.New("no such generic netlink family or group")
 )

@@ -5,13 +5,17 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"maps"
+	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/numairqd/numairqd/pkg/kernfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -388,5 +392,248 @@ func TestUeventConnCloseUnblocks(t *testing.T) {
 	}
 	if err := c.Close(); err != nil {
 		t.Errorf("second Close = %v", err)
+	}
+}
+
+// The ethtool tests change channel counts, so they need a device whose
+// count can change: a veth pair created in the test's own netns (veth
+// has set_channels; it goes away with the namespace). They run the
+// host's ip and ethtool inside that namespace, never outside it.
+
+const (
+	vethName = "nqveth0"
+	vethPeer = "nqveth1"
+)
+
+// toolPath returns the path of a command-line tool, or skips.
+func toolPath(t *testing.T, name string) string {
+	t.Helper()
+	for _, p := range []string{"/usr/sbin/" + name, "/sbin/" + name} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Skipf("no %s here (apt-get install -y %s): %v", name, map[string]string{"ip": "iproute2", "ethtool": "ethtool"}[name], err)
+	}
+	return p
+}
+
+// run runs a tool inside the test's netns and fails with its output.
+func run(t *testing.T, path string, args ...string) {
+	t.Helper()
+	out, err := exec.Command(path, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", path, strings.Join(args, " "), err, out)
+	}
+	t.Logf("%s %s: ok %s", path, strings.Join(args, " "), bytes.TrimSpace(out))
+}
+
+// addVeth creates a veth pair with 4 rx and 4 tx queues on each end in
+// the test's private netns, after checking that the namespace is one:
+// a fresh netns holds nothing but lo.
+func addVeth(t *testing.T) {
+	t.Helper()
+	ifs, err := net.Interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ifs) != 1 || ifs[0].Name != "lo" {
+		t.Fatalf("refusing to create interfaces: this netns has %v, not only lo, so it is not the test's own", ifs)
+	}
+	ip := toolPath(t, "ip")
+	out, err := exec.Command(ip, "link", "add", vethName, "numtxqueues", "4", "numrxqueues", "4",
+		"type", "veth", "peer", "name", vethPeer, "numtxqueues", "4", "numrxqueues", "4").CombinedOutput()
+	if err != nil {
+		t.Skipf("cannot create a veth pair in the test's netns (needs CAP_NET_ADMIN over it and the veth driver): %v\n%s", err, out)
+	}
+	t.Cleanup(func() { exec.Command(ip, "link", "del", vethName).Run() })
+}
+
+// listenEthtool opens the ethtool monitor, or skips on a kernel
+// without the ethtool netlink family.
+func listenEthtool(t *testing.T) *EthtoolConn {
+	t.Helper()
+	c, err := ListenEthtool(0)
+	if errors.Is(err, ErrNoFamily) {
+		t.Skipf("kernel without the ethtool netlink family (< 5.6 or no CONFIG_ETHTOOL_NETLINK): %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("ethtool family id %#x, monitor group %d", c.family, c.group)
+	return c
+}
+
+// TestNetnsEthtoolConn resolves the ethtool family, drops a spoofed
+// notification and receives the kernel's after ethtool -L on a veth.
+func TestNetnsEthtoolConn(t *testing.T) {
+	if !inNetns(t) {
+		return
+	}
+	ethtool := toolPath(t, "ethtool")
+	addVeth(t)
+	c := listenEthtool(t)
+	defer c.Close()
+	if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	idx, err := net.InterfaceByName(vethName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Groups past 32 cannot be named in a sockaddr's mask: then the
+	// spoof is left out, AcceptEthtool's test covers the check.
+	if c.group <= 32 {
+		ntf := genlMsg(c.family, unix.ETHTOOL_MSG_CHANNELS_NTF, 0,
+			nest(unix.ETHTOOL_A_CHANNELS_HEADER, nlattr(unix.ETHTOOL_A_HEADER_DEV_INDEX, u32(uint32(idx.Index)))),
+			nlattr(unix.ETHTOOL_A_CHANNELS_COMBINED_COUNT, u32(1)))
+		spoof(t, unix.NETLINK_GENERIC, 1<<(c.group-1), ntf)
+		if evs, err := c.Receive(); !errors.Is(err, ErrNotKernel) {
+			t.Fatalf("spoofed channels notification: got %+v, %v; want ErrNotKernel", evs, err)
+		} else {
+			t.Logf("dropped: %v", err)
+		}
+	}
+
+	run(t, ethtool, "-L", vethName, "rx", "2", "tx", "3")
+	want := ChannelsEvent{Index: idx.Index, Name: vethName, RX: 2, TX: 3}
+	for {
+		evs, err := c.Receive()
+		if err != nil {
+			t.Fatalf("waiting for the channels notification of %s: %v", vethName, err)
+		}
+		t.Logf("received: %+v", evs)
+		if slices.Contains(evs, want) {
+			break
+		}
+	}
+	// The same counts again change nothing: the kernel sends nothing.
+	run(t, ethtool, "-L", vethName, "rx", "2", "tx", "3")
+	if err := c.SetReadDeadline(time.Now().Add(300 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		evs, err := c.Receive()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			break
+		}
+		if err != nil || len(evs) > 0 {
+			t.Fatalf("after a no-op ethtool -L: %+v, %v; want nothing", evs, err)
+		}
+	}
+}
+
+// TestNetnsWatcherChannels is the watcher on the real ethtool monitor:
+// ethtool -L on the veth gives a trigger labelled "channels" at the
+// devices scope.
+func TestNetnsWatcherChannels(t *testing.T) {
+	if !inNetns(t) {
+		return
+	}
+	ethtool := toolPath(t, "ethtool")
+	addVeth(t)
+	listenEthtool(t).Close() // skips without the family
+	w, err := New(Options{Ethtool: true, Window: 20 * time.Millisecond, MaxDelay: 200 * time.Millisecond,
+		Resync: -1, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Degraded(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- w.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+
+	start := time.Now()
+	run(t, ethtool, "-L", vethName, "rx", "1", "tx", "1")
+	var got Trigger // every trigger merged
+	timeout := time.After(10 * time.Second)
+	for got.Causes[CauseChannels] == 0 {
+		select {
+		case tr := <-w.Triggers():
+			t.Logf("trigger %v scope %v label %q after %v", tr.Causes, tr.Scope, tr.Label(), time.Since(start))
+			if tr.Causes[CauseChannels] > 0 && (tr.Label() != "channels" || tr.Scope != ScopeDevices || tr.Reload()) {
+				t.Errorf("trigger %v labelled %q, scope %v, reload %v; want channels, devices, no reload",
+					tr.Causes, tr.Label(), tr.Scope, tr.Reload())
+			}
+			got.merge(tr)
+		case <-timeout:
+			t.Fatalf("causes so far %v, want channels", got.Causes)
+		}
+	}
+	if !maps.Equal(got.Causes, map[Cause]int{CauseChannels: 1}) {
+		t.Errorf("causes = %v, want the one channel change", got.Causes)
+	}
+	wantStats(t, w.Stats(), map[UeventKind]uint64{}, map[string]uint64{}, map[string]uint64{})
+}
+
+// TestResolveFamily needs no namespace: asking nlctrl about a family
+// changes nothing. It resolves ethtool, a family that does not exist,
+// and gives up at once when the time is already over.
+func TestResolveFamily(t *testing.T) {
+	c, err := openNetlink("genl", unix.NETLINK_GENERIC, 0, 1<<16, 8192)
+	if err != nil {
+		t.Skipf("no generic netlink socket here: %v", err)
+	}
+	defer c.close()
+	f, err := c.resolveFamily("nlctrl", time.Second)
+	if err != nil || f.ID != unix.GENL_ID_CTRL || f.Name != "nlctrl" || f.Groups["notify"] == 0 {
+		t.Errorf("nlctrl: %+v, %v; want id %#x with group notify", f, err, unix.GENL_ID_CTRL)
+	}
+	if f, err := c.resolveFamily("numairqd-none", time.Second); !errors.Is(err, ErrNoFamily) {
+		t.Errorf("a family that does not exist: %+v, %v; want ErrNoFamily", f, err)
+	} else {
+		t.Logf("missing: %v", err)
+	}
+	switch f, err := c.resolveFamily(unix.ETHTOOL_GENL_NAME, time.Second); {
+	case errors.Is(err, ErrNoFamily):
+		t.Logf("no ethtool family on this kernel: %v", err)
+	case err != nil || f.ID < unix.GENL_MIN_ID || f.Groups[unix.ETHTOOL_MCGRP_MONITOR_NAME] == 0:
+		t.Errorf("ethtool: %+v, %v; want an id and a monitor group", f, err)
+	default:
+		t.Logf("ethtool: id %#x, groups %v", f.ID, f.Groups)
+	}
+	start := time.Now()
+	if f, err := c.resolveFamily(unix.ETHTOOL_GENL_NAME, -time.Second); !errors.Is(err, os.ErrDeadlineExceeded) || time.Since(start) > 5*time.Second {
+		t.Errorf("expired timeout: %+v, %v after %v; want os.ErrDeadlineExceeded at once", f, err, time.Since(start))
+	}
+}
+
+// TestEthtoolConnCloseUnblocks: joining the monitor group needs no
+// privilege, and Close must wake a pending Receive.
+func TestEthtoolConnCloseUnblocks(t *testing.T) {
+	c, err := ListenEthtool(0)
+	if err != nil {
+		t.Skipf("no ethtool monitor here: %v", err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		for {
+			if _, err := c.Receive(); err != nil && !errors.Is(err, ErrNotKernel) && !errors.Is(err, kernfs.ErrMalformed) {
+				errc <- err
+				return
+			}
+		}
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, os.ErrClosed) {
+			t.Errorf("Receive after Close = %v, want os.ErrClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not unblock Receive")
 	}
 }

@@ -17,8 +17,8 @@ const (
 	// anything unknown ask for it.
 	ScopeAll Scope = iota
 	// ScopeDevices: devices may have requested, freed or renamed IRQs
-	// or interfaces (pci and net uevents, link events), and CPUs may
-	// have changed too.
+	// or interfaces (pci and net uevents, link events, channel
+	// changes), and CPUs may have changed too.
 	ScopeDevices
 	// ScopeCPU: only CPUs, nodes or memory can have changed (cpu, node
 	// and memory uevents); the devices and their IRQs are the same.
@@ -61,11 +61,11 @@ func (s Scope) width() int {
 func wider(a, b Scope) Scope { return byWidth[max(a.width(), b.width())] }
 
 // causeScope is the scope of a hint of cause c that carries no more
-// detail: a link event may have renamed or brought up an interface,
-// anything else (a CauseUevent of unknown subsystem included) asks for
-// everything.
+// detail: a link event may have renamed or brought up an interface and
+// a channel change freed and requested vectors, anything else (a
+// CauseUevent of unknown subsystem included) asks for everything.
 func causeScope(c Cause) Scope {
-	if c == CauseLink {
+	if c == CauseLink || c == CauseChannels {
 		return ScopeDevices
 	}
 	return ScopeAll

@@ -65,7 +65,9 @@ func TestCauseScope(t *testing.T) {
 		CauseResync: ScopeAll,
 		CauseSIGHUP: ScopeAll,
 		CauseConfig: ScopeAll,
-		Cause(200):  ScopeAll,
+		// A channel change frees and requests vectors.
+		CauseChannels: ScopeDevices,
+		Cause(200):    ScopeAll,
 	}
 	for c, s := range want {
 		if got := causeScope(c); got != s {
@@ -107,6 +109,9 @@ func TestScopeMerges(t *testing.T) {
 		{"pci+cpu", []Uevent{pci, cpu}, nil, ScopeDevices},
 		{"link", nil, []Cause{CauseLink}, ScopeDevices},
 		{"cpu+link", []Uevent{cpu}, []Cause{CauseLink}, ScopeDevices},
+		{"channels", nil, []Cause{CauseChannels}, ScopeDevices},
+		{"cpu+channels", []Uevent{cpu}, []Cause{CauseChannels}, ScopeDevices},
+		{"channels+lost", nil, []Cause{CauseChannels, CauseLost}, ScopeAll},
 		{"cpu+resync", []Uevent{cpu}, []Cause{CauseResync}, ScopeAll},
 		{"pci+lost", []Uevent{pci}, []Cause{CauseLost}, ScopeAll},
 		{"cpu+sighup", []Uevent{cpu, mem}, []Cause{CauseSIGHUP}, ScopeAll},
@@ -150,7 +155,7 @@ func TestEmitMergesScope(t *testing.T) {
 		{ScopeAll, ScopeCPU, ScopeAll},
 		{ScopeDevices, ScopeAll, ScopeAll},
 	} {
-		w, err := newWatcher(Options{}, nil, nil)
+		w, err := newWatcher(Options{}, openers{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,3 +15,11 @@ func openLinks(rcvbuf int) (linkSource, error) {
 	}
 	return c, nil
 }
+
+func openEthtool(rcvbuf int) (ethtoolSource, error) {
+	c, err := ListenEthtool(rcvbuf)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}

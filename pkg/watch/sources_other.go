@@ -17,3 +17,7 @@ func openUevents(int) (ueventSource, error) {
 func openLinks(int) (linkSource, error) {
 	return nil, fmt.Errorf("rtnetlink: %w", errors.ErrUnsupported)
 }
+
+func openEthtool(int) (ethtoolSource, error) {
+	return nil, fmt.Errorf("ethtool: %w", errors.ErrUnsupported)
+}

@@ -25,27 +25,30 @@ const (
 type Cause uint8
 
 const (
-	CauseUevent Cause = iota // an interesting kernel uevent (cpu/online, pci/bind, ...)
-	CauseLink                // an rtnetlink link appeared, went, was renamed or changed IFF_UP
-	CauseLost                // events were lost: a receive queue overflowed, a message was truncated, or a source failed
-	CauseResync              // the periodic safety-net rescan
-	CauseSIGHUP              // a reload asked for with SIGHUP
-	CauseConfig              // the config file changed
+	CauseUevent   Cause = iota // an interesting kernel uevent (cpu/online, pci/bind, ...)
+	CauseLink                  // an rtnetlink link appeared, went, was renamed or changed IFF_UP
+	CauseLost                  // events were lost: a receive queue overflowed, a message was truncated, or a source failed
+	CauseResync                // the periodic safety-net rescan
+	CauseSIGHUP                // a reload asked for with SIGHUP
+	CauseConfig                // the config file changed
+	CauseChannels              // a NIC's channel count changed (ethtool -L)
 	numCauses
 )
 
 // causeNames are metric label values: keep them stable.
 var causeNames = [numCauses]string{
-	CauseUevent: "uevent",
-	CauseLink:   "link",
-	CauseLost:   "overflow",
-	CauseResync: "resync",
-	CauseSIGHUP: "sighup",
-	CauseConfig: "config",
+	CauseUevent:   "uevent",
+	CauseLink:     "link",
+	CauseLost:     "overflow",
+	CauseResync:   "resync",
+	CauseSIGHUP:   "sighup",
+	CauseConfig:   "config",
+	CauseChannels: "channels",
 }
 
 // String returns the cause's metric label: "uevent", "link",
-// "overflow" (for CauseLost), "resync", "sighup" or "config".
+// "overflow" (for CauseLost), "resync", "sighup", "config" or
+// "channels".
 func (c Cause) String() string {
 	if c < numCauses {
 		return causeNames[c]
@@ -63,8 +66,10 @@ func Causes() []Cause {
 }
 
 // labelOrder is the precedence of Trigger.Label: a reload first, then
-// lost events (everything must be re-read), then what the kernel said.
-var labelOrder = [...]Cause{CauseSIGHUP, CauseConfig, CauseLost, CauseUevent, CauseLink, CauseResync}
+// lost events (everything must be re-read), then what the kernel said,
+// the more specific first: a channel change before the link events a
+// driver may send while it restarts its queues.
+var labelOrder = [...]Cause{CauseSIGHUP, CauseConfig, CauseLost, CauseUevent, CauseChannels, CauseLink, CauseResync}
 
 // UeventKind is a uevent's subsystem and action.
 type UeventKind struct{ Subsystem, Action string }
@@ -75,6 +80,7 @@ const (
 	dropMalformed   = "malformed"
 	sourceUevent    = "uevent"
 	sourceRtnetlink = "rtnetlink"
+	sourceEthtool   = "ethtool"
 )
 
 // Options configure a Watcher. Zero durations take the defaults.
@@ -99,8 +105,8 @@ type Options struct {
 	// disables it.
 	Resync time.Duration
 	// Uevents and Links enable the kernel uevent and rtnetlink link
-	// sources.
-	Uevents, Links bool
+	// sources, Ethtool the ethtool monitor (channel changes).
+	Uevents, Links, Ethtool bool
 	// ReceiveBuffer is the sockets' receive buffer in bytes; 0 means
 	// DefaultReceiveBuffer.
 	ReceiveBuffer int
@@ -121,9 +127,10 @@ type Trigger struct {
 	First time.Time
 	// Scope is the widest scope of the hints merged into this trigger:
 	// cpu, node and memory uevents ask for ScopeCPU, pci and net
-	// uevents and link events for ScopeDevices, anything else for
-	// ScopeAll. Every trigger a burst emits after it lost events is
-	// ScopeAll too (see Options). The zero value is ScopeAll.
+	// uevents, link events and channel changes for ScopeDevices,
+	// anything else for ScopeAll. Every trigger a burst emits after it
+	// lost events is ScopeAll too (see Options). The zero value is
+	// ScopeAll.
 	Scope Scope
 	// Devices are the PCI addresses ("0000:41:00.0") that the merged
 	// pci uevents name, sorted and unique, so that the consumer forgets
@@ -147,7 +154,8 @@ func (t Trigger) Reload() bool {
 
 // Label is the one cause that names the round in metrics, by
 // precedence: "sighup", "config", "overflow" (CauseLost), "uevent",
-// "link", "resync". A trigger without causes is labelled "resync".
+// "channels", "link", "resync". A trigger without causes is labelled
+// "resync".
 func (t Trigger) Label() string {
 	for _, c := range labelOrder {
 		if t.Causes[c] > 0 {
@@ -169,7 +177,7 @@ type Stats struct {
 	// truncated).
 	Dropped map[string]uint64
 	// Overflows counts receive queue overflows (ENOBUFS), by source:
-	// "uevent" or "rtnetlink".
+	// "uevent", "rtnetlink" or "ethtool".
 	Overflows map[string]uint64
 }
 
@@ -183,6 +191,7 @@ type Watcher struct {
 
 	uevents ueventSource
 	links   linkSource
+	ethtool ethtoolSource
 
 	started atomic.Bool
 
@@ -204,14 +213,26 @@ type linkSource interface {
 	Close() error
 }
 
+type ethtoolSource interface {
+	Receive() ([]ChannelsEvent, error)
+	Close() error
+}
+
+// openers open the sources; tests give fakes.
+type openers struct {
+	uevents func(rcvbuf int) (ueventSource, error)
+	links   func(rcvbuf int) (linkSource, error)
+	ethtool func(rcvbuf int) (ethtoolSource, error)
+}
+
 // New validates opts and opens the enabled sources. A source that
 // cannot be opened (no permission, no netlink) does not fail New: the
 // Watcher runs without it and reports it through Degraded and Logf. New fails only on invalid options.
 func New(opts Options) (*Watcher, error) {
-	return newWatcher(opts, openUevents, openLinks)
+	return newWatcher(opts, openers{openUevents, openLinks, openEthtool})
 }
 
-func newWatcher(opts Options, openU func(int) (ueventSource, error), openL func(int) (linkSource, error)) (*Watcher, error) {
+func newWatcher(opts Options, open openers) (*Watcher, error) {
 	if opts.Window == 0 {
 		opts.Window = DefaultWindow
 	}
@@ -240,7 +261,7 @@ func newWatcher(opts Options, openU func(int) (ueventSource, error), openL func(
 		logged: make(map[string]bool),
 	}
 	if opts.Uevents {
-		s, err := openU(opts.ReceiveBuffer)
+		s, err := open.uevents(opts.ReceiveBuffer)
 		if err != nil {
 			w.degrade(sourceUevent, err)
 		} else {
@@ -248,11 +269,19 @@ func newWatcher(opts Options, openU func(int) (ueventSource, error), openL func(
 		}
 	}
 	if opts.Links {
-		s, err := openL(opts.ReceiveBuffer)
+		s, err := open.links(opts.ReceiveBuffer)
 		if err != nil {
 			w.degrade(sourceRtnetlink, err)
 		} else {
 			w.links = s
+		}
+	}
+	if opts.Ethtool {
+		s, err := open.ethtool(opts.ReceiveBuffer)
+		if err != nil {
+			w.degrade(sourceEthtool, err)
+		} else {
+			w.ethtool = s
 		}
 	}
 	return w, nil
@@ -268,8 +297,8 @@ func (w *Watcher) Triggers() <-chan Trigger { return w.out }
 // that reloads enter the consumer's loop as kernel events do. It never
 // blocks and is safe from any goroutine; hints given before Run are
 // kept, those after Run returned are ignored. Its scope is ScopeDevices
-// for CauseLink and ScopeAll for every other cause: a CauseUevent
-// given here names no subsystem.
+// for CauseLink and CauseChannels and ScopeAll for every other cause: a
+// CauseUevent given here names no subsystem.
 func (w *Watcher) Hint(c Cause) { w.hint(c, causeScope(c), "", false) }
 
 // hint is Hint with what the sources know from the event: its scope,
@@ -319,7 +348,7 @@ func newStats() Stats {
 	s := Stats{
 		Uevents:   make(map[UeventKind]uint64),
 		Dropped:   map[string]uint64{dropNotKernel: 0, dropMalformed: 0},
-		Overflows: map[string]uint64{sourceUevent: 0, sourceRtnetlink: 0},
+		Overflows: map[string]uint64{sourceUevent: 0, sourceRtnetlink: 0, sourceEthtool: 0},
 	}
 	for sub, actions := range interesting {
 		for _, a := range actions {
@@ -343,6 +372,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 	if w.links != nil {
 		wg.Go(func() { w.pumpLinks(w.links) })
 	}
+	if w.ethtool != nil {
+		wg.Go(func() { w.pumpEthtool(w.ethtool) })
+	}
 	w.loop(ctx)
 	w.Close()
 	wg.Wait()
@@ -359,6 +391,9 @@ func (w *Watcher) Close() error {
 	}
 	if w.links != nil {
 		errs = append(errs, w.links.Close())
+	}
+	if w.ethtool != nil {
+		errs = append(errs, w.ethtool.Close())
 	}
 	return errors.Join(errs...)
 }
@@ -550,6 +585,29 @@ func (w *Watcher) pumpLinks(s linkSource) {
 			if linkChanged(seen, ev) {
 				w.Hint(CauseLink)
 			}
+		}
+	}
+}
+
+// pumpEthtool turns each channel change into a hint at ScopeDevices,
+// coalesced like link events: the driver may have freed and requested
+// vectors, or rewritten their affinities, so the devices' IRQs are
+// re-read. No device is named (Trigger.Devices): the notification
+// names an interface, not a PCI address, and what a round keeps of a
+// device not named holds across a channel change: its node, class and
+// driver, and the managed state of a vector requested again under the
+// same /proc/interrupts row by the same driver.
+func (w *Watcher) pumpEthtool(s ethtoolSource) {
+	for {
+		evs, err := s.Receive()
+		if err != nil {
+			if w.sourceError(sourceEthtool, err) {
+				return
+			}
+			continue
+		}
+		for range evs {
+			w.hint(CauseChannels, ScopeDevices, "", false)
 		}
 	}
 }

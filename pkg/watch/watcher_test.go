@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -35,6 +36,12 @@ const (
 // given) until the test ends.
 func startWatcher(t *testing.T, opts Options, u ueventSource, l linkSource) *Watcher {
 	t.Helper()
+	return startSources(t, opts, u, l, nil)
+}
+
+// startSources is startWatcher with an ethtool source too.
+func startSources(t *testing.T, opts Options, u ueventSource, l linkSource, e ethtoolSource) *Watcher {
+	t.Helper()
 	if opts.Window == 0 {
 		opts.Window = testWindow
 	}
@@ -44,11 +51,13 @@ func startWatcher(t *testing.T, opts Options, u ueventSource, l linkSource) *Wat
 	if opts.Resync == 0 {
 		opts.Resync = -1
 	}
-	opts.Uevents, opts.Links = u != nil, l != nil
+	opts.Uevents, opts.Links, opts.Ethtool = u != nil, l != nil, e != nil
 	opts.Logf = t.Logf
-	w, err := newWatcher(opts,
+	w, err := newWatcher(opts, openers{
 		func(int) (ueventSource, error) { return u, nil },
-		func(int) (linkSource, error) { return l, nil })
+		func(int) (linkSource, error) { return l, nil },
+		func(int) (ethtoolSource, error) { return e, nil },
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +434,7 @@ func TestResync(t *testing.T) {
 
 func TestRunStops(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		w, err := newWatcher(Options{Resync: time.Second}, nil, nil)
+		w, err := newWatcher(Options{Resync: time.Second}, openers{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -449,7 +458,7 @@ func TestRunStops(t *testing.T) {
 }
 
 func TestOptions(t *testing.T) {
-	w, err := newWatcher(Options{}, nil, nil)
+	w, err := newWatcher(Options{}, openers{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,7 +471,7 @@ func TestOptions(t *testing.T) {
 		{MaxDelay: -1},
 		{ReceiveBuffer: -1},
 	} {
-		if _, err := newWatcher(o, nil, nil); err == nil {
+		if _, err := newWatcher(o, openers{}); err == nil {
 			t.Errorf("%+v accepted", o)
 		}
 	}
@@ -581,10 +590,14 @@ func TestDegradedOpen(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		errPerm := fmt.Errorf("socket: %w", os.ErrPermission)
 		var logged []string
-		w, err := newWatcher(Options{Uevents: true, Links: true, Resync: time.Minute,
+		errNoFamily := fmt.Errorf("ethtool: %w: CTRL_CMD_GETFAMILY: %w", ErrNoFamily, syscall.ENOENT)
+		w, err := newWatcher(Options{Uevents: true, Links: true, Ethtool: true, Resync: time.Minute,
 			Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }},
-			func(int) (ueventSource, error) { return nil, errPerm },
-			func(int) (linkSource, error) { return nil, errPerm })
+			openers{
+				func(int) (ueventSource, error) { return nil, errPerm },
+				func(int) (linkSource, error) { return nil, errPerm },
+				func(int) (ethtoolSource, error) { return nil, errNoFamily },
+			})
 		if err != nil {
 			t.Fatalf("New failed on an unopenable source: %v", err)
 		}
@@ -592,12 +605,15 @@ func TestDegradedOpen(t *testing.T) {
 		if !errors.Is(err, os.ErrPermission) {
 			t.Errorf("Degraded = %v", err)
 		}
-		for _, source := range []string{"uevent source", "rtnetlink source"} {
+		if !errors.Is(err, ErrNoFamily) {
+			t.Errorf("Degraded = %v, want the ethtool source's ErrNoFamily", err)
+		}
+		for _, source := range []string{"uevent source", "rtnetlink source", "ethtool source"} {
 			if err == nil || !strings.Contains(err.Error(), source) {
 				t.Errorf("Degraded = %v, want it to name the %s", err, source)
 			}
 		}
-		if len(logged) != 2 {
+		if len(logged) != 3 {
 			t.Errorf("logged %q", logged)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
@@ -615,7 +631,7 @@ func TestDegradedOpen(t *testing.T) {
 // (listening only) and checks that stopping it leaves no goroutine.
 func TestRunRealSocketsNoLeak(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	w, err := New(Options{Uevents: true, Links: true, Window: 10 * time.Millisecond, MaxDelay: 50 * time.Millisecond, Logf: t.Logf})
+	w, err := New(Options{Uevents: true, Links: true, Ethtool: true, Window: 10 * time.Millisecond, MaxDelay: 50 * time.Millisecond, Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -648,7 +664,7 @@ func TestRunRealSocketsNoLeak(t *testing.T) {
 
 func TestCauseString(t *testing.T) {
 	// The names are metric label values: they must not change.
-	want := []string{"uevent", "link", "overflow", "resync", "sighup", "config"}
+	want := []string{"uevent", "link", "overflow", "resync", "sighup", "config", "channels"}
 	var got []string
 	for i, c := range Causes() {
 		if c != Cause(i) {
@@ -681,6 +697,9 @@ func TestTriggerLabel(t *testing.T) {
 		{map[Cause]int{CauseLink: 2, CauseResync: 1}, "link", false},
 		{map[Cause]int{CauseUevent: 1, CauseLink: 9, CauseResync: 1}, "uevent", false},
 		{map[Cause]int{CauseLost: 1, CauseUevent: 40, CauseLink: 3}, "overflow", false},
+		{map[Cause]int{CauseChannels: 1, CauseLink: 2, CauseResync: 1}, "channels", false},
+		{map[Cause]int{CauseUevent: 1, CauseChannels: 1}, "uevent", false},
+		{map[Cause]int{CauseLost: 1, CauseChannels: 1}, "overflow", false},
 		{map[Cause]int{CauseConfig: 1, CauseLost: 1, CauseUevent: 1}, "config", true},
 		{map[Cause]int{CauseSIGHUP: 1, CauseConfig: 1, CauseLost: 1, CauseUevent: 1, CauseLink: 1, CauseResync: 1}, "sighup", true},
 		{map[Cause]int{CauseSIGHUP: 1, CauseResync: 1}, "sighup", true},
@@ -711,7 +730,7 @@ func TestTriggerLabel(t *testing.T) {
 // TestStatsBounded checks that Stats holds a fixed set of keys from the
 // start, so that metrics labels stay bounded, and returns copies.
 func TestStatsBounded(t *testing.T) {
-	w, err := newWatcher(Options{}, nil, nil)
+	w, err := newWatcher(Options{}, openers{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -734,7 +753,7 @@ func TestStatsBounded(t *testing.T) {
 	if want := map[string]uint64{"not_kernel": 0, "malformed": 0}; !maps.Equal(s.Dropped, want) {
 		t.Errorf("Dropped = %v, want %v", s.Dropped, want)
 	}
-	if want := map[string]uint64{"uevent": 0, "rtnetlink": 0}; !maps.Equal(s.Overflows, want) {
+	if want := map[string]uint64{"uevent": 0, "rtnetlink": 0, "ethtool": 0}; !maps.Equal(s.Overflows, want) {
 		t.Errorf("Overflows = %v, want %v", s.Overflows, want)
 	}
 	s.Uevents[UeventKind{"cpu", "online"}] = 7
