@@ -35,7 +35,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 	listen := fl.String("listen", "", "metrics/HTTP address, overriding the config's listen")
 	dryRun := fl.Bool("dry-run", false, "plan and log the writes, write nothing")
 	oneshot := fl.Bool("oneshot", false, "run one round and exit; non-zero status if an IRQ could not be placed")
-	noEvents := fl.Bool("no-events", false, "do not listen to kernel uevents and link changes (resync and SIGHUP only)")
+	noEvents := fl.Bool("no-events", false, "do not listen to kernel uevents, link and channel changes (resync and SIGHUP only)")
 	logLevel := fl.String("log.level", "info", "log level: debug, info, warn or error")
 	logFormat := fl.String("log.format", "auto", "log format: auto, console, json or journald")
 	lockPath := fl.String("lock-file", defaultLockFile, `lock held while writing affinities, so only one numairqd runs per host ("" disables; not taken with --dry-run)`)

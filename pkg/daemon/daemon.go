@@ -46,8 +46,9 @@ type Options struct {
 	DryRun bool
 	// Writer writes affinities; nil means apply.ProcWriter on Procfs.
 	Writer apply.Writer
-	// Events enables the kernel uevent and rtnetlink sources; without
-	// them the daemon still rescans on resync, SIGHUP and config edits.
+	// Events enables the kernel uevent, rtnetlink and ethtool monitor
+	// sources; without them the daemon still rescans on resync, SIGHUP
+	// and config edits.
 	Events bool
 	Log    *zap.Logger
 	Notify Notifier

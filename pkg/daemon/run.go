@@ -84,7 +84,7 @@ func (d *Daemon) newWatcher() (*watch.Watcher, error) {
 	cfg := d.Config()
 	w, err := watch.New(watch.Options{
 		Window: cfg.CoalesceWindow, MaxDelay: cfg.CoalesceMaxDelay, Resync: cfg.ResyncInterval,
-		Uevents: d.opts.Events, Links: d.opts.Events,
+		Uevents: d.opts.Events, Links: d.opts.Events, Ethtool: d.opts.Events,
 		Logf: func(f string, a ...any) { d.log.Warn(fmt.Sprintf(f, a...)) },
 	})
 	if err != nil {
