@@ -57,6 +57,15 @@ wp() {
 	return "$_rc"
 }
 
+# channel_rounds: how many rounds the daemon logged as triggered by a
+# channel change (ethtool -L).
+channel_rounds() {
+	grep '"msg":"round done"' "$LOG" | grep -c '"trigger":"channels"'
+}
+
+# channel_rounds_over N: more than N such rounds were logged.
+channel_rounds_over() { [ "$(channel_rounds)" -gt "$1" ]; }
+
 # alive CHECK: the daemon is still running.
 alive() {
 	if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then
@@ -198,7 +207,7 @@ stop_daemon e-stop
 data daemon-log cat "$LOG"
 `
 
-// manaScript is part f.
+// manaScript is parts f and g.
 const manaScript = `
 ip link set lo up
 data f-plan numairqd plan --format json
@@ -206,9 +215,39 @@ start_daemon
 wp f-linear-placed f_startup_to_placed_ms -since "$T0" -queues "@ALL_Q@" -control "@ALL_C@" -hold 500ms
 alive f-alive
 data f-state guestcheck state
-stop_daemon f-stop
+
+### g: ethtool -L to @CHANNELS@ combined channels, one after the other
+IF=$(ls /sys/bus/pci/devices/$ADDR/virtio*/net/ | head -n 1)
+data g-channels-before ethtool -l "$IF"
+for k in @CHANNELS@; do
+	n=$(channel_rounds)
+	data g-metrics-before-$k wget -q -O - "$URL/metrics"
+	wp g-combined-$k g_combined${k}_to_placed_ms -exec "ethtool -L $IF combined $k" \
+		-queues "@ALL_Q@" -control "@ALL_C@" -hold 500ms
+	if wait_for "$DEADLINE_S" channel_rounds_over "$n"; then
+		pass g-round-logged-$k "$(grep '"msg":"round done"' "$LOG" | grep '"trigger":"channels"' | tail -n 1)"
+	else
+		fail g-round-logged-$k "no round done with trigger channels after combined $k; last lines: $(tail -n 3 "$LOG" | tr '\n' ' ')"
+	fi
+	data g-metrics-after-$k wget -q -O - "$URL/metrics"
+	data g-plan-$k numairqd plan --format json
+	data g-state-$k guestcheck state
+done
+data g-channels-after ethtool -l "$IF"
+alive g-alive
+stop_daemon g-stop
 data daemon-log cat "$LOG"
 `
+
+// channelSteps are the combined channel counts part g sets with
+// ethtool -L in MANAGuest, whose virtio-net enabled min(8 pairs, 4
+// vCPUs) = 4 at probe: each differs from the one before, and on each
+// virtio-net rewrites the affinity of every enabled pair
+// (virtnet_set_affinity) and gives queue 0 two CPUs, which the linear
+// plan never does. The queue IRQs stay requested (virtio-net requests
+// every vector at probe), so the plan for the new queue set is the
+// plan of part f.
+var channelSteps = []int{2, 3}
 
 const (
 	hotplugCPU  = 5 // on node 2, holds queue 1 in the first plan
@@ -275,15 +314,27 @@ func numa4Scenario() daemonScenario {
 func manaScenario() daemonScenario {
 	g := MANAGuest()
 	p := g.NetPlacement(0, allCPUs(g.NumCPUs()))
-	script := strings.NewReplacer("@ALL_Q@", p.QueueArg(), "@ALL_C@", p.ControlList()).Replace(manaScript)
+	steps := make([]string, len(channelSteps))
+	for i, k := range channelSteps {
+		steps[i] = strconv.Itoa(k)
+	}
+	script := strings.NewReplacer("@ALL_Q@", p.QueueArg(), "@ALL_C@", p.ControlList(),
+		"@CHANNELS@", strings.Join(steps, " ")).Replace(manaScript)
+	expect := []string{"f-linear-placed", "f-alive", "g-alive", "g-stop"}
+	for _, k := range steps {
+		expect = append(expect, "g-combined-"+k, "g-round-logged-"+k)
+	}
 	s := daemonScenario{Scenario: Scenario{
 		Name:    "daemon-mana",
 		Guest:   g,
 		Script:  daemonScript(g.NetAddress(0), script),
 		Timeout: 180 * time.Second,
-		Expect:  []string{"f-linear-placed", "f-alive", "f-stop"},
+		Expect:  expect,
 	}}
-	s.parts = []daemonPart{{"f-mana-linear", "f-", func(t *testing.T, r *Result) { verifyMANA(t, r, g, p) }}}
+	s.parts = []daemonPart{
+		{"f-mana-linear", "f-", func(t *testing.T, r *Result) { verifyMANA(t, r, g, p) }},
+		{"g-channels", "g-", func(t *testing.T, r *Result) { verifyChannels(t, r, g, p) }},
+	}
 	return s
 }
 
@@ -819,4 +870,65 @@ func verifyMANA(t *testing.T, r *Result, g Guest, want Placement) {
 	}
 	r.Check("f-two-pairs-per-cpu", len(bad) == 0 && len(pairs) == g.NumCPUs(), "queue pairs per CPU %v; want %d on each of %d CPUs; wrong: %v",
 		pairs, per, g.NumCPUs(), bad)
+}
+
+// verifyChannels checks part g: after each ethtool -L the driver had
+// moved queue IRQs (the first complete set seen differs from the
+// placement), a round labelled "channels" put them back, and they are
+// where `numairqd plan` run afterwards says, which is the host's
+// computation for the device's queues. The time from ethtool -L to the
+// placement, the daemon's event-to-applied time for the channel round
+// and the round's own duration are printed as figures.
+func verifyChannels(t *testing.T, r *Result, g Guest, want Placement) {
+	addr := g.NetAddress(0)
+	for _, k := range channelSteps {
+		step := strconv.Itoa(k)
+		checkPlanData(r, "g-plan-agrees-"+step, "g-plan-"+step, addr, allCPUs(g.NumCPUs()), want)
+		if s, ok := state(t, r, "g-state-"+step); ok {
+			diff := placementDiff(t, s, addr, want)
+			r.Check("g-placed-state-"+step, diff == "", "host view after ethtool -L combined %d: %s", k, orOK(diff))
+		}
+		first, placed := waitField(r, "g-combined-"+step, "first"), waitField(r, "g-combined-"+step, "irqs")
+		r.Check("g-driver-moved-"+step, first != "" && placed != "" && first != placed,
+			"after ethtool -L combined %d the driver put the IRQs on %s, numairqd on %s", k, first, placed)
+		before, ok1 := r.Data("g-metrics-before-" + step)
+		after, ok2 := r.Data("g-metrics-after-" + step)
+		if !r.Check("g-metrics-data-"+step, ok1 && ok2 && before.RC == 0 && after.RC == 0, "GET /metrics around combined %d", k) {
+			continue
+		}
+		mb, ma := parseProm(string(before.Output)), parseProm(string(after.Output))
+		delta := func(name string, labels map[string]string) float64 {
+			b, _ := promValue(mb, name, labels)
+			a, _ := promValue(ma, name, labels)
+			return a - b
+		}
+		rounds := delta("numairqd_rounds_total", map[string]string{"trigger": "channels"})
+		r.Check("g-rounds-channels-"+step, rounds >= 1,
+			`numairqd_rounds_total{trigger="channels"} rose by %v over combined %d, want >= 1`, rounds, k)
+		if n := delta("numairqd_event_to_applied_seconds_count", nil); n > 0 {
+			ms := 1000 * delta("numairqd_event_to_applied_seconds_sum", nil) / n
+			r.Metric("g_combined"+step+"_event_to_applied_ms", ms)
+			t.Logf("ethtool -L combined %d: notification -> applied %.1f ms over %v rounds (a figure, not a bound)", k, ms, n)
+		}
+	}
+	d, ok := r.Data("daemon-log")
+	if !ok {
+		return
+	}
+	var took []string
+	for _, line := range strings.Split(string(d.Output), "\n") {
+		var l map[string]any
+		if json.Unmarshal([]byte(line), &l) == nil && l["msg"] == "round done" && l["trigger"] == "channels" {
+			took = append(took, fmt.Sprintf("%v took %v scope %v written %v", l["ts"], l["took"], l["scope"], l["written"]))
+			if l["scope"] != "devices" {
+				r.Check("g-round-scope", false, "channels round at scope %v, want devices: %s", l["scope"], line)
+			}
+		}
+	}
+	r.Check("g-rounds-logged", len(took) >= len(channelSteps), "%d rounds labelled channels in the log, want >= %d: %v",
+		len(took), len(channelSteps), took)
+	for _, k := range channelSteps {
+		t.Logf("ethtool -L combined %d -> plan in place: %s ms (guestcheck wait-placement; a figure, not a bound)",
+			k, waitField(r, "g-combined-"+strconv.Itoa(k), "ms"))
+	}
 }

@@ -34,7 +34,7 @@
 // test/e2e/guestcheck) and numairqd (always built: a build failure
 // fails the test, nothing is skipped); the helpers of guest/lib.sh
 // print the markers. `guestcheck wait-placement` does an action (a
-// sysfs write, a SIGHUP), waits until a device's queue IRQs are on
+// sysfs write, a command such as ethtool -L, a SIGHUP), waits until a device's queue IRQs are on
 // given CPUs and stay there, and prints how long that took.
 //
 // Every boot runs in a network namespace of its own (labnet.go) that
@@ -47,8 +47,10 @@
 //
 // daemon_test.go runs `numairqd run` in the guest: parts a-e (first
 // round, CPU hotplug, driver re-bind, SIGHUP, /metrics and /plan) share
-// one boot of FourNodeGuest and report as subtests of their own; part f
-// is MANAGuest's linear placement. traffic_test.go checks, in both
+// one boot of FourNodeGuest and report as subtests of their own; parts
+// f and g share one of MANAGuest: its linear placement, then channel
+// changes with ethtool -L, after which virtio-net rewrites its queues'
+// affinities and a round labelled "channels" must put them back. traffic_test.go checks, in both
 // guests with packets flowing, that every busy queue IRQ fires on the
 // CPU of its plan. Expected placements come from the
 // Guest alone (expect.go: Guest.NetPlacement). Every expected state may

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -22,7 +23,7 @@ import (
 
 // waitUsage documents the wait-placement subcommand.
 const waitUsage = `guestcheck wait-placement -pci ADDR -queues "CPU0 CPU1 ..." [flags]
-  Starts a clock, does the -write and -signal actions in order, then
+  Starts a clock, does the -write, -exec and -signal actions in order, then
   polls the device's msi_irqs and /proc/irq/N/smp_affinity_list until every
   queue pair K of the device at ADDR (IRQs named *-input.K and
   *-output.K) is on CPU K of -queues and, with -control, its *-config
@@ -183,6 +184,8 @@ func waitPlacement(root string, args []string, stdout io.Writer) error {
 	fl.StringVar(&spec.pci, "pci", "", "PCI address of the device")
 	fl.StringVar(&spec.control, "control", "", "expected smp_affinity_list of the config IRQ")
 	fl.Var(&writes, "write", "PATH=VALUE to write after the clock starts (repeatable, in order)")
+	var execs listFlag
+	fl.Var(&execs, "exec", "shell command to run after the writes, which must exit 0 (repeatable, in order)")
 	signal := fl.Int("signal", 0, "PID to send SIGHUP after the writes")
 	since := fl.Float64("since", 0, "start the clock at this /proc/uptime value instead of now")
 	timeout := fl.Duration("timeout", 5*time.Second, "give up after this long")
@@ -230,6 +233,12 @@ func waitPlacement(root string, args []string, stdout io.Writer) error {
 		}
 		if err := os.WriteFile(p, []byte(v+"\n"), 0); err != nil {
 			fmt.Fprintf(stdout, "ERROR ms=%s write %s=%s: %v\n", ms(elapsed()), p, v, err)
+			return errReported
+		}
+	}
+	for _, c := range execs {
+		if out, err := exec.Command("/bin/sh", "-c", c).CombinedOutput(); err != nil {
+			fmt.Fprintf(stdout, "ERROR ms=%s exec %q: %v: %s\n", ms(elapsed()), c, err, strings.Join(strings.Fields(string(out)), " "))
 			return errReported
 		}
 	}

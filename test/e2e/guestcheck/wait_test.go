@@ -97,3 +97,27 @@ func TestWaitPlacementWrites(t *testing.T) {
 		t.Errorf("write to a missing file: %v, %q", err, out.String())
 	}
 }
+
+// TestWaitPlacementExec: -exec runs a shell command after the writes
+// (ethtool -L in the guest); one that fails is an ERROR with its output.
+func TestWaitPlacementExec(t *testing.T) {
+	root := procTree(t, []string{"4"}, "4")
+	target := filepath.Join(root, "knob")
+	if err := os.WriteFile(target, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err := waitPlacement(root, []string{"-pci", "0000:41:00.0", "-queues", "4", "-write", target + "=1",
+		"-exec", "cat " + target + " >" + target + ".copy", "-hold", "10ms"}, &out)
+	if err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	if b, _ := os.ReadFile(target + ".copy"); string(b) != "1\n" {
+		t.Errorf("the command ran before the write, or not at all: copy = %q", b)
+	}
+	out.Reset()
+	err = waitPlacement(root, []string{"-pci", "0000:41:00.0", "-queues", "4", "-exec", "echo no such device; exit 3"}, &out)
+	if err == nil || !strings.HasPrefix(out.String(), "ERROR ") || !strings.Contains(out.String(), "no such device") {
+		t.Errorf("failing command: %v, %q", err, out.String())
+	}
+}
