@@ -163,7 +163,11 @@ type EthtoolConn struct {
 // CONFIG_ETHTOOL_NETLINK) gives an error wrapping ErrNoFamily.
 // Receiving needs no privilege.
 func ListenEthtool(rcvbuf int) (*EthtoolConn, error) {
-	c, err := openNetlink("ethtool", unix.NETLINK_GENERIC, 0, rcvbuf, 8192)
+	// Notifications are sized to their content (ethnl_default_notify);
+	// the monitor also carries link modes and features, larger than a
+	// channels one. A datagram past the buffer is MSG_TRUNC: lost
+	// events and a full rescan, so give it room.
+	c, err := openNetlink("ethtool", unix.NETLINK_GENERIC, 0, rcvbuf, 64<<10)
 	if err != nil {
 		return nil, err
 	}
