@@ -118,7 +118,7 @@ func parseInterrupts(r io.Reader, withCounts bool) (Interrupts, error) {
 		if err != nil {
 			return Interrupts{}, lineErr(lineNo, line, "%v", err)
 		}
-		if !isDigits(label) {
+		if !kernfs.IsDigits(label) {
 			continue // NMI, LOC, ERR, MIS, IPI0...: not a steerable IRQ
 		}
 		irq, err := strconv.Atoi(string(label))
@@ -140,11 +140,11 @@ func parseInterrupts(r io.Reader, withCounts bool) (Interrupts, error) {
 		}
 		var tok []byte
 		for i, cpu := range out.CPUs {
-			tok, rest = nextField(rest)
+			tok, rest = kernfs.NextField(rest)
 			if tok == nil {
 				return Interrupts{}, lineErr(lineNo, line, "%d counts, want one per CPU column (%d)", i, len(out.CPUs))
 			}
-			n, ok := parseUint(tok)
+			n, ok := kernfs.ParseUint(tok)
 			if !ok {
 				return Interrupts{}, lineErr(lineNo, line, "count %s for CPU%d is not a number", kernfs.Quote(tok), cpu)
 			}
@@ -154,24 +154,24 @@ func parseInterrupts(r io.Reader, withCounts bool) (Interrupts, error) {
 		}
 		// A chip name follows the counts; a number there is a count
 		// without a CPU column (the header and the row disagree).
-		if t, _ := nextField(rest); isDigits(t) {
+		if t, _ := kernfs.NextField(rest); kernfs.IsDigits(t) {
 			return Interrupts{}, lineErr(lineNo, line, "more counts than the %d CPU columns", len(out.CPUs))
 		}
 		row := InterruptLine{IRQ: irq, Counts: counts}
-		if tok, rest = nextField(rest); tok != nil {
+		if tok, rest = kernfs.NextField(rest); tok != nil {
 			row.Chip = str(tok)
 		}
 		// hwirq ("1-edge", "524288-edge" or "27"), then an optional
 		// Level/Edge (CONFIG_GENERIC_IRQ_SHOW_LEVEL), then a detached
 		// "-handler" when the chip has no domain.
 		var hw []byte
-		if t, r := nextField(rest); t != nil && t[0] >= '0' && t[0] <= '9' {
+		if t, r := kernfs.NextField(rest); t != nil && t[0] >= '0' && t[0] <= '9' {
 			hw, rest = t, r
 		}
-		if t, r := nextField(rest); string(t) == "Level" || string(t) == "Edge" {
+		if t, r := kernfs.NextField(rest); string(t) == "Level" || string(t) == "Edge" {
 			hw, rest = joinField(hw, t), r
 		}
-		if t, r := nextField(rest); len(t) > 1 && t[0] == '-' {
+		if t, r := kernfs.NextField(rest); len(t) > 1 && t[0] == '-' {
 			hw, rest = joinField(hw, t), r
 		}
 		if hw != nil {
@@ -201,11 +201,11 @@ func parseInterruptsHeader(line []byte) ([]int, error) {
 	seen := map[int]bool{}
 	for rest := line; ; {
 		var tok []byte
-		if tok, rest = nextField(rest); tok == nil {
+		if tok, rest = kernfs.NextField(rest); tok == nil {
 			break
 		}
 		num, ok := bytes.CutPrefix(tok, []byte("CPU"))
-		if !ok || len(num) == 0 || !isDigits(num) || len(num) > 5 {
+		if !ok || len(num) == 0 || !kernfs.IsDigits(num) || len(num) > 5 {
 			return nil, fmt.Errorf("header token %s is not CPUn", kernfs.Quote(tok))
 		}
 		c, _ := strconv.Atoi(string(num))
@@ -229,7 +229,7 @@ func parseInterruptsHeader(line []byte) ([]int, error) {
 // and starts with a letter for a counter row; anything else, or a first
 // field without a colon, is not a row the kernel prints.
 func splitLabel(line []byte) (label, rest []byte, err error) {
-	first, _ := nextField(line)
+	first, _ := kernfs.NextField(line)
 	colon := bytes.IndexByte(first, ':')
 	if colon < 0 {
 		return nil, nil, errors.New("no colon after the IRQ label")
@@ -240,7 +240,7 @@ func splitLabel(line []byte) (label, rest []byte, err error) {
 	switch {
 	case len(label) == 0:
 		return nil, nil, errors.New("empty IRQ label")
-	case isDigits(label):
+	case kernfs.IsDigits(label):
 	case isLetter(label[0]):
 	default:
 		return nil, nil, fmt.Errorf("label %s is neither an IRQ number nor a counter name such as NMI", kernfs.Quote(label))
@@ -254,23 +254,6 @@ func lineErr(n int, line []byte, format string, args ...any) error {
 	return fmt.Errorf("line %d %s: %s: %w", n, kernfs.Quote(line), fmt.Sprintf(format, args...), kernfs.ErrMalformed)
 }
 
-// nextField returns the next space-separated token of b and what follows
-// it, or nil when b holds only white space.
-func nextField(b []byte) (tok, rest []byte) {
-	i := 0
-	for i < len(b) && isSpace(b[i]) {
-		i++
-	}
-	if i == len(b) {
-		return nil, nil
-	}
-	j := i
-	for j < len(b) && !isSpace(b[j]) {
-		j++
-	}
-	return b[i:j], b[j:]
-}
-
 func joinField(a, b []byte) []byte {
 	if a == nil {
 		return b
@@ -279,36 +262,6 @@ func joinField(a, b []byte) []byte {
 		return append(append([]byte(nil), a...), b...)
 	}
 	return append(append(append([]byte(nil), a...), ' '), b...)
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' }
-
-func isDigits(b []byte) bool {
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return len(b) > 0
-}
-
-// parseUint parses a decimal count without allocating.
-func parseUint(b []byte) (uint64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	var n uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if n > (1<<64-1-d)/10 {
-			return 0, false
-		}
-		n = n*10 + d
-	}
-	return n, true
 }
 
 // readInterrupts reads and parses <proc>/interrupts, at most

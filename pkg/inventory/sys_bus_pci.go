@@ -179,7 +179,7 @@ func readPCIDeviceFacts(kr *kernfs.Reader, dir string, d pciDevice) (pciDevice, 
 // isVirtioChild reports whether name is a virtio device ("virtio0").
 func isVirtioChild(name string) bool {
 	num, ok := strings.CutPrefix(name, "virtio")
-	return ok && isDigits([]byte(num))
+	return ok && kernfs.IsDigits([]byte(num))
 }
 
 // driverName is the base name of dir/driver's target, "" when unbound.

@@ -62,7 +62,7 @@ func ParseStat(r io.Reader) ([]CPUStat, error) {
 	for sc.Scan() {
 		lineNo++
 		line := sc.Bytes()
-		name, rest := nextField(line)
+		name, rest := kernfs.NextField(line)
 		cpuLine := bytes.HasPrefix(name, []byte("cpu"))
 		if !cpuLine {
 			if len(out) > 0 {
@@ -74,7 +74,7 @@ func ParseStat(r io.Reader) ([]CPUStat, error) {
 			continue // "cpu", the sum over online CPUs
 		}
 		num := name[3:]
-		if !isDigits(num) || len(num) > 5 {
+		if !kernfs.IsDigits(num) || len(num) > 5 {
 			return nil, statLineErr(lineNo, line, "%s is not cpuN", kernfs.Quote(name))
 		}
 		cpu, _ := strconv.Atoi(string(num))
@@ -92,10 +92,10 @@ func ParseStat(r io.Reader) ([]CPUStat, error) {
 		n := 0
 		for {
 			var tok []byte
-			if tok, rest = nextField(rest); tok == nil {
+			if tok, rest = kernfs.NextField(rest); tok == nil {
 				break
 			}
-			v, ok := parseUint(tok)
+			v, ok := kernfs.ParseUint(tok)
 			if !ok {
 				return nil, statLineErr(lineNo, line, "field %d %s is not a count", n+1, kernfs.Quote(tok))
 			}
@@ -152,52 +152,4 @@ func (fsys FS) ReadStat() ([]CPUStat, error) {
 
 func statLineErr(n int, line []byte, format string, args ...any) error {
 	return fmt.Errorf("line %d %s: %s: %w", n, kernfs.Quote(line), fmt.Sprintf(format, args...), kernfs.ErrMalformed)
-}
-
-// nextField returns the next space-separated token of b and what follows
-// it, or nil when b holds only white space.
-func nextField(b []byte) (tok, rest []byte) {
-	i := 0
-	for i < len(b) && isSpace(b[i]) {
-		i++
-	}
-	if i == len(b) {
-		return nil, nil
-	}
-	j := i
-	for j < len(b) && !isSpace(b[j]) {
-		j++
-	}
-	return b[i:j], b[j:]
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' }
-
-func isDigits(b []byte) bool {
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return len(b) > 0
-}
-
-// parseUint parses a decimal count without allocating; false for
-// anything else or a value past 2^64-1.
-func parseUint(b []byte) (uint64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	var n uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if n > (1<<64-1-d)/10 {
-			return 0, false
-		}
-		n = n*10 + d
-	}
-	return n, true
 }
