@@ -153,7 +153,17 @@ func driverMaps(dr measure.DaemonRun) []measure.Map {
 // fromDriver reports whether an event started from one of the driver's
 // own maps, i.e. the daemon had not placed the IRQs since the previous
 // event (the settle before it gave up after 60 s).
+//
+// A map that equals one of numairqd's own plans is its placement, even
+// when it is also an event's baseline: numairqd often places everything
+// before the event's write returns, so the first poll, the baseline,
+// already shows its plan.
 func fromDriver(dr measure.DaemonRun, ev measure.Event) bool {
+	for _, e := range dr.Events {
+		if plan, err := measure.PlanMap(e.Plan); err == nil && ev.Watch.Pre.Equal(plan) {
+			return false
+		}
+	}
 	for _, m := range driverMaps(dr) {
 		if ev.Watch.Pre.Equal(m) {
 			return true
