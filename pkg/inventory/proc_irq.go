@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -45,7 +44,7 @@ func (r *irqReader) Close() { syscall.Close(r.dirfd) }
 func (r *irqReader) affinity(irq *IRQ, prev cpumask.Mask, text string) (string, bool, error) {
 	r.name = append(strconv.AppendInt(r.name[:0], int64(irq.Number), 10), "/smp_affinity_list"...)
 	data, err := r.r.ReadAt(r.dirfd, r.dir, r.name)
-	if errors.Is(err, fs.ErrNotExist) && gone(filepath.Join(r.dir, strconv.Itoa(irq.Number))) {
+	if errors.Is(err, fs.ErrNotExist) && !r.r.Exists(filepath.Join(r.dir, strconv.Itoa(irq.Number))) {
 		return "", false, nil
 	}
 	path := func() string { return filepath.Join(r.dir, string(r.name)) }
@@ -87,7 +86,7 @@ func (r *irqReader) read(irq *IRQ) (string, bool, error) {
 	path := dir + "/smp_affinity_list"
 	data, mode, err := r.r.ReadWithMode(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		if gone(dir) {
+		if !r.r.Exists(dir) {
 			return "", false, nil
 		}
 		return "", false, fileErr(path, err)
@@ -107,7 +106,7 @@ func (r *irqReader) read(irq *IRQ) (string, bool, error) {
 		// The kernel gives smp_affinity the same mode; a read-only one
 		// (a fixture, or an admin's chmod) means hands off too.
 		ro, err := readOnlyFile(dir + "/smp_affinity")
-		if errors.Is(err, fs.ErrNotExist) && gone(dir) {
+		if errors.Is(err, fs.ErrNotExist) && !r.r.Exists(dir) {
 			return "", false, nil
 		}
 		readOnly = ro
@@ -144,10 +143,4 @@ func parseNode(data []byte) (int, error) {
 		return 0, fmt.Errorf("%s is not a NUMA node: %w", kernfs.Quote(s), kernfs.ErrMalformed)
 	}
 	return n, nil
-}
-
-// gone reports whether dir no longer exists.
-func gone(dir string) bool {
-	_, err := os.Stat(dir)
-	return errors.Is(err, fs.ErrNotExist)
 }
