@@ -105,7 +105,7 @@ func readPCIDeviceIRQs(kr *kernfs.Reader, dir string, facts Device) (pciDevice, 
 	if len(d.irqs) == 0 {
 		// Legacy INTx: "irq" holds the line, 0 when the device has none.
 		path := filepath.Join(dir, "irq")
-		s, ok, err := readOptional(kr, path)
+		s, ok, err := kr.ReadOptional(path)
 		if err != nil {
 			return d, false, fileErr(path, err)
 		}
@@ -130,7 +130,7 @@ func readPCIDeviceIRQs(kr *kernfs.Reader, dir string, facts Device) (pciDevice, 
 // and drivers.
 func readPCIDeviceFacts(kr *kernfs.Reader, dir string, d pciDevice) (pciDevice, bool, error) {
 	path := filepath.Join(dir, "numa_node")
-	s, ok, err := readOptional(kr, path)
+	s, ok, err := kr.ReadOptional(path)
 	if err != nil {
 		return d, false, fileErr(path, err)
 	}
@@ -141,7 +141,7 @@ func readPCIDeviceFacts(kr *kernfs.Reader, dir string, d pciDevice) (pciDevice, 
 	}
 
 	path = filepath.Join(dir, "class")
-	if d.Class, _, err = readOptional(kr, path); err != nil {
+	if d.Class, _, err = kr.ReadOptional(path); err != nil {
 		return d, false, fileErr(path, err)
 	}
 
@@ -205,13 +205,4 @@ func dirNames(kr *kernfs.Reader, path string) ([]string, error) {
 	})
 	slices.Sort(names)
 	return names, err
-}
-
-// readOptional is kernfs.ReadOptional with kr's buffers.
-func readOptional(kr *kernfs.Reader, path string) (string, bool, error) {
-	b, err := kr.Read(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", false, nil
-	}
-	return string(b), err == nil, err
 }

@@ -79,11 +79,17 @@ func ReadTrimmed(path string) (string, error) {
 // kernels, devices or configurations: ok is false, and err nil, when the
 // file does not exist.
 func ReadOptional(path string) (s string, ok bool, err error) {
-	s, err = ReadTrimmed(path)
+	var r Reader
+	return r.ReadOptional(path)
+}
+
+// ReadOptional is the package's ReadOptional with the Reader's buffers.
+func (r *Reader) ReadOptional(path string) (s string, ok bool, err error) {
+	b, err := r.Read(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
 	}
-	return s, err == nil, err
+	return string(b), err == nil, err
 }
 
 // Reader reads many small kernel files with one reused buffer and raw
