@@ -264,9 +264,14 @@ func joinField(a, b []byte) []byte {
 	return append(append(append([]byte(nil), a...), ' '), b...)
 }
 
+// ReadInterrupts reads and parses <proc>/interrupts with its counts, at
+// most maxInterruptsSize bytes of it: the load sampler's read, the
+// inventory's bounds and parser.
+func (fsys FS) ReadInterrupts() (Interrupts, error) { return fsys.readInterrupts(true) }
+
 // readInterrupts reads and parses <proc>/interrupts, at most
-// maxInterruptsSize bytes of it.
-func (fsys FS) readInterrupts() (Interrupts, error) {
+// maxInterruptsSize bytes of it, keeping the counts when withCounts.
+func (fsys FS) readInterrupts(withCounts bool) (Interrupts, error) {
 	path := filepath.Join(fsys.Proc, "interrupts")
 	f, err := kernfs.Open(path)
 	if err != nil {
@@ -276,7 +281,7 @@ func (fsys FS) readInterrupts() (Interrupts, error) {
 	lr := &io.LimitedReader{R: f, N: maxInterruptsSize + 1}
 	// The scanner's 64 KiB buffer is also the read size: few calls
 	// even at thousands of rows.
-	ints, err := parseInterrupts(lr, false)
+	ints, err := parseInterrupts(lr, withCounts)
 	if lr.N <= 0 {
 		// The parse saw a cut file; the size is the error to report.
 		return Interrupts{}, fileErr(path, kernfs.TooLarge(maxInterruptsSize))

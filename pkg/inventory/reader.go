@@ -160,7 +160,7 @@ func inParallel(n int, ir *irqReader, read func(ir *irqReader, i int)) {
 }
 
 func (r *Reader) refresh(changed []string) (*Inventory, []facts, error) {
-	ints, err := r.fs.readInterrupts()
+	ints, err := r.fs.readInterrupts(false)
 	if err != nil {
 		return nil, nil, err
 	}
