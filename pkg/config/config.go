@@ -38,6 +38,12 @@ type Config struct {
 	// MetricsPerIRQ exports one series per IRQ, not only per device.
 	MetricsPerIRQ bool
 
+	// Balance is how devices without a rule's balance share their queues
+	// out over the CPUs their policy gives them.
+	Balance Balance
+	// LoadBalance tunes BalanceLoad.
+	LoadBalance LoadBalance
+
 	// Source is the file name the config came from, "" for Default.
 	Source string
 }
@@ -48,6 +54,13 @@ const (
 	DefaultResyncInterval   = 60 * time.Second
 	DefaultCoalesceWindow   = 100 * time.Millisecond
 	DefaultCoalesceMaxDelay = 500 * time.Millisecond
+
+	DefaultBalance            = BalanceCount
+	DefaultLoadInterval       = 5 * time.Second
+	DefaultLoadHalfLife       = 30 * time.Second
+	DefaultLoadMinGain        = 0.1
+	DefaultLoadSamples        = 3
+	DefaultLoadMovesPerMinute = 6
 )
 
 // Bounds Parse enforces on the durations.
@@ -67,7 +80,50 @@ func Default() *Config {
 		ResyncInterval:   DefaultResyncInterval,
 		CoalesceWindow:   DefaultCoalesceWindow,
 		CoalesceMaxDelay: DefaultCoalesceMaxDelay,
+		Balance:          DefaultBalance,
+		LoadBalance: LoadBalance{
+			Interval:       DefaultLoadInterval,
+			HalfLife:       DefaultLoadHalfLife,
+			MinGain:        DefaultLoadMinGain,
+			Samples:        DefaultLoadSamples,
+			MovesPerMinute: DefaultLoadMovesPerMinute,
+		},
 	}
+}
+
+// Balance names how a device's queues are shared out over the CPUs its
+// policy gives it.
+type Balance string
+
+const (
+	// BalanceCount weighs every queue the same: queue i goes to the i-th
+	// least-used CPU of the device's spread order, as the kernel's
+	// drivers place them at probe.
+	BalanceCount Balance = "count"
+	// BalanceLoad starts from count's placement and moves busy queues,
+	// within the hops count used for each, so that the busiest CPU's
+	// measured interrupt load is as low as it can be.
+	BalanceLoad Balance = "load"
+)
+
+var balances = []Balance{BalanceCount, BalanceLoad}
+
+// LoadBalance tunes BalanceLoad: how loads are sampled and smoothed, and
+// how reluctant the daemon is to move a queue.
+type LoadBalance struct {
+	// Interval is how often /proc/stat and /proc/interrupts are sampled.
+	Interval time.Duration
+	// HalfLife is the half-life of the exponentially weighted averages
+	// of the sampled loads.
+	HalfLife time.Duration
+	// MinGain is the fraction by which a move must lower the busiest
+	// CPU's load; Samples is how many consecutive samples must show
+	// that gain before the move is made.
+	MinGain float64
+	Samples int
+	// MovesPerMinute bounds the queue moves load balancing makes in any
+	// minute.
+	MovesPerMinute int
 }
 
 // Policy names how a device's IRQs are spread over CPUs.
@@ -121,6 +177,9 @@ type Rule struct {
 	// Node, when set, replaces the device's numa_node; -1 means no
 	// node: online CPUs in id order.
 	Node *int
+	// Balance, when not "", overrides Config.Balance for the rule's
+	// devices.
+	Balance Balance
 	// QueueRegex, when set, finds the queue index in an IRQ name: the
 	// text of its group named "queue". It is not anchored: it may match
 	// anywhere in the name. Nil leaves the choice to the planner.
@@ -195,7 +254,10 @@ func (c *Config) Summary() string {
 		src = "defaults"
 	}
 	return fmt.Sprintf("config %s: %d device rules, banned_cpus=%q exclude_isolated=%t exclude_nohz_full=%t "+
-		"listen=%q resync_interval=%s restore_on_exit=%t coalesce_window=%s coalesce_max_delay=%s metrics_per_irq=%t",
+		"listen=%q resync_interval=%s restore_on_exit=%t coalesce_window=%s coalesce_max_delay=%s metrics_per_irq=%t "+
+		"balance=%s load_balance={interval=%s half_life=%s min_gain=%g samples=%d moves_per_minute=%d}",
 		src, len(c.Devices), c.BannedCPUs.String(), c.ExcludeIsolated, c.ExcludeNohzFull,
-		c.Listen, c.ResyncInterval, c.RestoreOnExit, c.CoalesceWindow, c.CoalesceMaxDelay, c.MetricsPerIRQ)
+		c.Listen, c.ResyncInterval, c.RestoreOnExit, c.CoalesceWindow, c.CoalesceMaxDelay, c.MetricsPerIRQ,
+		c.Balance, c.LoadBalance.Interval, c.LoadBalance.HalfLife, c.LoadBalance.MinGain, c.LoadBalance.Samples,
+		c.LoadBalance.MovesPerMinute)
 }

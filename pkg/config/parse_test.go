@@ -54,7 +54,8 @@ func TestDefault(t *testing.T) {
 	if Default() == c {
 		t.Error("Default returned a shared Config")
 	}
-	const want = `config defaults: 0 device rules, banned_cpus="" exclude_isolated=true exclude_nohz_full=true listen="127.0.0.1:9768" resync_interval=1m0s restore_on_exit=false coalesce_window=100ms coalesce_max_delay=500ms metrics_per_irq=false`
+	const want = `config defaults: 0 device rules, banned_cpus="" exclude_isolated=true exclude_nohz_full=true listen="127.0.0.1:9768" resync_interval=1m0s restore_on_exit=false coalesce_window=100ms coalesce_max_delay=500ms metrics_per_irq=false ` +
+		`balance=count load_balance={interval=5s half_life=30s min_gain=0.1 samples=3 moves_per_minute=6}`
 	if got := c.Summary(); got != want {
 		t.Errorf("Summary\n got %s\nwant %s", got, want)
 	}
@@ -84,6 +85,30 @@ func TestParseValid(t *testing.T) {
 		{"exclude flags off", "exclude_isolated: false\nexclude_nohz_full: false", func(t *testing.T, c *Config) {
 			if c.ExcludeIsolated || c.ExcludeNohzFull {
 				t.Errorf("ExcludeIsolated %v ExcludeNohzFull %v", c.ExcludeIsolated, c.ExcludeNohzFull)
+			}
+		}},
+		{"balance load", "balance: load\nload_balance:\n  interval: 2s\n  half_life: 1m\n  min_gain: 0.25\n  samples: 5\n  moves_per_minute: 2",
+			func(t *testing.T, c *Config) {
+				want := LoadBalance{Interval: 2 * time.Second, HalfLife: time.Minute, MinGain: 0.25, Samples: 5, MovesPerMinute: 2}
+				if c.Balance != BalanceLoad || c.LoadBalance != want {
+					t.Errorf("Balance %q, LoadBalance %+v; want load, %+v", c.Balance, c.LoadBalance, want)
+				}
+			}},
+		{"load_balance partial and min_gain 0", "load_balance:\n  min_gain: 0", func(t *testing.T, c *Config) {
+			want := Default().LoadBalance
+			want.MinGain = 0
+			if c.Balance != DefaultBalance || c.LoadBalance != want {
+				t.Errorf("Balance %q, LoadBalance %+v; want defaults with min_gain 0", c.Balance, c.LoadBalance)
+			}
+		}},
+		{"load_balance empty", "load_balance:", func(t *testing.T, c *Config) {
+			if c.LoadBalance != Default().LoadBalance {
+				t.Errorf("LoadBalance %+v, want the defaults", c.LoadBalance)
+			}
+		}},
+		{"rule balance", "devices:\n  - match: {driver: nvme}\n    balance: load", func(t *testing.T, c *Config) {
+			if len(c.Devices) != 1 || c.Devices[0].Balance != BalanceLoad {
+				t.Errorf("Devices %+v, want one rule with balance load", c.Devices)
 			}
 		}},
 		{"listen", `listen: "[::1]:9100"`, func(t *testing.T, c *Config) {
@@ -235,7 +260,29 @@ func TestParseInvalid(t *testing.T) {
 		{"unknown top-level key", doc(
 			"listen: ':1'",
 			"banned_cpu: 3",
-		), `2: banned_cpu: unknown key (want one of banned_cpus, exclude_isolated, exclude_nohz_full, devices, listen, resync_interval, restore_on_exit, coalesce_window, coalesce_max_delay, metrics_per_irq)`},
+		), `2: banned_cpu: unknown key (want one of banned_cpus, exclude_isolated, exclude_nohz_full, devices, listen, resync_interval, restore_on_exit, coalesce_window, coalesce_max_delay, metrics_per_irq, balance, load_balance)`},
+		{"balance unknown", `balance: weight`,
+			`1: balance: unknown balance "weight" (want one of count, load)`},
+		{"load_balance not a mapping", `load_balance: 5s`,
+			`1: load_balance: got string "5s" (want a mapping of interval, half_life, min_gain, samples, moves_per_minute)`},
+		{"load_balance interval too short", "load_balance:\n  interval: 100ms",
+			`2: load_balance.interval: 100ms is too short (want at least 1s)`},
+		{"load_balance interval too long", "load_balance:\n  interval: 1h",
+			`2: load_balance.interval: 1h0m0s is out of range (want more than 0 and at most 10m0s)`},
+		{"load_balance min_gain 1", "load_balance:\n  min_gain: 1",
+			`2: load_balance.min_gain: 1 is out of range (want a number from 0 up to, not including, 1, such as 0.1)`},
+		{"load_balance min_gain nan", "load_balance:\n  min_gain: .nan",
+			`2: load_balance.min_gain: .nan is out of range`},
+		{"load_balance min_gain string", "load_balance:\n  min_gain: lots",
+			`2: load_balance.min_gain: got string "lots" (want a number`},
+		{"load_balance samples 0", "load_balance:\n  samples: 0",
+			`2: load_balance.samples: 0 is out of range (want an integer from 1 to 1000)`},
+		{"load_balance moves huge", "load_balance:\n  moves_per_minute: 99999999999999999999",
+			`2: load_balance.moves_per_minute: got number 99999999999999999999 (want an integer from 1 to 10000)`},
+		{"load_balance unknown key", "load_balance:\n  budget: 3",
+			`2: load_balance.budget: unknown key (want one of interval, half_life, min_gain, samples, moves_per_minute)`},
+		{"rule balance unknown", "devices:\n  - match: {driver: x}\n    balance: even",
+			`3: devices[0].balance: unknown balance "even" (want one of count, load)`},
 		{"duplicate key", doc(
 			"listen: ':1'",
 			"listen: ':2'",
@@ -253,7 +300,7 @@ func TestParseInvalid(t *testing.T) {
 			"  - match: {driver: x}",
 			"  - match: {driver: y}",
 			"    polcy: linear",
-		), `4: devices[1].polcy: unknown key (want one of name, match, policy, mask, cpus, node, queue_regex)`},
+		), `4: devices[1].polcy: unknown key (want one of name, match, policy, mask, balance, cpus, node, queue_regex)`},
 		{"unknown key in match", doc(
 			"devices:",
 			"  - match:",
@@ -355,7 +402,7 @@ func TestParseInvalid(t *testing.T) {
 		{"syntax error", "listen: ':1'\ndevices: [\n",
 			`2: invalid YAML: did not find expected node content`},
 		{"non-string key", "devices:\n  - match: {driver: a}\n    1: x",
-			`3: devices[0]: key is integer 1 (want one of name, match, policy, mask, cpus, node, queue_regex)`},
+			`3: devices[0]: key is integer 1 (want one of name, match, policy, mask, balance, cpus, node, queue_regex)`},
 		{"merge key", "devices:\n  - match: &m {driver: a}\n  - match:\n      <<: *m",
 			`4: devices[1].match.<<: merge keys are not supported (want the keys written out, or an alias for the whole value)`},
 	}
