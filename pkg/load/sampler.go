@@ -12,7 +12,7 @@ import (
 )
 
 // DefaultInterruptCost is the CPU time the fallback charges for one
-// interrupt when /proc/stat shows no hardirq time. Five microseconds is
+// interrupt when /proc/stat shows no irq or softirq time. Five microseconds is
 // the order of a NIC or NVMe queue interrupt and the softirq it raises
 // on current x86 servers at light load; it is a guess, not a
 // measurement, and only sets the scale: without time accounting every
@@ -21,10 +21,10 @@ import (
 const DefaultInterruptCost = 5 * time.Microsecond
 
 // accountingOffAfter is how many device interrupts one CPU takes, with
-// no hardirq tick on any CPU meanwhile, before the sampler decides that
-// /proc/stat does not account irq time. With accounting, even a 0.1 µs
-// interrupt makes 100000 of them 10 ms, one USER_HZ tick, of hardirq
-// time on that CPU; a light load that merely rounds down to no tick over
+// no irq or softirq time on any CPU meanwhile, before the sampler
+// decides that /proc/stat does not account interrupt time. With
+// accounting, even a 0.1 µs interrupt makes 100000 of them 10 ms, one
+// USER_HZ tick, of time on that CPU; a light load that merely rounds down to no tick over
 // one short interval does not reach it.
 const accountingOffAfter = 100_000
 
@@ -50,9 +50,10 @@ type Loads struct {
 	// Ready is false for a Sampler's first sample: it has no deltas, so
 	// no entry is Ready either.
 	Ready bool
-	// TimeAccounting says that /proc/stat measures irq time
-	// (CONFIG_IRQ_TIME_ACCOUNTING, or an architecture's native
-	// accounting) and the loads share that measured time out. When it
+	// TimeAccounting says that /proc/stat measures interrupt time, and
+	// the loads share that time out: exactly with
+	// CONFIG_IRQ_TIME_ACCOUNTING (or an architecture's native
+	// accounting), else softirq time as the tick samples it. When it
 	// is false, IRQ loads are estimates from rates alone, CPU loads sum
 	// them, and Unattributed is 0.
 	TimeAccounting bool
@@ -94,6 +95,10 @@ type IRQLoad struct {
 	// time of the CPUs it fired on, or Rate times the interrupt cost
 	// when TimeAccounting is false.
 	Load float64
+	// CPU is the CPU that took most of the IRQ's interrupts in the
+	// latest interval in which it fired, -1 before it has: where its
+	// load is, for a planner that does not move it.
+	CPU int
 	// Ready is false until the IRQ has been seen, with the same
 	// identity, at both ends of one interval: a new IRQ, or an IRQ
 	// number freed and requested again by another handler, has no rate
@@ -140,21 +145,24 @@ type Sampler struct {
 	// Scratch space reused across samples: by CPU id, and per row.
 	inPrev, colOK, timeOK []bool
 	sum                   []uint64 // interrupts counted on the CPU this interval
-	dIRQ, dBusy, dAll     []uint64
+	dBusy, dAll           []uint64
 	share                 []float64 // CPU time per interrupt on the CPU
 	cols                  []int     // CPUs with a column in both samples
 	rows                  []rowDelta
 	spare                 []irqHist
 }
 
-type irqHist struct{ rate, load ewma }
+type irqHist struct {
+	rate, load ewma
+	cpu        int // IRQLoad.CPU, plus one: the zero value is -1
+}
 
 type cpuHist struct {
 	online       bool // in the previous /proc/stat
 	stat         CPUStat
 	load, unattr ewma
 	// quiet counts the device interrupts the CPU took since the last
-	// interval with a hardirq tick on any CPU.
+	// interval with irq or softirq time on any CPU.
 	quiet uint64
 }
 
@@ -163,6 +171,7 @@ type rowDelta struct {
 	kind  rowKind
 	prev  int    // index of the row in the previous sample
 	total uint64 // interrupts this interval, when kind is rowCounted
+	top   int    // the CPU that took most of them
 }
 
 type rowKind uint8
@@ -234,11 +243,10 @@ func (s *Sampler) add(now time.Time, stat []CPUStat, ints inventory.Interrupts) 
 		for range ints.Rows {
 			rows = append(rows, rowDelta{kind: rowNew})
 		}
-		// Hardirq time since boot: with accounting, the timer and
-		// device interrupts of booting put some there; without, it
-		// stays 0. A sampler started so early that it finds none is
-		// set right by the first hardirq tick.
-		s.accounting = slices.ContainsFunc(stat, func(st CPUStat) bool { return st.IRQ > 0 })
+		// Interrupt time since boot: the timer and device interrupts
+		// of booting put some there. A sampler started so early that
+		// it finds none is set right by the first tick of it.
+		s.accounting = slices.ContainsFunc(stat, func(st CPUStat) bool { return st.IRQ > 0 || st.SoftIRQ > 0 })
 	}
 	s.rows = rows
 
@@ -281,10 +289,13 @@ func (s *Sampler) add(now time.Time, stat []CPUStat, ints inventory.Interrupts) 
 			}
 			h.rate.add(rate, w)
 			h.load.add(load, w)
+			if rd.total > 0 {
+				h.cpu = rd.top + 1
+			}
 		}
 		next[i] = h
 		out.IRQs[i] = IRQLoad{IRQ: r.IRQ, Chip: r.Chip, HWIRQ: r.HWIRQ, Actions: r.Actions,
-			Rate: h.rate.v, Load: h.load.v, Ready: h.rate.ok}
+			Rate: h.rate.v, Load: h.load.v, CPU: h.cpu - 1, Ready: h.rate.ok}
 	}
 	s.irqs, s.spare = next, s.irqs
 	s.ints, s.stat, s.last, s.primed = ints, stat, now, true
@@ -317,7 +328,6 @@ func (s *Sampler) count(stat []CPUStat, ints inventory.Interrupts, rows []rowDel
 			continue
 		}
 		s.timeOK[st.CPU] = true
-		s.dIRQ[st.CPU] = st.IRQ - p.IRQ
 		s.dBusy[st.CPU] = st.IRQ - p.IRQ + st.SoftIRQ - p.SoftIRQ
 		s.dAll[st.CPU] = st.Total - p.Total
 	}
@@ -353,27 +363,36 @@ func (s *Sampler) count(stat []CPUStat, ints inventory.Interrupts, rows []rowDel
 			rows = append(rows, rowDelta{kind: rowSkipped, prev: j})
 			continue
 		}
-		var total uint64
+		var total, most uint64
+		top := -1
 		for _, c := range s.cols {
 			d := r.Counts[c] - p[c]
 			s.sum[c] += d
 			total += d
+			if d > most {
+				most, top = d, c
+			}
 		}
-		rows = append(rows, rowDelta{kind: rowCounted, prev: j, total: total})
+		rows = append(rows, rowDelta{kind: rowCounted, prev: j, total: total, top: top})
 	}
 	return rows
 }
 
-// decideAccounting updates whether /proc/stat accounts irq time: yes as
-// soon as any CPU's hardirq column rises, no once a CPU has taken
-// accountingOffAfter device interrupts while no hardirq column did.
+// decideAccounting updates whether /proc/stat measures interrupt time:
+// yes as soon as any CPU's irq or softirq column rises, no once a CPU
+// has taken accountingOffAfter device interrupts while neither column
+// rose on any CPU.
 //
-// The softirq column proves nothing: without irq time accounting the
-// tick still samples softirq context into it (account_system_time() in
-// kernel/sched/cputime.c), while the hardirq column stays at 0, as a
-// tick cannot land inside a hardirq handler.
+// The softirq column counts: with CONFIG_IRQ_TIME_ACCOUNTING it is
+// measured exactly, and without it the tick still samples softirq
+// context into it (account_system_time() in kernel/sched/cputime.c),
+// an unbiased estimate of the time that is most of a NIC queue's work
+// (NAPI polls in softirq). Debian's kernels are built so: the hardirq
+// column stays 0, as a tick cannot land inside another hardirq
+// handler. Interrupt rates alone would misjudge NAPI queues, whose
+// interrupts per packet fall as they get busier.
 func (s *Sampler) decideAccounting(stat []CPUStat) {
-	if slices.ContainsFunc(stat, func(st CPUStat) bool { return s.timeOK[st.CPU] && s.dIRQ[st.CPU] > 0 }) {
+	if slices.ContainsFunc(stat, func(st CPUStat) bool { return s.timeOK[st.CPU] && s.dBusy[st.CPU] > 0 }) {
 		s.accounting = true
 		for _, st := range stat {
 			s.cpus[st.CPU].quiet = 0
@@ -435,7 +454,6 @@ func (s *Sampler) grow(width int) {
 	s.colOK = append(s.colOK, make([]bool, n)...)
 	s.timeOK = append(s.timeOK, make([]bool, n)...)
 	s.sum = append(s.sum, make([]uint64, n)...)
-	s.dIRQ = append(s.dIRQ, make([]uint64, n)...)
 	s.dBusy = append(s.dBusy, make([]uint64, n)...)
 	s.dAll = append(s.dAll, make([]uint64, n)...)
 	s.share = append(s.share, make([]float64, n)...)

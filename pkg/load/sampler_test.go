@@ -301,34 +301,62 @@ func TestAccountingOffFallback(t *testing.T) {
 	}
 }
 
-// TestAccountingTurnsOff checks the run-time decision: irq time that
-// stops rising while a CPU takes accountingOffAfter interrupts turns
-// the fallback on, and a hardirq tick turns it off again.
+// TestAccountingTurnsOff checks the run-time decision: irq and softirq
+// time that stop rising while a CPU takes accountingOffAfter interrupts
+// turn the fallback on, and a tick of either turns it off again.
 func TestAccountingTurnsOff(t *testing.T) {
 	r := newRig(t, Config{})
-	stat := func(i, irq uint64) []ticks {
-		return []ticks{{0, 10000 + 990*i, irq, 500 + 10*i}, {1, 10000 + 1000*i, 0, 0}}
+	stat := func(i, irq, soft uint64) []ticks {
+		// The fake's total adds irq and softirq: CPU 0 runs 1000 ticks
+		// an interval.
+		return []ticks{{0, 10540 + 1000*i - irq - soft, irq, soft}, {1, 10000 + 1000*i, 0, 0}}
 	}
 	step := uint64(accountingOffAfter * 6 / 10)
 	row := func(i uint64) fakesys.InterruptRow { return irqRow(24, 0, "eth0-0", i*step, 0) }
-	if l := r.sample(t, 0, stat(0, 40), both, row(0)); !l.TimeAccounting {
-		t.Fatal("first sample: no TimeAccounting with hardirq time since boot")
+	if l := r.sample(t, 0, stat(0, 40, 500), both, row(0)); !l.TimeAccounting {
+		t.Fatal("first sample: no TimeAccounting with interrupt time since boot")
 	}
-	l := r.sample(t, 10*time.Second, stat(1, 40), both, row(1))
+	// Softirq ticks alone are measured time (a kernel without
+	// CONFIG_IRQ_TIME_ACCOUNTING): the 10 of 1000 are IRQ 24's.
+	l := r.sample(t, 10*time.Second, stat(1, 40, 510), both, row(1))
 	if !l.TimeAccounting {
-		t.Fatalf("TimeAccounting off after %d interrupts, before the %d that decide", step, accountingOffAfter)
+		t.Fatal("TimeAccounting off while softirq time rises")
 	}
-	// Still measured: the 10 softirq ticks of 1000 are IRQ 24's.
-	checkNear(t, "IRQ 24 load, accounting", mustIRQ(t, l, 24).Load, 0.01)
-	l = r.sample(t, 20*time.Second, stat(2, 40), both, row(2))
-	if l.TimeAccounting {
-		t.Fatalf("TimeAccounting still on after %d interrupts on CPU 0 and no hardirq tick", 2*step)
-	}
+	checkNear(t, "IRQ 24 load, softirq ticks", mustIRQ(t, l, 24).Load, 0.01)
 	w := weight(10*time.Second, DefaultHalfLife)
+	l = r.sample(t, 20*time.Second, stat(2, 40, 510), both, row(2))
+	if !l.TimeAccounting {
+		t.Fatalf("TimeAccounting off after %d quiet interrupts, before the %d that decide", step, accountingOffAfter)
+	}
+	v2 := 0.01 + w*(0-0.01)
+	checkNear(t, "IRQ 24 load, no tick this interval", mustIRQ(t, l, 24).Load, v2)
+	l = r.sample(t, 30*time.Second, stat(3, 40, 510), both, row(3))
+	if l.TimeAccounting {
+		t.Fatalf("TimeAccounting still on after %d interrupts on CPU 0 and no irq or softirq tick", 2*step)
+	}
 	rate := float64(step) / 10
-	checkNear(t, "IRQ 24 load, fallback", mustIRQ(t, l, 24).Load, 0.01+w*(rate*5e-6-0.01))
-	if l = r.sample(t, 30*time.Second, stat(3, 41), both, row(3)); !l.TimeAccounting {
+	checkNear(t, "IRQ 24 load, fallback", mustIRQ(t, l, 24).Load, v2+w*(rate*5e-6-v2))
+	if l = r.sample(t, 40*time.Second, stat(4, 41, 510), both, row(4)); !l.TimeAccounting {
 		t.Error("TimeAccounting still off after a hardirq tick")
+	}
+}
+
+// TestIRQCPU checks IRQLoad.CPU: where most interrupts of the latest
+// interval with any landed, kept through an interval without.
+func TestIRQCPU(t *testing.T) {
+	r := newRig(t, Config{})
+	tk := []ticks{{0, 10000, 10, 10}, {1, 10000, 10, 10}}
+	if q := mustIRQ(t, r.sample(t, 0, tk, both, irqRow(24, 0, "eth0-0", 5, 5)), 24); q.CPU != -1 {
+		t.Errorf("first sample: CPU %d, want -1", q.CPU)
+	}
+	if q := mustIRQ(t, r.sample(t, time.Second, tk, both, irqRow(24, 0, "eth0-0", 6, 50)), 24); q.CPU != 1 {
+		t.Errorf("after 1+45 interrupts on CPUs 0, 1: CPU %d, want 1", q.CPU)
+	}
+	if q := mustIRQ(t, r.sample(t, 2*time.Second, tk, both, irqRow(24, 0, "eth0-0", 6, 50)), 24); q.CPU != 1 {
+		t.Errorf("after an interval without interrupts: CPU %d, want 1 still", q.CPU)
+	}
+	if q := mustIRQ(t, r.sample(t, 3*time.Second, tk, both, irqRow(24, 0, "eth0-0", 90, 51)), 24); q.CPU != 0 {
+		t.Errorf("after 84+1 interrupts on CPUs 0, 1: CPU %d, want 0", q.CPU)
 	}
 }
 
