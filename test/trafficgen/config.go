@@ -18,7 +18,7 @@ const (
 	maxFlows    = 4096
 	maxWeight   = 100
 	maxRate     = 200000
-	maxDuration = 10 * time.Minute
+	maxDuration = 15 * time.Minute
 	minSize     = 64
 	maxSize     = 1514
 	// basePort is flow 0's UDP source port.

@@ -21,7 +21,7 @@ func TestParseFlagsDefaults(t *testing.T) {
 
 func TestParseFlagsBounds(t *testing.T) {
 	ok := []string{
-		"-flows 1", "-flows 4096", "-rate 1", "-rate 200000", "-duration 1ms", "-duration 10m",
+		"-flows 1", "-flows 4096", "-rate 1", "-rate 200000", "-duration 1ms", "-duration 15m",
 		"-size 64", "-size 1514", "-src 198.19.255.254 -dst 198.18.0.0", "-weights 8,1,1,1", "-weights 100",
 		"-dst-mac 02:00:00:00:00:01",
 	}
@@ -38,7 +38,7 @@ func TestParseFlagsBounds(t *testing.T) {
 		"-iface t -rate 200001":               "-rate 200001",
 		"-iface t -duration 0s":               "-duration 0s",
 		"-iface t -duration -1s":              "-duration -1s",
-		"-iface t -duration 10m1s":            "at most 10m0s",
+		"-iface t -duration 15m1s":            "at most 15m0s",
 		"-iface t -size 63":                   "-size 63: want 64..1514",
 		"-iface t -size 1515":                 "-size 1515",
 		"-iface t -src 10.0.0.1":              "-src: 10.0.0.1 is outside 198.18.0.0/15",

@@ -32,8 +32,10 @@
 //   - -rate at most 200000 frames/s: a TCG guest receives about 45k/s on
 //     this lab's 2 cores; 200k saturates it with room to spare, and the
 //     sender stays a bounded share of the host's CPU.
-//   - -duration at most 10m: a measurement window is seconds to a
-//     minute; a forgotten generator stops by itself.
+//   - -duration at most 15m: a measurement window is seconds to a
+//     minute, the bench's stability run (traffic/steady) 11 minutes of
+//     unbroken traffic plus its tail; a forgotten generator stops by
+//     itself.
 //   - -size 64..1514 bytes per frame (without FCS): the Ethernet minimum
 //     to a standard 1500-byte MTU frame.
 package main

@@ -36,7 +36,7 @@ func (p *pacer) take(e time.Duration) int {
 	return int(n)
 }
 
-// allowed is rate*e in whole frames. rate <= 200000 and e <= 10 min
+// allowed is rate*e in whole frames. rate <= 200000 and e <= 15 min
 // keep the product far below 2^63 ns·frames/s.
 func (p *pacer) allowed(e time.Duration) int64 {
 	return int64(e) * p.rate / int64(time.Second)
