@@ -9,32 +9,77 @@ import (
 	"github.com/numairqd/numairqd/test/e2e/guestinfo"
 )
 
-// TrafficRun is one guest receiving the same traffic in three states of
-// its IRQ placement, one after the other: the driver's own, irqbalance
-// running, numairqd running. Every state starts from the driver's
-// placement.
+// TrafficRun is one guest receiving the same traffic in several states
+// of its IRQ placement, one after the other: the driver's own,
+// irqbalance running, numairqd with `balance: count` ("count"; older
+// runs call it "numairqd"), numairqd with `balance: load` ("load").
+// Every state starts from the driver's placement.
 type TrafficRun struct {
 	Name    string `json:"name"`
 	Title   string `json:"title"`
-	PCI     string `json:"pci"`
+	PCI     string `json:"pci"`     // the first NIC's, NICs[0].PCI
 	Enabled int    `json:"enabled"` // rx queues the driver has enabled
-	Flows   int    `json:"flows"`
-	Rate    int    `json:"rate"` // offered frames/s
+	Flows   int    `json:"flows"`   // the first NIC's
+	Rate    int    `json:"rate"`    // the first NIC's offered frames/s
+	// NICs are every NIC that received traffic, the first as above.
+	NICs []TrafficNIC `json:"nics,omitempty"`
+	// Skew says in words how the flows are uneven ("" for even flows).
+	Skew string `json:"skew,omitempty"`
+	// Steady marks the stability run: one long window in which only
+	// the load balancer's moves are counted.
+	Steady bool `json:"steady,omitempty"`
 	// WarmupS is how long each state ran under traffic before its
-	// window started (irqbalance rebalances every 10 s).
+	// window started (irqbalance rebalances every 10 s); a state's own
+	// WarmupS overrides it.
 	WarmupS float64        `json:"warmup_s"`
 	States  []TrafficState `json:"states"`
 }
 
+// TrafficNIC is the traffic one NIC received in every state.
+type TrafficNIC struct {
+	PCI     string `json:"pci"`
+	Flows   int    `json:"flows"`
+	Rate    int    `json:"rate"`              // offered frames/s
+	Weights string `json:"weights,omitempty"` // trafficgen -weights
+}
+
+// PCIs lists the run's NICs, or its one PCI for older runs.
+func (r TrafficRun) PCIs() []string {
+	if len(r.NICs) == 0 {
+		return []string{r.PCI}
+	}
+	var out []string
+	for _, n := range r.NICs {
+		out = append(out, n.PCI)
+	}
+	return out
+}
+
 // TrafficState is one state's measurement window.
 type TrafficState struct {
-	Name string `json:"name"` // "driver", "irqbalance", "numairqd"
+	Name string `json:"name"` // "driver", "irqbalance", "count", "load"
+	// WarmupS is how long this state ran under traffic before its
+	// window (0: the run's WarmupS).
+	WarmupS float64 `json:"warmup_s,omitempty"`
 	// Before and After are the guest's state at the ends of the window.
 	Before  guestinfo.State        `json:"before"`
 	After   guestinfo.State        `json:"after"`
 	Samples []guestinfo.LoadSample `json:"samples"`
-	// Generator is trafficgen's summary for this state's traffic.
-	Generator map[string]any `json:"generator"`
+	// Generator is trafficgen's summary for this state's traffic (the
+	// first NIC's); Generators has one per NIC.
+	Generator  map[string]any   `json:"generator"`
+	Generators []map[string]any `json:"generators,omitempty"`
+	// QueuesBefore and QueuesAfter are the NICs' per-queue rx packets
+	// just before and just after the window's samples.
+	QueuesBefore *QueueStats `json:"queues_before,omitempty"`
+	QueuesAfter  *QueueStats `json:"queues_after,omitempty"`
+	// MetricsBefore and MetricsAfter are numairqd's numairqd_balance_*
+	// and numairqd_cpu_irq_load lines at the window's ends ("" for
+	// other daemons).
+	MetricsBefore string `json:"metrics_before,omitempty"`
+	MetricsAfter  string `json:"metrics_after,omitempty"`
+	// MoveLog is numairqd's "load balance moved queues" log lines.
+	MoveLog string `json:"move_log,omitempty"`
 }
 
 // CPULoad is one CPU's part of a window.
