@@ -12,16 +12,24 @@ import (
 
 // trafficResult is one run with every state's figures, computed once
 // for the section and the chart; a state that cannot be computed
-// (errs[i]) is reported in the section and left out of the chart.
+// (errs[i]) is reported in the section and left out of the chart. The
+// first result carries every run's load-balancing figures, steady run
+// included, for the section and chart of its own (balance.go).
 type trafficResult struct {
 	run     measure.TrafficRun
 	figures []measure.TrafficFigures // by state, as run.States
 	errs    []error
+	balance []balanceResult
 }
 
+// trafficResults are the runs' figures, the stability run (Steady: one
+// long window) left to the load-balancing section.
 func trafficResults(runs []measure.TrafficRun) []trafficResult {
 	var out []trafficResult
 	for _, r := range runs {
+		if r.Steady {
+			continue
+		}
 		tr := trafficResult{run: r}
 		for _, st := range r.States {
 			f, err := measure.Traffic(st, r.PCI)
@@ -30,23 +38,40 @@ func trafficResults(runs []measure.TrafficRun) []trafficResult {
 		}
 		out = append(out, tr)
 	}
+	if len(out) > 0 {
+		out[0].balance = balanceResults(runs)
+	}
 	return out
 }
 
 // traffic writes the traffic section: the same offered load in the
-// driver's placement, with irqbalance and with numairqd, per guest.
+// driver's placement, with irqbalance and with numairqd (count and
+// load), per guest; then the load-balancing section.
 func (w *writer) traffic(results []trafficResult, chart string) {
 	if len(results) == 0 {
 		return
 	}
 	w.p("## Traffic\n")
-	w.p("Real frames through the lab: `test/trafficgen` writes %d UDP flows at %d frames/s (offered) from the host side of the guest's tap, inside the boot's own network namespace; the multi-queue tap spreads the flows over the rx queues by flow hash, and the guest's virtio-net receives them (rx interrupt, NAPI, NET_RX softirq) and drops them in the IP layer. Each state starts from the driver's own placement, runs %.0f s under load (irqbalance rebalances every 10 s), then is measured over a %.0f s window from `/proc/interrupts`, `/proc/stat` and `/proc/softirqs` (`guestcheck sample`). Chart: [%s](%s), per-vCPU softirq time per state, bars coloured by NUMA distance from the NIC's node.\n",
-		results[0].run.Flows, results[0].run.Rate, results[0].run.WarmupS, trafficWindowS(results[0]), chart, chart)
+	w.p("Real frames through the lab: `test/trafficgen` writes %d UDP flows at %d frames/s (offered; the skewed cases below say theirs) from the host side of the guest's tap, inside the boot's own network namespace; the multi-queue tap spreads the flows over the rx queues by flow hash, and the guest's virtio-net receives them (rx interrupt, NAPI, NET_RX softirq) and drops them in the IP layer. Each state starts from the driver's own placement, runs %.0f s under load (irqbalance rebalances every 10 s; numairqd's `load` state %.0f s), then is measured over a %.0f s window from `/proc/interrupts`, `/proc/stat` and `/proc/softirqs` (`guestcheck sample`). `count` is numairqd with `balance: count`, `load` with `balance: load` (see *Load balancing*). Chart: [%s](%s), per-vCPU softirq time per state, bars coloured by NUMA distance from the NIC's node.\n",
+		results[0].run.Flows, results[0].run.Rate, results[0].run.WarmupS, loadWarmupS(results), trafficWindowS(results[0]), chart, chart)
 	w.p("The claim here is the *shape*, balance and locality, not throughput: every vCPU of the guest runs on the host's 2 cores under TCG, so spreading over more vCPUs does not raise packets/s and a busier placement can even lower it (the host's sender gets less CPU). Packets/s and drops are reported for completeness at a fixed offered load.\n")
 	w.p("For comparison, the seeds: the MANA patch (4 vCPUs, 4 queues) measured per-vCPU `%%soft` 38.85 / 0.03 / 24.89 / 24.65 without it (max/mean 1.76, two queues on vCPU 0) and 15.42 / 15.85 / 14.99 / 14.51 with it (max/mean 1.04), and 15.65 against 7.73 Gbit/s at 20,480 TCP connections; mlx5's hop-ordered hints gave 1.8x throughput on real NICs. Gbit/s are beyond an emulated guest.\n")
 	for _, tr := range results {
 		w.trafficRun(tr)
 	}
+	w.balance(results[0].balance, balanceChart)
+}
+
+// loadWarmupS is the load state's warm-up (NaN without one).
+func loadWarmupS(results []trafficResult) float64 {
+	for _, tr := range results {
+		for _, st := range tr.run.States {
+			if st.Name == "load" && st.WarmupS > 0 {
+				return st.WarmupS
+			}
+		}
+	}
+	return math.NaN()
 }
 
 func trafficWindowS(tr trafficResult) float64 {
@@ -61,6 +86,9 @@ func trafficWindowS(tr trafficResult) float64 {
 func (w *writer) trafficRun(tr trafficResult) {
 	r := tr.run
 	w.p("### %s\n", r.Title)
+	if r.Skew != "" {
+		w.p("Traffic: %s.\n", r.Skew)
+	}
 	w.p("%d rx queues enabled. `%%soft` is the share of each vCPU's time in softirq; *busy IRQs* counts, per vCPU, the rx queue IRQs with at least 2%% of the window's rx interrupts that fired mostly there.\n", r.Enabled)
 	var cpus []int
 	for i, f := range tr.figures {
@@ -139,12 +167,19 @@ func (w *writer) trafficRun(tr trafficResult) {
 
 // writeTrafficChart draws one row per guest and one panel per state:
 // a bar per vCPU, its height the vCPU's %soft, its colour the vCPU's
-// NUMA distance from the NIC's node.
+// NUMA distance from the NIC's node. It writes the load-balancing chart
+// (writeBalanceChart) beside it, as balance.png.
 func writeTrafficChart(path string, results []trafficResult) error {
+	if len(results) > 0 {
+		if err := writeBalanceChart(balancePNG(path), results[0].balance); err != nil {
+			return err
+		}
+	}
 	const scale, pad, barW, gap, plotH = 2, 16, 22, 6, 120
 	var dists []int
-	maxCPUs, maxSoft := 0, 0.0
+	maxCPUs, maxSoft, maxStates := 0, 0.0, 3
 	for _, tr := range results {
+		maxStates = max(maxStates, len(tr.run.States))
 		for i, f := range tr.figures {
 			if tr.errs[i] != nil {
 				continue
@@ -165,7 +200,7 @@ func writeTrafficChart(path string, results []trafficResult) error {
 	top := math.Ceil(maxSoft/10) * 10
 	panelW := max(maxCPUs*(barW+gap)+40, textWidth("IRQBALANCE  MAX/MEAN 9.99", scale)+8)
 	rowH := 14 + 14 + plotH + 16 + pad
-	width := pad + 3*(panelW+pad)
+	width := pad + maxStates*(panelW+pad)
 	height := pad + len(results)*(rowH+14) + 40
 	img := image.NewRGBA(image.Rect(0, 0, width, height))
 	fill(img, 0, 0, width, height, white)
@@ -217,7 +252,8 @@ func shorten(s string, n int) string {
 }
 
 // trafficWins adds the run's max/mean %soft and mean interrupt distance
-// of irqbalance and numairqd to the summary.
+// of irqbalance and numairqd (its count state, "numairqd" in older runs)
+// to the summary.
 func (w *writer) trafficWins(tr trafficResult) {
 	by := map[string]measure.TrafficFigures{}
 	for i, st := range tr.run.States {
@@ -226,7 +262,10 @@ func (w *writer) trafficWins(tr trafficResult) {
 		}
 	}
 	ib, okI := by["irqbalance"]
-	nq, okN := by["numairqd"]
+	nq, okN := by["count"]
+	if !okN {
+		nq, okN = by["numairqd"]
+	}
 	if !okI || !okN {
 		return
 	}

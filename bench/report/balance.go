@@ -1,0 +1,374 @@
+package main
+
+import (
+	"fmt"
+	"image"
+	"image/color"
+	"math"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/numairqd/numairqd/bench/measure"
+	"github.com/numairqd/numairqd/test/e2e/guestinfo"
+)
+
+// balanceChart is the file name of the load-balancing chart, written
+// next to the traffic chart.
+const balanceChart = "balance.png"
+
+// Issue 15's targets.
+const (
+	targetBoundSlack = 1.10 // load's peak/mean at most 10% above the bound
+	targetMoves      = 2    // load moves in 10 minutes of steady traffic
+)
+
+// balanceResult is one run's Balance figures by state, as run.States.
+type balanceResult struct {
+	run     measure.TrafficRun
+	figures []measure.BalanceFigures
+	errs    []error
+}
+
+func balanceResults(runs []measure.TrafficRun) []balanceResult {
+	var out []balanceResult
+	for _, r := range runs {
+		br := balanceResult{run: r}
+		for _, st := range r.States {
+			f, err := measure.Balance(st, r.PCIs())
+			br.figures = append(br.figures, f)
+			br.errs = append(br.errs, err)
+		}
+		out = append(out, br)
+	}
+	return out
+}
+
+// state returns the figures of the named state; "count" is also found
+// as "numairqd", its name before load balancing existed.
+func (br balanceResult) state(name string) (measure.BalanceFigures, bool) {
+	for i, st := range br.run.States {
+		if br.errs[i] == nil && (st.Name == name || name == "count" && st.Name == "numairqd") {
+			return br.figures[i], true
+		}
+	}
+	return measure.BalanceFigures{}, false
+}
+
+// balance writes the load-balancing section: every traffic run's
+// states against the best whole-queue assignment, the stability run,
+// and issue 15's targets.
+func (w *writer) balance(results []balanceResult, chart string) {
+	if len(results) == 0 {
+		return
+	}
+	w.p("## Load balancing\n")
+	w.p("`balance: count` (numairqd's queue-count rule) against `balance: load` (the same placement, then busy queues moved so that the busiest CPU's measured irq+softirq load drops; the load config spells out the defaults: 5 s samples, 30 s half-life, a move must lower the peak by 10%% for 3 samples, at most 6 moves a minute) and irqbalance, in the traffic boots above and in skewed ones. Each state starts from the driver's placement; `load` runs 60 s under traffic before its window (3 samples of 5 s and the 30 s half-life), the others 25 s. Chart: [%s](%s), per-vCPU `%%soft` per state of the skewed cases, the dashed lines the bound's busiest vCPU (red: by packets, blue: by the cost fit).\n", chart, chart)
+	w.p("- **peak/mean**: the busiest vCPU's `%%soft` over the mean of every online vCPU in the window (as in the traffic tables).")
+	w.p("- **bound**: the best whole-queue assignment. A busy rx queue's load is its share of the window's rx packets (virtio-net's `ethtool -S` `rx_queue_N_packets`, read just before and after the window) times the softirq time the queues explain: the online vCPUs' `%%soft` in all, less an *unmovable* part on every vCPU, estimated as the mean `%%soft` of the vCPUs that served under 1%% of the packets (a queue's packets are split over vCPUs as its interrupts were), and taken as 0 when every vCPU served queues. The bound is the least peak/mean that any assignment of whole queues to the online vCPUs gives with those loads (exact branch and bound, `measure.Bound`): no placement of whole queues can do better. It takes one per-packet cost for every queue and vCPU, and ignores NUMA distance: `load` keeps each queue within the hops `count` used, so where the bound needs a farther vCPU it is out of `load`'s reach by design.")
+	w.p("- **bound, cost fit**: the same with the queues' time split by a fitted cost instead of by packets: per state, the least-squares `%%soft_c ≈ a·interrupts_c/s + b·packets_c/s` (a, b ≥ 0) over the vCPUs that served queues, each queue then weighing `a·its interrupts/s + b·its packets/s` (same total). Under TCG a lightly loaded queue takes an interrupt every few packets while a busy one polls many per interrupt, so the per-packet split overstates busy queues and its bound can exceed what a placement measured (ratio below 1); the fit is the check on that. Both keep the loads of the measured placement: a queue's cost when moved is taken to stay the same.")
+	w.p("- **ratio**: peak/mean over the bound (1 is the best whole-queue placement of that window's loads). **mean distance**: the interrupt-weighted NUMA distance of every queue IRQ from its NIC's node. **moves**: the increase of `numairqd_balance_moves_total{reason=\"load\"}` over the window (its value at the window's end, since numairqd started, in parentheses).\n")
+	for _, br := range results {
+		if br.run.Steady {
+			w.steady(br)
+			continue
+		}
+		w.balanceRun(br)
+	}
+	w.balanceTargets(results)
+}
+
+func (w *writer) balanceRun(br balanceResult) {
+	r := br.run
+	w.p("### %s: %s\n", r.Name, r.Title)
+	if r.Skew != "" {
+		w.p("Traffic: %s.\n", r.Skew)
+	}
+	head, sep := "| |", "|---|"
+	for _, st := range r.States {
+		head += " " + st.Name + " |"
+		sep += "---|"
+	}
+	w.p("%s\n%s", head, sep)
+	row := func(label string, cell func(measure.BalanceFigures) string) {
+		line := "| " + label + " |"
+		for i := range r.States {
+			if br.errs[i] != nil {
+				line += " " + br.errs[i].Error() + " |"
+				continue
+			}
+			line += " " + cell(br.figures[i]) + " |"
+		}
+		w.p("%s", line)
+	}
+	row("peak/mean `%soft`", func(f measure.BalanceFigures) string { return fmt.Sprintf("**%.2f**", f.MaxOverMean) })
+	row("bound", func(f measure.BalanceFigures) string { return boundCell(f) })
+	row("ratio", func(f measure.BalanceFigures) string { return fmt.Sprintf("%.2f", f.Ratio) })
+	row("bound, cost fit", func(f measure.BalanceFigures) string { return floatOrDash(f.FitBound, "%.2f") })
+	row("ratio, cost fit", func(f measure.BalanceFigures) string { return floatOrDash(f.FitRatio, "%.2f") })
+	row("fit: `%soft` per 1k interrupts/s, per 1k packets/s", func(f measure.BalanceFigures) string {
+		return fmt.Sprintf("%.2f, %.2f", 1000*f.FitIRQ, 1000*f.FitPkt)
+	})
+	row("mean distance", func(f measure.BalanceFigures) string { return floatOrDash(f.MeanDist, "%.1f") })
+	row("rx frames/s", func(f measure.BalanceFigures) string { return fmt.Sprintf("%.0f", f.RxPPS) })
+	row("moves", func(f measure.BalanceFigures) string {
+		if math.IsNaN(f.MovesTotal) {
+			return "–"
+		}
+		return fmt.Sprintf("%s (%.0f)", floatOrDash(f.Moves, "%.0f"), f.MovesTotal)
+	})
+	row("unmovable `%soft` per vCPU", func(f measure.BalanceFigures) string {
+		if f.IdleCPUs == 0 {
+			return "ignored"
+		}
+		return fmt.Sprintf("%.1f (%d idle vCPUs)", f.Unmovable, f.IdleCPUs)
+	})
+	w.p("")
+	if r.Skew == "" {
+		return
+	}
+	w.p("Busy rx queues per state, `load %%soft @ vCPU` (queue loads from %s):\n", br.figures[0].Source)
+	for i, st := range r.States {
+		if br.errs[i] != nil {
+			continue
+		}
+		w.p("- %s: %s", st.Name, queueList(br.figures[i], len(r.PCIs()) > 1))
+	}
+	w.p("")
+}
+
+func boundCell(f measure.BalanceFigures) string {
+	if math.IsNaN(f.Bound) {
+		return "–"
+	}
+	if !f.BoundExact {
+		return fmt.Sprintf("%.2f (search cut short)", f.Bound)
+	}
+	return fmt.Sprintf("%.2f", f.Bound)
+}
+
+func floatOrDash(v float64, format string) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	return fmt.Sprintf(format, v)
+}
+
+// queueList names the busy queues (at least guestinfo.BusyShare of the
+// packets), busiest first.
+func queueList(f measure.BalanceFigures, twoNICs bool) string {
+	var total uint64
+	for _, q := range f.Queues {
+		total += q.Packets
+	}
+	qs := slices.Clone(f.Queues)
+	sort.SliceStable(qs, func(i, j int) bool { return qs[i].Load > qs[j].Load })
+	var out []string
+	for _, q := range qs {
+		if total == 0 || float64(q.Packets) < guestinfo.BusyShare*float64(total) {
+			continue
+		}
+		name := fmt.Sprintf("q%d", q.Queue)
+		if twoNICs {
+			name = q.PCI[5:7] + "/" + name
+		}
+		out = append(out, fmt.Sprintf("%s %.1f @ %d", name, q.Load, q.CPU))
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
+}
+
+// steady writes the stability run: the load balancer's moves over its
+// long window, and peak/mean minute by minute.
+func (w *writer) steady(br balanceResult) {
+	r := br.run
+	w.p("### %s\n", r.Title)
+	if len(r.States) == 0 || br.errs[0] != nil {
+		w.p("No data: %v\n", br.errs)
+		return
+	}
+	f, st := br.figures[0], r.States[0]
+	w.p("Traffic: %s. Moves by load balancing between the scrape at minute 1 (after the warm-up) and the one %.0f minutes later: **%s** (%.0f since numairqd started); numairqd logged %d \"load balance moved queues\" steps in all. Over the window: peak/mean %.2f, bound %s, ratio %.2f, mean distance %s, %.0f rx frames/s.\n",
+		r.Skew, f.Seconds/60, floatOrDash(f.Moves, "%.0f"), f.MovesTotal, moveLines(st.MoveLog), f.MaxOverMean, boundCell(f), f.Ratio, floatOrDash(f.MeanDist, "%.1f"), f.RxPPS)
+	var per []string
+	for i := 1; i < len(st.Samples); i++ {
+		lw, err := guestinfo.LoadBetween(st.Samples[i-1], st.Samples[i])
+		if err != nil {
+			continue
+		}
+		if mx, mean := lw.SoftPct(measure.TopoOf(st.Before).Online); mean > 0 {
+			per = append(per, fmt.Sprintf("%.2f", mx/mean))
+		}
+	}
+	if len(per) > 0 {
+		w.p("Peak/mean `%%soft` minute by minute: %s.\n", strings.Join(per, ", "))
+	}
+}
+
+func moveLines(log string) int {
+	n := 0
+	for line := range strings.Lines(log) {
+		if strings.Contains(line, "load balance moved queues") {
+			n++
+		}
+	}
+	return n
+}
+
+// balanceTargets adds issue 15's targets to the summary.
+func (w *writer) balanceTargets(results []balanceResult) {
+	for _, br := range results {
+		r := br.run
+		load, okL := br.state("load")
+		if !okL {
+			continue
+		}
+		switch {
+		case r.Steady:
+			if math.IsNaN(load.Moves) {
+				w.targets = append(w.targets, fmt.Sprintf("issue 15, at most %d load moves in 10 minutes of steady traffic (%s): no metrics — not measured", targetMoves, r.Name))
+				continue
+			}
+			mins := load.Seconds / 60
+			w.targets = append(w.targets, fmt.Sprintf("issue 15, at most %d load moves in 10 minutes of steady traffic: %.0f in %.0f minutes (%s) — %s", targetMoves, load.Moves, mins, r.Name, verdict(load.Moves <= targetMoves && mins >= 9.5)+partial(mins)))
+		case r.Skew != "":
+			count, okC := br.state("count")
+			irqb, okI := br.state("irqbalance")
+			met := load.Ratio <= targetBoundSlack && (!okC || load.MaxOverMean <= count.MaxOverMean) && (!okI || load.MaxOverMean <= irqb.MaxOverMean)
+			w.targets = append(w.targets, fmt.Sprintf("issue 15, %s: load's peak/mean within 10%% of the bound and no higher than count's or irqbalance's: load %.2f, bound %.2f (ratio %.2f; by the cost fit %.2f, ratio %.2f), count %s, irqbalance %s — %s",
+				r.Name, load.MaxOverMean, load.Bound, load.Ratio, load.FitBound, load.FitRatio, peakOf(count, okC), peakOf(irqb, okI), verdict(met)))
+		case r.Name == "numa4":
+			count, okC := br.state("count")
+			if !okC {
+				continue
+			}
+			same := math.Abs(load.MeanDist-count.MeanDist) < 0.05
+			w.targets = append(w.targets, fmt.Sprintf("issue 15, four-node guest (even flows): load's mean distance equal to count's: load %.2f, count %.2f — %s", load.MeanDist, count.MeanDist, verdict(same)))
+		}
+	}
+}
+
+func partial(mins float64) string {
+	if mins < 9.5 {
+		return " (window shortened by BENCH_STEADY_MINUTES: not the target's 10 minutes)"
+	}
+	return ""
+}
+
+func peakOf(f measure.BalanceFigures, ok bool) string {
+	if !ok {
+		return "missing"
+	}
+	return fmt.Sprintf("%.2f", f.MaxOverMean)
+}
+
+// writeBalanceChart draws one row per skewed run and one panel per
+// state: a bar per vCPU (its %soft, coloured by NUMA distance from the
+// first NIC's node) and dashed lines at the bound's busiest vCPU, by
+// packets (red) and by the cost fit (blue).
+func writeBalanceChart(path string, results []balanceResult) error {
+	var rows []balanceResult
+	for _, br := range results {
+		if br.run.Skew != "" && !br.run.Steady {
+			rows = append(rows, br)
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	const scale, pad, barW, gap, plotH = 2, 16, 22, 6, 120
+	var dists []int
+	maxCPUs, maxStates, top := 0, 0, 1.0
+	for _, br := range rows {
+		maxStates = max(maxStates, len(br.run.States))
+		for i, f := range br.figures {
+			if br.errs[i] != nil {
+				continue
+			}
+			maxCPUs = max(maxCPUs, len(f.CPUs))
+			if !math.IsNaN(f.Bound) {
+				top = max(top, f.Bound*f.MeanSoft)
+			}
+			for _, c := range f.CPUs {
+				top = max(top, c.SoftPct)
+				if c.Dist >= 0 && !slices.Contains(dists, c.Dist) {
+					dists = append(dists, c.Dist)
+				}
+			}
+		}
+	}
+	slices.Sort(dists)
+	top = math.Ceil(top/10) * 10
+	panelW := max(maxCPUs*(barW+gap)+40, textWidth("IRQBALANCE 9.99 BOUND 9.99", scale)+8)
+	rowH := 14 + 14 + plotH + 16 + pad
+	width := max(pad+maxStates*(panelW+pad), textWidth("%SOFT PER VCPU BY DISTANCE FROM THE NIC NODE: 10 12 20 22   - - BOUND   - - BOUND BY COST FIT", scale)+2*pad)
+	height := pad + len(rows)*(rowH+14) + 40
+	img := image.NewRGBA(image.Rect(0, 0, width, height))
+	fill(img, 0, 0, width, height, white)
+	red, blue := color.RGBA{200, 0, 0, 255}, color.RGBA{30, 60, 220, 255}
+	y := pad
+	for _, br := range rows {
+		drawText(img, pad, y, scale, strings.ToUpper(br.run.Name)+": "+strings.ToUpper(shorten(br.run.Title, 80)), black)
+		y += 14
+		for i, st := range br.run.States {
+			x := pad + i*(panelW+pad)
+			if br.errs[i] != nil {
+				drawText(img, x, y, scale, strings.ToUpper(st.Name)+": NO DATA", black)
+				continue
+			}
+			f := br.figures[i]
+			drawText(img, x, y, scale, fmt.Sprintf("%s %.2f BOUND %.2f", strings.ToUpper(st.Name), f.MaxOverMean, f.Bound), black)
+			base := y + 14 + plotH
+			fill(img, x+30, y+14, 1, plotH, grid)
+			fill(img, x+30, base, maxCPUs*(barW+gap), 1, black)
+			drawText(img, x, y+14, scale, itoa(int(top)), black)
+			drawText(img, x, base-8, scale, "0", black)
+			for k, c := range f.CPUs {
+				h := int(math.Round(c.SoftPct / top * plotH))
+				bx := x + 34 + k*(barW+gap)
+				col := grey
+				if c.Dist >= 0 {
+					col = distColor(c.Dist, dists)
+				}
+				fill(img, bx, base-h, barW, h, col)
+				drawText(img, bx+barW/2-4, base+4, scale, itoa(c.CPU), black)
+			}
+			for _, b := range []struct {
+				v   float64
+				col color.RGBA
+			}{{f.Bound, red}, {f.FitBound, blue}} {
+				if math.IsNaN(b.v) {
+					continue
+				}
+				by := base - int(math.Round(b.v*f.MeanSoft/top*plotH))
+				for dx := 0; dx < len(f.CPUs)*(barW+gap); dx += 8 {
+					fill(img, x+32+dx, by, 5, 2, b.col)
+				}
+			}
+		}
+		y += rowH
+	}
+	x, ly := pad, height-32
+	x = drawText(img, x, ly+2, scale, "%SOFT PER VCPU BY DISTANCE FROM THE NIC NODE:", black) + 8
+	for _, d := range dists {
+		fill(img, x, ly, 14, 14, distColor(d, dists))
+		x = drawText(img, x+18, ly+2, scale, itoa(d), black) + 12
+	}
+	for dx := 0; dx < 24; dx += 8 {
+		fill(img, x+dx, ly+6, 5, 2, red)
+	}
+	x = drawText(img, x+28, ly+2, scale, "BOUND", black) + 12
+	for dx := 0; dx < 24; dx += 8 {
+		fill(img, x+dx, ly+6, 5, 2, blue)
+	}
+	drawText(img, x+28, ly+2, scale, "BOUND BY COST FIT", black)
+	return savePNG(path, img)
+}
+
+// balancePNG is the chart's path: beside the traffic chart.
+func balancePNG(trafficPNG string) string {
+	return filepath.Join(filepath.Dir(trafficPNG), balanceChart)
+}
