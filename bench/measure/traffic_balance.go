@@ -162,6 +162,12 @@ type BalanceFigures struct {
 	// queue IRQ of the devices from its own device's node (NaN without
 	// nodes); RxPPS all their rx packets per second.
 	MeanDist, RxPPS float64
+	// QueueDist is the mean over the busy rx queues (guestinfo.BusyShare
+	// of the packets) of the distance from their NIC's node to the CPU
+	// that took most of their interrupts: where the placement put them,
+	// without MeanDist's weighting by interrupt rates (NaN without
+	// nodes).
+	QueueDist float64
 	// Moves is the increase of LoadMoves over the window, MovesTotal its
 	// value at the window's end (since numairqd started); NaN without
 	// the metrics.
@@ -197,7 +203,7 @@ func Balance(st TrafficState, pcis []string) (BalanceFigures, error) {
 	for _, q := range w.IRQs {
 		irqs[q.Number] = q
 	}
-	f := BalanceFigures{Seconds: w.Seconds, MeanDist: math.NaN(), Moves: math.NaN(), MovesTotal: math.NaN(), Source: "interrupts", RxPPS: w.RxPPS}
+	f := BalanceFigures{Seconds: w.Seconds, MeanDist: math.NaN(), QueueDist: math.NaN(), Moves: math.NaN(), MovesTotal: math.NaN(), Source: "interrupts", RxPPS: w.RxPPS}
 	before, after := st.QueuesBefore, st.QueuesAfter
 	if before != nil && after != nil && after.UptimeS > before.UptimeS {
 		f.Source = "ethtool"
@@ -252,6 +258,20 @@ func Balance(st TrafficState, pcis []string) (BalanceFigures, error) {
 	}
 	if distN > 0 {
 		f.MeanDist = distSum / distN
+	}
+	nodeOf := map[string]int{}
+	for _, d := range devs {
+		nodeOf[d.PCI] = d.Node
+	}
+	var qd, qn float64
+	for _, q := range f.Queues {
+		if node := nodeOf[q.PCI]; node >= 0 && q.CPU >= 0 && float64(q.Packets) >= guestinfo.BusyShare*totalPkts {
+			qd += float64(t.CPUDist(node, q.CPU))
+			qn++
+		}
+	}
+	if qn > 0 {
+		f.QueueDist = qd / qn
 	}
 	if f.Source == "ethtool" {
 		f.RxPPS = totalPkts / (after.UptimeS - before.UptimeS)

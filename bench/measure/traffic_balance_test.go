@@ -222,6 +222,10 @@ func TestBalance(t *testing.T) {
 	if want := (10*300.0 + 20*100) / 400; math.Abs(f.MeanDist-want) > 1e-9 {
 		t.Errorf("mean distance %v, want %v", f.MeanDist, want)
 	}
+	// Queue 0 at distance 10 and queue 1 at 20; queue 2 is idle.
+	if f.QueueDist != 15 {
+		t.Errorf("queue distance %v, want 15", f.QueueDist)
+	}
 	// Without queue stats the interrupts stand in for packets.
 	st.QueuesBefore, st.QueuesAfter, st.MetricsBefore = nil, nil, ""
 	f, err = Balance(st, []string{"0000:41:00.0"})
