@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+	"time"
 
 	"github.com/numairqd/numairqd/pkg/config"
+	"github.com/numairqd/numairqd/pkg/load"
 	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/state"
 )
@@ -31,6 +33,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	sysfs := fl.String("sysfs", "/sys", "sysfs root to read")
 	procfs := fl.String("procfs", "/proc", "procfs root to read")
 	format := fl.String("format", "text", "output format: text or json")
+	sample := fl.Duration("load-sample", 2*time.Second, "with balance: load, measure interrupt loads over this long first (0: plan without loads)")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
@@ -52,9 +55,19 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "numairqd plan: %v\n", err)
 		return 1
 	}
+	var bal policy.Balancing
+	if cfg.WantsLoad() && *sample > 0 {
+		l, err := sampleLoads(*procfs, cfg, *sample)
+		if err != nil {
+			fmt.Fprintf(stderr, "numairqd plan: %v\n", err)
+			return 1
+		}
+		// What the daemon would move now, from count's placement.
+		bal = policy.Balancing{Loads: &l, MaxMoves: cfg.LoadBalance.MovesPerMinute, MinGain: cfg.LoadBalance.MinGain}
+	}
 	// The daemon's own pipeline, without its memory of refused writes:
 	// this command writes nothing, so the kernel has refused nothing yet.
-	planned, err := state.Plan(state.Roots{Sys: *sysfs, Proc: *procfs}, cfg, nil)
+	planned, err := state.Plan(state.Roots{Sys: *sysfs, Proc: *procfs}, cfg, nil, bal)
 	if err != nil {
 		fmt.Fprintf(stderr, "numairqd plan: %v\n", err)
 		return 1
@@ -76,17 +89,34 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// sampleLoads measures the loads over one interval of length d. With
+// a single interval there is nothing to smooth: the loads are that
+// interval's.
+func sampleLoads(procfs string, cfg *config.Config, d time.Duration) (load.Loads, error) {
+	s := load.NewSampler(load.FS{Proc: procfs}, load.Config{HalfLife: cfg.LoadBalance.HalfLife})
+	if _, err := s.Sample(time.Now()); err != nil {
+		return load.Loads{}, err
+	}
+	time.Sleep(d)
+	return s.Sample(time.Now())
+}
+
 func writePlanText(w io.Writer, p *policy.Plan) {
 	fmt.Fprintf(w, "Allowed CPUs: %s\n%s\n", orDash(p.Allowed.String()), p.Summary())
+	loads := p.Balance != nil && p.Balance.Ready
 	for _, d := range p.Devices {
 		name := d.PCI
 		if name == "" {
 			name = "(no PCI device)"
 		}
 		fmt.Fprintf(w, "\n%s  driver %s  interfaces %v  node %d  policy %s  mask %s  %s\n",
-			name, orDash(d.Driver), d.Interfaces, d.Node, d.Policy, d.Mask, d.Rule)
+			name, orDash(d.Driver), d.Interfaces, d.Node, d.Policy, d.Mask, balanceWord(d)+d.Rule)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  IRQ\tNAME\tQUEUE\tCURRENT -> PLANNED\tMANAGED\tREASON")
+		loadHead := ""
+		if loads {
+			loadHead = "LOAD\t"
+		}
+		fmt.Fprintf(tw, "  IRQ\tNAME\tQUEUE\tCURRENT -> PLANNED\tMANAGED\t%sREASON\n", loadHead)
 		for _, q := range d.IRQs {
 			queue := "-"
 			if q.Queue >= 0 {
@@ -103,8 +133,58 @@ func writePlanText(w io.Writer, p *policy.Plan) {
 			if q.Managed {
 				managed = "yes"
 			}
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s -> %s\t%s\t%s\n", q.Number, q.Name, queue, orDash(q.Current.String()), planned, managed, q.Reason)
+			load := ""
+			if loads {
+				load = percent(q.Load) + "\t"
+			}
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s -> %s\t%s\t%s%s\n", q.Number, q.Name, queue, orDash(q.Current.String()), planned, managed, load, q.Reason)
 		}
 		tw.Flush()
 	}
+	if loads {
+		writeBalanceText(w, p.Balance)
+	}
+}
+
+func balanceWord(d policy.Device) string {
+	if d.Balance == config.BalanceLoad {
+		return "balance load  "
+	}
+	return ""
+}
+
+// writeBalanceText shows the loads the plan used and what load
+// balancing would move.
+func writeBalanceText(w io.Writer, b *policy.BalanceView) {
+	how := "measured irq+softirq time"
+	if !b.TimeAccounting {
+		how = "interrupt rates times an assumed cost (no irq time accounting)"
+	}
+	fmt.Fprintf(w, "\nInterrupt load per allowed CPU (%s), as planned:\n", how)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  CPU\tLOAD\tFIXED")
+	for _, c := range b.CPUs {
+		fmt.Fprintf(tw, "  %d\t%s\t%s\n", c.CPU, percent(c.Load), percent(c.Fixed))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "Peak %s, mean %s, peak/mean %s; %d queues balanced by load\n", percent(b.Peak), percent(b.Mean), ratio(b.Peak, b.Mean), b.Queues)
+	pr := b.Proposal
+	if pr == nil {
+		fmt.Fprintln(w, "No move would lower the peak by min_gain.")
+		return
+	}
+	fmt.Fprintf(w, "Load balancing would move %d queues: peak %s, peak/mean %s (%.0f%% lower peak):\n",
+		len(pr.Moves), percent(pr.Peak), ratio(pr.Peak, pr.Mean), 100*pr.Gain)
+	for _, m := range pr.Moves {
+		fmt.Fprintf(w, "  %s queue %d (IRQs %v, load %s): CPU %d -> %d\n", m.PCI, m.Queue, m.IRQs, percent(m.Load), m.From, m.To)
+	}
+}
+
+func percent(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
+
+func ratio(a, b float64) string {
+	if b <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", a/b)
 }

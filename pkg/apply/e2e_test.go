@@ -83,7 +83,7 @@ func TestIdempotent(t *testing.T) {
 	cfg := config.Default()
 
 	s, inv := readAll(t, tree)
-	p := policy.Compute(s, inv, cfg, a.Refusals())
+	p := policy.Compute(s, inv, cfg, a.Refusals(), policy.Balancing{})
 	r := a.Apply(context.Background(), p)
 	if r.Written == 0 || len(r.Failed) != 0 || r.Stale {
 		t.Fatalf("first round: %+v", r)
@@ -101,7 +101,7 @@ func TestIdempotent(t *testing.T) {
 	}
 
 	s, inv = readAll(t, tree)
-	r2 := a.Apply(context.Background(), policy.Compute(s, inv, cfg, a.Refusals()))
+	r2 := a.Apply(context.Background(), policy.Compute(s, inv, cfg, a.Refusals(), policy.Balancing{}))
 	if r2.Written != 0 || len(r2.ByKind) != 0 || r2.Unchanged != r.Written+r.Unchanged {
 		t.Errorf("second round wrote again: %+v (first %+v)", r2, r)
 	}
@@ -117,12 +117,12 @@ func TestRefusedIRQLeftAlone(t *testing.T) {
 	cfg := config.Default()
 
 	s, inv := readAll(t, tree)
-	r := a.Apply(context.Background(), policy.Compute(s, inv, cfg, a.Refusals()))
+	r := a.Apply(context.Background(), policy.Compute(s, inv, cfg, a.Refusals(), policy.Balancing{}))
 	if r.ByKind[apply.KindManaged] != 1 {
 		t.Fatalf("first round: %+v", r)
 	}
 	s, inv = readAll(t, tree)
-	p := policy.Compute(s, inv, cfg, a.Refusals())
+	p := policy.Compute(s, inv, cfg, a.Refusals(), policy.Balancing{})
 	for _, d := range p.Devices {
 		for _, q := range d.IRQs {
 			if q.Number == 25 && (!q.Managed || !q.LeftAlone()) {
@@ -140,7 +140,7 @@ func TestRestoreFiles(t *testing.T) {
 	before := affinities(t, tree)
 	a := apply.New(procfsLike{ProcWriter: apply.ProcWriter{Proc: tree.Proc()}}, zap.NewNop(), apply.Options{})
 	s, inv := readAll(t, tree)
-	if r := a.Apply(context.Background(), policy.Compute(s, inv, config.Default(), a.Refusals())); r.Written == 0 {
+	if r := a.Apply(context.Background(), policy.Compute(s, inv, config.Default(), a.Refusals(), policy.Balancing{})); r.Written == 0 {
 		t.Fatalf("nothing written: %+v", r)
 	}
 	// IRQ 41 is freed before exit: its directory goes.
@@ -167,7 +167,7 @@ func TestDryRunFiles(t *testing.T) {
 	before := affinities(t, tree)
 	a := apply.New(apply.ProcWriter{Proc: tree.Proc()}, zap.NewNop(), apply.Options{DryRun: true})
 	s, inv := readAll(t, tree)
-	p := policy.Compute(s, inv, config.Default(), a.Refusals())
+	p := policy.Compute(s, inv, config.Default(), a.Refusals(), policy.Balancing{})
 	want := 0
 	for _, d := range p.Devices {
 		for _, q := range d.IRQs {

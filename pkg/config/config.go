@@ -234,6 +234,20 @@ func anyMatch(re *regexp.Regexp, ss []string) bool {
 	return false
 }
 
+// WantsLoad reports whether any device may be balanced by load: the
+// config's balance or one of its rules says load.
+func (c *Config) WantsLoad() bool {
+	if c.Balance == BalanceLoad {
+		return true
+	}
+	for i := range c.Devices {
+		if c.Devices[i].Balance == BalanceLoad {
+			return true
+		}
+	}
+	return false
+}
+
 // RuleFor returns the first rule of c.Devices that matches d, and false
 // when none does (the device then gets PolicyAuto with default options).
 // The returned Rule belongs to c: do not modify it.

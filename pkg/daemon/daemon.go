@@ -20,6 +20,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/apply"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/metrics"
+	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/state"
 	"github.com/numairqd/numairqd/pkg/watch"
 )
@@ -71,6 +72,8 @@ type Daemon struct {
 	// progress is when the daemon last made progress (UnixNano), for the
 	// watchdog.
 	progress atomic.Int64
+	// bal is load balancing's state, for the loop goroutine.
+	bal balancer
 }
 
 type nopNotifier struct{}
@@ -134,9 +137,16 @@ func (d *Daemon) Metrics() *metrics.Metrics { return d.metrics }
 // event that caused it arrived. A round that cannot read the machine
 // publishes nothing.
 func (d *Daemon) Round(ctx context.Context, trigger string, t watch.Trigger) (*state.State, error) {
+	return d.round(ctx, trigger, t, d.balancing())
+}
+
+// round is Round planning with bal. The placement it publishes becomes
+// the held one: the next round keeps its balanced queues where they
+// are.
+func (d *Daemon) round(ctx context.Context, trigger string, t watch.Trigger, bal policy.Balancing) (*state.State, error) {
 	d.alive()
 	first := t.First
-	p, err := d.reader.Plan(t.Scope, t.Devices, d.Config(), d.applier.Refusals())
+	p, err := d.reader.Plan(t.Scope, t.Devices, d.Config(), d.applier.Refusals(), bal)
 	if err != nil {
 		d.metrics.RoundFailed(trigger, p.Read, err)
 		d.log.Error("round failed", zap.String("trigger", trigger), zap.Error(err))
@@ -146,6 +156,7 @@ func (d *Daemon) Round(ctx context.Context, trigger string, t watch.Trigger) (*s
 	res := d.applier.Apply(ctx, p.Plan)
 	st := d.store.Publish(&state.State{Planned: p, Apply: res, Applying: time.Since(start),
 		Trigger: trigger, Finished: time.Now()})
+	d.bal.held = st.Plan.Held()
 	d.metrics.RoundDone(st, first)
 	d.logRound(st)
 	if d.opts.FitProcs != nil {
@@ -207,9 +218,9 @@ func (d *Daemon) Reload() error {
 	old := d.cfg.Swap(cfg)
 	d.metrics.ConfigReload(true, time.Now())
 	d.metrics.SetPerIRQ(cfg.MetricsPerIRQ)
-	if old.Listen != cfg.Listen || old.ResyncInterval != cfg.ResyncInterval ||
+	if old.Listen != cfg.Listen || old.ResyncInterval != cfg.ResyncInterval || old.LoadBalance.Interval != cfg.LoadBalance.Interval ||
 		old.CoalesceWindow != cfg.CoalesceWindow || old.CoalesceMaxDelay != cfg.CoalesceMaxDelay {
-		d.log.Warn("listen, resync_interval and coalesce_* take effect at the next restart")
+		d.log.Warn("listen, resync_interval, coalesce_* and load_balance.interval take effect at the next restart")
 	}
 	d.log.Info("config loaded", zap.String("summary", cfg.Summary()))
 	return nil

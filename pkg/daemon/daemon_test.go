@@ -366,6 +366,7 @@ func TestRunReloadRestoreAndStop(t *testing.T) {
 }
 
 // counter returns the value of the series of name with label=value.
+// counter returns the value of the counter or gauge name{label=value}.
 func counter(t *testing.T, d *Daemon, name, label, value string) float64 {
 	t.Helper()
 	mfs, err := d.Metrics().Gatherer().Gather()
@@ -379,6 +380,9 @@ func counter(t *testing.T, d *Daemon, name, label, value string) float64 {
 		for _, m := range mf.GetMetric() {
 			for _, l := range m.GetLabel() {
 				if l.GetName() == label && l.GetValue() == value {
+					if g := m.GetGauge(); g != nil {
+						return g.GetValue()
+					}
 					return m.GetCounter().GetValue()
 				}
 			}

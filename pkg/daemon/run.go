@@ -56,9 +56,14 @@ func (d *Daemon) Run(ctx context.Context, sighup <-chan os.Signal) error {
 		}
 	})
 	d.serveHTTP(ctx, &wg, ln)
+	loadTick := time.NewTicker(d.Config().LoadBalance.Interval)
+	defer loadTick.Stop()
+	d.loadRound(ctx) // the sampler's first, priming sample
 
 	for {
 		select {
+		case <-loadTick.C:
+			d.loadRound(ctx)
 		case <-ctx.Done():
 			d.stop()
 			return nil

@@ -28,14 +28,17 @@ const (
 	ErrConfig        ErrorKind = "config"         // a config reload was rejected
 	ErrWatch         ErrorKind = "watch"          // an event source could not be opened or failed
 	ErrHTTP          ErrorKind = "http"           // the HTTP server could not listen or serve
+	ErrLoad          ErrorKind = "load"           // /proc/stat or /proc/interrupts could not be sampled
 )
 
-var errorKinds = []ErrorKind{ErrReadTopology, ErrReadInventory, ErrConfig, ErrWatch, ErrHTTP}
+var errorKinds = []ErrorKind{ErrReadTopology, ErrReadInventory, ErrConfig, ErrWatch, ErrHTTP, ErrLoad}
 
 // Label values known in advance, created at zero by New so that rate()
 // and absent() work before the first event.
 var (
-	triggers       = append(causeLabels(), "startup", "stale")
+	triggers       = append(causeLabels(), "startup", "stale", "load")
+	moveReasons    = []string{"load", "reset"}
+	objectiveWhen  = []string{"before", "after"}
 	reloadResults  = []string{"success", "failure"}
 	roundBuckets   = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 	appliedBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
@@ -90,6 +93,8 @@ type Metrics struct {
 	configReloads      *prometheus.CounterVec
 	configLastSuccess  prometheus.Gauge
 	configLastSuccessT prometheus.Gauge
+	balanceMoves       *prometheus.CounterVec
+	balanceObjective   *prometheus.GaugeVec
 }
 
 // New builds the registry: Go and process collectors, numairqd_build_info,
@@ -121,6 +126,10 @@ func New(store *state.Store, opts Options) *Metrics {
 	m.configReloads = counterVec("config_reloads_total", "Configuration reloads, by result.", "result")
 	m.configLastSuccess = gauge("config_last_reload_success", "Whether the last configuration reload succeeded (1) or not (0).")
 	m.configLastSuccessT = gauge("config_last_reload_success_timestamp_seconds", "When the configuration was last loaded successfully.")
+	m.balanceMoves = counterVec("balance_moves_total", "Queues moved by balance: load, by reason: load (to lower the busiest CPU's load) "+
+		"or reset (back to count's placement, which a topology or queue change made the held one leave).", "reason")
+	m.balanceObjective = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "balance_peak_over_mean",
+		Help: "The busiest CPU's interrupt load over the mean of the allowed CPUs, before and after the last load balancing move."}, []string{"when"})
 
 	for _, v := range triggers {
 		m.rounds.WithLabelValues(v)
@@ -134,6 +143,9 @@ func New(store *state.Store, opts Options) *Metrics {
 	for _, v := range reloadResults {
 		m.configReloads.WithLabelValues(v)
 	}
+	for _, v := range moveReasons {
+		m.balanceMoves.WithLabelValues(v)
+	}
 
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -141,6 +153,7 @@ func New(store *state.Store, opts Options) *Metrics {
 		versioncollector.NewCollector(namespace),
 		m.rounds, m.roundDuration, m.roundFailures, m.eventToApplied,
 		m.affinityWrites, m.errors, m.configReloads, m.configLastSuccess, m.configLastSuccessT,
+		m.balanceMoves, m.balanceObjective,
 		stateCollector{m},
 	)
 	return m
@@ -170,6 +183,18 @@ func (m *Metrics) RoundDone(st *state.State, first time.Time) {
 	if !first.IsZero() {
 		m.eventToApplied.Observe(st.Finished.Sub(first).Seconds())
 	}
+	if st.Plan != nil && st.Plan.Balance != nil && st.Plan.Balance.Reset > 0 {
+		b := st.Plan.Balance
+		m.balanceMoves.WithLabelValues("reset").Add(float64(b.Reset))
+	}
+}
+
+// BalanceMoved counts moves made by load balancing and records the
+// objective (peak over mean CPU load) before and after them.
+func (m *Metrics) BalanceMoved(moves int, before, after float64) {
+	m.balanceMoves.WithLabelValues("load").Add(float64(moves))
+	m.balanceObjective.WithLabelValues(objectiveWhen[0]).Set(before)
+	m.balanceObjective.WithLabelValues(objectiveWhen[1]).Set(after)
 }
 
 // RoundFailed counts a round that failed before applying, by trigger,

@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/numairqd/numairqd/pkg/apply"
+	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/state"
 	"github.com/numairqd/numairqd/pkg/watch"
 )
@@ -62,6 +63,7 @@ numairqd_config_reloads_total{result="success"} 1
 # TYPE numairqd_errors_total counter
 numairqd_errors_total{kind="config"} 1
 numairqd_errors_total{kind="http"} 0
+numairqd_errors_total{kind="load"} 0
 numairqd_errors_total{kind="read_inventory"} 2
 numairqd_errors_total{kind="read_topology"} 0
 numairqd_errors_total{kind="watch"} 0
@@ -96,6 +98,7 @@ numairqd_round_failures_total 2
 numairqd_rounds_total{trigger="channels"} 0
 numairqd_rounds_total{trigger="config"} 0
 numairqd_rounds_total{trigger="link"} 0
+numairqd_rounds_total{trigger="load"} 0
 numairqd_rounds_total{trigger="overflow"} 0
 numairqd_rounds_total{trigger="resync"} 1
 numairqd_rounds_total{trigger="sighup"} 0
@@ -156,5 +159,28 @@ func TestRegistry(t *testing.T) {
 	}
 	for _, p := range problems {
 		t.Errorf("lint %s: %s", p.Metric, p.Text)
+	}
+}
+
+// TestBalanceMetrics checks the load balancing counters: moves by
+// reason, reset from a round's plan, and the objective around a move.
+func TestBalanceMetrics(t *testing.T) {
+	m := New(&state.Store{}, Options{})
+	reset := round("resync", time.Millisecond, nil)
+	reset.Plan = &policy.Plan{Balance: &policy.BalanceView{Reset: 3}}
+	m.RoundDone(reset, time.Time{})
+	m.BalanceMoved(2, 1.6, 1.2)
+	const want = `# HELP numairqd_balance_moves_total Queues moved by balance: load, by reason: load (to lower the busiest CPU's load) or reset (back to count's placement, which a topology or queue change made the held one leave).
+# TYPE numairqd_balance_moves_total counter
+numairqd_balance_moves_total{reason="load"} 2
+numairqd_balance_moves_total{reason="reset"} 3
+# HELP numairqd_balance_peak_over_mean The busiest CPU's interrupt load over the mean of the allowed CPUs, before and after the last load balancing move.
+# TYPE numairqd_balance_peak_over_mean gauge
+numairqd_balance_peak_over_mean{when="after"} 1.2
+numairqd_balance_peak_over_mean{when="before"} 1.6
+`
+	if err := testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(want),
+		"numairqd_balance_moves_total", "numairqd_balance_peak_over_mean"); err != nil {
+		t.Error(err)
 	}
 }

@@ -46,6 +46,12 @@ var (
 	descPlannedCPU = prometheus.NewDesc(namespace+"_irq_planned_cpu",
 		"CPU a queue IRQ is planned on (only with metrics_per_irq).",
 		[]string{"irq", "name", "device"}, nil)
+	descCPULoad = prometheus.NewDesc(namespace+"_cpu_irq_load",
+		"Smoothed irq+softirq load of an allowed CPU (0..1) as the plan in force places the queues (only with balance: load).",
+		[]string{"cpu"}, nil)
+	descObjective = prometheus.NewDesc(namespace+"_balance_objective",
+		"The busiest allowed CPU's interrupt load over their mean, as the plan in force places the queues (only with balance: load).",
+		nil, nil)
 )
 
 // stateCollector turns the newest published State into gauges at
@@ -53,7 +59,8 @@ var (
 type stateCollector struct{ m *Metrics }
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descIRQs, descQueueIRQs, descMeanDistance, descAllowed, descLastRound, descGeneration, descPlannedCPU} {
+	for _, d := range []*prometheus.Desc{descIRQs, descQueueIRQs, descMeanDistance, descAllowed, descLastRound, descGeneration, descPlannedCPU,
+		descCPULoad, descObjective} {
 		ch <- d
 	}
 }
@@ -115,6 +122,15 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, dev := range devs {
 		ds := dist[dev]
 		ch <- prometheus.MustNewConstMetric(descMeanDistance, prometheus.GaugeValue, float64(ds.sum)/float64(ds.n), dev)
+	}
+
+	if b := st.Plan.Balance; b != nil && b.Ready {
+		for _, cl := range b.CPUs {
+			ch <- prometheus.MustNewConstMetric(descCPULoad, prometheus.GaugeValue, cl.Load, strconv.Itoa(cl.CPU))
+		}
+		if b.Mean > 0 {
+			ch <- prometheus.MustNewConstMetric(descObjective, prometheus.GaugeValue, b.Peak/b.Mean)
+		}
 	}
 
 	if !c.m.perIRQ.Load() {

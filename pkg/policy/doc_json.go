@@ -11,6 +11,30 @@ type Doc struct {
 	Generation uint64      `json:"generation"`
 	Allowed    string      `json:"allowed"`
 	Devices    []DeviceDoc `json:"devices"`
+	// Balance is present when a device balances by load or loads were
+	// sampled.
+	Balance *BalanceDoc `json:"balance,omitempty"`
+}
+
+// BalanceDoc is the JSON form of a BalanceView; loads are CPU-seconds
+// per second (0..1 of a CPU).
+type BalanceDoc struct {
+	Ready          bool         `json:"ready"`
+	TimeAccounting bool         `json:"time_accounting"`
+	CPUs           []CPULoad    `json:"cpus"`
+	Peak           float64      `json:"peak"`
+	Mean           float64      `json:"mean"`
+	Queues         int          `json:"queues"`
+	Reset          int          `json:"reset"`
+	Proposal       *ProposalDoc `json:"proposal"`
+}
+
+// ProposalDoc is the JSON form of a Proposal.
+type ProposalDoc struct {
+	Moves []Move  `json:"moves"`
+	Peak  float64 `json:"peak"`
+	Mean  float64 `json:"mean"`
+	Gain  float64 `json:"gain"`
 }
 
 // DeviceDoc is one device of a Doc.
@@ -23,24 +47,26 @@ type DeviceDoc struct {
 	Policy     string   `json:"policy"`
 	Mask       string   `json:"mask"`
 	Rule       string   `json:"rule"`
+	Balance    string   `json:"balance"`
 	IRQs       []IRQDoc `json:"irqs"`
 }
 
 // IRQDoc is one IRQ of a DeviceDoc. Queue is null for a control IRQ;
 // Planned is "" when the IRQ is left alone.
 type IRQDoc struct {
-	IRQ        int    `json:"irq"`
-	Name       string `json:"name"`
-	Role       string `json:"role"`
-	Queue      *int   `json:"queue"`
-	Managed    bool   `json:"managed"`
-	Current    string `json:"current"`
-	Planned    string `json:"planned"`
-	Hop        int    `json:"hop"`
-	Distance   int    `json:"distance"`
-	NoCPU      bool   `json:"no_cpu"`
-	Unreadable bool   `json:"unreadable"`
-	Reason     string `json:"reason"`
+	IRQ        int     `json:"irq"`
+	Name       string  `json:"name"`
+	Role       string  `json:"role"`
+	Queue      *int    `json:"queue"`
+	Managed    bool    `json:"managed"`
+	Current    string  `json:"current"`
+	Planned    string  `json:"planned"`
+	Hop        int     `json:"hop"`
+	Distance   int     `json:"distance"`
+	NoCPU      bool    `json:"no_cpu"`
+	Unreadable bool    `json:"unreadable"`
+	Load       float64 `json:"load"`
+	Reason     string  `json:"reason"`
 }
 
 // Doc returns the JSON form of p.
@@ -48,13 +74,13 @@ func (p *Plan) Doc() Doc {
 	doc := Doc{Allowed: p.Allowed.String(), Devices: []DeviceDoc{}}
 	for _, d := range p.Devices {
 		dd := DeviceDoc{PCI: d.PCI, Driver: d.Driver, Interfaces: d.Interfaces, Node: d.Node, SpreadNode: d.SpreadNode,
-			Policy: string(d.Policy), Mask: string(d.Mask), Rule: d.Rule, IRQs: []IRQDoc{}}
+			Policy: string(d.Policy), Mask: string(d.Mask), Rule: d.Rule, Balance: string(d.Balance), IRQs: []IRQDoc{}}
 		if dd.Interfaces == nil {
 			dd.Interfaces = []string{}
 		}
 		for _, q := range d.IRQs {
 			qd := IRQDoc{IRQ: q.Number, Name: q.Name, Role: q.Role.String(), Managed: q.Managed,
-				Current: q.Current.String(), Planned: q.Planned.String(), Hop: q.Hop, Distance: q.Distance, NoCPU: q.NoCPU, Unreadable: q.Unreadable, Reason: q.Reason}
+				Current: q.Current.String(), Planned: q.Planned.String(), Hop: q.Hop, Distance: q.Distance, NoCPU: q.NoCPU, Unreadable: q.Unreadable, Load: q.Load, Reason: q.Reason}
 			if q.Queue >= 0 {
 				queue := q.Queue
 				qd.Queue = &queue
@@ -62,6 +88,17 @@ func (p *Plan) Doc() Doc {
 			dd.IRQs = append(dd.IRQs, qd)
 		}
 		doc.Devices = append(doc.Devices, dd)
+	}
+	if b := p.Balance; b != nil {
+		bd := &BalanceDoc{Ready: b.Ready, TimeAccounting: b.TimeAccounting, CPUs: b.CPUs, Peak: b.Peak, Mean: b.Mean,
+			Queues: b.Queues, Reset: b.Reset}
+		if bd.CPUs == nil {
+			bd.CPUs = []CPULoad{}
+		}
+		if pr := b.Proposal; pr != nil {
+			bd.Proposal = &ProposalDoc{Moves: pr.Moves, Peak: pr.Peak, Mean: pr.Mean, Gain: pr.Gain}
+		}
+		doc.Balance = bd
 	}
 	return doc
 }

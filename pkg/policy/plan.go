@@ -3,6 +3,7 @@ package policy
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -23,6 +24,10 @@ type Plan struct {
 	// Devices are the PCI devices with IRQs, by PCI address, then one
 	// entry per non-PCI IRQ that a rule named.
 	Devices []Device
+	// Balance is load balancing's view: loads per CPU, the objective and
+	// any better placement; nil when no device balances by load and no
+	// loads were given.
+	Balance *BalanceView
 }
 
 // Device is the plan for one device's IRQs.
@@ -38,6 +43,10 @@ type Device struct {
 	// numa-hop or linear.
 	Policy config.Policy
 	Mask   config.MaskMode
+	// Balance is how the queues were shared out: BalanceLoad only when
+	// the rule (or the config) asks for it and the policy spreads
+	// single CPUs (numa-hop, linear with mask cpu).
+	Balance config.Balance
 	// Rule names the config rule that matched ("" for none).
 	Rule string
 	// Order is the allowed CPUs in the order this device uses them. When
@@ -70,6 +79,9 @@ type IRQ struct {
 	// isolated, or none of a pinned rule's CPUs allowed): an IRQ the
 	// plan could not place, not one it chose to leave.
 	NoCPU bool
+	// Load is the IRQ's smoothed interrupt load in CPU-seconds per
+	// second, 0 when the plan was made without loads.
+	Load float64
 	// Reason says why, for logs and `numairqd plan`.
 	Reason string
 }
@@ -95,10 +107,11 @@ type Refusals map[int]Refusal
 
 // Compute plans every IRQ. It is pure: it reads only its arguments, so
 // the same inputs always give the same plan. IRQs in refused are
-// planned as managed, like the ones the inventory found managed.
-func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config, refused Refusals) *Plan {
+// planned as managed, like the ones the inventory found managed. bal
+// gives the loads and the held placement for devices balanced by load.
+func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config, refused Refusals, bal Balancing) *Plan {
 	p := &Plan{Allowed: AllowedCPUs(s, cfg)}
-	pl := newPlanner(s, p.Allowed, refused)
+	pl := newPlanner(s, p.Allowed, refused, bal)
 
 	owned := map[int]bool{}
 	for _, dev := range inv.Devices {
@@ -116,7 +129,7 @@ func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config,
 			re = rule.QueueRegex
 		}
 		d := Device{PCI: dev.PCI, Driver: dev.Driver, Interfaces: dev.Interfaces, Node: dev.NUMANode}
-		p.Devices = append(p.Devices, pl.device(d, rule, irqs, classify(irqs, re)))
+		p.Devices = append(p.Devices, pl.device(len(p.Devices), d, cfg, rule, irqs, classify(irqs, re)))
 	}
 	// IRQs with no PCI device (timer, i8042, ACPI) are left alone unless
 	// a rule names them.
@@ -129,8 +142,9 @@ func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config,
 			continue
 		}
 		d := Device{Node: topology.NoNode}
-		p.Devices = append(p.Devices, pl.device(d, rule, []inventory.IRQ{q}, []class{{RoleControl, -1}}))
+		p.Devices = append(p.Devices, pl.device(len(p.Devices), d, cfg, rule, []inventory.IRQ{q}, []class{{RoleControl, -1}}))
 	}
+	p.Balance = pl.balance(p)
 	return p
 }
 
@@ -156,16 +170,22 @@ func names(irqs []inventory.IRQ) []string {
 }
 
 // planner holds what one Compute call shares between devices: how many
-// queues each CPU has been given so far.
+// queues each CPU has been given so far, and the queues balanced by
+// load.
 type planner struct {
 	s       *topology.Snapshot
 	allowed cpumask.Mask
 	refused Refusals
 	load    loads
+
+	bal   Balancing
+	units []unit
+	devs  []balanceDev
+	reset int
 }
 
-func newPlanner(s *topology.Snapshot, allowed cpumask.Mask, refused Refusals) *planner {
-	return &planner{s: s, allowed: allowed, refused: refused, load: newLoads(allowed)}
+func newPlanner(s *topology.Snapshot, allowed cpumask.Mask, refused Refusals, bal Balancing) *planner {
+	return &planner{s: s, allowed: allowed, refused: refused, load: newLoads(allowed), bal: bal}
 }
 
 // managed reports whether the kernel owns q, and why: the inventory
@@ -180,10 +200,10 @@ func (pl *planner) managed(q inventory.IRQ) (bool, string) {
 	return false, ""
 }
 
-// device plans one device's IRQs, classified as classes says, under its
-// rule (nil: defaults).
-func (pl *planner) device(d Device, rule *config.Rule, irqs []inventory.IRQ, classes []class) Device {
-	d.Policy, d.Mask = config.PolicyAuto, config.MaskCPU
+// device plans device number dev's IRQs, classified as classes says,
+// under its rule (nil: defaults).
+func (pl *planner) device(dev int, d Device, cfg *config.Config, rule *config.Rule, irqs []inventory.IRQ, classes []class) Device {
+	d.Policy, d.Mask, d.Balance = config.PolicyAuto, config.MaskCPU, config.BalanceCount
 	if rule != nil {
 		d.Policy, d.Mask = rule.Policy, rule.Mask
 		d.Rule = ruleName(rule)
@@ -251,6 +271,23 @@ func (pl *planner) device(d Device, rule *config.Rule, irqs []inventory.IRQ, cla
 			pl.load.add(cpu)
 		}
 	}
+	// Count's CPUs, and the device's by load where it balances so.
+	counted := map[int]int{}
+	for qi, m := range chosen {
+		counted[qi] = m.First()
+	}
+	if loadBalanced(&d, rule, cfg) && len(queues) > 0 {
+		d.Balance = config.BalanceLoad
+		rings := [][]int{d.Order}
+		if d.Policy == config.PolicyNUMAHop {
+			rings = pl.s.Rings(d.Node, pl.allowed)
+		}
+		cpus := maps.Clone(counted)
+		pl.balanceDevice(dev, &d, queues, cpus, rings)
+		for qi, cpu := range cpus {
+			chosen[qi] = cpumask.New(cpu)
+		}
+	}
 
 	control := pl.controlMask(d.Node)
 	for i := range d.IRQs {
@@ -266,7 +303,14 @@ func (pl *planner) device(d Device, rule *config.Rule, irqs []inventory.IRQ, cla
 			if d.SpreadNode != topology.NoNode {
 				where = fmt.Sprintf("hop %d, distance %d from node %d", q.Hop, q.Distance, d.Node)
 			}
-			q.Reason = fmt.Sprintf("%s: queue %d -> %s, %s", d.Policy, q.Queue, maskWord(q.Planned, d.Mask), where)
+			how := string(d.Policy)
+			if d.Balance == config.BalanceLoad {
+				how += ", balance load"
+				if c := counted[q.Queue]; c != q.CPU {
+					where = fmt.Sprintf("count's CPU %d, ", c) + where
+				}
+			}
+			q.Reason = fmt.Sprintf("%s: queue %d -> %s, %s", how, q.Queue, maskWord(q.Planned, d.Mask), where)
 			continue
 		}
 		q.Planned = control

@@ -44,7 +44,7 @@ func (f *fixture) plan(cfg *config.Config) *policy.Plan {
 	if cfg == nil {
 		cfg = config.Default()
 	}
-	p, err := state.Plan(state.Roots{Sys: f.tree.Sys(), Proc: f.tree.Proc()}, cfg, nil)
+	p, err := state.Plan(state.Roots{Sys: f.tree.Sys(), Proc: f.tree.Proc()}, cfg, nil, policy.Balancing{})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
+	"github.com/numairqd/numairqd/pkg/load"
 	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/topology"
 )
@@ -93,7 +94,7 @@ func TestPlanProperties(t *testing.T) {
 		for _, policyName := range []string{"auto", "numa-hop", "linear"} {
 			cfg := parseConfig(t, fmt.Sprintf("banned_cpus: %q\ndevices:\n  - match: {driver: virtio_net}\n    policy: %s\n", banned, policyName))
 			name := fmt.Sprintf("iter %d (%s, online %s, banned %q)", iter, policyName, s.Online(), banned)
-			p := policy.Compute(s, inv, cfg, nil)
+			p := policy.Compute(s, inv, cfg, nil, policy.Balancing{})
 			if !p.Allowed.IsSubsetOf(s.Online()) {
 				t.Fatalf("%s: allowed %s not online", name, p.Allowed)
 			}
@@ -125,7 +126,7 @@ func TestPlanProperties(t *testing.T) {
 					t.Errorf("%s: queues per CPU differ by %d over the allowed CPUs (%v)", name, spread, perCPU)
 				}
 			}
-			if again := policy.Compute(s, inv, cfg, nil); !reflect.DeepEqual(p.Doc(), again.Doc()) {
+			if again := policy.Compute(s, inv, cfg, nil, policy.Balancing{}); !reflect.DeepEqual(p.Doc(), again.Doc()) {
 				t.Errorf("%s: plan is not deterministic", name)
 			}
 		}
@@ -158,6 +159,40 @@ func maxMinus(counts map[int]int, allowed cpumask.Mask) int {
 // inventory is built in memory: as a file, that machine's
 // /proc/interrupts would be 370 MB, above the reader's cap.
 func BenchmarkCompute64Devices8192IRQs4096CPUs(b *testing.B) {
+	s, inv := scaleMachine(b)
+	cfg := config.Default()
+	b.ReportAllocs()
+	for b.Loop() {
+		if p := policy.Compute(s, inv, cfg, nil, policy.Balancing{}); len(p.Devices) != 64 {
+			b.Fatal("wrong plan")
+		}
+	}
+}
+
+// BenchmarkComputeLoad64Devices8192IRQs4096CPUs is the same machine
+// under balance: load, every queue busy with a random load: the search
+// runs to its bound of evaluations.
+func BenchmarkComputeLoad64Devices8192IRQs4096CPUs(b *testing.B) {
+	s, inv := scaleMachine(b)
+	cfg := parseConfig(b, "balance: load\n")
+	r := rand.New(rand.NewPCG(7, 8))
+	l := &load.Loads{Ready: true, TimeAccounting: true}
+	for c := range s.Online().All() {
+		l.CPUs = append(l.CPUs, load.CPULoad{CPU: c, Ready: true})
+	}
+	for _, q := range inv.IRQs {
+		l.IRQs = append(l.IRQs, load.IRQLoad{IRQ: q.Number, Load: 0.3 * r.Float64(), CPU: q.Affinity.First(), Ready: true})
+	}
+	bal := policy.Balancing{Loads: l, MaxMoves: 6, MinGain: 0.1}
+	b.ReportAllocs()
+	for b.Loop() {
+		if p := policy.Compute(s, inv, cfg, nil, bal); p.Balance == nil || !p.Balance.Ready {
+			b.Fatal("no loads in the plan")
+		}
+	}
+}
+
+func scaleMachine(b *testing.B) (*topology.Snapshot, *inventory.Inventory) {
 	const cpus, nodes, devices, pairs = 4096, 64, 64, 64
 	per := cpus / nodes
 	m := fakesys.Machine{Online: fmt.Sprintf("0-%d", cpus-1)}
@@ -187,11 +222,5 @@ func BenchmarkCompute64Devices8192IRQs4096CPUs(b *testing.B) {
 		}
 		inv.Devices = append(inv.Devices, dev)
 	}
-	cfg := config.Default()
-	b.ReportAllocs()
-	for b.Loop() {
-		if p := policy.Compute(s, inv, cfg, nil); len(p.Devices) != devices {
-			b.Fatal("wrong plan")
-		}
-	}
+	return s, inv
 }

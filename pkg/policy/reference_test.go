@@ -27,7 +27,7 @@ func referencePlan(t *testing.T, tree *fakesys.Tree, cfg *config.Config) *policy
 	if cfg == nil {
 		cfg = config.Default()
 	}
-	p, err := state.Plan(state.Roots{Sys: tree.Sys(), Proc: tree.Proc()}, cfg, nil)
+	p, err := state.Plan(state.Roots{Sys: tree.Sys(), Proc: tree.Proc()}, cfg, nil, policy.Balancing{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/apply"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/state"
 	"github.com/numairqd/numairqd/pkg/watch"
 	"go.uber.org/zap"
@@ -50,7 +51,7 @@ func TestReadScopes(t *testing.T) {
 	if q, _ := m.Inventory.IRQ(25); q.Affinity.String() != "0-5" {
 		t.Errorf("IRQ 25 = %s, want the broken 0-5 re-read", q.Affinity)
 	}
-	p, err := r.Plan(watch.ScopeDevices, nil, config.Default(), nil)
+	p, err := r.Plan(watch.ScopeDevices, nil, config.Default(), nil, policy.Balancing{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func roundBench(b *testing.B, scope watch.Scope, changed []string, prepare func(
 	cfg := config.Default()
 	var read, planning, applying time.Duration
 	round := func() apply.Result {
-		p, err := r.Plan(scope, changed, cfg, nil)
+		p, err := r.Plan(scope, changed, cfg, nil, policy.Balancing{})
 		if err != nil {
 			b.Fatal(err)
 		}

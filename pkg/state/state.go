@@ -132,23 +132,23 @@ type Planned struct {
 }
 
 // Plan is the pipeline up to the plan: Read with scope and changed,
-// then policy.Compute with cfg and the refusals the caller's applier has
-// met (nil for none).
-func (r *Reader) Plan(scope watch.Scope, changed []string, cfg *config.Config, refused policy.Refusals) (Planned, error) {
+// then policy.Compute with cfg, the refusals the caller's applier has
+// met (nil for none) and the loads and held placement of bal.
+func (r *Reader) Plan(scope watch.Scope, changed []string, cfg *config.Config, refused policy.Refusals, bal policy.Balancing) (Planned, error) {
 	start := time.Now()
 	m, consistent, scope, err := r.read(scope, changed)
 	read := time.Since(start)
 	if err != nil {
 		return Planned{Scope: scope, Read: read}, err
 	}
-	p := policy.Compute(m.Snapshot, m.Inventory, cfg, refused)
+	p := policy.Compute(m.Snapshot, m.Inventory, cfg, refused, bal)
 	return Planned{Machine: m, Plan: p, Consistent: consistent, Scope: scope, Read: read, Planning: time.Since(start) - read}, nil
 }
 
 // Plan reads the whole machine once and plans, for a command that runs
 // one round (`numairqd plan`).
-func Plan(r Roots, cfg *config.Config, refused policy.Refusals) (Planned, error) {
-	return NewReader(r).Plan(watch.ScopeAll, nil, cfg, refused)
+func Plan(r Roots, cfg *config.Config, refused policy.Refusals, bal policy.Balancing) (Planned, error) {
+	return NewReader(r).Plan(watch.ScopeAll, nil, cfg, refused, bal)
 }
 
 // State is what one round read, planned and did. A published State is

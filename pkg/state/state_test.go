@@ -36,7 +36,7 @@ func machineTree(t *testing.T, cpus6and7 bool) *fakesys.Tree {
 }
 
 func TestPlanReadsAndPlans(t *testing.T) {
-	p, err := state.Plan(machine(t, true), config.Default(), nil)
+	p, err := state.Plan(machine(t, true), config.Default(), nil, policy.Balancing{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestPlanReadsAndPlans(t *testing.T) {
 		t.Errorf("queue 0 planned on %s, want node 2's first CPU 4", got)
 	}
 	// Refusals are the caller's memory, planned as managed.
-	p, err = state.Plan(machine(t, true), config.Default(), policy.Refusals{25: {Name: "virtio0-input.0", Errno: "EIO"}})
+	p, err = state.Plan(machine(t, true), config.Default(), policy.Refusals{25: {Name: "virtio0-input.0", Errno: "EIO"}}, policy.Balancing{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestPlanNamesTheFailedReader(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := machine(t, true)
 			tc.damage(r)
-			_, err := state.Plan(r, config.Default(), nil)
+			_, err := state.Plan(r, config.Default(), nil, policy.Balancing{})
 			var re *state.ReadError
 			if !errors.As(err, &re) || re.Source != tc.source {
 				t.Fatalf("err = %v, want a %s ReadError", err, tc.source)
@@ -88,7 +88,7 @@ func TestReadersNeverSeeTwoRounds(t *testing.T) {
 	roots := [2]state.Roots{machine(t, true), machine(t, false)}
 	var rounds [2]state.Planned
 	for i, r := range roots {
-		p, err := state.Plan(r, config.Default(), nil)
+		p, err := state.Plan(r, config.Default(), nil, policy.Balancing{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +137,7 @@ func TestReadersNeverSeeTwoRounds(t *testing.T) {
 		p := rounds[i%2]
 		if i%50 < 2 {
 			var err error
-			if p, err = state.Plan(roots[i%2], config.Default(), nil); err != nil {
+			if p, err = state.Plan(roots[i%2], config.Default(), nil, policy.Balancing{}); err != nil {
 				t.Error(err)
 				break
 			}

@@ -1,0 +1,112 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/numairqd/numairqd/pkg/config"
+	"github.com/numairqd/numairqd/pkg/load"
+	"github.com/numairqd/numairqd/pkg/metrics"
+	"github.com/numairqd/numairqd/pkg/policy"
+	"github.com/numairqd/numairqd/pkg/watch"
+)
+
+// balancer is what load balancing keeps across rounds: the sampler and
+// its latest loads, the placement in force for the balanced queues, how
+// many samples in a row have shown a worthwhile proposal, and the move
+// budget (a token bucket of moves_per_minute, refilled continuously).
+// It belongs to the daemon's loop goroutine.
+type balancer struct {
+	sampler *load.Sampler
+	loads   *load.Loads
+	held    policy.Held
+	streak  int
+	tokens  float64
+	filled  time.Time
+}
+
+// balancing is what the next round plans with: the latest loads and the
+// held placement, with no proposal (only a load round asks for one).
+func (d *Daemon) balancing() policy.Balancing {
+	return policy.Balancing{Loads: d.bal.loads, Held: d.bal.held}
+}
+
+// budget refills the move budget up to one minute's worth and returns
+// the whole moves it allows now.
+func (b *balancer) budget(lb config.LoadBalance, now time.Time) int {
+	perMinute := float64(lb.MovesPerMinute)
+	if b.filled.IsZero() {
+		b.tokens = perMinute
+	} else {
+		b.tokens = min(perMinute, b.tokens+now.Sub(b.filled).Minutes()*perMinute)
+	}
+	b.filled = now
+	return int(b.tokens)
+}
+
+// loadRound samples the loads and runs a round that asks the planner for
+// a better placement of the balanced queues. A proposal is taken once
+// samples rounds in a row have had one; it is then held, and a second
+// round applies it. Without a device to balance it only drops the
+// sampler, so a config that turns load on starts from a fresh sample.
+func (d *Daemon) loadRound(ctx context.Context) {
+	cfg := d.Config()
+	if !cfg.WantsLoad() {
+		d.bal = balancer{}
+		return
+	}
+	lb := cfg.LoadBalance
+	if d.bal.sampler == nil {
+		d.bal.sampler = load.NewSampler(load.FS{Proc: d.roots.Proc}, load.Config{HalfLife: lb.HalfLife})
+	}
+	now := time.Now()
+	l, err := d.bal.sampler.Sample(now)
+	if err != nil {
+		d.metrics.Error(metrics.ErrLoad)
+		d.log.Warn("load sample failed; keeping the previous loads", zap.Error(err))
+		return
+	}
+	d.bal.loads = &l
+	if !l.Ready {
+		return // the first sample has no deltas yet
+	}
+	bal := d.balancing()
+	bal.MaxMoves, bal.MinGain = d.bal.budget(lb, now), lb.MinGain
+	st, err := d.round(ctx, "load", watch.Trigger{Scope: watch.ScopeCPU}, bal)
+	if err != nil {
+		return
+	}
+	var prop *policy.Proposal
+	if v := st.Plan.Balance; v != nil {
+		prop = v.Proposal
+	}
+	if prop == nil {
+		d.bal.streak = 0
+		return
+	}
+	d.bal.streak++
+	if d.bal.streak < lb.Samples {
+		return
+	}
+	v := st.Plan.Balance
+	d.bal.streak = 0
+	d.bal.tokens -= float64(len(prop.Moves))
+	d.bal.held = prop.Held
+	d.metrics.BalanceMoved(len(prop.Moves), v.Peak/v.Mean, prop.Peak/prop.Mean)
+	d.log.Info("load balance moved queues", zap.Int("moves", len(prop.Moves)),
+		zap.Float64("peak_before", v.Peak), zap.Float64("peak_after", prop.Peak), zap.Float64("mean", v.Mean),
+		zap.Any("queues", moveList(prop.Moves)))
+	d.settle(ctx, "load", watch.Trigger{Scope: watch.ScopeCPU}) //nolint:errcheck // Round logs and counts its errors
+}
+
+// moveList is a proposal's moves for the log: "0000:00:03.0 q2 1->3".
+func moveList(moves []policy.Move) []string {
+	out := make([]string, len(moves))
+	for i, m := range moves {
+		out[i] = fmt.Sprintf("%s q%d %d->%d", m.PCI, m.Queue, m.From, m.To)
+	}
+	return out
+}

@@ -1,0 +1,152 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/numairqd/numairqd/internal/fakesys"
+	"github.com/numairqd/numairqd/pkg/watch"
+)
+
+// procLoad writes /proc/stat and bumps /proc/interrupts for one
+// interval of 1000 ticks on each of the fixture's 8 CPUs: fired gives,
+// per IRQ, the CPU and the interrupts it takes there, soft the softirq
+// ticks per CPU. Counts add up over calls, as the kernel's do.
+type procLoad struct {
+	tree   *fakesys.Tree
+	counts map[int][]uint64 // IRQ -> per-CPU count
+	soft   [8]uint64
+	ticks  uint64
+}
+
+func (p *procLoad) interval(t *testing.T, fired map[int][2]uint64, soft map[int]uint64) {
+	t.Helper()
+	p.ticks += 1000
+	var sb strings.Builder
+	sb.WriteString("cpu  0 0 0 0 0 0 0 0 0 0\n")
+	for c := range 8 {
+		p.soft[c] += soft[c]
+		fmt.Fprintf(&sb, "cpu%d 0 0 0 %d 0 0 %d 0 0 0\n", c, p.ticks-p.soft[c], p.soft[c])
+	}
+	writeFile(t, p.tree.Path("proc/stat"), sb.String())
+
+	path := p.tree.Path("proc/interrupts")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	for irq, f := range fired {
+		if p.counts[irq] == nil {
+			p.counts[irq] = make([]uint64, 8)
+		}
+		p.counts[irq][f[0]] += f[1]
+	}
+	for i, l := range lines {
+		label, rest, ok := strings.Cut(l, ":")
+		n, err := strconv.Atoi(strings.TrimSpace(label))
+		if !ok || err != nil || p.counts[n] == nil {
+			continue
+		}
+		fields := strings.Fields(rest)
+		for c := range 8 {
+			fields[c] = strconv.FormatUint(p.counts[n][c], 10)
+		}
+		lines[i] = fmt.Sprintf("%4d: %s", n, strings.Join(fields, " "))
+	}
+	writeFile(t, path, strings.Join(lines, "\n"))
+}
+
+// TestLoadRoundMovesAfterSamples: a hot managed NVMe queue shares CPU 4
+// with virtio queue 0. Load balancing proposes moving the virtio queue
+// to CPU 5 (the same hop), takes the proposal once it has held for
+// samples rounds, writes it, counts it, and keeps it in later rounds.
+func TestLoadRoundMovesAfterSamples(t *testing.T) {
+	tree := fixture(t)
+	w := &fileWriter{proc: tree.Proc()}
+	cfg := filepath.Join(t.TempDir(), "numairqd.yaml")
+	writeFile(t, cfg, "balance: load\nload_balance:\n  samples: 2\n")
+	d := newDaemon(t, tree, w, cfg, nil)
+	ctx := context.Background()
+	if _, err := d.Round(ctx, "startup", watch.Trigger{}); err != nil {
+		t.Fatal(err)
+	}
+	pl := &procLoad{tree: tree, counts: map[int][]uint64{}}
+	// Queue k's input IRQ 25+2k fires on count's CPU of queue k, 1000
+	// times per interval; nvme0q5 (IRQ 45) 5000 times on CPU 4.
+	fired := map[int][2]uint64{45: {4, 5000}}
+	soft := map[int]uint64{4: 600}
+	for k, cpu := range []int{4, 5, 6, 7, 0, 1} {
+		fired[25+2*k] = [2]uint64{uint64(cpu), 1000}
+		if cpu != 4 {
+			soft[cpu] = 100
+		}
+	}
+	pl.interval(t, fired, soft)
+	d.loadRound(ctx) // primes the sampler
+	for i := range 2 {
+		pl.interval(t, fired, soft)
+		d.loadRound(ctx)
+		if got := affinity(t, tree, 25); (i == 0) != (got == "4") {
+			t.Fatalf("after %d load rounds IRQ 25 is on %s", i+1, got)
+		}
+	}
+	for _, irq := range []int{25, 26} {
+		if got := affinity(t, tree, irq); got != "5" {
+			t.Errorf("IRQ %d (queue 0) on %s, want 5", irq, got)
+		}
+	}
+	if got := affinity(t, tree, 27); got != "5" {
+		t.Errorf("IRQ 27 (queue 1) on %s, want 5 still", got)
+	}
+	if n := counter(t, d, "numairqd_balance_moves_total", "reason", "load"); n != 1 {
+		t.Errorf("moves{load} = %v, want 1", n)
+	}
+	for cpu, want := range map[string]float64{"4": 0.5, "5": 0.2, "6": 0.1} {
+		if got := counter(t, d, "numairqd_cpu_irq_load", "cpu", cpu); got < want-0.01 || got > want+0.01 {
+			t.Errorf("cpu_irq_load{cpu=%s} = %v, want %v", cpu, got, want)
+		}
+	}
+	if got := counter(t, d, "numairqd_balance_peak_over_mean", "when", "before"); got < 1.5 {
+		t.Errorf("peak_over_mean{before} = %v, want 0.6 over a mean of 1.1/8", got)
+	}
+	st := d.State()
+	if b := st.Plan.Balance; b == nil || !b.Ready || b.Peak < 0.49 || b.Peak > 0.51 {
+		t.Fatalf("published balance %+v, want peak 0.5", b)
+	}
+	// A resync keeps the move; so does the next load round, whose
+	// proposal (none) moves nothing back.
+	if _, err := d.Round(ctx, "resync", watch.Trigger{}); err != nil {
+		t.Fatal(err)
+	}
+	pl.interval(t, fired, soft)
+	d.loadRound(ctx)
+	if got := affinity(t, tree, 25); got != "5" {
+		t.Errorf("after a resync and a load round IRQ 25 on %s, want 5", got)
+	}
+	if n := counter(t, d, "numairqd_balance_moves_total", "reason", "load"); n != 1 {
+		t.Errorf("moves{load} = %v after a steady round, want 1", n)
+	}
+}
+
+// TestLoadRoundIdleWithCount: with balance count the load tick samples
+// nothing and moves nothing.
+func TestLoadRoundIdleWithCount(t *testing.T) {
+	tree := fixture(t)
+	w := &fileWriter{proc: tree.Proc()}
+	d := newDaemon(t, tree, w, "", nil)
+	if _, err := d.Round(context.Background(), "startup", watch.Trigger{}); err != nil {
+		t.Fatal(err)
+	}
+	n := w.writes()
+	d.loadRound(context.Background())
+	d.loadRound(context.Background())
+	if d.bal.sampler != nil || w.writes() != n || d.State().Generation != 1 {
+		t.Errorf("balance count: sampler %v, %d writes, generation %d", d.bal.sampler, w.writes()-n, d.State().Generation)
+	}
+}
