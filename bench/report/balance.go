@@ -193,8 +193,8 @@ func (w *writer) steady(br balanceResult) {
 		return
 	}
 	f, st := br.figures[0], r.States[0]
-	w.p("Traffic: %s. Moves by load balancing between the scrape at minute 1 (after the warm-up) and the one %.0f minutes later: **%s** (%.0f since numairqd started); numairqd logged %d \"load balance moved queues\" steps in all. Over the window: peak/mean %.2f, bound %s, ratio %.2f, mean distance %s, %.0f rx frames/s.\n",
-		r.Skew, f.Seconds/60, floatOrDash(f.Moves, "%.0f"), f.MovesTotal, moveLines(st.MoveLog), f.MaxOverMean, boundCell(f), f.Ratio, floatOrDash(f.MeanDist, "%.1f"), f.RxPPS)
+	w.p("Traffic: %s. Moves by load balancing between the scrape at minute 1 (after the warm-up) and the one %.0f minutes later: **%s** (%s since numairqd started); numairqd logged %d \"load balance moved queues\" steps in all. Over the window: peak/mean %.2f, bound %s, ratio %.2f, mean distance %s, %.0f rx frames/s.\n",
+		r.Skew, f.Seconds/60, floatOrDash(f.Moves, "%.0f"), floatOrDash(f.MovesTotal, "%.0f"), moveLines(st.MoveLog), f.MaxOverMean, boundCell(f), f.Ratio, floatOrDash(f.MeanDist, "%.1f"), f.RxPPS)
 	var per []string
 	for i := 1; i < len(st.Samples); i++ {
 		lw, err := guestinfo.LoadBetween(st.Samples[i-1], st.Samples[i])

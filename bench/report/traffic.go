@@ -22,14 +22,12 @@ type trafficResult struct {
 	balance []balanceResult
 }
 
-// trafficResults are the runs' figures, the stability run (Steady: one
-// long window) left to the load-balancing section.
+// trafficResults are the runs' figures. The stability run (Steady: one
+// long window) is among them but shown only in the load-balancing
+// section (notSteady).
 func trafficResults(runs []measure.TrafficRun) []trafficResult {
 	var out []trafficResult
 	for _, r := range runs {
-		if r.Steady {
-			continue
-		}
 		tr := trafficResult{run: r}
 		for _, st := range r.States {
 			f, err := measure.Traffic(st, r.PCI)
@@ -47,7 +45,12 @@ func trafficResults(runs []measure.TrafficRun) []trafficResult {
 // traffic writes the traffic section: the same offered load in the
 // driver's placement, with irqbalance and with numairqd (count and
 // load), per guest; then the load-balancing section.
-func (w *writer) traffic(results []trafficResult, chart string) {
+func (w *writer) traffic(all []trafficResult, chart string) {
+	if len(all) == 0 {
+		return
+	}
+	defer w.balance(all[0].balance, balanceChart)
+	results := notSteady(all)
 	if len(results) == 0 {
 		return
 	}
@@ -59,7 +62,17 @@ func (w *writer) traffic(results []trafficResult, chart string) {
 	for _, tr := range results {
 		w.trafficRun(tr)
 	}
-	w.balance(results[0].balance, balanceChart)
+}
+
+// notSteady leaves out the stability run.
+func notSteady(results []trafficResult) []trafficResult {
+	var out []trafficResult
+	for _, tr := range results {
+		if !tr.run.Steady {
+			out = append(out, tr)
+		}
+	}
+	return out
 }
 
 // loadWarmupS is the load state's warm-up (NaN without one).
@@ -169,11 +182,15 @@ func (w *writer) trafficRun(tr trafficResult) {
 // a bar per vCPU, its height the vCPU's %soft, its colour the vCPU's
 // NUMA distance from the NIC's node. It writes the load-balancing chart
 // (writeBalanceChart) beside it, as balance.png.
-func writeTrafficChart(path string, results []trafficResult) error {
-	if len(results) > 0 {
-		if err := writeBalanceChart(balancePNG(path), results[0].balance); err != nil {
+func writeTrafficChart(path string, all []trafficResult) error {
+	if len(all) > 0 {
+		if err := writeBalanceChart(balancePNG(path), all[0].balance); err != nil {
 			return err
 		}
+	}
+	results := notSteady(all)
+	if len(results) == 0 {
+		return nil
 	}
 	const scale, pad, barW, gap, plotH = 2, 16, 22, 6, 120
 	var dists []int
