@@ -120,6 +120,12 @@ type QueueLoad struct {
 	// FitLoad is the load by the cost fit (BalanceFigures.FitIRQ).
 	FitLoad float64
 	CPU     int // where most of its interrupts fired; -1 if none did
+	// Ring is the online CPUs at CPU's distance from the NIC's node: the
+	// hop `balance: load` keeps a queue in (config.BalanceLoad). It is
+	// nil, any CPU, when the NIC has at least as many queues as online
+	// CPUs (numairqd's auto policy is linear then, with one ring) or no
+	// node.
+	Ring []int
 }
 
 // BalanceFigures are one state's figures against the best whole-queue
@@ -258,6 +264,23 @@ func Balance(st TrafficState, pcis []string) (BalanceFigures, error) {
 	}
 	if distN > 0 {
 		f.MeanDist = distSum / distN
+	}
+	for i, q := range f.Queues {
+		d := devs[slices.IndexFunc(devs, func(d Device) bool { return d.PCI == q.PCI })]
+		n := 0
+		for _, dq := range d.Queues {
+			if strings.HasPrefix(dq.Name, "input.") {
+				n++
+			}
+		}
+		if d.Node < 0 || q.CPU < 0 || n >= len(t.Online.CPUs()) {
+			continue
+		}
+		for _, c := range t.Online.CPUs() {
+			if t.CPUDist(d.Node, c) == t.CPUDist(d.Node, q.CPU) {
+				f.Queues[i].Ring = append(f.Queues[i].Ring, c)
+			}
+		}
 	}
 	nodeOf := map[string]int{}
 	for _, d := range devs {

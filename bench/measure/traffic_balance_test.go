@@ -61,11 +61,29 @@ func TestBoundLarge(t *testing.T) {
 	}
 }
 
-// TestBoundBruteForce checks Bound against every assignment of small
-// random cases.
+func TestBoundWithin(t *testing.T) {
+	// Two hot and two cool queues held to CPUs 0-1 of 4: one of each per
+	// CPU, peak 4 over a mean of 2.
+	ring := []int{0, 1}
+	got, exact := BoundWithin([]float64{3, 3, 1, 1}, [][]int{ring, ring, ring, ring}, make([]float64, 4))
+	if !exact || got != 2 {
+		t.Errorf("held to two CPUs: %v (exact %v), want 2", got, exact)
+	}
+	// The cool ones free: each hot queue alone, the cool ones together.
+	got, _ = BoundWithin([]float64{3, 3, 1, 1}, [][]int{ring, ring, nil, nil}, make([]float64, 4))
+	if got != 1.5 {
+		t.Errorf("cool queues free: %v, want 1.5", got)
+	}
+	if got, _ := BoundWithin([]float64{1}, [][]int{{}}, make([]float64, 2)); !math.IsNaN(got) {
+		t.Errorf("a queue with no CPU: %v, want NaN", got)
+	}
+}
+
+// TestBoundBruteForce checks Bound and BoundWithin against every
+// assignment of small random cases.
 func TestBoundBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for range 200 {
+	for k := range 400 {
 		cpus, nq := 1+rng.IntN(3), rng.IntN(8)
 		loads := make([]float64, nq)
 		for i := range loads {
@@ -75,6 +93,21 @@ func TestBoundBruteForce(t *testing.T) {
 		for i := range unmovable {
 			unmovable[i] = float64(rng.IntN(3))
 		}
+		// Every other case holds each queue to a random non-empty set.
+		var allowed [][]int
+		if k%2 == 1 {
+			allowed = make([][]int, nq)
+			for i := range allowed {
+				for c := range cpus {
+					if rng.IntN(2) == 0 {
+						allowed[i] = append(allowed[i], c)
+					}
+				}
+				if len(allowed[i]) == 0 {
+					allowed[i] = []int{rng.IntN(cpus)}
+				}
+			}
+		}
 		best, total := math.Inf(1), 0.0
 		for _, x := range append(slices.Clone(loads), unmovable...) {
 			total += x
@@ -82,10 +115,14 @@ func TestBoundBruteForce(t *testing.T) {
 		assign := make([]int, nq)
 		for {
 			l := slices.Clone(unmovable)
+			ok := true
 			for i, c := range assign {
 				l[c] += loads[i]
+				ok = ok && (allowed == nil || loads[i] == 0 || slices.Contains(allowed[i], c))
 			}
-			best = min(best, slices.Max(l))
+			if ok {
+				best = min(best, slices.Max(l))
+			}
 			i := 0
 			for ; i < nq; i++ {
 				if assign[i]++; assign[i] < cpus {
@@ -98,15 +135,15 @@ func TestBoundBruteForce(t *testing.T) {
 			}
 		}
 		want := best / (total / float64(cpus))
-		got, exact := Bound(loads, unmovable)
+		got, exact := BoundWithin(loads, allowed, unmovable)
 		if total == 0 {
 			if !math.IsNaN(got) {
-				t.Errorf("Bound(%v, %v) = %v, want NaN", loads, unmovable, got)
+				t.Errorf("BoundWithin(%v, %v, %v) = %v, want NaN", loads, allowed, unmovable, got)
 			}
 			continue
 		}
 		if !exact || math.Abs(got-want) > 1e-9 {
-			t.Errorf("Bound(%v, %v) = %v (exact %v), want %v", loads, unmovable, got, exact, want)
+			t.Errorf("BoundWithin(%v, %v, %v) = %v (exact %v), want %v", loads, allowed, unmovable, got, exact, want)
 		}
 	}
 }
@@ -206,6 +243,10 @@ func TestBalance(t *testing.T) {
 	}
 	if f.Queues[0].CPU != 4 || f.Queues[1].CPU != 0 || f.Queues[2].CPU != -1 {
 		t.Errorf("queue CPUs %+v", f.Queues)
+	}
+	// Three queues on 8 CPUs: numa-hop, rings by distance from node 2.
+	if !slices.Equal(f.Queues[0].Ring, []int{4, 5}) || !slices.Equal(f.Queues[1].Ring, []int{0, 1}) || f.Queues[2].Ring != nil {
+		t.Errorf("rings %v, %v, %v", f.Queues[0].Ring, f.Queues[1].Ring, f.Queues[2].Ring)
 	}
 	// Measured: 3.1 / 0.6; best: queue 0 alone, 3.1 / 0.6 too.
 	if math.Abs(f.MaxOverMean-3.1/0.6) > 1e-9 || math.Abs(f.Bound-3.1/0.6) > 1e-9 || math.Abs(f.Ratio-1) > 1e-9 || !f.BoundExact {

@@ -68,6 +68,7 @@ func (w *writer) balance(results []balanceResult, chart string) {
 	w.p("- **peak/mean**: the busiest vCPU's `%%soft` over the mean of every online vCPU in the window (as in the traffic tables).")
 	w.p("- **bound**: the best whole-queue assignment. A busy rx queue's load is its share of the window's rx packets (virtio-net's `ethtool -S` `rx_queue_N_packets`, read just before and after the window) times the softirq time the queues explain: the online vCPUs' `%%soft` in all, less an *unmovable* part on every vCPU, estimated as the mean `%%soft` of the vCPUs that served under 1%% of the packets (a queue's packets are split over vCPUs as its interrupts were), and taken as 0 when every vCPU served queues. The bound is the least peak/mean that any assignment of whole queues to the online vCPUs gives with those loads (exact branch and bound, `measure.Bound`): no placement of whole queues can do better. It takes one per-packet cost for every queue and vCPU, and ignores NUMA distance: `load` keeps each queue within the hops `count` used, so where the bound needs a farther vCPU it is out of `load`'s reach by design.")
 	w.p("- **bound, cost fit**: the same with the queues' time split by a fitted cost instead of by packets: per state, the least-squares `%%soft_c ≈ a·interrupts_c/s + b·packets_c/s` (a, b ≥ 0) over the vCPUs that served queues, each queue then weighing `a·its interrupts/s + b·its packets/s` (same total). Under TCG a lightly loaded queue takes an interrupt every few packets while a busy one polls many per interrupt, so the per-packet split overstates busy queues and its bound can exceed what a placement measured (ratio below 1); the fit is the check on that. Both keep the loads of the measured placement: a queue's cost when moved is taken to stay the same.")
+	w.p("- **bound within count's hops, cost fit**: the cost-fit bound with each queue held to the CPUs at the distance from its NIC's node that `count` gave it (any CPU when a NIC has at least as many queues as vCPUs: numairqd's linear rule, one ring). `load` moves queues only within those hops (and keeps each hop's number of queues, which this bound does not), so it cannot go below this one; the gap between the two bounds is what locality costs.")
 	w.p("- **ratio**: peak/mean over the bound (1 is the best whole-queue placement of that window's loads). **mean distance**: the interrupt-weighted NUMA distance of every queue IRQ from its NIC's node; after it, the plain mean over the busy rx queues (2%% of the packets or more) of the distance to the vCPU that took most of each one's interrupts, which depends on the placement only. **moves**: the increase of `numairqd_balance_moves_total{reason=\"load\"}` over the window (its value at the window's end, since numairqd started, in parentheses).\n")
 	for _, br := range results {
 		if br.run.Steady {
@@ -107,6 +108,7 @@ func (w *writer) balanceRun(br balanceResult) {
 	row("ratio", func(f measure.BalanceFigures) string { return fmt.Sprintf("%.2f", f.Ratio) })
 	row("bound, cost fit", func(f measure.BalanceFigures) string { return floatOrDash(f.FitBound, "%.2f") })
 	row("ratio, cost fit", func(f measure.BalanceFigures) string { return floatOrDash(f.FitRatio, "%.2f") })
+	row("bound within count's hops, cost fit", func(f measure.BalanceFigures) string { return floatOrDash(hopBound(br, f), "%.2f") })
 	row("fit: `%soft` per 1k interrupts/s, per 1k packets/s", func(f measure.BalanceFigures) string {
 		return fmt.Sprintf("%.2f, %.2f", 1000*f.FitIRQ, 1000*f.FitPkt)
 	})
@@ -138,6 +140,50 @@ func (w *writer) balanceRun(br balanceResult) {
 		w.p("- %s: %s", st.Name, queueList(br.figures[i], len(r.PCIs()) > 1))
 	}
 	w.p("")
+}
+
+// hopBound is the cost-fit bound with each queue held to the hop ring
+// count's placement gave it (QueueLoad.Ring in the run's count state):
+// a relaxation of what `balance: load` may do (it also keeps each
+// ring's number of queues), so load cannot go below it.
+func hopBound(br balanceResult, f measure.BalanceFigures) float64 {
+	count, ok := br.state("count")
+	if !ok {
+		return math.NaN()
+	}
+	type key struct {
+		pci   string
+		queue int
+	}
+	rings := map[key][]int{}
+	for _, q := range count.Queues {
+		rings[key{q.PCI, q.Queue}] = q.Ring
+	}
+	idx := map[int]int{}
+	for i, c := range f.CPUs {
+		idx[c.CPU] = i
+	}
+	loads := make([]float64, len(f.Queues))
+	allowed := make([][]int, len(f.Queues))
+	for i, q := range f.Queues {
+		loads[i] = q.FitLoad
+		ring, ok := rings[key{q.PCI, q.Queue}]
+		if !ok || ring == nil {
+			continue
+		}
+		allowed[i] = []int{}
+		for _, c := range ring {
+			if j, ok := idx[c]; ok {
+				allowed[i] = append(allowed[i], j)
+			}
+		}
+	}
+	unmovable := make([]float64, len(f.CPUs))
+	for i := range unmovable {
+		unmovable[i] = f.Unmovable
+	}
+	b, _ := measure.BoundWithin(loads, allowed, unmovable)
+	return b
 }
 
 func boundCell(f measure.BalanceFigures) string {
