@@ -25,6 +25,7 @@ commands:
   run        keep IRQs placed (the daemon; the default when no command is given)
   topology   print the CPU/NUMA topology and each node's spread order
   plan       print where every IRQ would go, changing nothing
+  version    print the version, commit and Go version (also --version)
   help       print this text
 
 Run "numairqd <command> -h" for the flags of a command.
@@ -33,7 +34,7 @@ Run "numairqd <command> -h" for the flags of a command.
 // run dispatches a subcommand and returns the process exit status:
 // 0 success, 1 failure, 2 bad usage.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help" {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help" && !isVersionFlag(args[0]) {
 		return runDaemon(args, stderr)
 	}
 	switch args[0] {
@@ -43,6 +44,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runTopology(args[1:], stdout, stderr)
 	case "plan":
 		return runPlan(args[1:], stdout, stderr)
+	case "version", "--version", "-version":
+		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
