@@ -53,7 +53,7 @@ if [ "$what" = all ] || [ "$what" = qemu ]; then
 	# TCG guest at boot: skip them.
 	export E2E_KERNEL_ARGS="${E2E_KERNEL_ARGS:-cryptomgr.notests}"
 	BENCH_OUT=$work BENCH_COMMAND="$command" E2E_LOG_DIR=$work/logs \
-		go test -tags e2e -count=1 -timeout 40m -v -run '^TestBench$' ./bench/ 2>&1 | tee "$work/qemu.log"
+		go test -tags e2e -count=1 -timeout 110m -v -run '^TestBench$' ./bench/ 2>&1 | tee "$work/qemu.log"
 	echo "bench: QEMU part took $(($(date +%s) - start)) s" >&2
 fi
 
