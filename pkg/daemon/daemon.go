@@ -216,6 +216,9 @@ func (d *Daemon) Reload() error {
 		return err
 	}
 	old := d.cfg.Swap(cfg)
+	if old.LoadBalance.HalfLife != cfg.LoadBalance.HalfLife {
+		d.bal.sampler, d.bal.loads = nil, nil // averages of the old half-life
+	}
 	d.metrics.ConfigReload(true, time.Now())
 	d.metrics.SetPerIRQ(cfg.MetricsPerIRQ)
 	if old.Listen != cfg.Listen || old.ResyncInterval != cfg.ResyncInterval || old.LoadBalance.Interval != cfg.LoadBalance.Interval ||

@@ -110,7 +110,7 @@ type unit struct {
 	dev, queue int   // the device's index in Plan.Devices, the queue index
 	bdev       int   // the device's index in the planner's balanced devices
 	irqs       []int // indices into the device's IRQs
-	class      int   // hop ring of count's CPU (0 for linear)
+	class      int   // which of its device's rings count put it in (see balanceDev)
 	cpu        int   // the plan's CPU: held, or count's
 	load       float64
 }
