@@ -150,3 +150,32 @@ func TestLoadRoundIdleWithCount(t *testing.T) {
 		t.Errorf("balance count: sampler %v, %d writes, generation %d", d.bal.sampler, w.writes()-n, d.State().Generation)
 	}
 }
+
+// TestReloadHalfLifeRestartsLoads: averages made with the old half-life
+// are dropped by a reload that changes it, and kept by one that does not.
+func TestReloadHalfLifeRestartsLoads(t *testing.T) {
+	tree := fixture(t)
+	cfg := filepath.Join(t.TempDir(), "numairqd.yaml")
+	writeFile(t, cfg, "balance: load\n")
+	d := newDaemon(t, tree, &fileWriter{proc: tree.Proc()}, cfg, nil)
+	pl := &procLoad{tree: tree, counts: map[int][]uint64{}}
+	pl.interval(t, nil, nil)
+	d.loadRound(context.Background())
+	if d.bal.sampler == nil || d.bal.loads == nil {
+		t.Fatal("no sample after a load round")
+	}
+	writeFile(t, cfg, "balance: load\nmetrics_per_irq: true\n")
+	if err := d.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if d.bal.sampler == nil {
+		t.Error("a reload that kept half_life dropped the sampler")
+	}
+	writeFile(t, cfg, "balance: load\nload_balance:\n  half_life: 2m\n")
+	if err := d.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if d.bal.sampler != nil || d.bal.loads != nil {
+		t.Error("a reload that changed half_life kept the old averages")
+	}
+}
