@@ -271,13 +271,15 @@ func (pl *planner) device(dev int, d Device, cfg *config.Config, rule *config.Ru
 			pl.load.add(cpu)
 		}
 	}
-	// Count's CPUs, and the device's by load where it balances so.
-	counted := map[int]int{}
-	for qi, m := range chosen {
-		counted[qi] = m.First()
-	}
+	// Where the device balances by load: count's CPUs (counted), then
+	// the held ones.
+	var counted map[int]int
 	if loadBalanced(&d, rule, cfg) && len(queues) > 0 {
 		d.Balance = config.BalanceLoad
+		counted = make(map[int]int, len(chosen))
+		for qi, m := range chosen {
+			counted[qi] = m.First()
+		}
 		rings := [][]int{d.Order}
 		if d.Policy == config.PolicyNUMAHop {
 			rings = pl.s.Rings(d.Node, pl.allowed)
