@@ -1,6 +1,6 @@
 // Package load samples how much CPU time interrupts take, per CPU and
 // per IRQ, so that placement can weigh IRQs by their load and not only
-// count them (issue 15: load-aware placement, distance first).
+// count them (balance: load in pkg/policy).
 //
 // What is sampled: each CPU's irq and softirq ticks from /proc/stat
 // (ParseStat), and each IRQ's per-CPU interrupt counts from
@@ -40,12 +40,15 @@
 // leave /proc/interrupts and CPUs that go offline are forgotten, so
 // memory follows the machine, not its history.
 //
-// Fallback: without CONFIG_IRQ_TIME_ACCOUNTING the hardirq column of
-// /proc/stat stays at 0 however many interrupts come (irqbalance #98),
-// and the softirq column holds only what the tick happened to sample.
-// The Sampler detects this (no hardirq time since boot, or none while a
-// CPU took 100000 interrupts), says so in Loads.TimeAccounting, and then
-// estimates each IRQ's load as its rate times Config.InterruptCost.
+// Kernels without CONFIG_IRQ_TIME_ACCOUNTING (Debian's among them) keep
+// the hardirq column of /proc/stat at 0 however many interrupts come
+// (irqbalance #98), but the tick still samples softirq context into
+// the softirq column: an unbiased, if coarse, estimate of the time a
+// NAPI queue mostly spends. The Sampler shares that time out as it
+// would measured time. Only where neither column moves (none since
+// boot, or none while a CPU took 100000 interrupts) does it fall back,
+// saying so in Loads.TimeAccounting, to each IRQ's rate times
+// Config.InterruptCost.
 //
 // The package only reads; it never opens /proc/irq. Roots are values
 // (FS{Proc}), so the same code runs on a host and on a fixture tree.

@@ -12,20 +12,21 @@ import (
 )
 
 // DefaultInterruptCost is the CPU time the fallback charges for one
-// interrupt when /proc/stat shows no irq or softirq time. Five microseconds is
-// the order of a NIC or NVMe queue interrupt and the softirq it raises
-// on current x86 servers at light load; it is a guess, not a
-// measurement, and only sets the scale: without time accounting every
-// load, per IRQ and per CPU, is a rate times this cost, so how IRQs and
-// CPUs compare with one another does not depend on it.
+// interrupt when /proc/stat shows no irq or softirq time. Five
+// microseconds is the order of a NIC or NVMe queue interrupt and the
+// softirq it raises on current x86 servers at light load; it is a
+// guess, not a measurement, and only sets the scale: without time
+// accounting every load, per IRQ and per CPU, is a rate times this
+// cost, so how IRQs and CPUs compare with one another does not depend
+// on it.
 const DefaultInterruptCost = 5 * time.Microsecond
 
 // accountingOffAfter is how many device interrupts one CPU takes, with
 // no irq or softirq time on any CPU meanwhile, before the sampler
 // decides that /proc/stat does not account interrupt time. With
 // accounting, even a 0.1 µs interrupt makes 100000 of them 10 ms, one
-// USER_HZ tick, of time on that CPU; a light load that merely rounds down to no tick over
-// one short interval does not reach it.
+// USER_HZ tick, of time on that CPU; a light load that merely rounds
+// down to no tick over one short interval does not reach it.
 const accountingOffAfter = 100_000
 
 // Config tunes a Sampler; the zero value takes the defaults.
