@@ -145,3 +145,42 @@ func TestPlanErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanShowsLoads: with balance: load, plan samples the loads over
+// --load-sample and shows each IRQ's load, the per-CPU loads and the
+// verdict; --load-sample 0 plans without them.
+func TestPlanShowsLoads(t *testing.T) {
+	tree := planFixture(t)
+	var stat strings.Builder
+	stat.WriteString("cpu  0 0 0 8000 0 0 80 0 0 0\n")
+	for c := range 8 {
+		stat.WriteString("cpu" + string(rune('0'+c)) + " 0 0 0 1000 0 0 10 0 0 0\n")
+	}
+	tree.WriteFile("proc/stat", stat.String())
+	cfg := writeConfig(t, "balance: load\n")
+	code, stdout, stderr := runCmd("plan", "--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--config", cfg, "--load-sample", "10ms")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"policy numa-hop  mask cpu  balance load",
+		"MANAGED  LOAD  REASON",
+		"numa-hop, balance load: queue 0 -> CPU 4",
+		"Interrupt load per allowed CPU (measured irq+softirq time), as planned:",
+		"Peak 0.0%, mean 0.0%",
+		"6 queues balanced by load",
+		"No move would lower the peak by min_gain.",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	_, stdout, _ = runCmd("plan", "--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--config", cfg, "--load-sample", "0")
+	if strings.Contains(stdout, "LOAD") || strings.Contains(stdout, "Interrupt load") {
+		t.Errorf("--load-sample 0 still shows loads:\n%s", stdout)
+	}
+	code, _, stderr = runCmd("plan", "--sysfs", tree.Sys(), "--procfs", t.TempDir(), "--config", cfg)
+	if code != 1 || !strings.Contains(stderr, "stat") {
+		t.Errorf("no /proc/stat: exit %d, stderr %q; want 1 naming the file", code, stderr)
+	}
+}
