@@ -32,6 +32,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	cfgPath := fl.String("config", "", configFlagHelp)
 	sysfs := fl.String("sysfs", "/sys", "sysfs root to read")
 	procfs := fl.String("procfs", "/proc", "procfs root to read")
+	etc := fl.String("etc", "/etc", "where irqbalance_env_file: auto looks for sysconfig/irqbalance and default/irqbalance")
 	format := fl.String("format", "text", "output format: text or json")
 	sample := fl.Duration("load-sample", 2*time.Second, "with balance: load, measure interrupt loads over this long first (0: plan without loads)")
 	if err := fl.Parse(args); err != nil {
@@ -67,7 +68,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	}
 	// The daemon's own pipeline, without its memory of refused writes:
 	// this command writes nothing, so the kernel has refused nothing yet.
-	planned, err := state.Plan(state.Roots{Sys: *sysfs, Proc: *procfs}, cfg, nil, bal)
+	planned, err := state.Plan(state.Roots{Sys: *sysfs, Proc: *procfs, Etc: *etc}, cfg, nil, bal)
 	if err != nil {
 		fmt.Fprintf(stderr, "numairqd plan: %v\n", err)
 		return 1

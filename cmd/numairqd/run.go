@@ -32,6 +32,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 	cfgPath := fl.String("config", "", configFlagHelp)
 	sysfs := fl.String("sysfs", "/sys", "sysfs root to read")
 	procfs := fl.String("procfs", "/proc", "procfs root to read and write (/proc/irq)")
+	etc := fl.String("etc", "/etc", "where irqbalance_env_file: auto looks for sysconfig/irqbalance and default/irqbalance")
 	listen := fl.String("listen", "", "metrics/HTTP address, overriding the config's listen")
 	dryRun := fl.Bool("dry-run", false, "plan and log the writes, write nothing")
 	oneshot := fl.Bool("oneshot", false, "run one round and exit; non-zero status if an IRQ could not be placed")
@@ -59,7 +60,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 
 	path, optional := configFile(*cfgPath)
 	d, err := daemon.New(daemon.Options{
-		Sysfs: *sysfs, Procfs: *procfs, ConfigPath: path, ConfigOptional: optional,
+		Sysfs: *sysfs, Procfs: *procfs, Etc: *etc, ConfigPath: path, ConfigOptional: optional,
 		Listen: *listen, DryRun: *dryRun, Events: !*noEvents, Log: log, Notify: sdNotifier{log},
 		FitProcs: procsCfg.fit,
 	})

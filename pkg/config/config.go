@@ -38,6 +38,16 @@ type Config struct {
 	// MetricsPerIRQ exports one series per IRQ, not only per device.
 	MetricsPerIRQ bool
 
+	// IrqbalanceEnvFile is irqbalance's environment file whose
+	// IRQBALANCE_BANNED_CPUS and IRQBALANCE_BANNED_CPULIST are banned
+	// too (cri-o and tuned write them): a path, "auto" for the first of
+	// bans.EnvFiles that exists, "" for none.
+	IrqbalanceEnvFile string
+	// HonorDefaultAffinity bans the CPUs /proc/irq/default_smp_affinity
+	// leaves out (cri-o clears a pod's CPUs from it); nil means: when an
+	// environment file is in use.
+	HonorDefaultAffinity *bool
+
 	// Balance is how devices without a rule's balance share their queues
 	// out over the CPUs their policy gives them.
 	Balance Balance
@@ -54,6 +64,8 @@ const (
 	DefaultResyncInterval   = 60 * time.Second
 	DefaultCoalesceWindow   = 100 * time.Millisecond
 	DefaultCoalesceMaxDelay = 500 * time.Millisecond
+
+	DefaultIrqbalanceEnvFile = "auto"
 
 	DefaultBalance            = BalanceCount
 	DefaultLoadInterval       = 5 * time.Second
@@ -74,13 +86,14 @@ const (
 // gets PolicyAuto), metrics on DefaultListen.
 func Default() *Config {
 	return &Config{
-		ExcludeIsolated:  true,
-		ExcludeNohzFull:  true,
-		Listen:           DefaultListen,
-		ResyncInterval:   DefaultResyncInterval,
-		CoalesceWindow:   DefaultCoalesceWindow,
-		CoalesceMaxDelay: DefaultCoalesceMaxDelay,
-		Balance:          DefaultBalance,
+		ExcludeIsolated:   true,
+		ExcludeNohzFull:   true,
+		Listen:            DefaultListen,
+		ResyncInterval:    DefaultResyncInterval,
+		CoalesceWindow:    DefaultCoalesceWindow,
+		CoalesceMaxDelay:  DefaultCoalesceMaxDelay,
+		Balance:           DefaultBalance,
+		IrqbalanceEnvFile: DefaultIrqbalanceEnvFile,
 		LoadBalance: LoadBalance{
 			Interval:       DefaultLoadInterval,
 			HalfLife:       DefaultLoadHalfLife,
@@ -234,6 +247,13 @@ func anyMatch(re *regexp.Regexp, ss []string) bool {
 	return false
 }
 
+func autoBool(b *bool) string {
+	if b == nil {
+		return "auto"
+	}
+	return fmt.Sprint(*b)
+}
+
 // WantsLoad reports whether any device may be balanced by load: the
 // config's balance or one of its rules says load.
 func (c *Config) WantsLoad() bool {
@@ -269,9 +289,10 @@ func (c *Config) Summary() string {
 	}
 	return fmt.Sprintf("config %s: %d device rules, banned_cpus=%q exclude_isolated=%t exclude_nohz_full=%t "+
 		"listen=%q resync_interval=%s restore_on_exit=%t coalesce_window=%s coalesce_max_delay=%s metrics_per_irq=%t "+
-		"balance=%s load_balance={interval=%s half_life=%s min_gain=%g samples=%d moves_per_minute=%d}",
+		"balance=%s load_balance={interval=%s half_life=%s min_gain=%g samples=%d moves_per_minute=%d} "+
+		"irqbalance_env_file=%q honor_default_smp_affinity=%s",
 		src, len(c.Devices), c.BannedCPUs.String(), c.ExcludeIsolated, c.ExcludeNohzFull,
 		c.Listen, c.ResyncInterval, c.RestoreOnExit, c.CoalesceWindow, c.CoalesceMaxDelay, c.MetricsPerIRQ,
 		c.Balance, c.LoadBalance.Interval, c.LoadBalance.HalfLife, c.LoadBalance.MinGain, c.LoadBalance.Samples,
-		c.LoadBalance.MovesPerMinute)
+		c.LoadBalance.MovesPerMinute, c.IrqbalanceEnvFile, autoBool(c.HonorDefaultAffinity))
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"path/filepath"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -198,7 +199,7 @@ func Parse(name string, data []byte) (*Config, error) {
 
 // Keys in the order the example file lists them, for "want one of".
 var (
-	topKeys   = []string{"banned_cpus", "exclude_isolated", "exclude_nohz_full", "devices", "listen", "resync_interval", "restore_on_exit", "coalesce_window", "coalesce_max_delay", "metrics_per_irq", "balance", "load_balance"}
+	topKeys   = []string{"banned_cpus", "exclude_isolated", "exclude_nohz_full", "devices", "listen", "resync_interval", "restore_on_exit", "coalesce_window", "coalesce_max_delay", "metrics_per_irq", "balance", "load_balance", "irqbalance_env_file", "honor_default_smp_affinity"}
 	ruleKeys  = []string{"name", "match", "policy", "mask", "balance", "cpus", "node", "queue_regex"}
 	loadKeys  = []string{"interval", "half_life", "min_gain", "samples", "moves_per_minute"}
 	matchKeys = []string{"pci", "driver", "interface", "irq"}
@@ -208,6 +209,7 @@ const (
 	wantCPUList  = `a CPU list like "0-3,8"`
 	wantDuration = `a Go duration like "60s" or "100ms"`
 	wantListen   = `host:port such as "127.0.0.1:9768", or "" to disable`
+	wantEnvFile  = `an absolute path, "auto" (the first of /etc/sysconfig/irqbalance, /etc/default/irqbalance that exists) or "" for none`
 )
 
 // MaxErrors is the most errors Parse reports one by one; it counts the
@@ -636,6 +638,25 @@ func (p *parser) config(root *yaml.Node, c *Config) {
 			}
 		case "load_balance":
 			p.loadBalance(v, path, &c.LoadBalance)
+		case "irqbalance_env_file":
+			if f, ok := p.str(v, path, wantEnvFile); ok {
+				if f != "" && f != "auto" && !filepath.IsAbs(f) {
+					p.errorf(v, path, nil, "%q is not an absolute path (want %s)", f, wantEnvFile)
+				} else {
+					c.IrqbalanceEnvFile = f
+				}
+			}
+		case "honor_default_smp_affinity":
+			switch {
+			case v.Kind == yaml.ScalarNode && v.ShortTag() == "!!str" && v.Value == "auto":
+				c.HonorDefaultAffinity = nil
+			case v.Kind == yaml.ScalarNode && v.ShortTag() == "!!bool":
+				if b, ok := p.boolean(v, path); ok {
+					c.HonorDefaultAffinity = &b
+				}
+			default:
+				p.wrongType(v, path, "true, false or auto")
+			}
 		}
 	})
 	if (windowNode == nil || windowOK) && (maxDelayNode == nil || maxDelayOK) && c.CoalesceMaxDelay < c.CoalesceWindow {

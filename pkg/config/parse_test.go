@@ -55,7 +55,8 @@ func TestDefault(t *testing.T) {
 		t.Error("Default returned a shared Config")
 	}
 	const want = `config defaults: 0 device rules, banned_cpus="" exclude_isolated=true exclude_nohz_full=true listen="127.0.0.1:9768" resync_interval=1m0s restore_on_exit=false coalesce_window=100ms coalesce_max_delay=500ms metrics_per_irq=false ` +
-		`balance=count load_balance={interval=5s half_life=30s min_gain=0.1 samples=3 moves_per_minute=6}`
+		`balance=count load_balance={interval=5s half_life=30s min_gain=0.1 samples=3 moves_per_minute=6} ` +
+		`irqbalance_env_file="auto" honor_default_smp_affinity=auto`
 	if got := c.Summary(); got != want {
 		t.Errorf("Summary\n got %s\nwant %s", got, want)
 	}
@@ -104,6 +105,16 @@ func TestParseValid(t *testing.T) {
 		{"load_balance empty", "load_balance:", func(t *testing.T, c *Config) {
 			if c.LoadBalance != Default().LoadBalance {
 				t.Errorf("LoadBalance %+v, want the defaults", c.LoadBalance)
+			}
+		}},
+		{"irqbalance env file", "irqbalance_env_file: /etc/default/irqbalance\nhonor_default_smp_affinity: false", func(t *testing.T, c *Config) {
+			if c.IrqbalanceEnvFile != "/etc/default/irqbalance" || c.HonorDefaultAffinity == nil || *c.HonorDefaultAffinity {
+				t.Errorf("IrqbalanceEnvFile %q, HonorDefaultAffinity %v", c.IrqbalanceEnvFile, c.HonorDefaultAffinity)
+			}
+		}},
+		{"irqbalance env file off, honor auto", "irqbalance_env_file: \"\"\nhonor_default_smp_affinity: auto", func(t *testing.T, c *Config) {
+			if c.IrqbalanceEnvFile != "" || c.HonorDefaultAffinity != nil {
+				t.Errorf("IrqbalanceEnvFile %q, HonorDefaultAffinity %v", c.IrqbalanceEnvFile, c.HonorDefaultAffinity)
 			}
 		}},
 		{"rule balance", "devices:\n  - match: {driver: nvme}\n    balance: load", func(t *testing.T, c *Config) {
@@ -260,7 +271,11 @@ func TestParseInvalid(t *testing.T) {
 		{"unknown top-level key", doc(
 			"listen: ':1'",
 			"banned_cpu: 3",
-		), `2: banned_cpu: unknown key (want one of banned_cpus, exclude_isolated, exclude_nohz_full, devices, listen, resync_interval, restore_on_exit, coalesce_window, coalesce_max_delay, metrics_per_irq, balance, load_balance)`},
+		), `2: banned_cpu: unknown key (want one of banned_cpus, exclude_isolated, exclude_nohz_full, devices, listen, resync_interval, restore_on_exit, coalesce_window, coalesce_max_delay, metrics_per_irq, balance, load_balance, irqbalance_env_file, honor_default_smp_affinity)`},
+		{"env file relative", `irqbalance_env_file: etc/irqbalance`,
+			`1: irqbalance_env_file: "etc/irqbalance" is not an absolute path (want an absolute path, "auto"`},
+		{"honor not a bool", `honor_default_smp_affinity: sometimes`,
+			`1: honor_default_smp_affinity: got string "sometimes" (want true, false or auto)`},
 		{"balance unknown", `balance: weight`,
 			`1: balance: unknown balance "weight" (want one of count, load)`},
 		{"load_balance not a mapping", `load_balance: 5s`,

@@ -2,46 +2,61 @@ package daemon
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"go.uber.org/zap"
+
+	"github.com/numairqd/numairqd/pkg/bans"
 )
 
-// configSettle is how long the config directory must be quiet before a
+// configSettle is how long a watched directory must be quiet before a
 // change is reported: editors write a file in several steps.
 const configSettle = 200 * time.Millisecond
 
-// watchConfigDir starts watching the config file's directory, not the
-// file, so editors' rename-over-the-old-file and symlink swaps (a
-// Kubernetes ConfigMap's ..data link) are seen. It is called before the
-// first round, so no change made after READY=1 can be missed. SIGHUP
-// stays the primary reload path: if the directory cannot be watched this
-// logs and returns nil.
-func (d *Daemon) watchConfigDir() *fsnotify.Watcher {
+// watchFiles starts watching the directories of paths, not the files,
+// so editors' rename-over-the-old-file and symlink swaps (a Kubernetes
+// ConfigMap's ..data link) are seen, and so is a file created later. It
+// is called before the first round, so no change made after READY=1 can
+// be missed. A directory that cannot be watched is logged (what names
+// the files); nil when none can.
+func (d *Daemon) watchFiles(what string, paths []string) *fsnotify.Watcher {
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
-		d.log.Warn("cannot watch the config file; reload with SIGHUP", zap.Error(err))
+		d.log.Warn("cannot watch the "+what, zap.Error(err))
 		return nil
 	}
-	dir := filepath.Dir(filepath.Clean(d.opts.ConfigPath))
-	if err := fw.Add(dir); err != nil {
+	watched := 0
+	for _, p := range paths {
+		dir := filepath.Dir(filepath.Clean(p))
+		if err := fw.Add(dir); err != nil {
+			d.log.Warn("cannot watch the "+what+"'s directory", zap.String("dir", dir), zap.Error(err))
+			continue
+		}
+		watched++
+	}
+	if watched == 0 {
 		fw.Close()
-		d.log.Warn("cannot watch the config directory; reload with SIGHUP", zap.String("dir", dir), zap.Error(err))
 		return nil
 	}
 	return fw
 }
 
-// configChanges calls changed for every change to the config file until
-// ctx is cancelled, then closes fw: any event naming the file, or any event
-// after which the file resolves to another target, counts once the
-// directory has been quiet for configSettle.
-func (d *Daemon) configChanges(ctx context.Context, fw *fsnotify.Watcher, changed func()) {
+// fileChanges calls changed for every change to one of paths until ctx
+// is cancelled, then closes fw: any event naming a path, or any event
+// after which a path resolves to another target, counts once the
+// directories have been quiet for configSettle.
+func (d *Daemon) fileChanges(ctx context.Context, fw *fsnotify.Watcher, what string, paths []string, changed func()) {
 	defer fw.Close()
-	path := filepath.Clean(d.opts.ConfigPath)
-	resolved, _ := filepath.EvalSymlinks(path)
+	clean := make([]string, len(paths))
+	resolved := make([]string, len(paths))
+	for i, p := range paths {
+		clean[i] = filepath.Clean(p)
+		resolved[i], _ = filepath.EvalSymlinks(clean[i])
+	}
 	var settle <-chan time.Time
 	for {
 		select {
@@ -51,19 +66,47 @@ func (d *Daemon) configChanges(ctx context.Context, fw *fsnotify.Watcher, change
 			if !ok {
 				return
 			}
-			now, _ := filepath.EvalSymlinks(path)
-			if filepath.Clean(ev.Name) == path || now != resolved {
-				resolved = now
+			hit := slices.Contains(clean, filepath.Clean(ev.Name))
+			for i, p := range clean {
+				if now, _ := filepath.EvalSymlinks(p); now != resolved[i] {
+					resolved[i], hit = now, true
+				}
+			}
+			if hit {
 				settle = time.After(configSettle)
 			}
 		case err, ok := <-fw.Errors:
 			if !ok {
 				return
 			}
-			d.log.Warn("config file watch", zap.Error(err))
+			d.log.Warn(what+" watch", zap.Error(err))
 		case <-settle:
 			settle = nil
 			changed()
 		}
+	}
+}
+
+// envFiles are the irqbalance environment files to watch: the config's
+// path, or with auto every candidate under Etc (cri-o creates the file
+// on its first pod); none when the config turns them off.
+func (d *Daemon) envFiles() []string {
+	switch f := d.Config().IrqbalanceEnvFile; f {
+	case "":
+		return nil
+	case "auto":
+		if d.opts.Etc == "" {
+			return nil
+		}
+		var out []string
+		for _, p := range bans.EnvFiles {
+			p = filepath.Join(d.opts.Etc, p)
+			if _, err := os.Stat(filepath.Dir(p)); err == nil {
+				out = append(out, p)
+			}
+		}
+		return out
+	default:
+		return []string{f}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/numairqd/numairqd/pkg/apply"
+	"github.com/numairqd/numairqd/pkg/bans"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/metrics"
 	"github.com/numairqd/numairqd/pkg/policy"
@@ -34,8 +35,9 @@ type Notifier interface {
 
 // Options configure a Daemon.
 type Options struct {
-	// Sysfs and Procfs are the roots to read ("/sys", "/proc").
-	Sysfs, Procfs string
+	// Sysfs and Procfs are the roots to read ("/sys", "/proc"); Etc is
+	// where irqbalance_env_file: auto looks ("/etc"; "" looks nowhere).
+	Sysfs, Procfs, Etc string
 	// ConfigPath is the YAML config; "" means the built-in defaults.
 	// With ConfigOptional, a missing file also means the defaults (the
 	// default path need not exist); a file that exists must parse.
@@ -74,6 +76,8 @@ type Daemon struct {
 	progress atomic.Int64
 	// bal is load balancing's state, for the loop goroutine.
 	bal balancer
+	// lastBans are the bans last logged.
+	lastBans bans.Bans
 }
 
 type nopNotifier struct{}
@@ -93,7 +97,7 @@ func New(opts Options) (*Daemon, error) {
 	if opts.Writer == nil {
 		opts.Writer = apply.ProcWriter{Proc: opts.Procfs}
 	}
-	d := &Daemon{opts: opts, log: opts.Log, roots: state.Roots{Sys: opts.Sysfs, Proc: opts.Procfs}}
+	d := &Daemon{opts: opts, log: opts.Log, roots: state.Roots{Sys: opts.Sysfs, Proc: opts.Procfs, Etc: opts.Etc}}
 	d.reader = state.NewReader(d.roots)
 	cfg, err := d.loadConfig()
 	if err != nil {
@@ -157,12 +161,30 @@ func (d *Daemon) round(ctx context.Context, trigger string, t watch.Trigger, bal
 	st := d.store.Publish(&state.State{Planned: p, Apply: res, Applying: time.Since(start),
 		Trigger: trigger, Finished: time.Now()})
 	d.bal.held = st.Plan.Held()
+	d.logBans(st)
 	d.metrics.RoundDone(st, first)
 	d.logRound(st)
 	if d.opts.FitProcs != nil {
 		d.opts.FitProcs(deviceIRQs(st))
 	}
 	return st, nil
+}
+
+// logBans reports bans that could not be read (the previous ones stay),
+// and bans that changed.
+func (d *Daemon) logBans(st *state.State) {
+	if st.BansErr != nil {
+		d.metrics.Error(metrics.ErrBans)
+		d.log.Warn("irqbalance bans unreadable; keeping the previous ones", zap.Error(st.BansErr))
+		return
+	}
+	b := st.Bans
+	if b.EnvFile == d.lastBans.EnvFile && b.Env.Equal(d.lastBans.Env) && b.Default.Equal(d.lastBans.Default) {
+		return
+	}
+	d.lastBans = b
+	d.log.Info("banned CPUs from other tools", zap.String("env_file", b.EnvFile),
+		zap.Stringer("irqbalance_env", b.Env), zap.Stringer("default_smp_affinity", b.Default))
 }
 
 // deviceIRQs counts the IRQs whose affinity a round after a CPU event

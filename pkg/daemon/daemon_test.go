@@ -566,3 +566,49 @@ func TestOneBadIRQFileDegradesOnlyThatIRQ(t *testing.T) {
 		})
 	}
 }
+
+// TestEnvFileWriteRebans: a cri-o-style write of irqbalance's
+// environment file moves the queue IRQs off the banned CPUs without a
+// reload or a restart, and clearing it brings the plan back.
+func TestEnvFileWriteRebans(t *testing.T) {
+	tree := fixture(t)
+	etc := t.TempDir()
+	if err := os.Mkdir(filepath.Join(etc, "default"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "numairqd.yaml")
+	writeFile(t, cfg, "listen: \"\"\n")
+	rec := newRecorder()
+	d := newDaemon(t, tree, &fileWriter{proc: tree.Proc()}, cfg, func(o *Options) { o.Notify, o.Etc = rec, etc })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx, nil) }()
+	rec.waitFor(t, "READY=1")
+	eventually(t, "queue 0 on CPU 4", func() bool { return affinity(t, tree, 25) == "4" })
+
+	// cri-o: CPUs 4-5 for a pod, hex groups in the legacy variable.
+	env := filepath.Join(etc, "default", "irqbalance")
+	writeFile(t, env, "IRQBALANCE_BANNED_CPUS=\"00000000,00000030\"\n")
+	eventually(t, "queues off CPUs 4-5", func() bool {
+		for q := range 6 {
+			if a := affinity(t, tree, 25+2*q); a == "4" || a == "5" {
+				return false
+			}
+		}
+		return true
+	})
+	// The writes come before the round is counted and published.
+	eventually(t, "a round triggered by the file", func() bool {
+		return counter(t, d, "numairqd_rounds_total", "trigger", "bans") >= 1
+	})
+	eventually(t, "2 CPUs banned by the env file", func() bool {
+		return counter(t, d, "numairqd_banned_cpus", "source", "irqbalance_env") == 2
+	})
+	// PostStop: the variable emptied, the plan returns.
+	writeFile(t, env, "IRQBALANCE_BANNED_CPUS=\n")
+	eventually(t, "queue 0 back on CPU 4", func() bool { return affinity(t, tree, 25) == "4" })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

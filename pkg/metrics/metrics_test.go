@@ -61,6 +61,7 @@ numairqd_config_reloads_total{result="failure"} 1
 numairqd_config_reloads_total{result="success"} 1
 # HELP numairqd_errors_total Errors, by where they happened.
 # TYPE numairqd_errors_total counter
+numairqd_errors_total{kind="bans"} 0
 numairqd_errors_total{kind="config"} 1
 numairqd_errors_total{kind="http"} 0
 numairqd_errors_total{kind="load"} 0
@@ -95,6 +96,7 @@ numairqd_netlink_overflows_total{socket="uevent"} 1
 numairqd_round_failures_total 2
 # HELP numairqd_rounds_total Reconcile rounds run, failed or not, by what triggered them.
 # TYPE numairqd_rounds_total counter
+numairqd_rounds_total{trigger="bans"} 0
 numairqd_rounds_total{trigger="channels"} 0
 numairqd_rounds_total{trigger="config"} 0
 numairqd_rounds_total{trigger="link"} 0

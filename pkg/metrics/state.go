@@ -49,6 +49,9 @@ var (
 	descCPULoad = prometheus.NewDesc(namespace+"_cpu_irq_load",
 		"Smoothed irq+softirq load of an allowed CPU (0..1) as the plan in force places the queues (only with balance: load).",
 		[]string{"cpu"}, nil)
+	descBanned = prometheus.NewDesc(namespace+"_banned_cpus",
+		"CPUs other tools banned from device IRQs, by source: irqbalance_env (IRQBALANCE_BANNED_CPUS/CPULIST) or default_smp_affinity (the online CPUs it leaves out).",
+		[]string{"source"}, nil)
 	descObjective = prometheus.NewDesc(namespace+"_balance_objective",
 		"The busiest allowed CPU's interrupt load over their mean, as the plan in force places the queues (only with balance: load).",
 		nil, nil)
@@ -60,7 +63,7 @@ type stateCollector struct{ m *Metrics }
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descIRQs, descQueueIRQs, descMeanDistance, descAllowed, descLastRound, descGeneration, descPlannedCPU,
-		descCPULoad, descObjective} {
+		descCPULoad, descObjective, descBanned} {
 		ch <- d
 	}
 }
@@ -123,6 +126,9 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 		ds := dist[dev]
 		ch <- prometheus.MustNewConstMetric(descMeanDistance, prometheus.GaugeValue, float64(ds.sum)/float64(ds.n), dev)
 	}
+
+	ch <- prometheus.MustNewConstMetric(descBanned, prometheus.GaugeValue, float64(st.Bans.Env.Weight()), "irqbalance_env")
+	ch <- prometheus.MustNewConstMetric(descBanned, prometheus.GaugeValue, float64(st.Bans.Default.Weight()), "default_smp_affinity")
 
 	if b := st.Plan.Balance; b != nil && b.Ready {
 		for _, cl := range b.CPUs {

@@ -7,10 +7,12 @@
 package state
 
 import (
+	"os"
 	"sync/atomic"
 	"time"
 
 	"github.com/numairqd/numairqd/pkg/apply"
+	"github.com/numairqd/numairqd/pkg/bans"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
@@ -20,9 +22,11 @@ import (
 )
 
 // Roots names the sysfs and procfs trees to read: "/sys" and "/proc"
-// on a host, a fixture tree in tests.
+// on a host, a fixture tree in tests. Etc is where irqbalance_env_file:
+// auto looks for irqbalance's environment file ("/etc" on a host; ""
+// looks nowhere).
 type Roots struct {
-	Sys, Proc string
+	Sys, Proc, Etc string
 }
 
 // Machine is one read of the machine: the CPU topology and the IRQ
@@ -52,14 +56,19 @@ const readAttempts = 3
 // /proc/interrupts and the devices, otherwise everything afresh (see
 // inventory.Reader). A Reader is for one goroutine.
 type Reader struct {
-	topo *topology.Reader
-	inv  *inventory.Reader
+	roots Roots
+	topo  *topology.Reader
+	inv   *inventory.Reader
+	// bans are the last bans read well; banned says a read was tried
+	// (the first round reads them whatever its scope).
+	bans   bans.Bans
+	banned bool
 }
 
 // NewReader returns a Reader of r that has read nothing yet: its first
 // read is a whole one whatever the scope.
 func NewReader(r Roots) *Reader {
-	return &Reader{topo: topology.NewReader(topology.NewFS(r.Sys)), inv: inventory.NewReader(inventory.FS{Proc: r.Proc, Sys: r.Sys})}
+	return &Reader{roots: r, topo: topology.NewReader(topology.NewFS(r.Sys)), inv: inventory.NewReader(inventory.FS{Proc: r.Proc, Sys: r.Sys})}
 }
 
 // Read builds a snapshot and an inventory, re-reading what scope says
@@ -129,20 +138,64 @@ type Planned struct {
 	// when CPUs changed while reading.
 	Scope          watch.Scope
 	Read, Planning time.Duration
+	// Bans are the CPUs other tools banned (irqbalance's environment
+	// file, default_smp_affinity), added to the config's banned_cpus
+	// for this plan. BansErr is why they could not be read this time:
+	// the previous bans were kept.
+	Bans    bans.Bans
+	BansErr error
 }
 
 // Plan is the pipeline up to the plan: Read with scope and changed,
 // then policy.Compute with cfg, the refusals the caller's applier has
-// met (nil for none) and the loads and held placement of bal.
+// met (nil for none) and the loads and held placement of bal. The bans
+// of other tools are re-read with everything else (ScopeAll): they
+// change with a pod's start or stop, which rewrites the environment
+// file, and the daemon's watch of that file asks for such a round.
 func (r *Reader) Plan(scope watch.Scope, changed []string, cfg *config.Config, refused policy.Refusals, bal policy.Balancing) (Planned, error) {
 	start := time.Now()
 	m, consistent, scope, err := r.read(scope, changed)
-	read := time.Since(start)
 	if err != nil {
-		return Planned{Scope: scope, Read: read}, err
+		return Planned{Scope: scope, Read: time.Since(start)}, err
+	}
+	var bansErr error
+	if scope == watch.ScopeAll || !r.banned {
+		r.banned = true
+		bansErr = r.readBans(cfg, m.Snapshot.Online())
+	}
+	read := time.Since(start)
+	if all := r.bans.All(); !all.IsEmpty() {
+		c := *cfg
+		c.BannedCPUs = c.BannedCPUs.Or(all)
+		cfg = &c
 	}
 	p := policy.Compute(m.Snapshot, m.Inventory, cfg, refused, bal)
-	return Planned{Machine: m, Plan: p, Consistent: consistent, Scope: scope, Read: read, Planning: time.Since(start) - read}, nil
+	return Planned{Machine: m, Plan: p, Consistent: consistent, Scope: scope, Read: read, Planning: time.Since(start) - read,
+		Bans: r.bans, BansErr: bansErr}, nil
+}
+
+// readBans reads the bans cfg asks for; on an error it keeps the
+// previous ones (none before the first good read).
+func (r *Reader) readBans(cfg *config.Config, online cpumask.Mask) error {
+	var b bans.Bans
+	b.EnvFile = bans.EnvFile(cfg.IrqbalanceEnvFile, r.roots.Etc, func(p string) bool { _, err := os.Stat(p); return err == nil })
+	var err error
+	if b.EnvFile != "" {
+		if b.Env, err = bans.ReadEnv(b.EnvFile); err != nil {
+			return err
+		}
+	}
+	honor := b.EnvFile != ""
+	if cfg.HonorDefaultAffinity != nil {
+		honor = *cfg.HonorDefaultAffinity
+	}
+	if honor {
+		if b.Default, err = bans.ReadDefaultAffinity(r.roots.Proc, online); err != nil {
+			return err
+		}
+	}
+	r.bans = b
+	return nil
 }
 
 // Plan reads the whole machine once and plans, for a command that runs

@@ -32,6 +32,7 @@ const (
 	CauseSIGHUP                // a reload asked for with SIGHUP
 	CauseConfig                // the config file changed
 	CauseChannels              // a NIC's channel count changed (ethtool -L)
+	CauseBans                  // irqbalance's environment file changed (cri-o, tuned)
 	numCauses
 )
 
@@ -44,11 +45,12 @@ var causeNames = [numCauses]string{
 	CauseSIGHUP:   "sighup",
 	CauseConfig:   "config",
 	CauseChannels: "channels",
+	CauseBans:     "bans",
 }
 
 // String returns the cause's metric label: "uevent", "link",
-// "overflow" (for CauseLost), "resync", "sighup", "config" or
-// "channels".
+// "overflow" (for CauseLost), "resync", "sighup", "config",
+// "channels" or "bans".
 func (c Cause) String() string {
 	if c < numCauses {
 		return causeNames[c]
@@ -69,7 +71,7 @@ func Causes() []Cause {
 // lost events (everything must be re-read), then what the kernel said,
 // the more specific first: a channel change before the link events a
 // driver may send while it restarts its queues.
-var labelOrder = [...]Cause{CauseSIGHUP, CauseConfig, CauseLost, CauseUevent, CauseChannels, CauseLink, CauseResync}
+var labelOrder = [...]Cause{CauseSIGHUP, CauseConfig, CauseBans, CauseLost, CauseUevent, CauseChannels, CauseLink, CauseResync}
 
 // UeventKind is a uevent's subsystem and action.
 type UeventKind struct{ Subsystem, Action string }
@@ -153,7 +155,7 @@ func (t Trigger) Reload() bool {
 }
 
 // Label is the one cause that names the round in metrics, by
-// precedence: "sighup", "config", "overflow" (CauseLost), "uevent",
+// precedence: "sighup", "config", "bans", "overflow" (CauseLost), "uevent",
 // "channels", "link", "resync". A trigger without causes is labelled
 // "resync".
 func (t Trigger) Label() string {

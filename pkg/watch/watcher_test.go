@@ -664,7 +664,7 @@ func TestRunRealSocketsNoLeak(t *testing.T) {
 
 func TestCauseString(t *testing.T) {
 	// The names are metric label values: they must not change.
-	want := []string{"uevent", "link", "overflow", "resync", "sighup", "config", "channels"}
+	want := []string{"uevent", "link", "overflow", "resync", "sighup", "config", "channels", "bans"}
 	var got []string
 	for i, c := range Causes() {
 		if c != Cause(i) {
@@ -704,6 +704,9 @@ func TestTriggerLabel(t *testing.T) {
 		{map[Cause]int{CauseSIGHUP: 1, CauseConfig: 1, CauseLost: 1, CauseUevent: 1, CauseLink: 1, CauseResync: 1}, "sighup", true},
 		{map[Cause]int{CauseSIGHUP: 1, CauseResync: 1}, "sighup", true},
 		{map[Cause]int{CauseConfig: 1, CauseResync: 1}, "config", true},
+		// A bans change re-reads everything but reloads nothing.
+		{map[Cause]int{CauseBans: 1, CauseLost: 1, CauseUevent: 1}, "bans", false},
+		{map[Cause]int{CauseConfig: 1, CauseBans: 1}, "config", true},
 		// A zero count is no cause.
 		{map[Cause]int{CauseSIGHUP: 0, CauseLost: 0, CauseLink: 1}, "link", false},
 		// An unknown cause still asks for a rescan but names nothing.

@@ -1,0 +1,108 @@
+package state_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/numairqd/numairqd/pkg/config"
+	"github.com/numairqd/numairqd/pkg/policy"
+	"github.com/numairqd/numairqd/pkg/state"
+	"github.com/numairqd/numairqd/pkg/watch"
+)
+
+func parse(t *testing.T, yaml string) *config.Config {
+	t.Helper()
+	c, err := config.Parse("test.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestPlanHonoursIrqbalanceBans: cri-o's hex variable and tuned's list
+// in irqbalance's environment file, found by auto under Etc, and the
+// CPUs cri-o cleared from default_smp_affinity are banned on top of
+// banned_cpus; a malformed file keeps the previous bans.
+func TestPlanHonoursIrqbalanceBans(t *testing.T) {
+	tr := machineTree(t, true)
+	etc := filepath.Join(tr.Root, "etc")
+	env := filepath.Join(etc, "default", "irqbalance")
+	tr.WriteFile("etc/default/irqbalance", "IRQBALANCE_BANNED_CPUS=\"00000000,00000010\"\nIRQBALANCE_BANNED_CPULIST=0\n")
+	tr.WriteFile("proc/irq/default_smp_affinity", "bf\n") // CPU 6 cleared
+	r := state.NewReader(state.Roots{Sys: tr.Sys(), Proc: tr.Proc(), Etc: etc})
+	cfg := parse(t, "banned_cpus: 7\n")
+	p, err := r.Plan(watch.ScopeAll, nil, cfg, nil, policy.Balancing{})
+	if err != nil || p.BansErr != nil {
+		t.Fatal(err, p.BansErr)
+	}
+	if got := p.Plan.Allowed.String(); got != "1-3,5" {
+		t.Errorf("allowed %s, want 1-3,5 (7 by config, 0 and 4 by the env file, 6 by default_smp_affinity)", got)
+	}
+	if p.Bans.EnvFile != env || p.Bans.Env.String() != "0,4" || p.Bans.Default.String() != "6" {
+		t.Errorf("bans %+v", p.Bans)
+	}
+	if cfg.BannedCPUs.String() != "7" {
+		t.Errorf("the config was changed: banned_cpus %s", cfg.BannedCPUs)
+	}
+
+	// A CPU-event round keeps the bans without reading them.
+	tr.WriteFile("etc/default/irqbalance", "IRQBALANCE_BANNED_CPULIST=\n")
+	if p, _ = r.Plan(watch.ScopeCPU, nil, cfg, nil, policy.Balancing{}); p.Plan.Allowed.String() != "1-3,5" {
+		t.Errorf("a cpu round re-read the bans: allowed %s", p.Plan.Allowed)
+	}
+	// Malformed: the previous bans stay, and the round says why.
+	tr.WriteFile("etc/default/irqbalance", "IRQBALANCE_BANNED_CPULIST=5-\n")
+	p, err = r.Plan(watch.ScopeAll, nil, cfg, nil, policy.Balancing{})
+	if err != nil || p.BansErr == nil || !strings.Contains(p.BansErr.Error(), env+":1: IRQBALANCE_BANNED_CPULIST=\"5-\"") {
+		t.Fatalf("malformed file: %v, bans error %v", err, p.BansErr)
+	}
+	if got := p.Plan.Allowed.String(); got != "1-3,5" {
+		t.Errorf("allowed %s after a malformed file, want the previous bans' 1-3,5", got)
+	}
+	// Put back: the plan returns.
+	tr.WriteFile("etc/default/irqbalance", "IRQBALANCE_BANNED_CPULIST=\n")
+	tr.WriteFile("proc/irq/default_smp_affinity", "ff\n")
+	if p, _ = r.Plan(watch.ScopeAll, nil, cfg, nil, policy.Balancing{}); p.Plan.Allowed.String() != "0-6" || p.BansErr != nil {
+		t.Errorf("bans cleared: allowed %s, error %v; want 0-6", p.Plan.Allowed, p.BansErr)
+	}
+}
+
+// TestPlanBansSwitches: honor_default_smp_affinity follows the env file
+// unless set; irqbalance_env_file "" and an empty Etc read nothing.
+func TestPlanBansSwitches(t *testing.T) {
+	tr := machineTree(t, true)
+	etc := filepath.Join(tr.Root, "etc")
+	tr.WriteFile("proc/irq/default_smp_affinity", "7f\n") // CPU 7 cleared
+	allowed := func(roots state.Roots, yaml string) string {
+		t.Helper()
+		p, err := state.NewReader(roots).Plan(watch.ScopeAll, nil, parse(t, yaml), nil, policy.Balancing{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Plan.Allowed.String()
+	}
+	roots := state.Roots{Sys: tr.Sys(), Proc: tr.Proc(), Etc: etc}
+	if got := allowed(roots, ""); got != "0-7" {
+		t.Errorf("no env file, honor auto: allowed %s, want 0-7", got)
+	}
+	if got := allowed(roots, "honor_default_smp_affinity: true\n"); got != "0-6" {
+		t.Errorf("honor true: allowed %s, want 0-6", got)
+	}
+	tr.WriteFile("etc/sysconfig/irqbalance", "IRQBALANCE_BANNED_CPULIST=1\n")
+	if got := allowed(roots, ""); got != "0,2-6" {
+		t.Errorf("env file, honor auto: allowed %s, want 0,2-6", got)
+	}
+	if got := allowed(roots, "honor_default_smp_affinity: false\n"); got != "0,2-7" {
+		t.Errorf("env file, honor false: allowed %s, want 0,2-7", got)
+	}
+	if got := allowed(roots, "irqbalance_env_file: \"\"\n"); got != "0-7" {
+		t.Errorf("env file off: allowed %s, want 0-7", got)
+	}
+	if got := allowed(state.Roots{Sys: tr.Sys(), Proc: tr.Proc()}, ""); got != "0-7" {
+		t.Errorf("no Etc: allowed %s, want 0-7", got)
+	}
+	if got := allowed(roots, "irqbalance_env_file: "+filepath.Join(etc, "sysconfig", "irqbalance")+"\nhonor_default_smp_affinity: false\n"); got != "0,2-7" {
+		t.Errorf("explicit path: allowed %s, want 0,2-7", got)
+	}
+}
