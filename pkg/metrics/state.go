@@ -8,6 +8,7 @@ import (
 
 	"github.com/numairqd/numairqd/pkg/apply"
 	"github.com/numairqd/numairqd/pkg/policy"
+	"github.com/numairqd/numairqd/pkg/state"
 	"github.com/numairqd/numairqd/pkg/watch"
 )
 
@@ -49,6 +50,10 @@ var (
 	descCPULoad = prometheus.NewDesc(namespace+"_cpu_irq_load",
 		"Smoothed irq+softirq load of an allowed CPU (0..1) as the plan in force places the queues (only with balance: load).",
 		[]string{"cpu"}, nil)
+	descOnBanned = prometheus.NewDesc(namespace+"_irqs_on_banned_cpus",
+		"IRQs numairqd plans (or would, for managed ones) whose affinity after the last round includes an online CPU IRQs may not use "+
+			"(banned, isolated, nohz_full, banned by cri-o or tuned); managed=\"false\" ones are numairqd's to fix.",
+		[]string{"managed"}, nil)
 	descBanned = prometheus.NewDesc(namespace+"_banned_cpus",
 		"CPUs other tools banned from device IRQs, by source: irqbalance_env (IRQBALANCE_BANNED_CPUS/CPULIST) or default_smp_affinity (the online CPUs it leaves out).",
 		[]string{"source"}, nil)
@@ -63,7 +68,7 @@ type stateCollector struct{ m *Metrics }
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descIRQs, descQueueIRQs, descMeanDistance, descAllowed, descLastRound, descGeneration, descPlannedCPU,
-		descCPULoad, descObjective, descBanned} {
+		descCPULoad, descObjective, descBanned, descOnBanned} {
 		ch <- d
 	}
 }
@@ -127,6 +132,11 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descMeanDistance, prometheus.GaugeValue, float64(ds.sum)/float64(ds.n), dev)
 	}
 
+	if st.Snapshot != nil {
+		movable, managed := onBanned(st)
+		ch <- prometheus.MustNewConstMetric(descOnBanned, prometheus.GaugeValue, float64(movable), "false")
+		ch <- prometheus.MustNewConstMetric(descOnBanned, prometheus.GaugeValue, float64(managed), "true")
+	}
 	ch <- prometheus.MustNewConstMetric(descBanned, prometheus.GaugeValue, float64(st.Bans.Env.Weight()), "irqbalance_env")
 	ch <- prometheus.MustNewConstMetric(descBanned, prometheus.GaugeValue, float64(st.Bans.Default.Weight()), "default_smp_affinity")
 
@@ -153,6 +163,40 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 				strconv.Itoa(q.Number), q.Name, deviceLabel(d.PCI))
 		}
 	}
+}
+
+// onBanned counts the IRQs whose mask after st's round has an online
+// CPU the plan does not allow: where the write put them, or, when it
+// failed, was a dry run or the plan could not place them, where they
+// were. IRQs a rule leaves alone (policy ignore, no PCI device) are not
+// numairqd's and are not counted.
+func onBanned(st *state.State) (movable, managed int) {
+	banned := st.Snapshot.Online().AndNot(st.Plan.Allowed)
+	if banned.IsEmpty() {
+		return 0, 0
+	}
+	for _, d := range st.Plan.Devices {
+		for _, q := range d.IRQs {
+			where := q.Planned
+			switch _, failed := st.Apply.Failed[q.Number]; {
+			case q.Managed:
+				if q.Current.Intersects(banned) {
+					managed++
+				}
+				continue
+			case q.NoCPU || q.Unreadable:
+				where = q.Current
+			case q.LeftAlone():
+				continue
+			case failed || st.Apply.DryRun > 0:
+				where = q.Current
+			}
+			if where.Intersects(banned) {
+				movable++
+			}
+		}
+	}
+	return movable, managed
 }
 
 // irqState sorts an IRQ into one of states. The kernel owns a managed

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/numairqd/numairqd/internal/fakesys"
 	"github.com/numairqd/numairqd/pkg/apply"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
@@ -241,5 +242,43 @@ func TestScrapeSeesOneState(t *testing.T) {
 	}
 	if !seen[16] || !seen[4] {
 		t.Errorf("scrapes saw only %v allowed CPUs: the publisher did not run alongside", seen)
+	}
+}
+
+// TestOnBanned: IRQs left on a CPU the plan does not allow are counted,
+// numairqd's apart from the kernel's, and a rule's ignored IRQs not at
+// all.
+func TestOnBanned(t *testing.T) {
+	tree := fakesys.New(t)
+	tree.AddMachine(fakesys.QEMUGuest()) // CPUs 0-7 online
+	s, err := topology.NewFS(tree.Sys()).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all8, low := cpumask.New(0, 1, 2, 3, 4, 5, 6, 7), cpumask.New(0, 1, 2, 3)
+	irq := func(n int, planned, current cpumask.Mask) policy.IRQ {
+		return policy.IRQ{Number: n, Role: policy.RoleQueue, Planned: planned, Current: current, CPU: planned.First()}
+	}
+	plan := &policy.Plan{Allowed: low, Devices: []policy.Device{
+		{Policy: config.PolicyNUMAHop, IRQs: []policy.IRQ{
+			irq(1, cpumask.New(1), all8),           // written: on 1
+			irq(2, cpumask.New(2), cpumask.New(6)), // write failed: still on 6
+			{Number: 3, Managed: true, Current: cpumask.New(5)},
+			{Number: 4, NoCPU: true, Current: all8},
+		}},
+		{Policy: config.PolicyIgnore, IRQs: []policy.IRQ{{Number: 5, Current: all8}}},
+	}}
+	st := &state.State{Planned: state.Planned{Machine: state.Machine{Snapshot: s}, Plan: plan},
+		Apply: apply.Result{Failed: map[int]apply.Kind{2: apply.KindBusy}}}
+	if movable, managed := onBanned(st); movable != 2 || managed != 1 {
+		t.Errorf("onBanned = %d movable, %d managed; want 2 (IRQs 2 and 4) and 1 (IRQ 3)", movable, managed)
+	}
+	st.Apply = apply.Result{DryRun: 2}
+	if movable, _ := onBanned(st); movable != 3 {
+		t.Errorf("dry run: %d movable, want 3 (IRQs 1, 2 and 4 where they were)", movable)
+	}
+	plan.Allowed = all8
+	if movable, managed := onBanned(st); movable != 0 || managed != 0 {
+		t.Errorf("nothing banned: %d, %d", movable, managed)
 	}
 }
