@@ -32,7 +32,7 @@ func TestPlanGolden(t *testing.T) {
 	tree := planFixture(t)
 	cfg := writeConfig(t, "banned_cpus: 7\n")
 	for _, format := range []string{"text", "json"} {
-		code, stdout, stderr := runCmd("plan", "--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--config", cfg, "--format", format)
+		code, stdout, stderr := runCmd("plan", "--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--etc", "", "--config", cfg, "--format", format)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", format, code, stderr)
 		}
@@ -43,7 +43,7 @@ func TestPlanGolden(t *testing.T) {
 // TestPlanJSONContract checks the keys scripts rely on.
 func TestPlanJSONContract(t *testing.T) {
 	tree := planFixture(t)
-	_, stdout, _ := runCmd("plan", "--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--config", writeConfig(t, ""), "--format", "json")
+	_, stdout, _ := runCmd("plan", "--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--etc", "", "--config", writeConfig(t, ""), "--format", "json")
 	var doc struct {
 		Devices []struct {
 			PCI    string `json:"pci"`
@@ -92,7 +92,7 @@ func TestPlanJSONContract(t *testing.T) {
 func TestPlanUnreadableIRQ(t *testing.T) {
 	tree := planFixture(t)
 	tree.WriteFile("proc/irq/25/smp_affinity_list", "4-x\n")
-	code, stdout, stderr := runCmd("plan", "--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--config", writeConfig(t, ""))
+	code, stdout, stderr := runCmd("plan", "--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--etc", "", "--config", writeConfig(t, ""))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -133,7 +133,7 @@ func TestPlanErrors(t *testing.T) {
 			if extra == nil {
 				extra = []string{"--config", writeConfig(t, "")}
 			}
-			code, stdout, stderr := runCmd(append([]string{"plan", "--sysfs", tree.Sys(), "--procfs", tree.Proc()}, extra...)...)
+			code, stdout, stderr := runCmd(append([]string{"plan", "--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--etc", ""}, extra...)...)
 			if code != 1 || stdout != "" {
 				t.Errorf("exit %d, stdout %q", code, stdout)
 			}
@@ -158,7 +158,7 @@ func TestPlanShowsLoads(t *testing.T) {
 	}
 	tree.WriteFile("proc/stat", stat.String())
 	cfg := writeConfig(t, "balance: load\n")
-	code, stdout, stderr := runCmd("plan", "--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--config", cfg, "--load-sample", "10ms")
+	code, stdout, stderr := runCmd("plan", "--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--etc", "", "--config", cfg, "--load-sample", "10ms")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -175,11 +175,11 @@ func TestPlanShowsLoads(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
 	}
-	_, stdout, _ = runCmd("plan", "--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--config", cfg, "--load-sample", "0")
+	_, stdout, _ = runCmd("plan", "--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--etc", "", "--config", cfg, "--load-sample", "0")
 	if strings.Contains(stdout, "LOAD") || strings.Contains(stdout, "Interrupt load") {
 		t.Errorf("--load-sample 0 still shows loads:\n%s", stdout)
 	}
-	code, _, stderr = runCmd("plan", "--sysfs", tree.Sys(), "--procfs", t.TempDir(), "--config", cfg)
+	code, _, stderr = runCmd("plan", "--sysfs", tree.Sys(), "--procfs", t.TempDir(), "--etc", "", "--config", cfg)
 	if code != 1 || !strings.Contains(stderr, "stat") {
 		t.Errorf("no /proc/stat: exit %d, stderr %q; want 1 naming the file", code, stderr)
 	}

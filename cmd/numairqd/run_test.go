@@ -16,7 +16,7 @@ func TestRunOneshotDryRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, stderr := runCmd("run", "--oneshot", "--dry-run", "--no-events", "--log.format", "json",
-		"--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--config", writeConfig(t, ""))
+		"--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--etc", "", "--config", writeConfig(t, ""))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -28,7 +28,7 @@ func TestRunOneshotDryRun(t *testing.T) {
 
 func TestRunBadConfigAndFlags(t *testing.T) {
 	tree := planFixture(t)
-	code, _, _ := runCmd("run", "--oneshot", "--log.format", "json", "--sysfs", tree.Sys(), "--procfs", tree.Proc(),
+	code, _, _ := runCmd("run", "--oneshot", "--log.format", "json", "--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--etc", "",
 		"--config", writeConfig(t, "resync_interval: soon\n"))
 	if code != 1 {
 		t.Errorf("bad config: exit %d, want 1", code)
@@ -81,7 +81,7 @@ func TestRunRefusesSecondInstance(t *testing.T) {
 	defer held.Close()
 	before, _ := os.ReadFile(tree.Path("proc/irq/25/smp_affinity_list"))
 	args := []string{"run", "--oneshot", "--no-events", "--log.format", "json", "--lock-file", path,
-		"--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--config", writeConfig(t, "")}
+		"--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--etc", "", "--config", writeConfig(t, "")}
 	if code, _, _ := runCmd(args...); code != 1 {
 		t.Fatalf("with the lock held: exit %d, want 1", code)
 	}
