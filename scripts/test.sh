@@ -2,9 +2,12 @@
 # The project's test command (README "Test"); .ci/run runs exactly this.
 # Checks formatting, vets, runs staticcheck and govulncheck (pinned
 # `go run` tools, not module dependencies), runs every unit test with
-# the race detector, then the QEMU end-to-end suite (installing its
-# Debian packages when missing; needs root). NUMAIRQD_SKIP_E2E=1 skips
-# the QEMU part.
+# the race detector, checks deploy/ (the metrics the dashboard and the
+# alerting rules name, the Kubernetes manifests in their own module,
+# promtool test rules: scripts/promtool.sh finds promtool or takes it
+# from Debian's prometheus package), then the QEMU end-to-end suite
+# (installing its Debian packages when missing; needs root).
+# NUMAIRQD_SKIP_E2E=1 skips the QEMU part.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,6 +37,17 @@ echo "== govulncheck"
 scripts/govulncheck.sh ./...
 echo "== go test -race"
 go test -race -count=1 ./...
+echo "== deploy: the dashboard's and the rules' metrics against a dry-run daemon's /metrics"
+go test -count=1 -run 'TestRulesAndDashboardNameExportedMetrics|TestConfigMapConfig' ./deploy/...
+echo "== deploy/kubernetes/validate: manifests decoded strictly with k8s.io/api (its own module)"
+(cd deploy/kubernetes/validate && go vet ./... && go test -count=1 ./...)
+echo "== promtool test rules (deploy/prometheus)"
+if promtool=$(scripts/promtool.sh); then
+	"$promtool" check rules deploy/prometheus/numairqd.rules.yml
+	(cd deploy/prometheus && "$promtool" test rules rules_test.yml)
+else
+	echo "== promtool test rules SKIPPED: no promtool (above: why)"
+fi
 
 if [ "${NUMAIRQD_SKIP_E2E:-}" = 1 ]; then
 	echo "== e2e skipped (NUMAIRQD_SKIP_E2E=1)"
