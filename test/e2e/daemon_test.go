@@ -21,9 +21,10 @@ import (
 // guest's /proc/irq/*/smp_affinity_list, against placements computed
 // here from the Guest alone (Guest.NetPlacement) and cross-checked with
 // `numairqd plan --format json` run in the guest. One boot of the 4-node
-// guest runs parts a-e in order; each part's checks are named after it
-// (a-..., b-...) and reported as a subtest of its own, so a failing part
-// shows under its name while the later parts still run and report.
+// guest runs parts a-d, h (bans written as cri-o writes them) and e in
+// that order; each part's checks are named after it (a-..., b-...) and
+// reported as a subtest of its own, so a failing part shows under its
+// name while the later parts still run and report.
 //
 // They assert what must become true, within placementDeadline, and
 // stay true; how fast it became true is printed (E2E-METRIC) and judged
@@ -122,6 +123,9 @@ const numa4Script = `
 ip link set lo up
 
 ### a: first round
+# Debian's /etc/default, where irqbalance_env_file: auto finds the
+# environment file part h writes (its directory is watched from start).
+mkdir -p /etc/default
 data a-before guestcheck state
 data a-plan numairqd plan --config "$CFG" --format json
 start_daemon --config "$CFG"
@@ -196,6 +200,18 @@ wp d-broken-kept d_broken_hold_ms -queues "@BAN_Q@" -control "@BAN_C@" -hold 150
 alive d-alive
 expect_eq d-healthz "$(http_status /healthz)" 200
 
+### h: bans as cri-o writes them for a pod with irq-load-balancing
+### disabled, then cleared at its PostStop; no reload, no restart
+data h-before guestcheck state
+wp h-crio-banned h_crio_banned_ms -exec "echo @DEFAULT_AFF@ >/proc/irq/default_smp_affinity" \
+	-exec "printf 'IRQBALANCE_BANNED_CPUS=\"@BANNED_HEX@\"\n' >/etc/default/irqbalance" \
+	-queues "@CRIO_Q@" -control "@CRIO_C@" -hold 500ms
+data h-metrics sh -c "wget -q -O - $URL/metrics | grep -E '^numairqd_(banned_cpus|rounds_total|irqs_on_banned_cpus)'"
+wp h-crio-cleared h_crio_cleared_ms -exec "echo @ALL_AFF@ >/proc/irq/default_smp_affinity" \
+	-exec "printf 'IRQBALANCE_BANNED_CPUS=\n' >/etc/default/irqbalance" \
+	-queues "@BAN_Q@" -control "@BAN_C@" -hold 500ms
+alive h-alive
+
 ### e: /metrics and /plan over loopback
 data e-metrics wget -q -O - "$URL/metrics"
 data e-plan wget -q -O - "$URL/plan"
@@ -250,10 +266,14 @@ data daemon-log cat "$LOG"
 var channelSteps = []int{2, 3}
 
 const (
-	hotplugCPU  = 5 // on node 2, holds queue 1 in the first plan
-	hotplugReps = 3
-	churnCycles = 20 // offline/online cycles in one burst (issue 14)
-	bannedCPU   = 4  // node 2's first CPU: holds queue 0 and the config IRQ
+	// Part h: the CPU cri-o's env file bans and the one it clears from
+	// default_smp_affinity, both of node 2's hops.
+	crioBannedCPU  = 5
+	crioClearedCPU = 6
+	hotplugCPU     = 5 // on node 2, holds queue 1 in the first plan
+	hotplugReps    = 3
+	churnCycles    = 20 // offline/online cycles in one burst (issue 14)
+	bannedCPU      = 4  // node 2's first CPU: holds queue 0 and the config IRQ
 )
 
 // daemonPart is one lettered part of a daemon scenario: the prefix of
@@ -281,7 +301,13 @@ func numa4Scenario() daemonScenario {
 	pAll := g.NetPlacement(0, all)
 	pOff := g.NetPlacement(0, without(all, hotplugCPU))
 	pBan := g.NetPlacement(0, without(all, bannedCPU))
+	// Part h: banned_cpus keeps 4, the env file bans crioBannedCPU and
+	// default_smp_affinity loses crioClearedCPU.
+	pCrio := g.NetPlacement(0, without(without(without(all, bannedCPU), crioBannedCPU), crioClearedCPU))
 	script := strings.NewReplacer(
+		"@CRIO_Q@", pCrio.QueueArg(), "@CRIO_C@", pCrio.ControlList(),
+		"@BANNED_HEX@", cpumask.New(crioBannedCPU).Hex(64), "@DEFAULT_AFF@", cpumask.New(without(all, crioClearedCPU)...).Hex(g.NumCPUs()),
+		"@ALL_AFF@", cpumask.New(all...).Hex(g.NumCPUs()),
 		"@ALL_Q@", pAll.QueueArg(), "@ALL_C@", pAll.ControlList(),
 		"@OFF_Q@", pOff.QueueArg(), "@OFF_C@", pOff.ControlList(),
 		"@BAN_Q@", pBan.QueueArg(), "@BAN_C@", pBan.ControlList(),
@@ -289,7 +315,8 @@ func numa4Scenario() daemonScenario {
 		"@CHURN@", strconv.Itoa(churnCycles),
 	).Replace(numa4Script)
 	expect := []string{"a-placed", "a-alive", "a-healthz", "b-churn-ends-offline", "b-churn-online-again", "b-alive", "c-removal-planned", "c-rebind", "c-alive",
-		"d-sighup-banned", "d-broken-kept", "d-broken-logged", "d-alive", "d-healthz", "e-alive", "e-stop"}
+		"d-sighup-banned", "d-broken-kept", "d-broken-logged", "d-alive", "d-healthz", "h-crio-banned", "h-crio-cleared", "h-alive",
+		"e-alive", "e-stop"}
 	for i := 1; i <= hotplugReps; i++ {
 		expect = append(expect, fmt.Sprintf("b-offline-cpu%d-%d", hotplugCPU, i), fmt.Sprintf("b-online-cpu%d-%d", hotplugCPU, i))
 	}
@@ -306,6 +333,7 @@ func numa4Scenario() daemonScenario {
 		{"b-cpu-hotplug", "b-", func(t *testing.T, r *Result) { verifyHotplug(t, r, g, pOff) }},
 		{"c-rebind", "c-", func(t *testing.T, r *Result) { verifyRebind(t, r, g, pAll) }},
 		{"d-sighup", "d-", func(t *testing.T, r *Result) { verifySighup(t, r, g, pBan) }},
+		{"h-crio-bans", "h-", verifyCrioBans},
 		{"e-http", "e-", func(t *testing.T, r *Result) { verifyHTTP(t, r, g, pBan) }},
 	}
 	return s
@@ -931,4 +959,19 @@ func verifyChannels(t *testing.T, r *Result, g Guest, want Placement) {
 		t.Logf("ethtool -L combined %d -> plan in place: %s ms (guestcheck wait-placement; a figure, not a bound)",
 			k, waitField(r, "g-combined-"+strconv.Itoa(k), "ms"))
 	}
+}
+
+// verifyCrioBans checks what the guest's wait-placement checks cannot:
+// the daemon counted the bans by source, and the round that applied
+// them was triggered by the file.
+func verifyCrioBans(t *testing.T, r *Result) {
+	d, ok := r.Data("h-metrics")
+	out := string(d.Output)
+	r.Check("h-banned-counted", ok && strings.Contains(out, `numairqd_banned_cpus{source="irqbalance_env"} 1`) &&
+		strings.Contains(out, `numairqd_banned_cpus{source="default_smp_affinity"} 1`),
+		"banned_cpus by source after the write: %q", out)
+	r.Check("h-bans-round", ok && regexp.MustCompile(`numairqd_rounds_total\{trigger="bans"\} [1-9]`).MatchString(out),
+		"a round triggered by the env file: %q", out)
+	r.Check("h-none-on-banned", ok && strings.Contains(out, `numairqd_irqs_on_banned_cpus{managed="false"} 0`),
+		"no IRQ of numairqd's left on a banned CPU: %q", out)
 }
