@@ -169,8 +169,10 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
+var client = &http.Client{Timeout: 5 * time.Second}
+
 func get(url string) (string, error) {
-	resp, err := http.Get(url) //nolint:noctx // a test's loopback scrape
+	resp, err := client.Get(url)
 	if err != nil {
 		return "", err
 	}
