@@ -124,6 +124,17 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 	}
 }
 
+// binDir holds the binary numairqdBinary builds; TestMain removes it.
+var binDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
 // numairqdBinary builds cmd/numairqd once, with the Dockerfile's own go
 // build line.
 var numairqdBinary = sync.OnceValues(func() (string, error) {
@@ -135,11 +146,11 @@ var numairqdBinary = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out, err := os.MkdirTemp("", "numairqd-validate")
+	binDir, err = os.MkdirTemp("", "numairqd-validate")
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(out, "numairqd")
+	bin := filepath.Join(binDir, "numairqd")
 	for i, a := range args {
 		if a == "/out/numairqd" {
 			args[i] = bin
