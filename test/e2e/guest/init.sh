@@ -34,6 +34,27 @@ for a in $E2E_NVME_PCI; do
 done
 metric guest_devices_ready_uptime_s "$(uptime_s)"
 
+# A scenario with a root filesystem (E2E_ROOT, a virtio disk) runs under
+# that root's systemd: copy /e2e and the guest binaries into it and hand
+# over; guest/systemd.sh runs the scenario there and powers off.
+if [ -n "${E2E_ROOT:-}" ]; then
+	mkdir -p /newroot
+	if wait_for 10 test -b "$E2E_ROOT" && mount -t ext4 "$E2E_ROOT" /newroot; then
+		mkdir -p /newroot/e2e/bin
+		cp -a /e2e/. /newroot/e2e/
+		cp /bin/busybox /bin/guestcheck /newroot/e2e/bin/
+		metric guest_switch_root_uptime_s "$(uptime_s)"
+		exec 3>&-
+		umount /tmp /run
+		for d in dev proc sys; do mount -o move "/$d" "/newroot/$d"; done
+		exec switch_root /newroot /sbin/init
+	fi
+	fail root-mount "cannot mount $E2E_ROOT: $(ls -l "$E2E_ROOT" 2>&1)"
+	e2e_end 1
+	exec 3>&-
+	poweroff -f
+fi
+
 cd /e2e
 (. /e2e/scenario.sh)
 rc=$?
