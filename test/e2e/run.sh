@@ -5,6 +5,12 @@
 #
 # E2E_INSTALL=1 installs missing Debian packages with apt-get first.
 # E2E_LOG_DIR=dir keeps each boot's serial logs there.
+# E2E_SYSTEMD=1 also runs TestSystemd: the Debian package under Debian
+# 12's systemd 252 and bookworm-backports' 254, on root filesystems that
+# mmdebstrap builds on first use (about 40-70 s each, downloading from
+# Debian's mirror) and caches in /var/cache/numairqd-e2e (E2E_CACHE_DIR
+# overrides; rm -r it to rebuild); it then needs mmdebstrap, e2fsprogs
+# and dpkg-deb, which E2E_INSTALL=1 installs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -15,8 +21,10 @@ export GOTOOLCHAIN="${NUMAIRQD_GOTOOLCHAIN:-go1.27.3}"
 # Debian packages the suite needs: QEMU, a kernel with its modules, a
 # static busybox for the initramfs, xz (to unpack the kernel's vmlinux),
 # cpio (TestInitramfs lists the archive), ip (the lab's network
-# namespaces and taps) and ethtool (packed into the guest: ethtool -L).
-pkgs="qemu-system-x86 linux-image-amd64 busybox-static xz-utils cpio iproute2 ethtool"
+# namespaces and taps), ethtool (packed into the guest: ethtool -L),
+# and for TestSystemd mmdebstrap (its root filesystem), mke2fs (its disk
+# image) and dpkg-deb (scripts/deb.sh).
+pkgs="qemu-system-x86 linux-image-amd64 busybox-static xz-utils cpio iproute2 ethtool mmdebstrap e2fsprogs dpkg"
 missing=()
 [ "$(id -u)" = 0 ] || missing+=("root (the tests create tap devices)")
 command -v go >/dev/null || missing+=("go")
@@ -37,6 +45,11 @@ need_pkgs() {
 	command -v cpio >/dev/null || m+=("cpio (cpio)")
 	command -v ip >/dev/null || m+=("ip (iproute2)")
 	command -v ethtool >/dev/null || [ -x /usr/sbin/ethtool ] || m+=("ethtool (ethtool)")
+	if [ "${E2E_SYSTEMD:-}" = 1 ]; then
+		command -v mmdebstrap >/dev/null || m+=("mmdebstrap (mmdebstrap)")
+		command -v mke2fs >/dev/null || [ -x /usr/sbin/mke2fs ] || m+=("mke2fs (e2fsprogs)")
+		command -v dpkg-deb >/dev/null || m+=("dpkg-deb (dpkg)")
+	fi
 	[ ${#m[@]} -eq 0 ] || printf '%s\n' "${m[@]}"
 }
 pkg_missing=$(need_pkgs)
