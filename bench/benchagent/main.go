@@ -7,7 +7,7 @@
 //	    wait until the map has not changed for --quiet and is none of
 //	    the driver's maps seen so far (with --changed: after it first
 //	    differs from the map at start, which is the driver's)
-//	benchagent watch --event offline:CPU|online:CPU|rebind:PCI
+//	benchagent watch --event offline:CPU|online:CPU|rebind:PCI|exec:SHELL
 //	    [--until changed|irqbalance|none] [--quiet D] [--window D]
 //	    do the event, then poll until --until holds for --quiet or the
 //	    window ends
@@ -28,6 +28,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -55,7 +56,7 @@ func run(args []string) error {
 	window := fl.Duration("window", 30*time.Second, "give up after this long (watch)")
 	maxWait := fl.Duration("max", 60*time.Second, "give up after this long (settle); stop after this long (floor)")
 	interval := fl.Duration("interval", 50*time.Millisecond, "poll interval")
-	event := fl.String("event", "", "offline:CPU, online:CPU or rebind:PCI (watch)")
+	event := fl.String("event", "", "offline:CPU, online:CPU, rebind:PCI or exec:SHELL (watch)")
 	until := fl.String("until", "changed", "changed, irqbalance or none (watch)")
 	changed := fl.Bool("changed", false, "settle: wait for a first change before counting quiet time")
 	var plans planFlag
@@ -248,6 +249,13 @@ func doEvent(event string) (newCPUs []int, err error) {
 			val, newCPUs = "1", []int{cpu}
 		}
 		return newCPUs, write(fmt.Sprintf("/sys/devices/system/cpu/cpu%d/online", cpu), val)
+	case "exec":
+		// A shell command is the event (the bans case: files written as
+		// cri-o writes them, and for irqbalance the one-shot it runs).
+		if out, err := exec.Command("/bin/sh", "-c", arg).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("--event exec %q: %w: %s", arg, err, bytes.TrimSpace(out))
+		}
+		return nil, nil
 	case "rebind":
 		if err := write("/sys/bus/pci/drivers/virtio-pci/unbind", arg); err != nil {
 			return nil, err

@@ -11,6 +11,7 @@ type Raw struct {
 	Placement []PlacementRun `json:"placement"`
 	Daemons   []DaemonRun    `json:"daemons"`
 	Traffic   []TrafficRun   `json:"traffic"`
+	Bans      []BansRun      `json:"bans,omitempty"`
 }
 
 // Meta describes the run.
