@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/numairqd/numairqd/bench/measure"
+	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/test/e2e"
 	"github.com/numairqd/numairqd/test/e2e/guestinfo"
 )
@@ -150,9 +151,123 @@ func TestBench(t *testing.T) {
 			raw.Daemons = append(raw.Daemons, daemonRun(t, r, daemon, p))
 		})
 	}
+
+	// Bans as cri-o writes them for a pod, then cleared: numairqd
+	// running, irqbalance as cri-o's one-shot after each write.
+	t.Run("bans", func(t *testing.T) {
+		g := e2e.FourNodeGuest()
+		r := e2e.Run(t, e2e.Scenario{
+			Name:     "bench-bans",
+			Guest:    g,
+			Script:   bansScript(g, p),
+			Files:    withConfig(files, "", metricsAddr),
+			HostBins: hostBins,
+			// irqbalance's one-shots wait 10 s each; a watch that never
+			// settles lasts the window.
+			Timeout: 3*time.Minute + time.Duration(4*p.reps)*(p.window+10*time.Second),
+			Expect:  []string{"bans-done"},
+		})
+		raw.Bans = bansRuns(t, r, p)
+		if raw.Meta.GuestKernel == "" {
+			if st, err := r.GuestState("start"); err == nil {
+				raw.Meta.GuestKernel = st.Kernel
+			}
+		}
+	})
 	if len(raw.Placement) > 0 {
 		raw.Meta.GuestKernel = raw.Placement[0].Start.Kernel
 	}
+}
+
+// bansCPU is the pod's CPU in the bans case: it holds queue IRQs under
+// both daemons in FourNodeGuest (irqbalance stacks them on node 2's
+// CPUs 4-5), so a ban has something to move.
+const bansCPU = hotplugCPU
+
+// bansScript measures both daemons in one boot of g, irqbalance first.
+// Each ban writes /proc/irq/default_smp_affinity without bansCPU, then
+// IRQBALANCE_BANNED_CPUS="<hex>" into /etc/default/irqbalance; each
+// clear writes both back (the mask all zeros). For irqbalance, which
+// cri-o does not find as a service, the shell then runs what cri-o
+// runs: IRQBALANCE_BANNED_CPUS=<hex> irqbalance --oneshot (it forks
+// and places after its 10 s interval). benchagent watch does the shell
+// as its event and polls the queue IRQs until the map has been quiet
+// for 3 s (irqbalance) or 2 s (numairqd), or the window ends.
+func bansScript(g e2e.Guest, p params) string {
+	n := g.NumCPUs()
+	var all []int
+	for c := range n {
+		all = append(all, c)
+	}
+	hex := cpumask.New(bansCPU).Hex(64)
+	zero := cpumask.New().Hex(64)
+	def := cpumask.New(all...).AndNot(cpumask.New(bansCPU)).Hex(n)
+	allHex := cpumask.New(all...).Hex(n)
+	return fmt.Sprintf(`REPS=%d WINDOW=%s HEX=%s ZERO=%s DEF=%s ALL=%s
+ENVFILE=/etc/default/irqbalance
+ip link set lo up
+mkdir -p /etc/default
+data start guestcheck state
+save_affinities /tmp/start.aff
+# The lines go to /tmp first: the write into the watched directory is
+# then one redirect.
+printf 'IRQBALANCE_BANNED_CPUS="%%s"\n' $HEX >/tmp/ban.env
+printf 'IRQBALANCE_BANNED_CPUS="%%s"\n' $ZERO >/tmp/clear.env
+no_irqbalance() { ! cat /proc/[0-9]*/comm 2>/dev/null | grep -qx irqbalance; }
+# irqbalance's own placement first, without bans: what cri-o's first
+# one-shot would have found.
+irqbalance --oneshot --foreground >/tmp/irqbalance.log 2>&1
+data irqbalance-start guestcheck state
+for daemon in irqbalance numairqd; do
+	if [ $daemon = numairqd ]; then
+		restore_affinities /tmp/start.aff
+		rm -f /tmp/benchagent.json $ENVFILE
+		numairqd run --config /etc/numairqd.yaml >/tmp/numairqd.log 2>&1 &
+		pid=$!
+		data numairqd-settled benchagent settle --changed --quiet 3s --max 60s
+	fi
+	q=2s
+	[ $daemon = irqbalance ] && q=3s
+	rep=1
+	while [ $rep -le $REPS ]; do
+		for k in ban clear; do
+			if [ $k = ban ]; then aff=$DEF m=$HEX; else aff=$ALL m=$ZERO; fi
+			cmd="echo $aff >/proc/irq/default_smp_affinity; cat /tmp/$k.env >$ENVFILE"
+			[ $daemon = irqbalance ] && cmd="$cmd; IRQBALANCE_BANNED_CPUS=$m irqbalance --oneshot >>/tmp/irqbalance.log 2>&1"
+			data "$daemon-$k-$rep" benchagent watch --event "exec:$cmd" --until changed --quiet $q --window $WINDOW
+			wait_for 60 no_irqbalance || fail "$daemon-$k-$rep-oneshot" "irqbalance --oneshot still running"
+		done
+		rep=$((rep + 1))
+	done
+done
+kill $pid
+wait $pid
+data numairqd-log tail -c 6000 /tmp/numairqd.log
+data irqbalance-log tail -c 6000 /tmp/irqbalance.log
+pass bans-done "irqbalance then numairqd"
+`, p.reps, p.window, hex, zero, def, allHex)
+}
+
+// bansRuns decodes the bans boot: one BansRun per daemon.
+func bansRuns(t *testing.T, r *e2e.Result, p params) []measure.BansRun {
+	var out []measure.BansRun
+	for _, daemon := range []string{"irqbalance", "numairqd"} {
+		br := measure.BansRun{Daemon: daemon, Banned: strconv.Itoa(bansCPU), Log: dataString(r, daemon+"-log")}
+		for rep := 1; rep <= p.reps; rep++ {
+			for _, k := range []string{"ban", "clear"} {
+				ev := measure.BanEvent{Rep: rep, Kind: k}
+				if err := watchData(r, fmt.Sprintf("%s-%s-%d", daemon, k, rep), &ev.Watch); err != nil {
+					t.Error(err)
+					continue
+				}
+				br.Events = append(br.Events, ev)
+			}
+		}
+		ban, clear, _, _ := measure.BanTimes(br)
+		t.Logf("bans %s: ban %v s, clear %v s (NaN: never within %v)", daemon, ban, clear, p.window)
+		out = append(out, br)
+	}
+	return out
 }
 
 // bannedGuest is FourNodeGuest with 4 queue pairs: with node 2 banned
