@@ -64,6 +64,7 @@ func run(rawPath, gobench, benchstat, out, pngPath, trafficPNG, command, wall st
 	w.reaction(daemons)
 	w.cost(raw.Daemons)
 	w.eventCost(raw.Daemons)
+	w.bans(raw.Bans)
 	if gobench != "" {
 		gb, err := os.ReadFile(gobench)
 		if err != nil {
