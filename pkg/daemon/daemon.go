@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -58,6 +59,11 @@ type Options struct {
 	// FitProcs, if set, is told after each round how many device IRQs
 	// a round reads, so that the command can size GOMAXPROCS to the host.
 	FitProcs func(deviceIRQs int)
+	// Reloaded, if set, is told after every reload (SIGHUP or a config
+	// edit) when it began, in CLOCK_MONOTONIC microseconds, and why the
+	// config was rejected (nil: it is in force and a round applied it),
+	// so that `numairqd reload` can wait for the reload it asked for.
+	Reloaded func(startedUsec uint64, err error)
 }
 
 // Daemon holds what lives across rounds. Round, Reload, Oneshot and Run
@@ -78,6 +84,8 @@ type Daemon struct {
 	bal balancer
 	// lastBans are the bans last logged.
 	lastBans bans.Bans
+	// lastManagedOnBanned is what logManagedOnBanned last warned of.
+	lastManagedOnBanned string
 }
 
 type nopNotifier struct{}
@@ -162,6 +170,7 @@ func (d *Daemon) round(ctx context.Context, trigger string, t watch.Trigger, bal
 		Trigger: trigger, Finished: time.Now()})
 	d.bal.held = st.Plan.Held()
 	d.logBans(st)
+	d.logManagedOnBanned(st)
 	d.metrics.RoundDone(st, first)
 	d.logRound(st)
 	if d.opts.FitProcs != nil {
@@ -185,6 +194,34 @@ func (d *Daemon) logBans(st *state.State) {
 	d.lastBans = b
 	d.log.Info("banned CPUs from other tools", zap.String("env_file", b.EnvFile),
 		zap.Stringer("irqbalance_env", b.Env), zap.Stringer("default_smp_affinity", b.Default))
+}
+
+// logManagedOnBanned warns when kernel-managed IRQs have CPUs the plan
+// bans, once for each set of such IRQs and banned CPUs: numairqd cannot
+// move them, the operator can.
+func (d *Daemon) logManagedOnBanned(st *state.State) {
+	qs := st.ManagedOnBanned()
+	banned := st.Banned()
+	var key strings.Builder
+	if len(qs) > 0 {
+		key.WriteString(banned.String())
+	}
+	for _, q := range qs {
+		fmt.Fprintf(&key, " %d:%s", q.Number, q.Current)
+	}
+	if key.String() == d.lastManagedOnBanned {
+		return
+	}
+	d.lastManagedOnBanned = key.String()
+	if len(qs) == 0 {
+		return
+	}
+	var first []string
+	for _, q := range qs[:min(len(qs), 5)] {
+		first = append(first, fmt.Sprintf("IRQ %d %s on %s", q.Number, q.Name, q.Current))
+	}
+	d.log.Warn("kernel-managed IRQs have banned CPUs and numairqd cannot move them; boot with isolcpus=managed_irq,CPUS to keep the kernel's spread off those CPUs",
+		zap.Int("irqs", len(qs)), zap.Stringer("banned", banned), zap.Strings("first", first))
 }
 
 // deviceIRQs counts the IRQs whose affinity a round after a CPU event

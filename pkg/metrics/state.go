@@ -171,7 +171,7 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 // were. IRQs a rule leaves alone (policy ignore, no PCI device) are not
 // numairqd's and are not counted.
 func onBanned(st *state.State) (movable, managed int) {
-	banned := st.Snapshot.Online().AndNot(st.Plan.Allowed)
+	banned := st.Banned()
 	if banned.IsEmpty() {
 		return 0, 0
 	}
@@ -180,9 +180,6 @@ func onBanned(st *state.State) (movable, managed int) {
 			where := q.Planned
 			switch _, failed := st.Apply.Failed[q.Number]; {
 			case q.Managed:
-				if q.Current.Intersects(banned) {
-					managed++
-				}
 				continue
 			case q.NoCPU || q.Unreadable:
 				where = q.Current
@@ -196,7 +193,7 @@ func onBanned(st *state.State) (movable, managed int) {
 			}
 		}
 	}
-	return movable, managed
+	return movable, len(st.ManagedOnBanned())
 }
 
 // irqState sorts an IRQ into one of states. The kernel owns a managed

@@ -224,6 +224,29 @@ type State struct {
 // Took is the whole round: read, plan and apply.
 func (s *State) Took() time.Duration { return s.Read + s.Planning + s.Applying }
 
+// Banned is the online CPUs the plan does not allow: banned_cpus,
+// isolated and nohz_full CPUs, and cri-o's or tuned's bans.
+func (s *State) Banned() cpumask.Mask { return s.Snapshot.Online().AndNot(s.Plan.Allowed) }
+
+// ManagedOnBanned is the kernel-managed IRQs whose affinity has a CPU of
+// Banned: numairqd cannot move them (only isolcpus=managed_irq keeps the
+// kernel's spread off CPUs), so they are reported, not planned.
+func (s *State) ManagedOnBanned() []policy.IRQ {
+	banned := s.Banned()
+	if banned.IsEmpty() {
+		return nil
+	}
+	var out []policy.IRQ
+	for _, d := range s.Plan.Devices {
+		for _, q := range d.IRQs {
+			if q.Managed && q.Current.Intersects(banned) {
+				out = append(out, q)
+			}
+		}
+	}
+	return out
+}
+
 // Doc is the JSON form served at /plan: the plan with the generation.
 func (s *State) Doc() policy.Doc {
 	doc := s.Plan.Doc()
