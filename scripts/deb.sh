@@ -85,14 +85,13 @@ fi
 
 # The unit as deploy/systemd has it, but for the packaged binary's path.
 install -d -m0755 "$root/lib/systemd/system"
-sed 's|^ExecStart=/usr/local/bin/numairqd |ExecStart=/usr/sbin/numairqd |' deploy/systemd/numairqd.service \
+sed -e 's|^ExecStart=/usr/local/bin/numairqd |ExecStart=/usr/sbin/numairqd |' -e 's|^ExecReload=/usr/local/bin/numairqd |ExecReload=/usr/sbin/numairqd |' deploy/systemd/numairqd.service \
 	>"$root/lib/systemd/system/numairqd.service"
 if ! grep -q '^ExecStart=/usr/sbin/numairqd ' "$root/lib/systemd/system/numairqd.service" ||
 	grep -q '/usr/local/' "$root/lib/systemd/system/numairqd.service"; then
 	echo "deb.sh: deploy/systemd/numairqd.service: ExecStart= is not /usr/local/bin/numairqd ...; update this script" >&2
 	exit 1
 fi
-install -D -m0644 deploy/systemd/numairqd-legacy-reload.conf "$root/usr/share/numairqd/numairqd-legacy-reload.conf"
 install -D -m0644 configs/numairqd.yaml "$root/etc/numairqd/numairqd.yaml"
 doc=$root/usr/share/doc/numairqd
 install -D -m0644 "$src/copyright" "$doc/copyright"

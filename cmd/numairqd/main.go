@@ -25,6 +25,7 @@ commands:
   run        keep IRQs placed (the daemon; the default when no command is given)
   topology   print the CPU/NUMA topology and each node's spread order
   plan       print where every IRQ would go, changing nothing
+  reload     make the running daemon reload its config; returns once it is applied
   version    print the version, commit and Go version (also --version)
   help       print this text
 
@@ -44,6 +45,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runTopology(args[1:], stdout, stderr)
 	case "plan":
 		return runPlan(args[1:], stdout, stderr)
+	case "reload":
+		return runReload(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "--help":

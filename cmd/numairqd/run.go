@@ -40,6 +40,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 	logLevel := fl.String("log.level", "info", "log level: debug, info, warn or error")
 	logFormat := fl.String("log.format", "auto", "log format: auto, console, json or journald")
 	lockPath := fl.String("lock-file", defaultLockFile, `lock held while writing affinities, so only one numairqd runs per host ("" disables; not taken with --dry-run)`)
+	reloadStatus := fl.String("reload-status", defaultReloadStatus, `file where each reload's outcome is recorded, for "numairqd reload" to wait on ("" disables)`)
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
@@ -59,11 +60,15 @@ func runDaemon(args []string, stderr io.Writer) int {
 	defer log.Sync() //nolint:errcheck // nothing to do if stderr is gone
 
 	path, optional := configFile(*cfgPath)
-	d, err := daemon.New(daemon.Options{
+	opts := daemon.Options{
 		Sysfs: *sysfs, Procfs: *procfs, Etc: *etc, ConfigPath: path, ConfigOptional: optional,
 		Listen: *listen, DryRun: *dryRun, Events: !*noEvents, Log: log, Notify: sdNotifier{log},
 		FitProcs: procsCfg.fit,
-	})
+	}
+	if *reloadStatus != "" {
+		opts.Reloaded = reloadRecorder{path: *reloadStatus, warn: func(err error) { log.Warn("cannot record the reload", zap.Error(err)) }}.record
+	}
+	d, err := daemon.New(opts)
 	if err != nil {
 		log.Error("cannot start", zap.Error(err))
 		return 1

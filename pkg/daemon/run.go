@@ -11,6 +11,7 @@ import (
 
 	"github.com/coreos/go-systemd/v22/daemon"
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 
 	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/metrics"
@@ -176,17 +177,33 @@ func (d *Daemon) roundAndReport(ctx context.Context, trigger string, t watch.Tri
 	d.opts.Notify.Notify(d.statusLine())
 }
 
-// reloadAndReport follows systemd's Type=notify-reload protocol:
-// RELOADING=1 with MONOTONIC_USEC, reload, a round under the new config,
-// READY=1.
+// reloadAndReport follows systemd's reload protocol: RELOADING=1 with
+// MONOTONIC_USEC, reload, a round under the new config, READY=1; then
+// it tells Options.Reloaded.
 func (d *Daemon) reloadAndReport(ctx context.Context, trigger string) {
-	d.opts.Notify.Notify(daemon.SdNotifyReloading + "\n" + daemon.SdNotifyMonotonicUsec())
-	if err := d.Reload(); err != nil {
+	started := MonotonicUsec()
+	d.opts.Notify.Notify(fmt.Sprintf("%s\nMONOTONIC_USEC=%d", daemon.SdNotifyReloading, started))
+	err := d.Reload()
+	if err != nil {
 		d.opts.Notify.Notify(daemon.SdNotifyReady + "\nSTATUS=config rejected, previous config in force: " + firstLine(err.Error()))
-		return
+	} else {
+		d.roundAndReport(ctx, trigger, watch.Trigger{})
+		d.opts.Notify.Notify(daemon.SdNotifyReady)
 	}
-	d.roundAndReport(ctx, trigger, watch.Trigger{})
-	d.opts.Notify.Notify(daemon.SdNotifyReady)
+	if d.opts.Reloaded != nil {
+		d.opts.Reloaded(started, err)
+	}
+}
+
+// MonotonicUsec is CLOCK_MONOTONIC in microseconds, the clock of
+// systemd's MONOTONIC_USEC and of Options.Reloaded: one clock for every
+// process on the host.
+func MonotonicUsec() uint64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		return 0 // not on Linux; nothing here runs there
+	}
+	return uint64(ts.Sec)*1e6 + uint64(ts.Nsec)/1e3
 }
 
 // stop says STOPPING=1 and, with restore_on_exit, writes back the masks

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/numairqd/numairqd/pkg/daemon"
+)
+
+// defaultReloadStatus is where the daemon records each reload's outcome
+// for `numairqd reload`, beside the lock in the unit's RuntimeDirectory.
+const defaultReloadStatus = "/run/numairqd/reload-status"
+
+// The reload status file is one line: the CLOCK_MONOTONIC microsecond at
+// which the last reload began reading the config, then "ok", or
+// "rejected: " and the first line of the reason. systemd ends a reload
+// job when ExecReload exits; `numairqd reload` waits on this file so that
+// `systemctl reload` returns only once the new config is applied, and
+// fails when it was rejected, on every systemd version.
+
+// reloadRecorder writes the status file for daemon.Options.Reloaded,
+// atomically (a rename), so a reader never sees half a line.
+type reloadRecorder struct {
+	path string
+	warn func(error)
+}
+
+func (r reloadRecorder) record(startedUsec uint64, rerr error) {
+	line := strconv.FormatUint(startedUsec, 10) + " ok\n"
+	if rerr != nil {
+		reason, _, _ := strings.Cut(rerr.Error(), "\n")
+		line = strconv.FormatUint(startedUsec, 10) + " rejected: " + reason + "\n"
+	}
+	if err := writeAtomic(r.path, []byte(line)); err != nil {
+		r.warn(fmt.Errorf("reload status for numairqd reload: %w", err))
+	}
+}
+
+func writeAtomic(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// reloadStatus is one parsed line of the status file.
+type reloadStatus struct {
+	startedUsec uint64
+	rejected    string // "" when the reload was applied
+}
+
+func readReloadStatus(path string) (reloadStatus, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return reloadStatus{}, err
+	}
+	line := strings.TrimSuffix(string(b), "\n")
+	usec, rest, _ := strings.Cut(line, " ")
+	n, err := strconv.ParseUint(usec, 10, 64)
+	switch {
+	case err != nil:
+		return reloadStatus{}, fmt.Errorf("%s: %q is not a reload status (want MICROSECONDS ok|rejected: REASON)", path, line)
+	case rest == "ok":
+		return reloadStatus{startedUsec: n}, nil
+	case strings.HasPrefix(rest, "rejected: "):
+		return reloadStatus{startedUsec: n, rejected: strings.TrimPrefix(rest, "rejected: ")}, nil
+	}
+	return reloadStatus{}, fmt.Errorf("%s: %q is not a reload status (want MICROSECONDS ok|rejected: REASON)", path, line)
+}
+
+// reloadPoll is how often `numairqd reload` looks at the status file; a
+// reload takes a round, tens of milliseconds to seconds.
+const reloadPoll = 20 * time.Millisecond
+
+func runReload(args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("reload", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	pid := fl.Int("pid", 0, "the daemon's process ID (systemd: $MAINPID); 0 reads it from --lock-file")
+	lockPath := fl.String("lock-file", defaultLockFile, "the running daemon's lock, for its pid when --pid is 0")
+	statusPath := fl.String("reload-status", defaultReloadStatus, "the daemon's --reload-status file")
+	timeout := fl.Duration("timeout", 60*time.Second, "how long to wait for the reload to be applied")
+	if err := fl.Parse(args); err != nil {
+		return 2
+	}
+	if fl.NArg() > 0 {
+		fmt.Fprintf(stderr, "numairqd reload: unexpected argument %q\n", fl.Arg(0))
+		return 2
+	}
+	if *pid < 0 || *timeout <= 0 || *statusPath == "" {
+		fmt.Fprintln(stderr, "numairqd reload: --pid must be >= 0, --timeout > 0 and --reload-status set")
+		return 2
+	}
+	p := *pid
+	if p == 0 {
+		var err error
+		if p, err = lockHolder(*lockPath); err != nil {
+			fmt.Fprintf(stderr, "numairqd reload: %v\n", err)
+			return 1
+		}
+	}
+	msg, err := reload(p, *statusPath, *timeout)
+	if err != nil {
+		fmt.Fprintf(stderr, "numairqd reload: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, msg)
+	return 0
+}
+
+// reload sends SIGHUP to pid and waits until the status file shows a
+// reload that began after the signal was sent: that reload read the
+// config as it is now. A reload already under way when the signal came
+// does not count; the daemon runs another for the signal.
+func reload(pid int, statusPath string, timeout time.Duration) (string, error) {
+	sent := daemon.MonotonicUsec()
+	if err := unix.Kill(pid, unix.SIGHUP); err != nil {
+		return "", fmt.Errorf("signal numairqd pid %d: %w", pid, err)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		st, err := readReloadStatus(statusPath)
+		switch {
+		case err == nil && st.startedUsec >= sent && st.rejected == "":
+			return fmt.Sprintf("numairqd pid %d reloaded its config and applied it", pid), nil
+		case err == nil && st.startedUsec >= sent:
+			return "", fmt.Errorf("numairqd pid %d rejected the config, the previous one stays in force: %s", pid, st.rejected)
+		case err != nil && !errors.Is(err, os.ErrNotExist):
+			return "", err
+		}
+		if err := unix.Kill(pid, 0); errors.Is(err, unix.ESRCH) {
+			return "", fmt.Errorf("numairqd pid %d exited before it reloaded", pid)
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("numairqd pid %d did not record a reload in %s within %s (is it running with --reload-status %s?)", pid, statusPath, timeout, statusPath)
+		}
+		time.Sleep(reloadPoll)
+	}
+}
+
+// lockHolder is the pid in the lock file of a running daemon. A lock
+// nobody holds is an error, not a pid: its number may belong to another
+// process by now.
+func lockHolder(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("no running numairqd: %w", err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err == nil {
+		return 0, fmt.Errorf("no running numairqd: nobody holds the lock %s", path)
+	} else if !errors.Is(err, unix.EWOULDBLOCK) {
+		return 0, fmt.Errorf("lock %s: %w", path, err)
+	}
+	b := make([]byte, 32)
+	n, _ := f.ReadAt(b, 0)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n])))
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("lock %s: %q is not a pid", path, b[:n])
+	}
+	return pid, nil
+}
