@@ -343,7 +343,7 @@ func verifySystemdMetrics(t *testing.T, r *Result, addr string) {
 
 // managedLine says a journal message is numairqd's warning about
 // kernel-managed IRQs (NVMe's queues) on CPUs it bans.
-var managedLine = regexp.MustCompile(`^kernel-managed IRQs have banned CPUs`)
+var managedLine = regexp.MustCompile(`kernel-managed IRQs have banned CPUs`)
 
 // journalEntry is what the checks read of `journalctl -o json`.
 type journalEntry struct {
