@@ -45,18 +45,25 @@ func (d *Daemon) watchFiles(what string, paths []string) *fsnotify.Watcher {
 	return fw
 }
 
-// fileChanges calls changed for every change to one of paths until ctx
-// is cancelled, then closes fw: any event naming a path, or any event
-// after which a path resolves to another target, counts once the
-// directories have been quiet for configSettle.
-func (d *Daemon) fileChanges(ctx context.Context, fw *fsnotify.Watcher, what string, paths []string, changed func()) {
-	defer fw.Close()
+// fileChanges returns a function that calls changed for every change
+// to one of paths until ctx is cancelled, then closes fw: any event
+// naming a path, or any event after which a path resolves to another
+// target, counts once the directories have been quiet for configSettle.
+// The targets are resolved now, in the caller, not when the returned
+// function's goroutine first runs: a symlink swap in between would
+// otherwise become the baseline and be missed.
+func (d *Daemon) fileChanges(ctx context.Context, fw *fsnotify.Watcher, what string, paths []string, changed func()) func() {
 	clean := make([]string, len(paths))
 	resolved := make([]string, len(paths))
 	for i, p := range paths {
 		clean[i] = filepath.Clean(p)
 		resolved[i], _ = filepath.EvalSymlinks(clean[i])
 	}
+	return func() { d.watchLoop(ctx, fw, what, clean, resolved, changed) }
+}
+
+func (d *Daemon) watchLoop(ctx context.Context, fw *fsnotify.Watcher, what string, clean, resolved []string, changed func()) {
+	defer fw.Close()
 	var settle <-chan time.Time
 	for {
 		select {

@@ -124,7 +124,7 @@ func (d *Daemon) startHints(ctx context.Context, wg *sync.WaitGroup, w *watch.Wa
 		// watched.
 		paths := []string{d.opts.ConfigPath}
 		if fw := d.watchFiles("config file", paths); fw != nil {
-			wg.Go(func() { d.fileChanges(ctx, fw, "config file", paths, func() { w.Hint(watch.CauseConfig) }) })
+			wg.Go(d.fileChanges(ctx, fw, "config file", paths, func() { w.Hint(watch.CauseConfig) }))
 		}
 	}
 	// cri-o and tuned rewrite irqbalance's environment file and restart
@@ -132,9 +132,7 @@ func (d *Daemon) startHints(ctx context.Context, wg *sync.WaitGroup, w *watch.Wa
 	// fallback).
 	if paths := d.envFiles(); len(paths) > 0 {
 		if fw := d.watchFiles("irqbalance environment file", paths); fw != nil {
-			wg.Go(func() {
-				d.fileChanges(ctx, fw, "irqbalance environment file", paths, func() { w.Hint(watch.CauseBans) })
-			})
+			wg.Go(d.fileChanges(ctx, fw, "irqbalance environment file", paths, func() { w.Hint(watch.CauseBans) }))
 		}
 	}
 }
