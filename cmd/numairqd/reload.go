@@ -70,13 +70,11 @@ func readReloadStatus(path string) (reloadStatus, error) {
 	line := strings.TrimSuffix(string(b), "\n")
 	usec, rest, _ := strings.Cut(line, " ")
 	n, err := strconv.ParseUint(usec, 10, 64)
-	switch {
-	case err != nil:
-		return reloadStatus{}, fmt.Errorf("%s: %q is not a reload status (want MICROSECONDS ok|rejected: REASON)", path, line)
-	case rest == "ok":
+	if err == nil && rest == "ok" {
 		return reloadStatus{startedUsec: n}, nil
-	case strings.HasPrefix(rest, "rejected: "):
-		return reloadStatus{startedUsec: n, rejected: strings.TrimPrefix(rest, "rejected: ")}, nil
+	}
+	if reason, ok := strings.CutPrefix(rest, "rejected: "); err == nil && ok {
+		return reloadStatus{startedUsec: n, rejected: reason}, nil
 	}
 	return reloadStatus{}, fmt.Errorf("%s: %q is not a reload status (want MICROSECONDS ok|rejected: REASON)", path, line)
 }

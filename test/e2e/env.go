@@ -254,13 +254,21 @@ func buildBinaries(t *testing.T) binaries {
 	return binVal
 }
 
-func goBuild() (binaries, error) {
-	var b binaries
+// moduleRoot is the directory of the main module's go.mod.
+func moduleRoot() (string, error) {
 	out, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
-		return b, fmt.Errorf("go env GOMOD: %w", err)
+		return "", fmt.Errorf("go env GOMOD: %w", err)
 	}
-	root := filepath.Dir(strings.TrimSpace(string(out)))
+	return filepath.Dir(strings.TrimSpace(string(out))), nil
+}
+
+func goBuild() (binaries, error) {
+	var b binaries
+	root, err := moduleRoot()
+	if err != nil {
+		return b, err
+	}
 	dir, err := binaryDir()
 	if err != nil {
 		return b, err

@@ -418,11 +418,10 @@ func buildDeb(t *testing.T) []byte {
 }
 
 func runDebSh() ([]byte, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
+	root, err := moduleRoot()
 	if err != nil {
-		return nil, fmt.Errorf("go env GOMOD: %w", err)
+		return nil, err
 	}
-	root := filepath.Dir(strings.TrimSpace(string(out)))
 	dir, err := binaryDir()
 	if err != nil {
 		return nil, err
