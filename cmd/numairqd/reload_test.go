@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,11 +18,7 @@ import (
 // once the daemon has recorded a reload begun after the signal, and 1
 // naming the file and value when the new config is rejected.
 func TestReloadWaitsForTheDaemon(t *testing.T) {
-	// SIGHUP must never take the default action (exit) in a test binary,
-	// even before the daemon's own signal.Notify.
-	hup := make(chan os.Signal, 8)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
+	catchSIGHUP()
 
 	dir := t.TempDir()
 	notify := listenNotify(t, filepath.Join(dir, "notify"))
@@ -74,9 +71,7 @@ func TestReloadWaitsForTheDaemon(t *testing.T) {
 // reload, a status file that is not one, and bad usage, each a clear
 // error and no wait beyond --timeout.
 func TestReloadErrors(t *testing.T) {
-	hup := make(chan os.Signal, 8)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
+	catchSIGHUP()
 	dir := t.TempDir()
 	status := filepath.Join(dir, "reload-status")
 
@@ -113,6 +108,23 @@ func TestReloadErrors(t *testing.T) {
 	if code, _, stderr := runCmd("reload", "--pid", "-1"); code != 2 || !strings.Contains(stderr, "--pid") {
 		t.Errorf("--pid -1: exit %d, stderr %q", code, stderr)
 	}
+}
+
+var hupOnce sync.Once
+
+// catchSIGHUP keeps SIGHUP from taking its default action (exit) in the
+// test binary, before the daemon's own signal.Notify and after the test:
+// a signal from reload can still be in flight when a test ends, so the
+// channel is never stopped.
+func catchSIGHUP() {
+	hupOnce.Do(func() {
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		go func() {
+			for range hup {
+			}
+		}()
+	})
 }
 
 // notifySocket is a NOTIFY_SOCKET for the daemon under test.
