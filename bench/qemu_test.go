@@ -867,6 +867,7 @@ load_balance:            # the defaults, spelled out for the report
   interval: 5s
   half_life: 30s
   min_gain: 0.1
+  min_drop: 0.03
   samples: 3
   moves_per_minute: 6
 `)

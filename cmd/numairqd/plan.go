@@ -64,7 +64,8 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		// What the daemon would move now, from count's placement.
-		bal = policy.Balancing{Loads: &l, MaxMoves: cfg.LoadBalance.MovesPerMinute, MinGain: cfg.LoadBalance.MinGain}
+		bal = policy.Balancing{Loads: &l, MaxMoves: cfg.LoadBalance.MovesPerMinute,
+			MinGain: cfg.LoadBalance.MinGain, MinDrop: cfg.LoadBalance.MinDrop, MinPeak: cfg.LoadBalance.MinPeak}
 	}
 	// The daemon's own pipeline, without its memory of refused writes:
 	// this command writes nothing, so the kernel has refused nothing yet.
@@ -90,16 +91,20 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// sampleLoads measures the loads over one interval of length d. With
-// a single interval there is nothing to smooth: the loads are that
-// interval's.
+// sampleLoads measures the loads over d in policy.MinIntervals equal
+// intervals, the fewest the planner proposes a move from: their
+// spread is the noise a move must beat, as in the daemon.
 func sampleLoads(procfs string, cfg *config.Config, d time.Duration) (load.Loads, error) {
 	s := load.NewSampler(load.FS{Proc: procfs}, load.Config{HalfLife: cfg.LoadBalance.HalfLife})
-	if _, err := s.Sample(time.Now()); err != nil {
-		return load.Loads{}, err
+	l, err := s.Sample(time.Now())
+	for range policy.MinIntervals {
+		if err != nil {
+			break
+		}
+		time.Sleep(d / policy.MinIntervals)
+		l, err = s.Sample(time.Now())
 	}
-	time.Sleep(d)
-	return s.Sample(time.Now())
+	return l, err
 }
 
 func writePlanText(w io.Writer, p *policy.Plan) {
@@ -171,11 +176,11 @@ func writeBalanceText(w io.Writer, b *policy.BalanceView) {
 	fmt.Fprintf(w, "Peak %s, mean %s, peak/mean %s; %d queues balanced by load\n", percent(b.Peak), percent(b.Mean), ratio(b.Peak, b.Mean), b.Queues)
 	pr := b.Proposal
 	if pr == nil {
-		fmt.Fprintln(w, "No move would lower the peak by min_gain.")
+		fmt.Fprintln(w, "No move is worth making: none lowers the peak by min_gain and min_drop and by more than the loads' noise.")
 		return
 	}
-	fmt.Fprintf(w, "Load balancing would move %d queues: peak %s, peak/mean %s (%.0f%% lower peak):\n",
-		len(pr.Moves), percent(pr.Peak), ratio(pr.Peak, pr.Mean), 100*pr.Gain)
+	fmt.Fprintf(w, "Load balancing would move %d queues: peak %s, peak/mean %s (%.0f%% lower peak; standard error of the drop %s):\n",
+		len(pr.Moves), percent(pr.Peak), ratio(pr.Peak, pr.Mean), 100*pr.Gain, percent(pr.Noise))
 	for _, m := range pr.Moves {
 		fmt.Fprintf(w, "  %s queue %d (IRQs %v, load %s): CPU %d -> %d\n", m.PCI, m.Queue, m.IRQs, percent(m.Load), m.From, m.To)
 	}

@@ -71,6 +71,8 @@ const (
 	DefaultLoadInterval       = 5 * time.Second
 	DefaultLoadHalfLife       = 30 * time.Second
 	DefaultLoadMinGain        = 0.1
+	DefaultLoadMinDrop        = 0.03
+	DefaultLoadMinPeak        = 0.1
 	DefaultLoadSamples        = 3
 	DefaultLoadMovesPerMinute = 6
 )
@@ -98,6 +100,8 @@ func Default() *Config {
 			Interval:       DefaultLoadInterval,
 			HalfLife:       DefaultLoadHalfLife,
 			MinGain:        DefaultLoadMinGain,
+			MinDrop:        DefaultLoadMinDrop,
+			MinPeak:        DefaultLoadMinPeak,
 			Samples:        DefaultLoadSamples,
 			MovesPerMinute: DefaultLoadMovesPerMinute,
 		},
@@ -134,6 +138,15 @@ type LoadBalance struct {
 	// that gain before the move is made.
 	MinGain float64
 	Samples int
+	// MinDrop is the least, in CPU-seconds per second, by which a move
+	// must lower the busiest CPU's load, whatever fraction that is: a
+	// move for less than a few percent of a CPU is not worth the cold
+	// caches and reordered packets it costs.
+	MinDrop float64
+	// MinPeak is the busiest CPU's interrupt load (a fraction of one
+	// CPU) below which nothing moves: on a quiet machine no CPU is
+	// short of time, however the load is spread.
+	MinPeak float64
 	// MovesPerMinute bounds the queue moves load balancing makes in any
 	// minute.
 	MovesPerMinute int
@@ -289,10 +302,10 @@ func (c *Config) Summary() string {
 	}
 	return fmt.Sprintf("config %s: %d device rules, banned_cpus=%q exclude_isolated=%t exclude_nohz_full=%t "+
 		"listen=%q resync_interval=%s restore_on_exit=%t coalesce_window=%s coalesce_max_delay=%s metrics_per_irq=%t "+
-		"balance=%s load_balance={interval=%s half_life=%s min_gain=%g samples=%d moves_per_minute=%d} "+
+		"balance=%s load_balance={interval=%s half_life=%s min_gain=%g min_drop=%g min_peak=%g samples=%d moves_per_minute=%d} "+
 		"irqbalance_env_file=%q honor_default_smp_affinity=%s",
 		src, len(c.Devices), c.BannedCPUs.String(), c.ExcludeIsolated, c.ExcludeNohzFull,
 		c.Listen, c.ResyncInterval, c.RestoreOnExit, c.CoalesceWindow, c.CoalesceMaxDelay, c.MetricsPerIRQ,
-		c.Balance, c.LoadBalance.Interval, c.LoadBalance.HalfLife, c.LoadBalance.MinGain, c.LoadBalance.Samples,
+		c.Balance, c.LoadBalance.Interval, c.LoadBalance.HalfLife, c.LoadBalance.MinGain, c.LoadBalance.MinDrop, c.LoadBalance.MinPeak, c.LoadBalance.Samples,
 		c.LoadBalance.MovesPerMinute, c.IrqbalanceEnvFile, autoBool(c.HonorDefaultAffinity))
 }

@@ -201,7 +201,7 @@ func Parse(name string, data []byte) (*Config, error) {
 var (
 	topKeys   = []string{"banned_cpus", "exclude_isolated", "exclude_nohz_full", "devices", "listen", "resync_interval", "restore_on_exit", "coalesce_window", "coalesce_max_delay", "metrics_per_irq", "balance", "load_balance", "irqbalance_env_file", "honor_default_smp_affinity"}
 	ruleKeys  = []string{"name", "match", "policy", "mask", "balance", "cpus", "node", "queue_regex"}
-	loadKeys  = []string{"interval", "half_life", "min_gain", "samples", "moves_per_minute"}
+	loadKeys  = []string{"interval", "half_life", "min_gain", "min_drop", "min_peak", "samples", "moves_per_minute"}
 	matchKeys = []string{"pci", "driver", "interface", "irq"}
 )
 
@@ -832,10 +832,13 @@ func (p *parser) match(n *yaml.Node, path string) Match {
 // of /proc/interrupts, 23 MB at 256 CPUs) well under a tenth of a CPU;
 // its ceiling and half_life's keep the loads about the current hour.
 const (
-	MinLoadInterval   = time.Second
-	MaxLoadInterval   = 10 * time.Minute
-	MaxLoadHalfLife   = time.Hour
-	MaxLoadSamples    = 1000
+	MinLoadInterval = time.Second
+	MaxLoadInterval = 10 * time.Minute
+	MaxLoadHalfLife = time.Hour
+	MaxLoadSamples  = 1000
+	// MinLoadMinDrop is min_drop's floor, half a percent of a CPU: the
+	// planner never moves for less.
+	MinLoadMinDrop    = 0.005
 	MaxMovesPerMinute = 10000
 )
 
@@ -861,6 +864,18 @@ func (p *parser) loadBalance(n *yaml.Node, path string, lb *LoadBalance) {
 		case "min_gain":
 			if f, ok := p.fraction(v, path); ok {
 				lb.MinGain = f
+			}
+		case "min_drop":
+			if f, ok := p.fraction(v, path); ok {
+				if f < MinLoadMinDrop {
+					p.errorf(v, path, nil, "%s is below %g (half a percent of a CPU, the least the planner moves for)", v.Value, MinLoadMinDrop)
+					break
+				}
+				lb.MinDrop = f
+			}
+		case "min_peak":
+			if f, ok := p.fraction(v, path); ok {
+				lb.MinPeak = f
 			}
 		case "samples":
 			if i, ok := p.integer(v, path, 1, MaxLoadSamples); ok {

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"go.uber.org/zap"
@@ -15,14 +16,15 @@ import (
 )
 
 // balancer is what load balancing keeps across rounds: the sampler and
-// its latest loads, the placement in force for the balanced queues, how
-// many samples in a row have shown a worthwhile proposal, and the move
-// budget (a token bucket of moves_per_minute, refilled continuously).
-// It belongs to the daemon's loop goroutine.
+// its latest loads, the placement in force for the balanced queues, the
+// proposal of the last load round and how many rounds in a row have
+// proposed it, and the move budget (a token bucket of moves_per_minute,
+// refilled continuously). It belongs to the daemon's loop goroutine.
 type balancer struct {
 	sampler *load.Sampler
 	loads   *load.Loads
 	held    policy.Held
+	pending policy.Held
 	streak  int
 	tokens  float64
 	filled  time.Time
@@ -49,8 +51,9 @@ func (b *balancer) budget(lb config.LoadBalance, now time.Time) int {
 
 // loadRound samples the loads and runs a round that asks the planner for
 // a better placement of the balanced queues. A proposal is taken once
-// samples rounds in a row have had one; it is then held, and a second
-// round applies it. Without a device to balance it only drops the
+// samples rounds in a row have proposed the same placement: one that
+// changes from sample to sample is the noise of the estimate, not a
+// lasting gain. It is then held, and a second round applies it. Without a device to balance it only drops the
 // sampler, so a config that turns load on starts from a fresh sample.
 func (d *Daemon) loadRound(ctx context.Context) {
 	cfg := d.Config()
@@ -74,7 +77,7 @@ func (d *Daemon) loadRound(ctx context.Context) {
 		return // the first sample has no deltas yet
 	}
 	bal := d.balancing()
-	bal.MaxMoves, bal.MinGain = d.bal.budget(lb, now), lb.MinGain
+	bal.MaxMoves, bal.MinGain, bal.MinDrop, bal.MinPeak = d.bal.budget(lb, now), lb.MinGain, lb.MinDrop, lb.MinPeak
 	st, err := d.round(ctx, "load", watch.Trigger{Scope: watch.ScopeCPU}, bal)
 	if err != nil {
 		return
@@ -84,20 +87,23 @@ func (d *Daemon) loadRound(ctx context.Context) {
 		prop = v.Proposal
 	}
 	if prop == nil {
-		d.bal.streak = 0
+		d.bal.streak, d.bal.pending = 0, nil
 		return
+	}
+	if !maps.Equal(prop.Held, d.bal.pending) {
+		d.bal.streak, d.bal.pending = 0, prop.Held
 	}
 	d.bal.streak++
 	if d.bal.streak < lb.Samples {
 		return
 	}
 	v := st.Plan.Balance
-	d.bal.streak = 0
+	d.bal.streak, d.bal.pending = 0, nil
 	d.bal.tokens -= float64(len(prop.Moves))
 	d.bal.held = prop.Held
 	d.metrics.BalanceMoved(len(prop.Moves), v.Peak/v.Mean, prop.Peak/prop.Mean)
 	d.log.Info("load balance moved queues", zap.Int("moves", len(prop.Moves)),
-		zap.Float64("peak_before", v.Peak), zap.Float64("peak_after", prop.Peak), zap.Float64("mean", v.Mean),
+		zap.Float64("peak_before", v.Peak), zap.Float64("peak_after", prop.Peak), zap.Float64("noise", prop.Noise), zap.Float64("mean", v.Mean),
 		zap.Any("queues", moveList(prop.Moves)))
 	d.settle(ctx, "load", watch.Trigger{Scope: watch.ScopeCPU}) //nolint:errcheck // Round logs and counts its errors
 }

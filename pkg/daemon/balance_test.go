@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
+	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/watch"
 )
 
@@ -89,10 +90,12 @@ func TestLoadRoundMovesAfterSamples(t *testing.T) {
 	}
 	pl.interval(t, fired, soft)
 	d.loadRound(ctx) // primes the sampler
-	for i := range 2 {
+	// No proposal before policy.MinIntervals intervals; then the same
+	// one for samples (2) rounds moves queue 0.
+	for i := range policy.MinIntervals + 1 {
 		pl.interval(t, fired, soft)
 		d.loadRound(ctx)
-		if got := affinity(t, tree, 25); (i == 0) != (got == "4") {
+		if got := affinity(t, tree, 25); (i < policy.MinIntervals) != (got == "4") {
 			t.Fatalf("after %d load rounds IRQ 25 is on %s", i+1, got)
 		}
 	}

@@ -51,6 +51,10 @@ type Loads struct {
 	// Ready is false for a Sampler's first sample: it has no deltas, so
 	// no entry is Ready either.
 	Ready bool
+	// Intervals counts the intervals folded into the averages so far:
+	// 0 for the first sample, 1 for the first Ready one. A spread needs
+	// a few of them before it says anything.
+	Intervals int
 	// TimeAccounting says that /proc/stat measures interrupt time, and
 	// the loads share that time out: exactly with
 	// CONFIG_IRQ_TIME_ACCOUNTING (or an architecture's native
@@ -75,6 +79,9 @@ type CPULoad struct {
 	// fired for: time measured over intervals in which no IRQ fired on
 	// the CPU. It is load the planner cannot move by moving IRQs.
 	Unattributed float64
+	// UnattributedNoise is the standard error of Unattributed, as
+	// IRQLoad.Noise is of an IRQ's load.
+	UnattributedNoise float64
 	// Ready is false until the CPU has been online over one whole
 	// interval; a CPU that has just come online has no deltas yet.
 	Ready bool
@@ -96,6 +103,14 @@ type IRQLoad struct {
 	// time of the CPUs it fired on, or Rate times the interrupt cost
 	// when TimeAccounting is false.
 	Load float64
+	// Noise is the standard error of Load: the standard deviation of
+	// one interval's load around Load (its sample-to-sample spread,
+	// weighted as Load is), times the root of the sum of the squared
+	// weights of the intervals in Load. Tick-sampled softirq time and
+	// the split of a CPU's time by interrupt counts make it large at
+	// light loads and over few intervals; the planner moves nothing for
+	// a gain within a few times it.
+	Noise float64
 	// CPU is the CPU that took most of the IRQ's interrupts in the
 	// latest interval in which it fired, -1 before it has: where its
 	// load is, for a planner that does not move it.
@@ -136,6 +151,7 @@ type Sampler struct {
 	cost     float64 // CPU-seconds per interrupt, for the fallback
 
 	primed     bool
+	intervals  int
 	last       time.Time
 	ints       inventory.Interrupts // the previous sample's, rows ascending by IRQ
 	irqs       []irqHist            // per row of ints
@@ -235,6 +251,8 @@ func (s *Sampler) add(now time.Time, stat []CPUStat, ints inventory.Interrupts) 
 	out := Loads{Time: now, Ready: s.primed}
 	if s.primed {
 		out.Interval = now.Sub(s.last)
+		s.intervals++
+		out.Intervals = s.intervals
 	}
 	rows := s.rows[:0]
 	if s.primed {
@@ -296,7 +314,7 @@ func (s *Sampler) add(now time.Time, stat []CPUStat, ints inventory.Interrupts) 
 		}
 		next[i] = h
 		out.IRQs[i] = IRQLoad{IRQ: r.IRQ, Chip: r.Chip, HWIRQ: r.HWIRQ, Actions: r.Actions,
-			Rate: h.rate.v, Load: h.load.v, CPU: h.cpu - 1, Ready: h.rate.ok}
+			Rate: h.rate.v, Load: h.load.v, Noise: h.load.noise(), CPU: h.cpu - 1, Ready: h.rate.ok}
 	}
 	s.irqs, s.spare = next, s.irqs
 	s.ints, s.stat, s.last, s.primed = ints, stat, now, true
@@ -435,7 +453,7 @@ func (s *Sampler) cpuLoad(st CPUStat, dt, w float64) CPULoad {
 		h.unattr.add(0, w)
 	}
 	h.online, h.stat = true, st
-	return CPULoad{CPU: c, Load: h.load.v, Unattributed: h.unattr.v, Ready: h.load.ok}
+	return CPULoad{CPU: c, Load: h.load.v, Unattributed: h.unattr.v, UnattributedNoise: h.unattr.noise(), Ready: h.load.ok}
 }
 
 // sameIdentity says whether two rows of one IRQ number are the same

@@ -507,6 +507,44 @@ func TestWeight(t *testing.T) {
 	}
 }
 
+// TestEWMASpread: the spread of a steady value is 0, and that of values
+// alternating a around their mean settles near a, whatever the weight.
+func TestEWMASpread(t *testing.T) {
+	for _, w := range []float64{0.05, 0.13, 0.5} {
+		var steady, noisy ewma
+		for i := range 400 {
+			steady.add(0.2, w)
+			noisy.add(0.2+0.1*float64(1-2*(i%2)), w)
+		}
+		if steady.spread() != 0 {
+			t.Errorf("w=%v: steady spread %v, want 0", w, steady.spread())
+		}
+		// The average itself wobbles by about w*a, which takes a little
+		// from the spread around it at large weights.
+		if sp := noisy.spread(); sp < 0.1*(1-w) || sp > 0.1*(1+w) {
+			t.Errorf("w=%v: spread of 0.2±0.1 is %v, want about 0.1", w, sp)
+		}
+		if math.Abs(noisy.v-0.2) > 0.1*w {
+			t.Errorf("w=%v: mean of 0.2±0.1 is %v", w, noisy.v)
+		}
+	}
+	var one ewma
+	one.add(5, 0.3)
+	if one.spread() != 0 || one.v != 5 || one.noise() != 0 {
+		t.Errorf("one value: mean %v spread %v noise %v, want 5, 0 and 0", one.v, one.spread(), one.noise())
+	}
+	// The noise of the average is the spread over the root of the
+	// effective number of intervals: (2-w)/w of them in the long run.
+	var long ewma
+	w := 0.2
+	for i := range 1000 {
+		long.add(float64(i%2), w)
+	}
+	if got, want := long.noise(), long.spread()*math.Sqrt(w/(2-w)); math.Abs(got-want) > 1e-9 {
+		t.Errorf("noise %v, want spread*sqrt(w/(2-w)) = %v", got, want)
+	}
+}
+
 // FuzzSample feeds three samples of any parsable /proc/stat and
 // /proc/interrupts to a Sampler and checks that no rate or load is
 // negative, NaN or infinite, and that a measured CPU load stays within

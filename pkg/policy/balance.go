@@ -24,6 +24,13 @@ type Balancing struct {
 	// MinGain is the fraction by which a proposal must lower the
 	// busiest CPU's load.
 	MinGain float64
+	// MinDrop is the least a proposal must lower the busiest CPU's load
+	// by, in CPU-seconds per second, however large the fraction; below
+	// config.MinLoadMinDrop (also when 0) that holds.
+	MinDrop float64
+	// MinPeak is the busiest CPU's load below which nothing is
+	// proposed: a quiet machine, none of whose CPUs is short of time.
+	MinPeak float64
 }
 
 // Held is a placement load balancing chose: the CPU of each queue IRQ
@@ -36,15 +43,28 @@ type HeldIRQ struct {
 	CPU  int
 }
 
-// Thresholds of "no load". An IRQ below idleQueue (0.1% of a CPU) is
-// never moved; a machine whose busiest CPU is below idlePeak (1%) gets
-// no proposal; a proposal must lower the peak by at least minDrop (0.5%
-// of a CPU) whatever MinGain says, so that noise on a lightly loaded
-// machine moves nothing.
+// Thresholds of "nothing real to gain". Every move costs the queue's
+// cache and can reorder its packets, and the loads are estimates:
+// softirq time sampled by the tick, shared between a CPU's queues by
+// their interrupts. So:
+//   - an IRQ below idleQueue (0.1% of a CPU) is never moved;
+//   - a machine whose busiest CPU is below Balancing.MinPeak gets no
+//     proposal, however its loads are spread;
+//   - a proposal must lower the peak by MinDrop (never less than
+//     config.MinLoadMinDrop), by MinGain of it, and by more than
+//     noiseZ (3) standard errors of that drop (search.worth), so that
+//     the estimate's own noise moves nothing;
+//   - the loads need MinIntervals intervals before their noise is
+//     known, and until then nothing is proposed;
+//   - of the placements within nearBest (5%) of the best peak found,
+//     the one with the fewest moves is proposed: one that is 1% lower
+//     is not worth three more queues moved.
 const (
 	idleQueue = 0.001
-	idlePeak  = 0.01
-	minDrop   = 0.005
+	// MinIntervals is how many load intervals a proposal needs.
+	MinIntervals = 5
+	noiseZ       = 3
+	nearBest     = 0.05
 )
 
 // maxEvaluations bounds the candidate moves one search looks at, so a
@@ -87,8 +107,9 @@ type CPULoad struct {
 type Proposal struct {
 	Moves      []Move
 	Peak, Mean float64
-	// Gain is the fraction by which it lowers the planned peak.
-	Gain float64
+	// Gain is the fraction by which it lowers the planned peak; Noise
+	// the standard error of the drop (it is more than noiseZ of them).
+	Gain, Noise float64
 	// Held is the placement with the moves made, for the next plan.
 	Held Held
 }
@@ -113,6 +134,7 @@ type unit struct {
 	class      int   // which of its device's rings count put it in (see balanceDev)
 	cpu        int   // the plan's CPU: held, or count's
 	load       float64
+	noise      float64 // the standard error of load: its IRQs', added
 }
 
 // balanceDev is what the search needs of a balanced device: which class
@@ -273,6 +295,9 @@ func (pl *planner) balance(p *Plan) *BalanceView {
 		for _, k := range u.irqs {
 			q := p.Devices[u.dev].IRQs[k]
 			u.load += q.Load
+			if il, ok := l.IRQ(q.Number); ok {
+				u.noise += il.Noise
+			}
 			inUnit[q.Number] = true
 		}
 	}
@@ -286,7 +311,7 @@ func (pl *planner) balance(p *Plan) *BalanceView {
 	for _, c := range s.cpus {
 		v.CPUs = append(v.CPUs, CPULoad{CPU: c, Fixed: s.fixed[c], Load: loads[c]})
 	}
-	if pl.bal.MaxMoves <= 0 || v.Peak < idlePeak {
+	if pl.bal.MaxMoves <= 0 || v.Peak < pl.bal.MinPeak || l.Intervals < MinIntervals {
 		return v
 	}
 	best := s.improve(slices.Clone(assign), assign, pl.bal.MaxMoves)
@@ -294,22 +319,26 @@ func (pl *planner) balance(p *Plan) *BalanceView {
 		best = lpt
 	}
 	best = s.exact(best, assign, pl.bal.MaxMoves)
-	after := s.loadsOf(best)
-	peak := s.peak(after)
-	drop := v.Peak - peak
-	if drop < minDrop || drop < pl.bal.MinGain*v.Peak || moved(best, assign) == 0 {
+	// The placement in force within nearBest of the best: stay. Else
+	// the fewest moves that come within nearBest, if they are worth it.
+	need := max(pl.bal.MinDrop, config.MinLoadMinDrop, pl.bal.MinGain*v.Peak)
+	chosen := s.fewest(best, assign, s.peak(s.loadsOf(best))*(1+nearBest))
+	if moved(chosen, assign) == 0 || !s.worth(assign, chosen, need) {
 		return v
 	}
-	prop := &Proposal{Peak: peak, Mean: s.mean(after), Gain: drop / v.Peak, Held: Held{}}
+	after := s.loadsOf(chosen)
+	peak := s.peak(after)
+	_, noise := s.drop(assign, chosen)
+	prop := &Proposal{Peak: peak, Mean: s.mean(after), Gain: (v.Peak - peak) / v.Peak, Noise: noise, Held: Held{}}
 	for i, u := range pl.units {
 		d := p.Devices[u.dev]
 		for _, k := range u.irqs {
-			prop.Held[d.IRQs[k].Number] = HeldIRQ{Name: d.IRQs[k].Name, CPU: best[i]}
+			prop.Held[d.IRQs[k].Number] = HeldIRQ{Name: d.IRQs[k].Name, CPU: chosen[i]}
 		}
-		if best[i] == u.cpu {
+		if chosen[i] == u.cpu {
 			continue
 		}
-		m := Move{PCI: d.PCI, Queue: u.queue, From: u.cpu, To: best[i], Load: u.load}
+		m := Move{PCI: d.PCI, Queue: u.queue, From: u.cpu, To: chosen[i], Load: u.load}
 		for _, k := range u.irqs {
 			m.IRQs = append(m.IRQs, d.IRQs[k].Number)
 		}
@@ -331,26 +360,60 @@ func moved(a, from []int) int {
 
 // search places units on CPUs to lower the busiest CPU's load.
 type search struct {
-	units []unit
-	devs  []balanceDev
-	cpus  []int     // allowed CPUs, ascending
-	fixed []float64 // by CPU id: load the plan cannot move
-	evals int
+	units    []unit
+	devs     []balanceDev
+	cpus     []int     // allowed CPUs, ascending
+	fixed    []float64 // by CPU id: load the plan cannot move
+	fixedVar []float64 // by CPU id: the squared standard error of fixed
+	evals    int
 }
 
 func newSearch(pl *planner, l *load.Loads, inUnit map[int]bool) *search {
-	s := &search{units: pl.units, devs: pl.devs, cpus: pl.allowed.CPUs(), fixed: make([]float64, pl.allowed.Last()+1)}
+	n := pl.allowed.Last() + 1
+	s := &search{units: pl.units, devs: pl.devs, cpus: pl.allowed.CPUs(), fixed: make([]float64, n), fixedVar: make([]float64, n)}
 	for _, c := range l.CPUs {
 		if pl.allowed.Contains(c.CPU) {
 			s.fixed[c.CPU] += c.Unattributed
+			s.fixedVar[c.CPU] += c.UnattributedNoise * c.UnattributedNoise
 		}
 	}
 	for _, q := range l.IRQs {
 		if !inUnit[q.IRQ] && pl.allowed.Contains(q.CPU) {
 			s.fixed[q.CPU] += q.Load
+			s.fixedVar[q.CPU] += q.Noise * q.Noise
 		}
 	}
 	return s
+}
+
+// worth reports whether moving from placement from to placement to
+// lowers the busiest CPU's load by at least need and by more than
+// noiseZ standard errors of that drop: the difference of the loads of
+// the busiest CPU before and the busiest after, taking the units' and
+// the fixed loads' errors as independent.
+func (s *search) worth(from, to []int, need float64) bool {
+	drop, noise := s.drop(from, to)
+	return drop >= need && drop > noiseZ*noise
+}
+
+// drop is how much placement to lowers the busiest CPU's load from
+// placement from, and the standard error of that.
+func (s *search) drop(from, to []int) (drop, noise float64) {
+	before, after := s.loadsOf(from), s.loadsOf(to)
+	drop = s.peak(before) - s.peak(after)
+	return drop, math.Sqrt(s.variance(from, s.busiest(before)) + s.variance(to, s.busiest(after)))
+}
+
+// variance is the squared standard error of cpu's load under placement
+// assign.
+func (s *search) variance(assign []int, cpu int) float64 {
+	v := s.fixedVar[cpu]
+	for i, c := range assign {
+		if c == cpu {
+			v += s.units[i].noise * s.units[i].noise
+		}
+	}
+	return v
 }
 
 func (s *search) loadsOf(assign []int) []float64 {
@@ -508,8 +571,38 @@ func (s *search) better(a, b, from []int) bool {
 // reached. Each device keeps its queues per class, as count placed
 // them.
 func (s *search) exact(start, from []int, maxMoves int) []int {
+	return s.walk(start, from, maxMoves, math.Inf(1), false)
+}
+
+// fewest returns, of the placements whose peak is at most limit, one
+// with the fewest queues away from where from has them (the lowest
+// peak of those), searching from start, which must be one of them, as
+// exact does and with an evaluation budget of its own.
+func (s *search) fewest(start, from []int, limit float64) []int {
+	s.evals = 0
+	return s.walk(start, from, moved(start, from), limit, true)
+}
+
+// walk is the depth-first search of exact and fewest. It orders
+// placements by peak then moves, or with movesFirst by moves then
+// peak, and keeps the first in that order of those within maxMoves
+// and limit, starting from start (which is).
+func (s *search) walk(start, from []int, maxMoves int, limit float64, movesFirst bool) []int {
+	const eps = 1e-12
 	best := slices.Clone(start)
 	bestPeak, bestMoves := s.peak(s.loadsOf(best)), moved(best, from)
+	// beaten reports whether a placement of peak p (or a partial one,
+	// whose peak can only grow) and m moves (which can only grow) cannot
+	// come before the best in the order.
+	beaten := func(p float64, m int) bool {
+		if p > limit+eps || m > maxMoves {
+			return true
+		}
+		if movesFirst {
+			return m > bestMoves || (m == bestMoves && p >= bestPeak-eps)
+		}
+		return p > bestPeak+eps || (p > bestPeak-eps && m >= bestMoves)
+	}
 	var busy []int
 	assign := slices.Clone(from)
 	loads := slices.Clone(s.fixed)
@@ -532,16 +625,16 @@ func (s *search) exact(start, from []int, maxMoves int) []int {
 	for _, c := range s.cpus {
 		total += loads[c]
 	}
-	if total/float64(len(s.cpus)) >= bestPeak-1e-12 && bestMoves == 0 {
-		return best // the mean already bounds the peak
+	if bestMoves == 0 && (movesFirst || total/float64(len(s.cpus)) >= bestPeak-eps) {
+		return best // nothing has fewer moves, or the mean already bounds the peak
 	}
-	var walk func(k, moves int, peak float64)
-	walk = func(k, moves int, peak float64) {
+	var dfs func(k, moves int, peak float64)
+	dfs = func(k, moves int, peak float64) {
 		if s.evals >= maxEvaluations {
 			return
 		}
 		if k == len(busy) {
-			if peak < bestPeak-1e-12 || (peak <= bestPeak+1e-12 && moves < bestMoves) {
+			if !beaten(peak, moves) {
 				copy(best, assign)
 				bestPeak, bestMoves = peak, moves
 			}
@@ -556,13 +649,13 @@ func (s *search) exact(start, from []int, maxMoves int) []int {
 				m++
 			}
 			np := max(peak, loads[c]+u.load)
-			if m > maxMoves || np > bestPeak+1e-12 || (np > bestPeak-1e-12 && m >= bestMoves) {
+			if beaten(np, m) {
 				return
 			}
 			assign[i] = c
 			loads[c] += u.load
 			room[u.bdev][cl]--
-			walk(k+1, m, np)
+			dfs(k+1, m, np)
 			room[u.bdev][cl]++
 			loads[c] -= u.load
 		}
@@ -586,7 +679,7 @@ func (s *search) exact(start, from []int, maxMoves int) []int {
 	for _, c := range s.cpus {
 		base = max(base, loads[c])
 	}
-	walk(0, 0, base)
+	dfs(0, 0, base)
 	return best
 }
 

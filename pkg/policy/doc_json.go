@@ -35,6 +35,7 @@ type ProposalDoc struct {
 	Peak  float64 `json:"peak"`
 	Mean  float64 `json:"mean"`
 	Gain  float64 `json:"gain"`
+	Noise float64 `json:"noise"`
 }
 
 // DeviceDoc is one device of a Doc.
@@ -96,7 +97,7 @@ func (p *Plan) Doc() Doc {
 			bd.CPUs = []CPULoad{}
 		}
 		if pr := b.Proposal; pr != nil {
-			bd.Proposal = &ProposalDoc{Moves: pr.Moves, Peak: pr.Peak, Mean: pr.Mean, Gain: pr.Gain}
+			bd.Proposal = &ProposalDoc{Moves: pr.Moves, Peak: pr.Peak, Mean: pr.Mean, Gain: pr.Gain, Noise: pr.Noise}
 		}
 		doc.Balance = bd
 	}

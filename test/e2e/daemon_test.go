@@ -933,7 +933,7 @@ func verifyMANA(t *testing.T, r *Result, g Guest, want Placement) {
 
 // verifyChannels checks part g: after each ethtool -L the driver had
 // moved queue IRQs (the first complete set seen differs from the
-// placement), a round labelled "channels" put them back, and they are
+// placement, or numairqd wrote affinities to undo it), a round labelled "channels" put them back, and they are
 // where `numairqd plan` run afterwards says, which is the host's
 // computation for the device's queues. The time from ethtool -L to the
 // placement, the daemon's event-to-applied time for the channel round
@@ -948,8 +948,6 @@ func verifyChannels(t *testing.T, r *Result, g Guest, want Placement) {
 			r.Check("g-placed-state-"+step, diff == "", "host view after ethtool -L combined %d: %s", k, orOK(diff))
 		}
 		first, placed := waitField(r, "g-combined-"+step, "first"), waitField(r, "g-combined-"+step, "irqs")
-		r.Check("g-driver-moved-"+step, first != "" && placed != "" && first != placed,
-			"after ethtool -L combined %d the driver put the IRQs on %s, numairqd on %s", k, first, placed)
 		before, ok1 := r.Data("g-metrics-before-" + step)
 		after, ok2 := r.Data("g-metrics-after-" + step)
 		if !r.Check("g-metrics-data-"+step, ok1 && ok2 && before.RC == 0 && after.RC == 0, "GET /metrics around combined %d", k) {
@@ -961,6 +959,14 @@ func verifyChannels(t *testing.T, r *Result, g Guest, want Placement) {
 			a, _ := promValue(ma, name, labels)
 			return a - b
 		}
+		// The driver moved IRQs: the guest's poll saw its placement, or,
+		// when numairqd put them back before the first poll (it takes
+		// tens of ms), numairqd had to write some (it writes only what
+		// differs from the plan, and nothing else changed them).
+		writes := delta("numairqd_affinity_writes_total", map[string]string{"result": "ok"})
+		r.Check("g-driver-moved-"+step, placed != "" && (first != placed || writes > 0),
+			"after ethtool -L combined %d the guest first saw the IRQs on %s, then numairqd's %s; numairqd wrote %v affinities",
+			k, first, placed, writes)
 		rounds := delta("numairqd_rounds_total", map[string]string{"trigger": "channels"})
 		r.Check("g-rounds-channels-"+step, rounds >= 1,
 			`numairqd_rounds_total{trigger="channels"} rose by %v over combined %d, want >= 1`, rounds, k)
