@@ -85,6 +85,13 @@ func (d *Daemon) loadRound(ctx context.Context) {
 	var prop *policy.Proposal
 	if v := st.Plan.Balance; v != nil {
 		prop = v.Proposal
+		if ce := d.log.Check(zap.DebugLevel, "load round"); ce != nil {
+			f := []zap.Field{zap.Int("intervals", l.Intervals), zap.Float64("peak", v.Peak), zap.Float64("mean", v.Mean)}
+			if prop != nil {
+				f = append(f, zap.Float64("proposed_peak", prop.Peak), zap.Float64("noise", prop.Noise), zap.Strings("proposal", moveList(prop.Moves)))
+			}
+			ce.Write(f...)
+		}
 	}
 	if prop == nil {
 		d.bal.streak, d.bal.pending = 0, nil

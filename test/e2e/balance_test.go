@@ -48,6 +48,7 @@ data b-queues-0 ethtool -S "$IF"
 data b-samples guestcheck sample -interval @INTERVAL@ -count @COUNT@ -iface "$IF"
 data b-queues-1 ethtool -S "$IF"
 data b-moves-1 sh -c "wget -qO- $URL/metrics | grep '^numairqd_balance_moves_total'"
+data b-plan wget -qO- "$URL/plan"
 alive b-alive
 stop_daemon b-stop
 data daemon-log cat "$LOG"
@@ -79,12 +80,11 @@ const (
 	balanceConfig   = "listen: \"127.0.0.1:9768\"\nbalance: load\nload_balance:\n  interval: 2s\n  samples: 2\n" +
 		"  min_peak: 0.02\n  min_drop: 0.01\n  min_gain: 0.1\n"
 	// nearBest is how far above the best whole-queue placement the
-	// busiest CPU's packets may be: min_gain's 10% (a better placement
+	// busiest vCPU's %soft may be: min_gain's 10% (a better placement
 	// that gains less is not worth a move), plus what the daemon cannot
-	// see: it weighs softirq time, not packets, shared between the
-	// queues of a CPU by their interrupts, and a CPU's own softirq work
-	// (timers, RCU) goes to whichever queues fire there. Count's
-	// placement of the elephants is often 2x the best.
+	// see: it shares a CPU's softirq time between its queues by their
+	// interrupts, and a CPU's own softirq work (timers, RCU) goes to
+	// whichever queues fire there.
 	nearBest = 1.3
 )
 
@@ -132,6 +132,7 @@ func queuePackets(out []byte) map[int]uint64 {
 }
 
 func verifyBalance(t *testing.T, r *Result, queues, cpus int) {
+	t.Helper()
 	q0, ok0 := r.Data("b-queues-0")
 	q1, ok1 := r.Data("b-queues-1")
 	if !r.Check("b-queue-stats", ok0 && ok1 && q0.RC == 0 && q1.RC == 0, "ethtool -S at both ends of the window: %v %v", ok0, ok1) {
@@ -201,9 +202,34 @@ func verifyBalance(t *testing.T, r *Result, queues, cpus int) {
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(load[b], load[a]) })
 	r.Check("b-hot-apart", cpuOf[order[0]] != cpuOf[order[1]], "busiest queues %d (%.0f packets) and %d (%.0f) on CPUs %d and %d",
 		order[0], load[order[0]], order[1], load[order[1]], cpuOf[order[0]], cpuOf[order[1]])
-	r.Check("b-near-best", got <= nearBest*best,
-		"busiest CPU's packets %.0f, best whole-queue placement %.0f (%.2f of it, at most %.2f); queues %v on CPUs %v; count would give %.0f",
-		got, best, got/best, nearBest, load, cpuOf, peakOf(load, count, cpus))
+	// Near the best in CPU time, which is what placement is for: each
+	// vCPU's %soft is a base every vCPU carries (timers, RCU, the
+	// scheduler: no placement moves it) plus a cost per packet it
+	// serves, fitted over the vCPUs; the best whole-queue placement's
+	// busiest vCPU then has the base plus the cost of its packets.
+	// Packets alone would count the base as movable: with a base of a
+	// tenth of a CPU on every vCPU, a placement at 1.5 of the best by
+	// packets can be within 1.2 of it in CPU time.
+	perCPU := make([]float64, cpus)
+	for k, c := range cpuOf {
+		perCPU[c] += load[k]
+	}
+	soft := make([]float64, cpus)
+	if w, err := guestinfo.LoadSeries(samples); err == nil {
+		for _, c := range w.CPUs {
+			if c.CPU < cpus {
+				soft[c.CPU] = c.SoftPct
+			}
+		}
+	}
+	base, perPkt := fitLine(perCPU, soft)
+	bestSoft := base + perPkt*best
+	r.Metric("b_soft_base_pct", base)
+	r.Metric("b_soft_peak_over_best", slices.Max(soft)/bestSoft)
+	r.Check("b-near-best", slices.Max(soft) <= nearBest*bestSoft,
+		"busiest vCPU %.1f%% soft, the best whole-queue placement's %.1f%% (%.2f of it, at most %.2f; %%soft = %.1f + %.3g x packets, "+
+			"fitted over vCPUs at %v%% with packets %v); by packets alone %.0f against a best of %.0f (%.2f); queues %v on CPUs %v; count would give %.0f packets",
+		slices.Max(soft), bestSoft, slices.Max(soft)/bestSoft, nearBest, base, perPkt, soft, perCPU, got, best, got/best, load, cpuOf, peakOf(load, count, cpus))
 
 	m0, _ := r.Data("b-moves-0")
 	m1, _ := r.Data("b-moves-1")
@@ -223,6 +249,17 @@ func verifyBalance(t *testing.T, r *Result, queues, cpus int) {
 	r.Metric("b_moves_in_window", b-a)
 	// Steady traffic, settled placement: at most one step in the window.
 	r.Check("b-steady", b-a <= 2, "load moves before the window %v, during its %v: %v", a, balanceInterval*(balanceSamples-1), b-a)
+
+	// The daemon's own view at the end: its loads, and the proposal it
+	// had or not, for the log.
+	if d, ok := r.Data("b-plan"); ok {
+		var doc struct {
+			Balance json.RawMessage `json:"balance"`
+		}
+		if err := json.Unmarshal(d.Output, &doc); err == nil {
+			t.Logf("numairqd's balance view at the window's end: %s", doc.Balance)
+		}
+	}
 
 	// No move without a real gain: every step the daemon logged lowered
 	// its estimate of the busiest CPU's load by min_drop, by min_gain of
@@ -271,6 +308,29 @@ func loadSteps(log []byte) (steps, bad []loadStep) {
 		}
 	}
 	return steps, bad
+}
+
+// fitLine is the least-squares y = a + b x with a and b at least 0.
+func fitLine(x, y []float64) (a, b float64) {
+	n := float64(len(x))
+	var sx, sy, sxx, sxy float64
+	for i := range x {
+		sx += x[i]
+		sy += y[i]
+		sxx += x[i] * x[i]
+		sxy += x[i] * y[i]
+	}
+	if d := n*sxx - sx*sx; d > 0 {
+		b = (n*sxy - sx*sy) / d
+	}
+	if b <= 0 {
+		return max(0, sy/n), 0
+	}
+	a = (sy - b*sx) / n
+	if a < 0 && sxx > 0 {
+		return 0, max(0, sxy/sxx)
+	}
+	return a, b
 }
 
 // peakOf is the busiest CPU's load with queue k on cpuOf[k].
