@@ -34,7 +34,7 @@ echo 1 >/proc/sys/net/ipv6/conf/all/disable_ipv6
 echo 1 >"/proc/sys/net/ipv6/conf/$IF/disable_ipv6"
 ip link set "$IF" up
 check b-channels ethtool -L "$IF" combined 8
-start_daemon --config "$CFG"
+start_daemon --config "$CFG" --log.level debug
 wp b-placed b_startup_to_placed_ms -since "$T0" -queues "@ALL_Q@" -control "@ALL_C@" -hold 500ms
 traffic 0 @FLOWS@ @RATE@ @SECONDS@ @WEIGHTS@
 if wait_for "$DEADLINE_S" rx_flowing "$IF"; then
