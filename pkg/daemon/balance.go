@@ -49,6 +49,25 @@ func (b *balancer) budget(lb config.LoadBalance, now time.Time) int {
 	return int(b.tokens)
 }
 
+// confirmed reports whether prop, this load round's proposal (nil for
+// none), is the same placement as the proposals of the samples-1 load
+// rounds before it; it then starts the count afresh.
+func (b *balancer) confirmed(prop *policy.Proposal, samples int) bool {
+	if prop == nil {
+		b.streak, b.pending = 0, nil
+		return false
+	}
+	if !maps.Equal(prop.Held, b.pending) {
+		b.streak, b.pending = 0, prop.Held
+	}
+	b.streak++
+	if b.streak < samples {
+		return false
+	}
+	b.streak, b.pending = 0, nil
+	return true
+}
+
 // loadRound samples the loads and runs a round that asks the planner for
 // a better placement of the balanced queues. A proposal is taken once
 // samples rounds in a row have proposed the same placement: one that
@@ -93,19 +112,10 @@ func (d *Daemon) loadRound(ctx context.Context) {
 			ce.Write(f...)
 		}
 	}
-	if prop == nil {
-		d.bal.streak, d.bal.pending = 0, nil
-		return
-	}
-	if !maps.Equal(prop.Held, d.bal.pending) {
-		d.bal.streak, d.bal.pending = 0, prop.Held
-	}
-	d.bal.streak++
-	if d.bal.streak < lb.Samples {
+	if !d.bal.confirmed(prop, lb.Samples) {
 		return
 	}
 	v := st.Plan.Balance
-	d.bal.streak, d.bal.pending = 0, nil
 	d.bal.tokens -= float64(len(prop.Moves))
 	d.bal.held = prop.Held
 	d.metrics.BalanceMoved(len(prop.Moves), v.Peak/v.Mean, prop.Peak/prop.Mean)

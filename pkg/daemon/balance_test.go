@@ -182,3 +182,25 @@ func TestReloadHalfLifeRestartsLoads(t *testing.T) {
 		t.Error("a reload that changed half_life kept the old averages")
 	}
 }
+
+// TestConfirmedNeedsTheSameProposal: a proposal is taken after samples
+// rounds of the same placement; a different one, or none, in between
+// starts the count again.
+func TestConfirmedNeedsTheSameProposal(t *testing.T) {
+	a := &policy.Proposal{Held: policy.Held{25: {Name: "virtio0-input.0", CPU: 1}}}
+	a2 := &policy.Proposal{Held: policy.Held{25: {Name: "virtio0-input.0", CPU: 1}}} // equal to a
+	b := &policy.Proposal{Held: policy.Held{25: {Name: "virtio0-input.0", CPU: 2}}}
+	var bal balancer
+	for i, tc := range []struct {
+		prop *policy.Proposal
+		want bool
+	}{
+		{a, false}, {a2, false}, {a, true}, // three in a row
+		{a, false}, {b, false}, {a, false}, {a, false}, // b breaks the run
+		{nil, false}, {a, false}, {a, false}, {a, true}, // so does none
+	} {
+		if got := bal.confirmed(tc.prop, 3); got != tc.want {
+			t.Fatalf("round %d: confirmed %v, want %v", i, got, tc.want)
+		}
+	}
+}

@@ -580,3 +580,39 @@ func FuzzSample(f *testing.F) {
 		}
 	})
 }
+
+// TestSampleNoise: an IRQ whose softirq time is the same every interval
+// has no noise; one whose time alternates between 10% and 30% of its
+// CPU has, and the noise of its average shrinks as intervals add up,
+// towards the spread (0.1) times sqrt(w/(2-w)). Intervals counts them.
+func TestSampleNoise(t *testing.T) {
+	r := newRig(t, Config{HalfLife: 10 * time.Second})
+	var soft0, soft1, ints0, ints1 uint64
+	var noise []float64
+	for i := range 40 {
+		idle := uint64(200 * (i + 1)) // 2 s of ticks a sample, per CPU
+		l := r.sample(t, time.Duration(i)*2*time.Second,
+			[]ticks{{0, idle - soft0, 0, soft0}, {1, idle - soft1, 0, soft1}}, both,
+			irqRow(24, 0, "eth0-0", ints0, 0), irqRow(25, 1, "eth0-1", 0, ints1))
+		if l.Intervals != i {
+			t.Fatalf("sample %d: Intervals %d", i, l.Intervals)
+		}
+		if i > 0 {
+			if q := mustIRQ(t, l, 24); q.Noise != 0 {
+				t.Fatalf("sample %d: steady IRQ's noise %v, want 0", i, q.Noise)
+			}
+			noise = append(noise, mustIRQ(t, l, 25).Noise)
+		}
+		soft0 += 40 // 20% of CPU 0, steady
+		soft1 += 20 + 40*uint64(i%2)
+		ints0 += 1000
+		ints1 += 1000
+	}
+	w := weight(2*time.Second, 10*time.Second)
+	if n := noise[len(noise)-1]; n < 0.08*math.Sqrt(w/(2-w)) || n > 0.12*math.Sqrt(w/(2-w)) {
+		t.Errorf("noise after 39 intervals %v, want about %v", n, 0.1*math.Sqrt(w/(2-w)))
+	}
+	if noise[4] <= noise[len(noise)-1] {
+		t.Errorf("noise after 5 intervals %v not above that after 39, %v", noise[4], noise[len(noise)-1])
+	}
+}
