@@ -176,7 +176,7 @@ func writeBalanceText(w io.Writer, b *policy.BalanceView) {
 	fmt.Fprintf(w, "Peak %s, mean %s, peak/mean %s; %d queues balanced by load\n", percent(b.Peak), percent(b.Mean), ratio(b.Peak, b.Mean), b.Queues)
 	pr := b.Proposal
 	if pr == nil {
-		fmt.Fprintln(w, "No move is worth making: none lowers the peak by min_gain and min_drop and by more than the loads' noise.")
+		fmt.Fprintf(w, "No move: %s.\n", b.Still)
 		return
 	}
 	fmt.Fprintf(w, "Load balancing would move %d queues: peak %s, peak/mean %s (%.0f%% lower peak; standard error of the drop %s):\n",

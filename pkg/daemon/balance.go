@@ -108,6 +108,8 @@ func (d *Daemon) loadRound(ctx context.Context) {
 			f := []zap.Field{zap.Int("intervals", l.Intervals), zap.Float64("peak", v.Peak), zap.Float64("mean", v.Mean)}
 			if prop != nil {
 				f = append(f, zap.Float64("proposed_peak", prop.Peak), zap.Float64("noise", prop.Noise), zap.Strings("proposal", moveList(prop.Moves)))
+			} else {
+				f = append(f, zap.String("still", string(v.Still)))
 			}
 			ce.Write(f...)
 		}

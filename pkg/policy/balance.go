@@ -52,7 +52,7 @@ type HeldIRQ struct {
 //     proposal, however its loads are spread;
 //   - a proposal must lower the peak by MinDrop (never less than
 //     config.MinLoadMinDrop), by MinGain of it, and by more than
-//     noiseZ (3) standard errors of that drop (search.worth), so that
+//     noiseZ (3) standard errors of that drop (search.drop), so that
 //     the estimate's own noise moves nothing;
 //   - the loads need MinIntervals intervals before their noise is
 //     known, and until then nothing is proposed;
@@ -89,10 +89,23 @@ type BalanceView struct {
 	// Queues counts the queues placed by load; Reset those of them put
 	// back to count's placement because their held one no longer fit.
 	Queues, Reset int
-	// Proposal is a placement with a lower peak, nil when none lowers it
-	// by MinGain (or Balancing.MaxMoves was 0).
+	// Proposal is a placement with a lower peak, nil when none is worth
+	// moving to; Still then says why.
 	Proposal *Proposal
+	Still    Still
 }
+
+// Still is why a plan proposes no move.
+type Still string
+
+const (
+	StillNoBudget Still = "no move budget"                             // Balancing.MaxMoves is 0
+	StillQuiet    Still = "busiest CPU under min_peak"                 // a quiet machine
+	StillWarming  Still = "too few intervals to know the loads' noise" // under MinIntervals
+	StillNearBest Still = "placement in force within 5% of the best"   // nearBest
+	StillSmall    Still = "gain under min_gain or min_drop"
+	StillNoise    Still = "gain within 3 standard errors" // noiseZ
+)
 
 // CPULoad is one allowed CPU's interrupt load (CPU-seconds per second):
 // Fixed is what the plan cannot move (managed and pinned IRQs, other
@@ -311,7 +324,15 @@ func (pl *planner) balance(p *Plan) *BalanceView {
 	for _, c := range s.cpus {
 		v.CPUs = append(v.CPUs, CPULoad{CPU: c, Fixed: s.fixed[c], Load: loads[c]})
 	}
-	if pl.bal.MaxMoves <= 0 || v.Peak < pl.bal.MinPeak || l.Intervals < MinIntervals {
+	switch {
+	case pl.bal.MaxMoves <= 0:
+		v.Still = StillNoBudget
+	case v.Peak < pl.bal.MinPeak:
+		v.Still = StillQuiet
+	case l.Intervals < MinIntervals:
+		v.Still = StillWarming
+	}
+	if v.Still != "" {
 		return v
 	}
 	best := s.improve(slices.Clone(assign), assign, pl.bal.MaxMoves)
@@ -323,12 +344,20 @@ func (pl *planner) balance(p *Plan) *BalanceView {
 	// the fewest moves that come within nearBest, if they are worth it.
 	need := max(pl.bal.MinDrop, config.MinLoadMinDrop, pl.bal.MinGain*v.Peak)
 	chosen := s.fewest(best, assign, s.peak(s.loadsOf(best))*(1+nearBest))
-	if moved(chosen, assign) == 0 || !s.worth(assign, chosen, need) {
+	drop, noise := s.drop(assign, chosen)
+	switch {
+	case moved(chosen, assign) == 0:
+		v.Still = StillNearBest
+	case drop < need:
+		v.Still = StillSmall
+	case drop <= noiseZ*noise:
+		v.Still = StillNoise
+	}
+	if v.Still != "" {
 		return v
 	}
 	after := s.loadsOf(chosen)
 	peak := s.peak(after)
-	_, noise := s.drop(assign, chosen)
 	prop := &Proposal{Peak: peak, Mean: s.mean(after), Gain: (v.Peak - peak) / v.Peak, Noise: noise, Held: Held{}}
 	for i, u := range pl.units {
 		d := p.Devices[u.dev]
@@ -384,16 +413,6 @@ func newSearch(pl *planner, l *load.Loads, inUnit map[int]bool) *search {
 		}
 	}
 	return s
-}
-
-// worth reports whether moving from placement from to placement to
-// lowers the busiest CPU's load by at least need and by more than
-// noiseZ standard errors of that drop: the difference of the loads of
-// the busiest CPU before and the busiest after, taking the units' and
-// the fixed loads' errors as independent.
-func (s *search) worth(from, to []int, need float64) bool {
-	drop, noise := s.drop(from, to)
-	return drop >= need && drop > noiseZ*noise
 }
 
 // drop is how much placement to lowers the busiest CPU's load from

@@ -268,8 +268,8 @@ func TestBalanceIdleMovesNothing(t *testing.T) {
 	} {
 		l := b.loads(virtioLoads(24, tc.per...), nil, nil)
 		p := b.plan(cfg, policy.Balancing{Loads: l, MaxMoves: 100, MinGain: 0.1, MinDrop: 0.03, MinPeak: 0.1})
-		if p.Balance.Proposal != nil {
-			t.Errorf("%s: proposal %+v", tc.name, p.Balance.Proposal)
+		if p.Balance.Proposal != nil || p.Balance.Still != policy.StillQuiet {
+			t.Errorf("%s: proposal %+v, still %q; want none, %q", tc.name, p.Balance.Proposal, p.Balance.Still, policy.StillQuiet)
 		}
 	}
 }

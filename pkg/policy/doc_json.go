@@ -27,6 +27,8 @@ type BalanceDoc struct {
 	Queues         int          `json:"queues"`
 	Reset          int          `json:"reset"`
 	Proposal       *ProposalDoc `json:"proposal"`
+	// Still is why there is no proposal ("" with one).
+	Still string `json:"still,omitempty"`
 }
 
 // ProposalDoc is the JSON form of a Proposal.
@@ -92,7 +94,7 @@ func (p *Plan) Doc() Doc {
 	}
 	if b := p.Balance; b != nil {
 		bd := &BalanceDoc{Ready: b.Ready, TimeAccounting: b.TimeAccounting, CPUs: b.CPUs, Peak: b.Peak, Mean: b.Mean,
-			Queues: b.Queues, Reset: b.Reset}
+			Queues: b.Queues, Reset: b.Reset, Still: string(b.Still)}
 		if bd.CPUs == nil {
 			bd.CPUs = []CPULoad{}
 		}

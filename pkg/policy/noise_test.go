@@ -180,7 +180,7 @@ const noiseCfg = "balance: load\nload_balance:\n  interval: 2s\n  half_life: 10s
 // (count: two a CPU) with each interval's load jittered by 50% around
 // the mean, 300 samples: the estimate often shows a placement whose peak
 // is lower by more than min_gain and min_drop, and the planner never
-// proposes it, because the gain is within the loads' noise.
+// proposes it, often because the gain is within 3 standard errors.
 func TestBalanceNoiseEven(t *testing.T) {
 	f := newFixture(t, twoByTwo())
 	f.virtio("0000:41:00.0", 0, 8, 24, 1)
@@ -192,7 +192,7 @@ func TestBalanceNoiseEven(t *testing.T) {
 	from := queueCPU(t, count, "0000:41:00.0")
 	mean := []float64{0.15, 0.15, 0.15, 0.15, 0.15, 0.15, 0.15, 0.15}
 	sim := newProcSim(t, 4, irqNumbers(b), lb.HalfLife)
-	apparent := 0
+	apparent, why := 0, map[policy.Still]int{}
 	for i := range 300 {
 		l := sim.step(lb.Interval, jitter(r, 24, mean, 0.5), irqCPUs(count))
 		p := b.plan(cfg, policy.Balancing{Loads: l, MaxMoves: lb.MovesPerMinute, MinGain: lb.MinGain, MinDrop: lb.MinDrop, MinPeak: lb.MinPeak})
@@ -203,16 +203,20 @@ func TestBalanceNoiseEven(t *testing.T) {
 		}
 		if opt := bestPeak(queueLoads(t, p, "0000:41:00.0"), make([]float64, 4), 4); v.Peak-opt >= max(lb.MinDrop, lb.MinGain*v.Peak) {
 			apparent++
+			why[v.Still]++
 		}
 		if got := queueCPU(t, p, "0000:41:00.0"); !slices.Equal(got, from) {
 			t.Fatalf("sample %d: queues on %v, want count's %v", i, got, from)
 		}
 	}
-	// Without the noise rule these would have moved queues.
-	if apparent < 10 {
-		t.Errorf("only %d of 300 samples showed a gain above min_gain and min_drop: the noise does not test the noise rule", apparent)
+	// Without the noise rule at least those it names would have moved
+	// queues. (Others: the fewest moves within 5% of the best gain less
+	// than the best would.)
+	if why[policy.StillNoise] < 10 {
+		t.Errorf("%d of 300 samples showed a gain above min_gain and min_drop, kept still because %v: the noise does not test the noise rule",
+			apparent, why)
 	}
-	t.Logf("%d of 300 samples showed a gain above min_gain and min_drop, all within the noise", apparent)
+	t.Logf("%d of 300 samples showed a gain above min_gain and min_drop, kept still because %v", apparent, why)
 }
 
 // TestBalanceNoiseSkewed: two elephant queues that count stacks on CPU
