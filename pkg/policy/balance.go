@@ -604,8 +604,9 @@ func (s *search) fewest(start, from []int, limit float64) []int {
 
 // walk is the depth-first search of exact and fewest. It orders
 // placements by peak then moves, or with movesFirst by moves then
-// peak, and keeps the first in that order of those within maxMoves
-// and limit, starting from start (which is).
+// peak, and returns the first in that order of those within maxMoves
+// and limit that it reaches; start, which must be within both, is the
+// first best.
 func (s *search) walk(start, from []int, maxMoves int, limit float64, movesFirst bool) []int {
 	const eps = 1e-12
 	best := slices.Clone(start)
