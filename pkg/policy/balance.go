@@ -68,8 +68,12 @@ const (
 )
 
 // maxEvaluations bounds the candidate moves one search looks at, so a
-// machine with thousands of queues plans in bounded time.
-const maxEvaluations = 2_000_000
+// machine with thousands of queues plans in bounded time; the search
+// for the fewest moves near the best gets fewestEvaluations more.
+const (
+	maxEvaluations    = 2_000_000
+	fewestEvaluations = 100_000
+)
 
 // BalanceView is load balancing's part of a plan.
 type BalanceView struct {
@@ -596,9 +600,11 @@ func (s *search) exact(start, from []int, maxMoves int) []int {
 // fewest returns, of the placements whose peak is at most limit, one
 // with the fewest queues away from where from has them (the lowest
 // peak of those), searching from start, which must be one of them, as
-// exact does and with an evaluation budget of its own.
+// exact does, with a budget of its own of fewestEvaluations: a lab's
+// or a NIC's few busy queues need far fewer, and on a large machine
+// start (or what the search reached) is a good placement anyway.
 func (s *search) fewest(start, from []int, limit float64) []int {
-	s.evals = 0
+	s.evals = maxEvaluations - fewestEvaluations
 	return s.walk(start, from, moved(start, from), limit, true)
 }
 

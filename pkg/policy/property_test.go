@@ -176,18 +176,20 @@ func BenchmarkComputeLoad64Devices8192IRQs4096CPUs(b *testing.B) {
 	s, inv := scaleMachine(b)
 	cfg := parseConfig(b, "balance: load\n")
 	r := rand.New(rand.NewPCG(7, 8))
-	l := &load.Loads{Ready: true, TimeAccounting: true}
+	l := &load.Loads{Ready: true, TimeAccounting: true, Intervals: policy.MinIntervals}
 	for c := range s.Online().All() {
 		l.CPUs = append(l.CPUs, load.CPULoad{CPU: c, Ready: true})
 	}
 	for _, q := range inv.IRQs {
 		l.IRQs = append(l.IRQs, load.IRQLoad{IRQ: q.Number, Load: 0.3 * r.Float64(), CPU: q.Affinity.First(), Ready: true})
 	}
-	bal := policy.Balancing{Loads: l, MaxMoves: 6, MinGain: 0.1}
+	bal := policy.Balancing{Loads: l, MaxMoves: 6, MinGain: 0.1, MinDrop: 0.03, MinPeak: 0.1}
 	b.ReportAllocs()
 	for b.Loop() {
-		if p := policy.Compute(s, inv, cfg, nil, bal); p.Balance == nil || !p.Balance.Ready {
-			b.Fatal("no loads in the plan")
+		// The search runs: no rule before it holds the queues still.
+		if p := policy.Compute(s, inv, cfg, nil, bal); p.Balance == nil || !p.Balance.Ready ||
+			p.Balance.Still == policy.StillQuiet || p.Balance.Still == policy.StillWarming {
+			b.Fatalf("no search: %+v", p.Balance)
 		}
 	}
 }
