@@ -211,13 +211,13 @@ func verifyBalance(t *testing.T, r *Result, queues, cpus int) {
 	// busiest vCPU then has the base plus the cost of its packets.
 	// Packets alone would count the base as movable: with a base of a
 	// tenth of a CPU on every vCPU, a placement at 1.5 of the best by
-	// packets can be within 1.2 of it in CPU time.
-	// A queue's packets are served where its interrupts fired in the
-	// window, which lags smp_affinity_list after a move until the next
-	// interrupt (a busy NAPI queue polls and rarely takes one).
+	// packets can be within 1.2 of it in CPU time. A queue's packets
+	// are served where its interrupts fired in the window, which lags
+	// smp_affinity_list after a move until the next interrupt (a busy
+	// NAPI queue polls and rarely takes one).
 	perCPU := make([]float64, cpus)
 	soft := make([]float64, cpus)
-	if w, err := guestinfo.LoadSeries(samples); err == nil {
+	if err == nil {
 		for _, c := range w.CPUs {
 			if c.CPU < cpus {
 				soft[c.CPU] = c.SoftPct
