@@ -868,6 +868,7 @@ load_balance:            # the defaults, spelled out for the report
   half_life: 30s
   min_gain: 0.1
   min_drop: 0.03
+  min_peak: 0.1
   samples: 3
   moves_per_minute: 6
 `)

@@ -72,8 +72,9 @@ func (b *balancer) confirmed(prop *policy.Proposal, samples int) bool {
 // a better placement of the balanced queues. A proposal is taken once
 // samples rounds in a row have proposed the same placement: one that
 // changes from sample to sample is the noise of the estimate, not a
-// lasting gain. It is then held, and a second round applies it. Without a device to balance it only drops the
-// sampler, so a config that turns load on starts from a fresh sample.
+// lasting gain. It is then held, and a second round applies it.
+// Without a device to balance it only drops the sampler, so a config
+// that turns load on starts from a fresh sample.
 func (d *Daemon) loadRound(ctx context.Context) {
 	cfg := d.Config()
 	if !cfg.WantsLoad() {
