@@ -28,7 +28,11 @@
 // the actual interval, w = 1 - 2^(-dt/halfLife), so uneven or missed
 // samples weigh as the time they span; the average costs one number per
 // IRQ and per CPU and O(1) work per sample, where a window would keep
-// every sample in it.
+// every sample in it. Beside each average the Sampler keeps the
+// exponentially weighted variance of the intervals around it and the
+// sum of the squared weights, which give the average's standard error
+// (IRQLoad.Noise): how much of a load is the tick's and the split's
+// noise, so that the planner does not move queues for it.
 //
 // Counters are cumulative and can restart. An IRQ is known by its
 // number and its identity (chip, hwirq, actions): a number freed and
