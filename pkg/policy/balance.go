@@ -103,10 +103,10 @@ type BalanceView struct {
 type Still string
 
 const (
-	StillNoBudget Still = "no move budget"                             // Balancing.MaxMoves is 0
-	StillQuiet    Still = "busiest CPU under min_peak"                 // a quiet machine
-	StillWarming  Still = "too few intervals to know the loads' noise" // under MinIntervals
-	StillNearBest Still = "placement in force within 5% of the best"   // nearBest
+	StillNoBudget Still = "no move asked for (not a load round, or the move budget is spent)" // Balancing.MaxMoves is 0
+	StillQuiet    Still = "busiest CPU under min_peak"                                        // a quiet machine
+	StillWarming  Still = "too few intervals to know the loads' noise"                        // under MinIntervals
+	StillNearBest Still = "placement in force within 5% of the best"                          // nearBest
 	StillSmall    Still = "gain under min_gain or min_drop"
 	StillNoise    Still = "gain within 3 standard errors" // noiseZ
 )
