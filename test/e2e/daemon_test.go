@@ -933,8 +933,9 @@ func verifyMANA(t *testing.T, r *Result, g Guest, want Placement) {
 
 // verifyChannels checks part g: after each ethtool -L the driver had
 // moved queue IRQs (the first complete set seen differs from the
-// placement, or numairqd wrote affinities to undo it), a round labelled "channels" put them back, and they are
-// where `numairqd plan` run afterwards says, which is the host's
+// placement, or numairqd wrote affinities to undo it), a round
+// labelled "channels" put them back, and they are where `numairqd plan`
+// run afterwards says, which is the host's
 // computation for the device's queues. The time from ethtool -L to the
 // placement, the daemon's event-to-applied time for the channel round
 // and the round's own duration are printed as figures.
