@@ -4,13 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/numairqd/numairqd/internal/fakesys"
 	"github.com/numairqd/numairqd/pkg/load"
 	"github.com/numairqd/numairqd/pkg/policy"
 )
@@ -21,7 +20,7 @@ import (
 // the tick rounds) and interrupts in proportion to the load.
 type procSim struct {
 	t      testing.TB
-	dir    string
+	tree   *fakesys.Tree
 	cpus   int
 	irqs   []int
 	total  []uint64 // per CPU, ticks
@@ -32,12 +31,12 @@ type procSim struct {
 }
 
 func newProcSim(t testing.TB, cpus int, irqs []int, halfLife time.Duration) *procSim {
-	p := &procSim{t: t, dir: t.TempDir(), cpus: cpus, irqs: irqs, total: make([]uint64, cpus), soft: make([]uint64, cpus),
+	p := &procSim{t: t, tree: fakesys.New(t), cpus: cpus, irqs: irqs, total: make([]uint64, cpus), soft: make([]uint64, cpus),
 		counts: map[int][]uint64{}, now: time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)}
 	for _, q := range irqs {
 		p.counts[q] = make([]uint64, cpus)
 	}
-	p.s = load.NewSampler(load.FS{Proc: p.dir}, load.Config{HalfLife: halfLife})
+	p.s = load.NewSampler(load.FS{Proc: p.tree.Proc()}, load.Config{HalfLife: halfLife})
 	p.write()
 	if _, err := p.s.Sample(p.now); err != nil {
 		t.Fatal(err)
@@ -69,27 +68,21 @@ func (p *procSim) step(dt time.Duration, loads map[int]float64, cpuOf map[int]in
 }
 
 func (p *procSim) write() {
-	var st, in strings.Builder
+	var st strings.Builder
 	st.WriteString("cpu  0 0 0 0 0 0 0 0 0 0\n")
+	online := make([]int, p.cpus)
 	for c := range p.cpus {
 		// user nice system idle iowait irq softirq steal guest guest_nice
 		fmt.Fprintf(&st, "cpu%d 0 0 0 %d 0 0 %d 0 0 0\n", c, p.total[c]-p.soft[c], p.soft[c])
-		fmt.Fprintf(&in, "       CPU%d", c)
+		online[c] = c
 	}
 	st.WriteString("intr 0\n")
-	in.WriteString("\n")
+	p.tree.WriteFile("proc/stat", st.String())
+	rows := make([]fakesys.InterruptRow, len(p.irqs))
 	for k, q := range p.irqs {
-		fmt.Fprintf(&in, "%4d:", q)
-		for c := range p.cpus {
-			fmt.Fprintf(&in, " %10d", p.counts[q][c])
-		}
-		fmt.Fprintf(&in, "  PCI-MSIX-0000:41:00.0 %d-edge      virtio0-q%d\n", k, k)
+		rows[k] = fakesys.InterruptRow{IRQ: q, Counts: p.counts[q], Chip: "PCI-MSIX-0000:41:00.0", HWIRQ: fmt.Sprint(k, "-edge"), Name: fmt.Sprint("virtio0-q", k)}
 	}
-	for _, f := range []struct{ name, body string }{{"stat", st.String()}, {"interrupts", in.String()}} {
-		if err := os.WriteFile(filepath.Join(p.dir, f.name), []byte(f.body), 0o644); err != nil {
-			p.t.Fatal(err)
-		}
-	}
+	p.tree.AddInterrupts(online, rows...)
 }
 
 // jitter draws each queue's load for one interval: mean[k] times
