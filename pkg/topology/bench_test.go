@@ -41,7 +41,7 @@ func BenchmarkRebuild1024CPUs32Nodes(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, n := range s.CPUNodes() {
+		for _, n := range cpuNodes(s) {
 			if len(s.Spread(n, s.Online())) != 1024 {
 				b.Fatal("short spread")
 			}

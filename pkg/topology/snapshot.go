@@ -18,7 +18,7 @@ const NoNode = -1
 // after Read returns it, so any number of goroutines may use it while a
 // newer one is being built.
 type Snapshot struct {
-	online, possible, present cpumask.Mask
+	online, possible cpumask.Mask
 	isolated, nohzFull        cpumask.Mask
 
 	nodes     []Node      // online nodes, ascending id
@@ -68,7 +68,7 @@ type CPU struct {
 func (fs FS) Read() (*Snapshot, error) { return fs.readRetrying(false) }
 
 // ReadDetail is Read plus what only a description of the machine shows
-// (`numairqd topology`): the possible and present CPUs, and each CPU's
+// (`numairqd topology`): the possible CPUs, and each CPU's
 // package and last-level cache, about ten more files per cache group.
 func (fs FS) ReadDetail() (*Snapshot, error) { return fs.readRetrying(true) }
 
@@ -112,11 +112,7 @@ func (fs FS) read(detail bool, k *kept) (*Snapshot, error) {
 		if s.possible, err = fs.readOptionalList(append(cpuDir, "possible")...); err != nil {
 			return nil, fmt.Errorf("topology: %w", err)
 		}
-		if s.present, err = fs.readOptionalList(append(cpuDir, "present")...); err != nil {
-			return nil, fmt.Errorf("topology: %w", err)
-		}
 		s.possible = s.possible.Or(s.online)
-		s.present = s.present.Or(s.online)
 	}
 	if k != nil && k.boot {
 		s.isolated, s.nohzFull = k.isolated, k.nohzFull
@@ -483,9 +479,6 @@ func (s *Snapshot) Online() cpumask.Mask { return s.online }
 // only).
 func (s *Snapshot) Possible() cpumask.Mask { return s.possible }
 
-// Present are the CPUs physically present (ReadDetail only).
-func (s *Snapshot) Present() cpumask.Mask { return s.present }
-
 // Isolated are the CPUs isolated from the scheduler (isolcpus=).
 func (s *Snapshot) Isolated() cpumask.Mask { return s.isolated }
 
@@ -500,15 +493,6 @@ func (s *Snapshot) Nodes() []Node { return s.nodes }
 // ImplicitNode reports that sysfs had no node directory, so the snapshot
 // holds one made-up node 0 with every CPU.
 func (s *Snapshot) ImplicitNode() bool { return s.implicit }
-
-// Node returns the online node with the given id.
-func (s *Snapshot) Node(id int) (Node, bool) {
-	i, ok := s.nodeIndex[id]
-	if !ok {
-		return Node{}, false
-	}
-	return s.nodes[i], true
-}
 
 // CPU returns what is known of an online CPU.
 func (s *Snapshot) CPU(id int) (CPU, bool) {
@@ -542,16 +526,4 @@ func (s *Snapshot) Distance(from, to int) int {
 		return -1
 	}
 	return s.nodes[i].Distance[j]
-}
-
-// CPUNodes returns the ids of the nodes that have online CPUs (the
-// kernel's N_CPU state), ascending.
-func (s *Snapshot) CPUNodes() []int {
-	var ids []int
-	for _, n := range s.nodes {
-		if !n.CPUs.IsEmpty() {
-			ids = append(ids, n.ID)
-		}
-	}
-	return ids
 }
