@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package kernfs is for reading kernel text files: sysfs and procfs.
 //
 // It holds what every reader of kernel output shares: ErrMalformed, the

@@ -1,3 +1,5 @@
+//go:build linux
+
 package kernfs
 
 // The tokenizer of the kernel's space-separated tables (/proc/interrupts,

@@ -37,21 +37,13 @@ var errorKinds = []ErrorKind{ErrReadTopology, ErrReadInventory, ErrConfig, ErrWa
 // Label values known in advance, created at zero by New so that rate()
 // and absent() work before the first event.
 var (
-	triggers       = append(causeLabels(), "startup", "stale", "load")
+	triggers       = watch.Labels()
 	moveReasons    = []string{"load", "reset"}
 	objectiveWhen  = []string{"before", "after"}
 	reloadResults  = []string{"success", "failure"}
 	roundBuckets   = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 	appliedBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 )
-
-func causeLabels() []string {
-	var out []string
-	for _, c := range watch.Causes() {
-		out = append(out, c.String())
-	}
-	return out
-}
 
 // Options tune New.
 type Options struct {

@@ -1,5 +1,7 @@
+//go:build linux
+
 // Package watch turns kernel events into coalesced triggers for the
-// daemon's apply loop, each saying how much of the machine to re-read.
+// daemon's apply loop, each saying why the machine may have changed.
 //
 // Events are hints, never state (the tailscale netmon pattern): a pump
 // goroutine per netlink socket turns each message it trusts into a
@@ -16,20 +18,20 @@
 // burst and read everything. A consumer still busy finds the triggers
 // emitted meanwhile merged into one.
 //
-// A Trigger's Scope, the widest of its hints', lets a round re-read only
-// what the events can have changed: cpu, node and memory uevents ask
-// for the CPUs (ScopeCPU), pci and net uevents, link events and channel
-// changes for the devices too (ScopeDevices), and everything else for
-// all of it afresh (ScopeAll), which is also the zero value. pci
-// uevents also name their devices (Trigger.Devices), so that the
-// consumer forgets what it cached about them. A periodic resync
+// A Trigger names causes, never what to re-read: the consumer finds
+// that out from what the kernel shows. Trigger.Fresh tells it when no
+// cached fact may be trusted: kernel uevents, link events and channel
+// changes are seen in sysfs and procfs, everything else (lost events,
+// the resync, reloads) asks for everything afresh. A periodic resync
 // (CauseResync) is the safety net: it reads everything, and so catches
 // what no event announces (no uevent exists for request_irq: link
 // events stand in for ifup and channel notifications for ethtool -L,
 // nothing for the rest). The daemon injects its own causes with Hint
-// (CauseSIGHUP, CauseConfig), so that reloads and kernel events enter
-// its loop the same way: Trigger.Reload tells it to re-read the config,
-// and Trigger.Label names the round in metrics.
+// (CauseSIGHUP, CauseConfig, CauseBans), so that reloads and kernel
+// events enter its loop the same way: Trigger.Reload tells it to
+// re-read the config, and Trigger.Label names the round in metrics and
+// logs. Labels lists every label, those of the daemon's own rounds
+// (LabelStartup, LabelStale, LabelLoad) included.
 //
 // Stats are cumulative counters meant to be read at scrape time: the
 // interesting uevents by subsystem and action, the messages dropped by
@@ -51,7 +53,5 @@
 // (labelled "overflow"), which means events were lost and everything
 // must be rescanned; so does a truncated message or a source failing.
 //
-// The sockets and the netlink parsers are Linux only; ParseUevent,
-// Interesting and the coalescing Watcher (with resync and injected
-// hints) work everywhere.
+// The package is Linux only, as the project is.
 package watch

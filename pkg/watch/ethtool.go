@@ -1,3 +1,5 @@
+//go:build linux
+
 package watch
 
 // ChannelsEvent is one ETHTOOL_MSG_CHANNELS_NTF from the ethtool

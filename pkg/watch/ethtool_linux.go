@@ -28,8 +28,8 @@ import (
 // keeps a userspace affinity across that (irq_setup_affinity in
 // kernel/irq/manage.c preserves IRQD_AFFINITY_SET). What a driver does
 // beyond that is left to the resync. Ring size changes are also a
-// routine tuning knob: taking them as hints would cost a devices round
-// each for nothing.
+// routine tuning knob: taking them as hints would cost a round each for
+// nothing.
 
 // genlHdrLen is sizeof(struct genlmsghdr): cmd, version, reserved.
 const genlHdrLen = 4

@@ -333,8 +333,8 @@ func TestAcceptEthtool(t *testing.T) {
 	}
 }
 
-// TestEthtoolPump: each channel change is a hint at the devices scope,
-// coalesced like link events; the source's errors are accounted as the
+// TestEthtoolPump: each channel change is a hint that keeps the caches
+// (not Fresh), coalesced like link events; the source's errors are accounted as the
 // other sources' are.
 func TestEthtoolPump(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -347,9 +347,9 @@ func TestEthtoolPump(t *testing.T) {
 			t.Fatal("no trigger at once for a channel change")
 		}
 		wantCauses(t, tr, map[Cause]int{CauseChannels: 1})
-		if tr.Scope != ScopeDevices || tr.Devices != nil || tr.Label() != "channels" || tr.Reload() {
-			t.Errorf("trigger scope %v devices %q label %q reload %v; want devices, none, channels, no reload",
-				tr.Scope, tr.Devices, tr.Label(), tr.Reload())
+		if tr.Fresh() || tr.Label() != LabelChannels || tr.Reload() {
+			t.Errorf("trigger fresh %v label %q reload %v; want not fresh, channels, no reload",
+				tr.Fresh(), tr.Label(), tr.Reload())
 		}
 		// A burst: two devices, and a datagram without channel events.
 		src.send([]ChannelsEvent{{Index: 2, Combined: 4}, {Index: 3, Combined: 4}}, nil)
@@ -362,13 +362,13 @@ func TestEthtoolPump(t *testing.T) {
 			t.Fatal("no trigger after the burst")
 		}
 		wantCauses(t, tr, map[Cause]int{CauseChannels: 2})
-		if tr.Scope != ScopeDevices {
-			t.Errorf("burst scope %v, want devices", tr.Scope)
+		if tr.Fresh() {
+			t.Error("burst of channel changes is fresh")
 		}
 		src.send(nil, fmt.Errorf("ethtool: %w", ErrOverflow))
 		time.Sleep(testMaxDelay)
-		if tr, _ := poll(w); tr.Causes[CauseLost] != 1 || tr.Scope != ScopeAll {
-			t.Errorf("overflow: trigger %v at %v, want lost events at all", tr.Causes, tr.Scope)
+		if tr, _ := poll(w); tr.Causes[CauseLost] != 1 || !tr.Fresh() {
+			t.Errorf("overflow: trigger %v fresh %v, want lost events, fresh", tr.Causes, tr.Fresh())
 		}
 		wantStats(t, w.Stats(),
 			map[UeventKind]uint64{},

@@ -1,3 +1,5 @@
+//go:build linux
+
 package watch
 
 // LinkEvent is one RTM_NEWLINK or RTM_DELLINK notification from

@@ -288,9 +288,9 @@ func TestNetnsWatcher(t *testing.T) {
 	if got.Causes[CauseUevent] != 1 {
 		t.Errorf("causes = %v, want the one kernel uevent", got.Causes)
 	}
-	// cpu offline and a link going up: the link's devices scope.
-	if got.Scope != ScopeDevices {
-		t.Errorf("Scope = %v, want devices", got.Scope)
+	// cpu offline and a link going up: both seen in sysfs and procfs.
+	if got.Fresh() {
+		t.Error("trigger of a cpu uevent and a link event is fresh")
 	}
 	wantStats(t, w.Stats(),
 		map[UeventKind]uint64{{"cpu", "offline"}: 1},
@@ -333,8 +333,8 @@ func TestNetnsWatcherOverflow(t *testing.T) {
 		select {
 		case tr := <-w.Triggers():
 			got.merge(tr)
-			if tr.Causes[CauseLost] > 0 && (tr.Label() != "overflow" || tr.Scope != ScopeAll) {
-				t.Errorf("trigger %v labelled %q, scope %v; want overflow, all", tr.Causes, tr.Label(), tr.Scope)
+			if tr.Causes[CauseLost] > 0 && (tr.Label() != LabelOverflow || !tr.Fresh()) {
+				t.Errorf("trigger %v labelled %q, fresh %v; want overflow, fresh", tr.Causes, tr.Label(), tr.Fresh())
 			}
 		case <-timeout:
 			t.Fatalf("causes so far %v, want overflow", got.Causes)
@@ -512,8 +512,7 @@ func TestNetnsEthtoolConn(t *testing.T) {
 }
 
 // TestNetnsWatcherChannels is the watcher on the real ethtool monitor:
-// ethtool -L on the veth gives a trigger labelled "channels" at the
-// devices scope.
+// ethtool -L on the veth gives a trigger labelled "channels", not Fresh.
 func TestNetnsWatcherChannels(t *testing.T) {
 	if !inNetns(t) {
 		return
@@ -546,10 +545,10 @@ func TestNetnsWatcherChannels(t *testing.T) {
 	for got.Causes[CauseChannels] == 0 {
 		select {
 		case tr := <-w.Triggers():
-			t.Logf("trigger %v scope %v label %q after %v", tr.Causes, tr.Scope, tr.Label(), time.Since(start))
-			if tr.Causes[CauseChannels] > 0 && (tr.Label() != "channels" || tr.Scope != ScopeDevices || tr.Reload()) {
-				t.Errorf("trigger %v labelled %q, scope %v, reload %v; want channels, devices, no reload",
-					tr.Causes, tr.Label(), tr.Scope, tr.Reload())
+			t.Logf("trigger %v fresh %v label %q after %v", tr.Causes, tr.Fresh(), tr.Label(), time.Since(start))
+			if tr.Causes[CauseChannels] > 0 && (tr.Label() != LabelChannels || tr.Fresh() || tr.Reload()) {
+				t.Errorf("trigger %v labelled %q, fresh %v, reload %v; want channels, not fresh, no reload",
+					tr.Causes, tr.Label(), tr.Fresh(), tr.Reload())
 			}
 			got.merge(tr)
 		case <-timeout:

@@ -1,9 +1,10 @@
+//go:build linux
+
 package watch
 
 import (
 	"bytes"
 	"fmt"
-	"path"
 	"strconv"
 
 	"github.com/numairqd/numairqd/pkg/kernfs"
@@ -82,7 +83,9 @@ func ParseUevent(b []byte) (Uevent, error) {
 }
 
 // interesting lists, per subsystem, the actions that can move IRQs or
-// change the CPUs they may use.
+// change the CPUs they may use. Each is a change the consumer sees in
+// sysfs and procfs, so that such a uevent does not make its trigger
+// Fresh: a subsystem added here must be one of those too.
 var interesting = map[string][]string{
 	// CPU hotplug: the kernel migrates (and may break) affinities
 	// before the event arrives; add/remove is physical hot-add.
@@ -101,17 +104,6 @@ var interesting = map[string][]string{
 	"net": {"add", "remove", "move"},
 }
 
-// subsystemScope is what an interesting uevent of each subsystem can
-// have changed. A subsystem missing here maps to the zero Scope,
-// ScopeAll.
-var subsystemScope = map[string]Scope{
-	"cpu":    ScopeCPU,
-	"node":   ScopeCPU,
-	"memory": ScopeCPU,
-	"pci":    ScopeDevices,
-	"net":    ScopeDevices,
-}
-
 // Interesting reports whether u can change IRQ placement: cpu
 // online/offline/add/remove, node add/remove/online/offline, memory
 // online/offline, pci add/remove/bind/unbind and net add/remove/move.
@@ -124,41 +116,6 @@ func Interesting(u Uevent) bool {
 		}
 	}
 	return false
-}
-
-// pciDevice returns the PCI address a pci uevent names: the base name
-// of its DEVPATH, e.g. "0000:41:00.0", when it has the kernel's shape
-// for it (see isBDF); "" for any other uevent.
-func pciDevice(u Uevent) string {
-	if u.Subsystem != "pci" {
-		return ""
-	}
-	if name := path.Base(u.DevPath); isBDF(name) {
-		return name
-	}
-	return ""
-}
-
-// isBDF reports whether s is a PCI address as the kernel names devices
-// (pci_name: "%04x:%02x:%02x.%d"): a domain of 4 to 8 lower-case hex
-// digits (VMD domains start at 0x10000), bus and device of 2, and a
-// function from 0 to 7.
-func isBDF(s string) bool {
-	n := len(s) - len(":bb:dd.f")
-	if n < 4 || n > 8 {
-		return false
-	}
-	return isHex(s[:n]) && s[n] == ':' && isHex(s[n+1:n+3]) && s[n+3] == ':' &&
-		isHex(s[n+4:n+6]) && s[n+6] == '.' && s[n+7] >= '0' && s[n+7] <= '7'
-}
-
-func isHex(s string) bool {
-	for _, c := range []byte(s) {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 func malformed(b []byte, why string) error {

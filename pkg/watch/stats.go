@@ -1,0 +1,67 @@
+//go:build linux
+
+package watch
+
+import "maps"
+
+// UeventKind is a uevent's subsystem and action.
+type UeventKind struct{ Subsystem, Action string }
+
+// Dropped and Overflows keys of Stats.
+const (
+	dropNotKernel   = "not_kernel"
+	dropMalformed   = "malformed"
+	sourceUevent    = "uevent"
+	sourceRtnetlink = "rtnetlink"
+	sourceEthtool   = "ethtool"
+)
+
+// Stats are the Watcher's cumulative counters, read at scrape time.
+// Every key that can appear is present from New on, at zero until
+// counted, so that a scrape shows every series from the start.
+type Stats struct {
+	// Uevents counts the interesting uevents received, by kind. The
+	// kinds are those Interesting accepts, a fixed set.
+	Uevents map[UeventKind]uint64
+	// Dropped counts messages discarded, by reason: "not_kernel" (sent
+	// by a process, not the kernel) and "malformed" (did not parse, or
+	// truncated).
+	Dropped map[string]uint64
+	// Overflows counts receive queue overflows (ENOBUFS), by source:
+	// "uevent", "rtnetlink" or "ethtool".
+	Overflows map[string]uint64
+}
+
+// newStats returns zero counters for every key that can be counted.
+func newStats() Stats {
+	s := Stats{
+		Uevents:   make(map[UeventKind]uint64),
+		Dropped:   map[string]uint64{dropNotKernel: 0, dropMalformed: 0},
+		Overflows: map[string]uint64{sourceUevent: 0, sourceRtnetlink: 0, sourceEthtool: 0},
+	}
+	for sub, actions := range interesting {
+		for _, a := range actions {
+			s.Uevents[UeventKind{sub, a}] = 0
+		}
+	}
+	return s
+}
+
+// Stats returns the cumulative counters, in copies of the maps. It is
+// safe from any goroutine.
+func (w *Watcher) Stats() Stats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return Stats{
+		Uevents:   maps.Clone(w.stats.Uevents),
+		Dropped:   maps.Clone(w.stats.Dropped),
+		Overflows: maps.Clone(w.stats.Overflows),
+	}
+}
+
+// count increments m[key] under the lock; m is one of w.stats' maps.
+func (w *Watcher) count(m map[string]uint64, key string) {
+	w.mu.Lock()
+	m[key]++
+	w.mu.Unlock()
+}

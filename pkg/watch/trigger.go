@@ -1,0 +1,136 @@
+//go:build linux
+
+package watch
+
+import (
+	"fmt"
+	"time"
+)
+
+// Cause is why the watcher asks for a rescan.
+type Cause uint8
+
+const (
+	CauseUevent   Cause = iota // an interesting kernel uevent (cpu/online, pci/bind, ...)
+	CauseLink                  // an rtnetlink link appeared, went, was renamed or changed IFF_UP
+	CauseLost                  // events were lost: a receive queue overflowed, a message was truncated, or a source failed
+	CauseResync                // the periodic safety-net rescan
+	CauseSIGHUP                // a reload asked for with SIGHUP
+	CauseConfig                // the config file changed
+	CauseChannels              // a NIC's channel count changed (ethtool -L)
+	CauseBans                  // irqbalance's environment file changed (cri-o, tuned)
+	numCauses
+)
+
+// The trigger labels that name a round in metrics and logs: one per
+// Cause, and the three rounds the daemon runs of itself. They are
+// metric label values: keep them stable.
+const (
+	LabelStartup  = "startup" // the first round
+	LabelUevent   = "uevent"
+	LabelLink     = "link"
+	LabelChannels = "channels"
+	LabelResync   = "resync"
+	LabelSIGHUP   = "sighup"
+	LabelConfig   = "config"
+	LabelBans     = "bans"
+	LabelOverflow = "overflow" // CauseLost
+	LabelStale    = "stale"    // a round run again because its apply found its inputs stale
+	LabelLoad     = "load"     // a load-balancing round
+)
+
+// Labels returns every trigger label, for metrics to create their
+// series before the first round.
+func Labels() []string {
+	return []string{LabelStartup, LabelUevent, LabelLink, LabelChannels, LabelResync,
+		LabelSIGHUP, LabelConfig, LabelBans, LabelOverflow, LabelStale, LabelLoad}
+}
+
+var causeLabels = [numCauses]string{
+	CauseUevent:   LabelUevent,
+	CauseLink:     LabelLink,
+	CauseLost:     LabelOverflow,
+	CauseResync:   LabelResync,
+	CauseSIGHUP:   LabelSIGHUP,
+	CauseConfig:   LabelConfig,
+	CauseChannels: LabelChannels,
+	CauseBans:     LabelBans,
+}
+
+// String returns the cause's label: "overflow" for CauseLost, the
+// cause's name for the others.
+func (c Cause) String() string {
+	if c < numCauses {
+		return causeLabels[c]
+	}
+	return fmt.Sprintf("Cause(%d)", uint8(c))
+}
+
+// labelOrder is the precedence of Trigger.Label: a reload first, then
+// lost events (everything must be re-read), then what the kernel said,
+// the more specific first: a channel change before the link events a
+// driver may send while it restarts its queues.
+var labelOrder = [...]Cause{CauseSIGHUP, CauseConfig, CauseBans, CauseLost, CauseUevent, CauseChannels, CauseLink, CauseResync}
+
+// Trigger tells the consumer that the state may have changed, and why.
+// It names causes only: what to re-read is the consumer's to find out
+// from what the kernel shows.
+type Trigger struct {
+	// Causes counts the hints merged into this trigger, by cause: the
+	// first hint of a burst alone, the rest of the burst together, or
+	// more merged while the consumer was busy.
+	Causes map[Cause]int
+	// First is when the earliest of those hints arrived, for measuring
+	// event-to-applied latency.
+	First time.Time
+	// cached is set while every hint merged in leaves the consumer's
+	// caches valid (see Fresh). It is false in the zero Trigger, which
+	// is therefore Fresh: a fresh read too many costs time, a cached
+	// fact trusted wrongly misses a change.
+	cached bool
+}
+
+// Fresh reports whether nothing the consumer cached may be trusted:
+// true unless every hint merged into t is a kernel uevent (of cpu,
+// node, memory, pci or net: those Interesting accepts), a link event or
+// a channel change, which the consumer sees in what the kernel shows.
+// Lost events, the resync, SIGHUP, config and bans changes, a
+// CauseUevent given to Hint (it names no subsystem) and unknown causes
+// make it Fresh, as do the zero Trigger and every trigger a burst
+// emits after it lost events (see Options).
+func (t Trigger) Fresh() bool { return !t.cached }
+
+// Reload reports whether the trigger asks for the config to be re-read
+// (CauseSIGHUP or CauseConfig).
+func (t Trigger) Reload() bool {
+	return t.Causes[CauseSIGHUP] > 0 || t.Causes[CauseConfig] > 0
+}
+
+// Label is the one cause that names the round in metrics, by
+// precedence: "sighup", "config", "bans", "overflow" (CauseLost), "uevent",
+// "channels", "link", "resync". A trigger without causes is labelled
+// "resync".
+func (t Trigger) Label() string {
+	for _, c := range labelOrder {
+		if t.Causes[c] > 0 {
+			return c.String()
+		}
+	}
+	return LabelResync
+}
+
+// merge adds o's hints to t: their counts and the earlier First; t
+// keeps the caches only if both do. A t without causes becomes o.
+func (t *Trigger) merge(o Trigger) {
+	if t.Causes == nil {
+		*t = o
+		return
+	}
+	for c, n := range o.Causes {
+		t.Causes[c] += n
+	}
+	if o.First.Before(t.First) {
+		t.First = o.First
+	}
+	t.cached = t.cached && o.cached
+}
