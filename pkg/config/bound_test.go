@@ -23,7 +23,7 @@ func amplified(nbad, naliases int) string {
 	return b.String()
 }
 
-// maxErrText bounds the error text of any input: MaxErrors lines of a
+// maxErrText bounds the error text of any input: maxErrors lines of a
 // clipped path and message, and the count line.
 const maxErrText = 8 << 10
 
@@ -42,17 +42,17 @@ func TestParseAliasAmplification(t *testing.T) {
 		t.Errorf("error text is %d bytes, want at most %d", len(text), maxErrText)
 	}
 	lines := strings.Split(text, "\n")
-	if len(lines) != MaxErrors+1 {
-		t.Fatalf("got %d error lines, want %d", len(lines), MaxErrors+1)
+	if len(lines) != maxErrors+1 {
+		t.Fatalf("got %d error lines, want %d", len(lines), maxErrors+1)
 	}
 	// Each bad key once, at the anchor's lines, under the first use's path.
-	for i, line := range lines[:MaxErrors] {
+	for i, line := range lines[:maxErrors] {
 		want := fmt.Sprintf("%s:%d: devices[0].bad%d: unknown key (want one of ", testFile, i+4, i)
 		if !strings.HasPrefix(line, want) {
 			t.Errorf("line %d\n got %s\nwant %s...", i, line, want)
 		}
 	}
-	if got, want := lines[MaxErrors], fmt.Sprintf("%s: ... and %d more errors", testFile, 300-MaxErrors); got != want {
+	if got, want := lines[maxErrors], fmt.Sprintf("%s: ... and %d more errors", testFile, 300-maxErrors); got != want {
 		t.Errorf("last line\n got %s\nwant %s", got, want)
 	}
 	// The file is 25 KB and Parse allocates about 1 MB for it (go1.27);
@@ -118,16 +118,16 @@ func TestParseErrorLimit(t *testing.T) {
 		t.Fatal("Parse succeeded")
 	}
 	lines := strings.Split(err.Error(), "\n")
-	if len(lines) != MaxErrors+1 {
-		t.Fatalf("got %d lines, want %d:\n%v", len(lines), MaxErrors+1, err)
+	if len(lines) != maxErrors+1 {
+		t.Fatalf("got %d lines, want %d:\n%v", len(lines), maxErrors+1, err)
 	}
-	for i, line := range lines[:MaxErrors] {
+	for i, line := range lines[:maxErrors] {
 		if want := fmt.Sprintf("%s:%d: bad%d: unknown key", testFile, i+1, i); !strings.HasPrefix(line, want) {
 			t.Errorf("line %d\n got %s\nwant %s...", i, line, want)
 		}
 	}
-	if want := testFile + ": ... and 31 more errors"; lines[MaxErrors] != want {
-		t.Errorf("last line\n got %s\nwant %s", lines[MaxErrors], want)
+	if want := testFile + ": ... and 31 more errors"; lines[maxErrors] != want {
+		t.Errorf("last line\n got %s\nwant %s", lines[maxErrors], want)
 	}
 }
 
@@ -165,8 +165,8 @@ func TestParseLongValues(t *testing.T) {
 }
 
 func TestParseTooLarge(t *testing.T) {
-	_, err := Parse(testFile, []byte("#"+strings.Repeat("x", MaxSize)))
-	want := fmt.Sprintf("%s: %d bytes is larger than the limit of %d bytes (want a file of at most 1 MiB)", testFile, MaxSize+1, MaxSize)
+	_, err := Parse(testFile, []byte("#"+strings.Repeat("x", maxSize)))
+	want := fmt.Sprintf("%s: %d bytes is larger than the limit of %d bytes (want a file of at most 1 MiB)", testFile, maxSize+1, maxSize)
 	if err == nil || err.Error() != want {
 		t.Errorf("error\n got %v\nwant %s", err, want)
 	}
@@ -190,7 +190,7 @@ func TestClip(t *testing.T) {
 }
 
 // TestProgSize checks progSize bounds the compiled size from above, so
-// MaxRegexpSize bounds what is compiled.
+// maxRegexpSize bounds what is compiled.
 func TestProgSize(t *testing.T) {
 	for _, s := range []string{
 		"", "a", "mlx5_core", "eth[0-9]+", "(?i)eth0", "a{1,1000}", "a{1000}", "a{3,}", "(ab|cd){2,5}x*",
@@ -234,11 +234,11 @@ func TestParseRegexpBudget(t *testing.T) {
 
 func TestParseMaxRules(t *testing.T) {
 	rule := "  - {match: {driver: d}}\n"
-	if c, err := Parse(testFile, []byte("devices:\n"+strings.Repeat(rule, MaxRules))); err != nil || len(c.Devices) != MaxRules {
-		t.Errorf("%d rules: %v", MaxRules, err)
+	if c, err := Parse(testFile, []byte("devices:\n"+strings.Repeat(rule, maxRules))); err != nil || len(c.Devices) != maxRules {
+		t.Errorf("%d rules: %v", maxRules, err)
 	}
-	_, err := Parse(testFile, []byte("devices:\n"+strings.Repeat(rule, MaxRules+1)))
-	if want := fmt.Sprintf("%s:2: devices: %d rules is more than the limit of %d (want at most %d rules)", testFile, MaxRules+1, MaxRules, MaxRules); err == nil || err.Error() != want {
+	_, err := Parse(testFile, []byte("devices:\n"+strings.Repeat(rule, maxRules+1)))
+	if want := fmt.Sprintf("%s:2: devices: %d rules is more than the limit of %d (want at most %d rules)", testFile, maxRules+1, maxRules, maxRules); err == nil || err.Error() != want {
 		t.Errorf("error\n got %v\nwant %s", err, want)
 	}
 }

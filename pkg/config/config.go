@@ -1,8 +1,8 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
-	"regexp"
 	"time"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
@@ -58,52 +58,44 @@ type Config struct {
 	Source string
 }
 
-// Defaults, as documented in configs/numairqd.yaml.
+// Defaults, as configs/numairqd.yaml documents them, that other
+// packages need without a Config. Default holds every default.
 const (
-	DefaultListen           = "127.0.0.1:9768"
 	DefaultResyncInterval   = 60 * time.Second
 	DefaultCoalesceWindow   = 100 * time.Millisecond
 	DefaultCoalesceMaxDelay = 500 * time.Millisecond
-
-	DefaultIrqbalanceEnvFile = "auto"
-
-	DefaultBalance            = BalanceCount
-	DefaultLoadInterval       = 5 * time.Second
-	DefaultLoadHalfLife       = 30 * time.Second
-	DefaultLoadMinGain        = 0.1
-	DefaultLoadMinDrop        = 0.03
-	DefaultLoadMinPeak        = 0.1
-	DefaultLoadSamples        = 3
-	DefaultLoadMovesPerMinute = 6
-)
-
-// Bounds Parse enforces on the durations.
-const (
-	MinResyncInterval = time.Second
-	MaxCoalesceWindow = 10 * time.Second
+	// DefaultLoadHalfLife is how long a change in load takes to show by
+	// half in the smoothed loads. Thirty seconds is three samples at a
+	// 10 s period (irqbalance's): a burst that lasts one such period
+	// moves the average by a fifth (1-2^(-1/3) = 0.21), so the planner
+	// does not chase it, while a lasting shift (a new flow, a job
+	// starting) shows at 90% within 100 s (3.3 half-lives), the time
+	// scale on which moving an IRQ, and the cold caches that come with
+	// it, is worth it.
+	DefaultLoadHalfLife = 30 * time.Second
 )
 
 // Default returns the configuration an empty file gives: no banned CPUs,
 // isolated and nohz_full CPUs excluded, no device rules (every device
-// gets PolicyAuto), metrics on DefaultListen.
+// gets PolicyAuto), metrics on 127.0.0.1:9768.
 func Default() *Config {
 	return &Config{
 		ExcludeIsolated:   true,
 		ExcludeNohzFull:   true,
-		Listen:            DefaultListen,
+		Listen:            "127.0.0.1:9768",
 		ResyncInterval:    DefaultResyncInterval,
 		CoalesceWindow:    DefaultCoalesceWindow,
 		CoalesceMaxDelay:  DefaultCoalesceMaxDelay,
-		Balance:           DefaultBalance,
-		IrqbalanceEnvFile: DefaultIrqbalanceEnvFile,
+		Balance:           BalanceCount,
+		IrqbalanceEnvFile: "auto",
 		LoadBalance: LoadBalance{
-			Interval:       DefaultLoadInterval,
+			Interval:       5 * time.Second,
 			HalfLife:       DefaultLoadHalfLife,
-			MinGain:        DefaultLoadMinGain,
-			MinDrop:        DefaultLoadMinDrop,
-			MinPeak:        DefaultLoadMinPeak,
-			Samples:        DefaultLoadSamples,
-			MovesPerMinute: DefaultLoadMovesPerMinute,
+			MinGain:        0.1,
+			MinDrop:        0.03,
+			MinPeak:        0.1,
+			Samples:        3,
+			MovesPerMinute: 6,
 		},
 	}
 }
@@ -152,121 +144,6 @@ type LoadBalance struct {
 	MovesPerMinute int
 }
 
-// Policy names how a device's IRQs are spread over CPUs.
-type Policy string
-
-const (
-	// PolicyAuto is PolicyLinear when the device has at least as many
-	// queues as allowed CPUs, PolicyNUMAHop otherwise.
-	PolicyAuto Policy = "auto"
-	// PolicyNUMAHop spreads queues over the device's node first, then
-	// over nodes by increasing distance (the kernel's
-	// sched_numa_hop_mask / cpumask_local_spread order).
-	PolicyNUMAHop Policy = "numa-hop"
-	// PolicyLinear gives queue i the i-th allowed CPU in id order.
-	PolicyLinear Policy = "linear"
-	// PolicyPinned spreads the queues over the rule's CPUs only.
-	PolicyPinned Policy = "pinned"
-	// PolicyIgnore leaves the device's IRQs as they are.
-	PolicyIgnore Policy = "ignore"
-)
-
-var policies = []Policy{PolicyAuto, PolicyNUMAHop, PolicyLinear, PolicyPinned, PolicyIgnore}
-
-// MaskMode says what an IRQ's affinity mask holds once a CPU is chosen.
-type MaskMode string
-
-const (
-	// MaskCPU writes the chosen CPU alone.
-	MaskCPU MaskMode = "cpu"
-	// MaskCore writes the chosen CPU's whole SMT sibling mask.
-	MaskCore MaskMode = "core"
-)
-
-var maskModes = []MaskMode{MaskCPU, MaskCore}
-
-// Rule is one entry of devices: the devices it matches and how to place
-// their IRQs.
-type Rule struct {
-	// Name is free text for logs; may be empty.
-	Name string
-	// Line is the rule's line in Config.Source, for logs.
-	Line  int
-	Match Match
-	// Policy is never empty: PolicyAuto when the file gives none.
-	Policy Policy
-	// Mask is never empty: MaskCPU when the file gives none.
-	Mask MaskMode
-	// CPUs is the pinned set; non-empty exactly when Policy is
-	// PolicyPinned.
-	CPUs cpumask.Mask
-	// Node, when set, replaces the device's numa_node; -1 means no
-	// node: online CPUs in id order.
-	Node *int
-	// Balance, when not "", overrides Config.Balance for the rule's
-	// devices.
-	Balance Balance
-	// QueueRegex, when set, finds the queue index in an IRQ name: the
-	// text of its group named "queue". It is not anchored: it may match
-	// anywhere in the name. Nil leaves the choice to the planner.
-	QueueRegex *regexp.Regexp
-}
-
-// Match selects devices. Each set field is a regexp matched against the
-// whole string (Parse anchors the file's text as ^(?:re)$, so "eth1"
-// does not match eth10); every set field must match. The zero Match
-// matches every device, but Parse never produces one.
-type Match struct {
-	PCI       *regexp.Regexp
-	Driver    *regexp.Regexp
-	Interface *regexp.Regexp
-	IRQ       *regexp.Regexp
-}
-
-// DeviceFacts is what a rule can match on for one device.
-type DeviceFacts struct {
-	// PCI is the PCI address, "0000:03:00.0"; "" for a non-PCI device.
-	PCI string
-	// Drivers, Interfaces and IRQNames are the device's driver names,
-	// network interface names and IRQ names (the action names in
-	// /proc/interrupts).
-	Drivers    []string
-	Interfaces []string
-	IRQNames   []string
-}
-
-// Matches reports whether d satisfies every set field of m: PCI must
-// match d.PCI, and Driver, Interface and IRQ must each match at least
-// one of d's drivers, interfaces and IRQ names (so a set field never
-// matches a device with none).
-func (m Match) Matches(d DeviceFacts) bool {
-	if m.PCI != nil && !m.PCI.MatchString(d.PCI) {
-		return false
-	}
-	return anyMatch(m.Driver, d.Drivers) &&
-		anyMatch(m.Interface, d.Interfaces) &&
-		anyMatch(m.IRQ, d.IRQNames)
-}
-
-func anyMatch(re *regexp.Regexp, ss []string) bool {
-	if re == nil {
-		return true
-	}
-	for _, s := range ss {
-		if re.MatchString(s) {
-			return true
-		}
-	}
-	return false
-}
-
-func autoBool(b *bool) string {
-	if b == nil {
-		return "auto"
-	}
-	return fmt.Sprint(*b)
-}
-
 // WantsLoad reports whether any device may be balanced by load: the
 // config's balance or one of its rules says load.
 func (c *Config) WantsLoad() bool {
@@ -281,24 +158,12 @@ func (c *Config) WantsLoad() bool {
 	return false
 }
 
-// RuleFor returns the first rule of c.Devices that matches d, and false
-// when none does (the device then gets PolicyAuto with default options).
-// The returned Rule belongs to c: do not modify it.
-func (c *Config) RuleFor(d DeviceFacts) (*Rule, bool) {
-	for i := range c.Devices {
-		if c.Devices[i].Match.Matches(d) {
-			return &c.Devices[i], true
-		}
-	}
-	return nil, false
-}
-
 // Summary is a one-line description of c for logs, in the file's key
 // names.
 func (c *Config) Summary() string {
-	src := c.Source
-	if src == "" {
-		src = "defaults"
+	src, honor := cmp.Or(c.Source, "defaults"), "auto"
+	if c.HonorDefaultAffinity != nil {
+		honor = fmt.Sprint(*c.HonorDefaultAffinity)
 	}
 	return fmt.Sprintf("config %s: %d device rules, banned_cpus=%q exclude_isolated=%t exclude_nohz_full=%t "+
 		"listen=%q resync_interval=%s restore_on_exit=%t coalesce_window=%s coalesce_max_delay=%s metrics_per_irq=%t "+
@@ -307,5 +172,5 @@ func (c *Config) Summary() string {
 		src, len(c.Devices), c.BannedCPUs.String(), c.ExcludeIsolated, c.ExcludeNohzFull,
 		c.Listen, c.ResyncInterval, c.RestoreOnExit, c.CoalesceWindow, c.CoalesceMaxDelay, c.MetricsPerIRQ,
 		c.Balance, c.LoadBalance.Interval, c.LoadBalance.HalfLife, c.LoadBalance.MinGain, c.LoadBalance.MinDrop, c.LoadBalance.MinPeak, c.LoadBalance.Samples,
-		c.LoadBalance.MovesPerMinute, c.IrqbalanceEnvFile, autoBool(c.HonorDefaultAffinity))
+		c.LoadBalance.MovesPerMinute, c.IrqbalanceEnvFile, honor)
 }

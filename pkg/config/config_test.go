@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -65,7 +64,7 @@ func TestRuleFor(t *testing.T) {
 }
 
 func TestMatchZeroMatchesAll(t *testing.T) {
-	if !(Match{}).Matches(DeviceFacts{}) {
+	if !(Match{}).matches(DeviceFacts{}) {
 		t.Error("zero Match does not match an empty device")
 	}
 	if _, ok := Default().RuleFor(DeviceFacts{PCI: "0000:00:00.0"}); ok {
@@ -82,7 +81,7 @@ func TestLoadOrDefault(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("nope: 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadOrDefault(bad); !errors.Is(err, ErrInvalid) {
-		t.Errorf("existing bad file: %v, want ErrInvalid", err)
+	if _, err := LoadOrDefault(bad); !invalid(err) {
+		t.Errorf("existing bad file: %v, want an *Error", err)
 	}
 }

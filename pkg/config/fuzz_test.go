@@ -33,11 +33,11 @@ func fuzzSeeds(f *testing.F) {
 		"devices:\n  - {match: &m {driver: *m}}\n  - {match: *m}\n",
 		"k: &k listen\n*k : ':1'\n*k : ':2'\n",
 		"devices:\n  - {match: {driver: &re '('}, policy: &bad nope, node: &n -5}\n" + strings.Repeat("  - {match: {driver: *re}, policy: *bad, node: *n}\n", 500),
-		// Large: many errors, a long value, a file padded to MaxSize.
+		// Large: many errors, a long value, a file padded to maxSize.
 		strings.Repeat("bad: 1\n", 5000),
 		"listen: '" + strings.Repeat("x", 64<<10) + "'\n",
 		"devices:\n" + strings.Repeat("  - {match: {driver: d}, policy: linear}\n", 2000),
-		"banned_cpus: 0\n#" + strings.Repeat("x", MaxSize-17) + "\n",
+		"banned_cpus: 0\n#" + strings.Repeat("x", maxSize-17) + "\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -57,8 +57,8 @@ func checkParse(t *testing.T, name string, c *Config, err error) {
 			t.Fatalf("error text is %d bytes, want at most %d", len(text), maxErrText)
 		}
 		lines := strings.Split(text, "\n")
-		if len(lines) > MaxErrors+1 {
-			t.Fatalf("%d error lines, want at most %d", len(lines), MaxErrors+1)
+		if len(lines) > maxErrors+1 {
+			t.Fatalf("%d error lines, want at most %d", len(lines), maxErrors+1)
 		}
 		for _, line := range lines {
 			if !strings.HasPrefix(line, name+":") {
@@ -68,8 +68,8 @@ func checkParse(t *testing.T, name string, c *Config, err error) {
 		return
 	}
 	_ = c.Summary()
-	if c.Source != name || c.ResyncInterval < MinResyncInterval || c.CoalesceWindow <= 0 ||
-		c.CoalesceWindow > MaxCoalesceWindow || c.CoalesceMaxDelay < c.CoalesceWindow {
+	if c.Source != name || c.ResyncInterval < minResyncInterval || c.CoalesceWindow <= 0 ||
+		c.CoalesceWindow > maxCoalesceWindow || c.CoalesceMaxDelay < c.CoalesceWindow {
 		t.Fatalf("config is invalid: %s", c.Summary())
 	}
 	for i := range c.Devices {
@@ -105,7 +105,7 @@ func FuzzLoad(f *testing.F) {
 			t.Fatal(err)
 		}
 		c, err := Load(path)
-		if len(data) > MaxSize {
+		if len(data) > maxSize {
 			if c != nil || err == nil || !strings.HasPrefix(err.Error(), "read config: "+path+": larger than") {
 				t.Fatalf("Load of %d bytes = %v, %v; want too large", len(data), c, err)
 			}

@@ -12,7 +12,7 @@ import (
 )
 
 // TestLoadFileTypes checks Load reads only regular files of at most
-// MaxSize bytes, and names the path in every error. Load runs in a
+// maxSize bytes, and names the path in every error. Load runs in a
 // goroutine with a timeout so that a regression (reading /dev/zero to
 // the end, blocking on a FIFO) fails the test instead of hanging it.
 func TestLoadFileTypes(t *testing.T) {
@@ -38,10 +38,10 @@ func TestLoadFileTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	good := write("good.yaml", "banned_cpus: 0\n")
-	// A valid file of exactly MaxSize bytes: a setting padded with a comment.
+	// A valid file of exactly maxSize bytes: a setting padded with a comment.
 	head := "banned_cpus: 1\n#"
-	atLimit := write("at-limit.yaml", head+strings.Repeat("x", MaxSize-len(head)-1)+"\n")
-	overLimit := write("over-limit.yaml", "#"+strings.Repeat("x", MaxSize-1)+"\n")
+	atLimit := write("at-limit.yaml", head+strings.Repeat("x", maxSize-len(head)-1)+"\n")
+	overLimit := write("over-limit.yaml", "#"+strings.Repeat("x", maxSize-1)+"\n")
 
 	tests := []struct {
 		name    string
@@ -50,8 +50,8 @@ func TestLoadFileTypes(t *testing.T) {
 	}{
 		{"regular file", good, ""},
 		{"symlink to a regular file", symlink(good, "link.yaml"), ""},
-		{"exactly MaxSize", atLimit, ""},
-		{"MaxSize+1", overLimit, ": larger than the limit of 1048576 bytes"},
+		{"exactly maxSize", atLimit, ""},
+		{"maxSize+1", overLimit, ": larger than the limit of 1048576 bytes"},
 		{"dev zero", "/dev/zero", ": is a character device, not a regular file"},
 		{"dev null", "/dev/null", ": is a character device, not a regular file"},
 		{"fifo", fifo, ": is a named pipe (FIFO), not a regular file"},
@@ -93,8 +93,8 @@ func TestLoadFileTypes(t *testing.T) {
 				if want := "read config: " + tt.path + tt.wantErr; !strings.HasPrefix(r.err.Error(), want) {
 					t.Errorf("%s error\n got %v\nwant %s...", load.name, r.err, want)
 				}
-				if errors.Is(r.err, fs.ErrNotExist) || errors.Is(r.err, ErrInvalid) {
-					t.Errorf("%s error %v matches fs.ErrNotExist or ErrInvalid", load.name, r.err)
+				if errors.Is(r.err, fs.ErrNotExist) || invalid(r.err) {
+					t.Errorf("%s error %v matches fs.ErrNotExist or holds an *Error", load.name, r.err)
 				}
 			}
 		})

@@ -98,7 +98,7 @@ func BenchmarkSample(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	s := NewSampler(FS{Proc: proc}, Config{})
+	s := NewSampler(FS{Proc: proc}, Config{HalfLife: halfLife})
 	t0 := time.Now()
 	write(0)
 	if _, err := s.Sample(t0); err != nil {

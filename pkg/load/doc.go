@@ -24,7 +24,7 @@
 //
 // Smoothing: every rate and load is an exponentially weighted moving
 // average whose old values lose half their weight every half-life
-// (DefaultHalfLife, 30 s). The weight of a new value is computed from
+// (Config.HalfLife). The weight of a new value is computed from
 // the actual interval, w = 1 - 2^(-dt/halfLife), so uneven or missed
 // samples weigh as the time they span; the average costs one number per
 // IRQ and per CPU and O(1) work per sample, where a window would keep

@@ -5,15 +5,6 @@ import (
 	"time"
 )
 
-// DefaultHalfLife is how long a change in load takes to show by half in
-// the smoothed values. Thirty seconds is three samples at a 10 s
-// period (irqbalance's): a burst that lasts one such period moves the
-// average by a fifth (1-2^(-1/3) = 0.21), so the planner does not chase
-// it, while a lasting shift (a new flow, a job starting) shows at 90%
-// within 100 s (3.3 half-lives), the time scale on which moving an IRQ,
-// and the cold caches that come with it, is worth it.
-const DefaultHalfLife = 30 * time.Second
-
 // weight is the share of a new value over an interval of dt in an
 // exponentially weighted moving average whose old values lose half
 // their weight every halfLife: 1 - 2^(-dt/halfLife). Computing it from

@@ -7,7 +7,11 @@ import (
 	"time"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
+	"github.com/numairqd/numairqd/pkg/config"
 )
+
+// halfLife is the one the daemon passes by default.
+const halfLife = config.DefaultLoadHalfLife
 
 // irqRow is a queue IRQ of the fixture NIC at 0000:41:00.0: vector k is
 // "k-edge", named name.
@@ -23,7 +27,11 @@ type rig struct {
 	t0 time.Time
 }
 
+// newRig samples with cfg, and halfLife if cfg gives none.
 func newRig(t *testing.T, cfg Config) *rig {
+	if cfg.HalfLife == 0 {
+		cfg.HalfLife = halfLife
+	}
 	tr := fakesys.New(t)
 	return &rig{tr: tr, s: NewSampler(FS{Proc: tr.Proc()}, cfg), t0: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
 }

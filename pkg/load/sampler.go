@@ -29,10 +29,11 @@ const DefaultInterruptCost = 5 * time.Microsecond
 // down to no tick over one short interval does not reach it.
 const accountingOffAfter = 100_000
 
-// Config tunes a Sampler; the zero value takes the defaults.
+// Config tunes a Sampler.
 type Config struct {
-	// HalfLife is the half-life of the smoothed rates and loads; 0
-	// means DefaultHalfLife.
+	// HalfLife is the half-life of the smoothed rates and loads; it
+	// must be more than 0 (config.DefaultLoadHalfLife is the user's
+	// default).
 	HalfLife time.Duration
 	// InterruptCost is what the fallback charges per interrupt when
 	// /proc/stat has no irq time; 0 means DefaultInterruptCost.
@@ -199,12 +200,14 @@ const (
 	rowCounted
 )
 
-// NewSampler returns a Sampler of the procfs at fsys.
+// NewSampler returns a Sampler of the procfs at fsys. It panics if
+// cfg.HalfLife is not more than 0, as time.NewTicker does for its
+// period: the caller passes the config's load_balance.half_life.
 func NewSampler(fsys FS, cfg Config) *Sampler {
-	s := &Sampler{fs: fsys, halfLife: cfg.HalfLife, cost: cfg.InterruptCost.Seconds()}
-	if s.halfLife <= 0 {
-		s.halfLife = DefaultHalfLife
+	if cfg.HalfLife <= 0 {
+		panic(fmt.Sprintf("load: NewSampler with HalfLife %v (want more than 0)", cfg.HalfLife))
 	}
+	s := &Sampler{fs: fsys, halfLife: cfg.HalfLife, cost: cfg.InterruptCost.Seconds()}
 	if cfg.InterruptCost <= 0 {
 		s.cost = DefaultInterruptCost.Seconds()
 	}

@@ -2,6 +2,7 @@ package load
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"math"
 	"strings"
@@ -155,7 +156,7 @@ func TestReRequestedIRQRestarts(t *testing.T) {
 			}
 			// CPU 0's time (0.1) goes to the one IRQ with a delta
 			// there, which had 0 so far.
-			checkNear(t, "IRQ 25 load", mustIRQ(t, l, 25).Load, weight(10*time.Second, DefaultHalfLife)*0.1)
+			checkNear(t, "IRQ 25 load", mustIRQ(t, l, 25).Load, weight(10*time.Second, halfLife)*0.1)
 
 			next := tc.row
 			next.Counts = []uint64{tc.row.Counts[0] + 500, 0}
@@ -189,7 +190,7 @@ func TestCountGoesBackwards(t *testing.T) {
 		t.Errorf("after the wrap: IRQ 24 %+v, want its average unchanged (rate 99.9, load 0.1)", q)
 	}
 	// No IRQ took CPU 0's time in that interval: it is unattributed.
-	w := weight(10*time.Second, DefaultHalfLife)
+	w := weight(10*time.Second, halfLife)
 	checkNear(t, "CPU 0 unattributed", mustCPU(t, l, 0).Unattributed, w*0.1)
 
 	l = r.sample(t, 30*time.Second, stat(3), both, irqRow(24, 0, "eth0-0", 5000, 10))
@@ -207,7 +208,7 @@ func TestCountGoesBackwards(t *testing.T) {
 // back for a whole interval.
 func TestCPUOfflineAndBack(t *testing.T) {
 	r := newRig(t, Config{})
-	w := weight(10*time.Second, DefaultHalfLife)
+	w := weight(10*time.Second, halfLife)
 	r.sample(t, 0, []ticks{{0, 10000, 100, 100}, {1, 10000, 100, 100}}, both, irqRow(24, 0, "eth0-0", 100, 100))
 	l := r.sample(t, 10*time.Second, []ticks{{0, 10900, 150, 150}, {1, 10800, 200, 200}}, both, irqRow(24, 0, "eth0-0", 200, 300))
 	rate := 30.0
@@ -323,7 +324,7 @@ func TestAccountingTurnsOff(t *testing.T) {
 		t.Fatal("TimeAccounting off while softirq time rises")
 	}
 	checkNear(t, "IRQ 24 load, softirq ticks", mustIRQ(t, l, 24).Load, 0.01)
-	w := weight(10*time.Second, DefaultHalfLife)
+	w := weight(10*time.Second, halfLife)
 	l = r.sample(t, 20*time.Second, stat(2, 40, 510), both, row(2))
 	if !l.TimeAccounting {
 		t.Fatalf("TimeAccounting off after %d quiet interrupts, before the %d that decide", step, accountingOffAfter)
@@ -425,6 +426,17 @@ func TestFailedSampleChangesNothing(t *testing.T) {
 	}
 	checkNear(t, "rate over 30 s", mustIRQ(t, l, 24).Rate, 20)
 	checkNear(t, "CPU 0 load over 30 s", mustCPU(t, l, 0).Load, 30.0/3030)
+}
+
+// TestNewSamplerNeedsHalfLife: a zero half-life is a caller's bug, not
+// a silent default.
+func TestNewSamplerNeedsHalfLife(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "HalfLife 0s (want more than 0)") {
+			t.Errorf("NewSampler with HalfLife 0: recovered %v, want a panic naming it", r)
+		}
+	}()
+	NewSampler(FS{}, Config{})
 }
 
 // TestReadInterruptsBadFiles: a FIFO in place of /proc/interrupts is
@@ -554,7 +566,7 @@ func FuzzSample(f *testing.F) {
 		"cpu0 1 0 0 200 0 9 9 0\n", " CPU0\n 24: 0 PCI-MSIX 0-edge eth1\n 25: 7 x\n",
 		"cpu1 1 0 0 300 0 0 9 0\ncpu0 1 0 0 300 0 99 9 0\n", " CPU1 CPU0\n 25: 4294967295 18446744073709551615 x\n")
 	f.Fuzz(func(t *testing.T, stat1, ints1, stat2, ints2, stat3, ints3 string) {
-		s := NewSampler(FS{}, Config{})
+		s := NewSampler(FS{}, Config{HalfLife: halfLife})
 		t0 := time.Unix(1e9, 0)
 		for i, in := range [][2]string{{stat1, ints1}, {stat2, ints2}, {stat3, ints3}} {
 			st, err := ParseStat(strings.NewReader(in[0]))

@@ -1,0 +1,108 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// maxSize is the largest config file Load accepts, in bytes. A config of
+// a few rules is a few KiB; the limit keeps a wrong path (a log file, a
+// disk image) from being read into memory whole.
+const maxSize = 1 << 20
+
+// Load reads and parses the file at path. Read errors name the path and
+// wrap the os error (errors.Is(err, fs.ErrNotExist) works). The path
+// must be a regular file once symlinks are followed, at most maxSize
+// bytes: a FIFO, device, socket or directory is an error and is never
+// read, so a wrong path can neither block nor exhaust memory.
+func Load(path string) (*Config, error) {
+	data, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// readFile reads at most maxSize bytes of the regular file at path. It
+// checks the type twice: with stat before opening, so a FIFO or device
+// is never opened, and with fstat on the opened descriptor, in case the
+// path was replaced in between. O_NONBLOCK keeps that open from blocking
+// on a FIFO swapped in; O_NOCTTY keeps a terminal swapped in from
+// becoming the daemon's controlling terminal. The read goes through a
+// LimitReader, so a file that grows after the fstat is still bounded.
+func readFile(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	if err := regular(path, fi); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	if err := regular(path, fi); err != nil {
+		return nil, err
+	}
+	if fi.Size() > maxSize {
+		return nil, tooLarge(path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	if len(data) > maxSize {
+		return nil, tooLarge(path)
+	}
+	return data, nil
+}
+
+func tooLarge(path string) error {
+	return fmt.Errorf("read config: %s: larger than the limit of %d bytes (want a file of at most 1 MiB)", path, maxSize)
+}
+
+// regular returns an error naming path and its type unless fi is a
+// regular file.
+func regular(path string, fi fs.FileInfo) error {
+	var what string
+	switch m := fi.Mode(); {
+	case m.IsRegular():
+		return nil
+	case m.IsDir():
+		what = "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		what = "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		what = "a socket"
+	case m&fs.ModeCharDevice != 0:
+		what = "a character device"
+	case m&fs.ModeDevice != 0:
+		what = "a block device"
+	default:
+		what = "a file of type " + m.Type().String()
+	}
+	return fmt.Errorf("read config: %s: is %s, not a regular file (want a regular file, or a symlink to one)", path, what)
+}
+
+// DefaultPath is where numairqd reads its config when none is named.
+const DefaultPath = "/etc/numairqd/numairqd.yaml"
+
+// LoadOrDefault is Load, except that a missing file gives Default (with
+// an empty Source): for a default path, which need not exist. A file
+// that exists must parse.
+func LoadOrDefault(path string) (*Config, error) {
+	c, err := Load(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Default(), nil
+	}
+	return c, err
+}

@@ -1,0 +1,338 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/numairqd/numairqd/pkg/cpumask"
+)
+
+// Policy names how a device's IRQs are spread over CPUs.
+type Policy string
+
+const (
+	// PolicyAuto is PolicyLinear when the device has at least as many
+	// queues as allowed CPUs, PolicyNUMAHop otherwise.
+	PolicyAuto Policy = "auto"
+	// PolicyNUMAHop spreads queues over the device's node first, then
+	// over nodes by increasing distance (the kernel's
+	// sched_numa_hop_mask / cpumask_local_spread order).
+	PolicyNUMAHop Policy = "numa-hop"
+	// PolicyLinear gives queue i the i-th allowed CPU in id order.
+	PolicyLinear Policy = "linear"
+	// PolicyPinned spreads the queues over the rule's CPUs only.
+	PolicyPinned Policy = "pinned"
+	// PolicyIgnore leaves the device's IRQs as they are.
+	PolicyIgnore Policy = "ignore"
+)
+
+var policies = []Policy{PolicyAuto, PolicyNUMAHop, PolicyLinear, PolicyPinned, PolicyIgnore}
+
+// MaskMode says what an IRQ's affinity mask holds once a CPU is chosen.
+type MaskMode string
+
+const (
+	// MaskCPU writes the chosen CPU alone.
+	MaskCPU MaskMode = "cpu"
+	// MaskCore writes the chosen CPU's whole SMT sibling mask.
+	MaskCore MaskMode = "core"
+)
+
+var maskModes = []MaskMode{MaskCPU, MaskCore}
+
+// Rule is one entry of devices: the devices it matches and how to place
+// their IRQs.
+type Rule struct {
+	// Name is free text for logs; may be empty.
+	Name string
+	// Line is the rule's line in Config.Source, for logs.
+	Line  int
+	Match Match
+	// Policy is never empty: PolicyAuto when the file gives none.
+	Policy Policy
+	// Mask is never empty: MaskCPU when the file gives none.
+	Mask MaskMode
+	// CPUs is the pinned set; non-empty exactly when Policy is
+	// PolicyPinned.
+	CPUs cpumask.Mask
+	// Node, when set, replaces the device's numa_node; -1 means no
+	// node: online CPUs in id order.
+	Node *int
+	// Balance, when not "", overrides Config.Balance for the rule's
+	// devices.
+	Balance Balance
+	// QueueRegex, when set, finds the queue index in an IRQ name: the
+	// text of its group named "queue". It is not anchored: it may match
+	// anywhere in the name. Nil leaves the choice to the planner.
+	QueueRegex *regexp.Regexp
+}
+
+// Match selects devices. Each set field is a regexp matched against the
+// whole string (Parse anchors the file's text as ^(?:re)$, so "eth1"
+// does not match eth10); every set field must match. The zero Match
+// matches every device, but Parse never produces one.
+type Match struct {
+	PCI       *regexp.Regexp
+	Driver    *regexp.Regexp
+	Interface *regexp.Regexp
+	IRQ       *regexp.Regexp
+}
+
+// DeviceFacts is what a rule can match on for one device.
+type DeviceFacts struct {
+	// PCI is the PCI address, "0000:03:00.0"; "" for a non-PCI device.
+	PCI string
+	// Drivers, Interfaces and IRQNames are the device's driver names,
+	// network interface names and IRQ names (the action names in
+	// /proc/interrupts).
+	Drivers    []string
+	Interfaces []string
+	IRQNames   []string
+}
+
+// matches reports whether d satisfies every set field of m: PCI must
+// match d.PCI, and Driver, Interface and IRQ must each match at least
+// one of d's drivers, interfaces and IRQ names (so a set field never
+// matches a device with none).
+func (m Match) matches(d DeviceFacts) bool {
+	if m.PCI != nil && !m.PCI.MatchString(d.PCI) {
+		return false
+	}
+	return anyMatch(m.Driver, d.Drivers) &&
+		anyMatch(m.Interface, d.Interfaces) &&
+		anyMatch(m.IRQ, d.IRQNames)
+}
+
+func anyMatch(re *regexp.Regexp, ss []string) bool {
+	if re == nil {
+		return true
+	}
+	for _, s := range ss {
+		if re.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// RuleFor returns the first rule of c.Devices that matches d, and false
+// when none does (the device then gets PolicyAuto with default options).
+// The returned Rule belongs to c: do not modify it.
+func (c *Config) RuleFor(d DeviceFacts) (*Rule, bool) {
+	for i := range c.Devices {
+		if c.Devices[i].Match.matches(d) {
+			return &c.Devices[i], true
+		}
+	}
+	return nil, false
+}
+
+// maxRules bounds the number of device rules. A machine has a few dozen
+// devices, and the planner tries every rule on every device; the bound
+// also keeps aliases from multiplying a rule into hundreds of thousands
+// of copies.
+const maxRules = 5000
+
+// Keys of a rule and of its match, in the example file's order.
+var (
+	ruleKeys  = []string{"name", "match", "policy", "mask", "balance", "cpus", "node", "queue_regex"}
+	matchKeys = []string{"pci", "driver", "interface", "irq"}
+)
+
+// devices reads the list of rules.
+func (p *parser) devices(n *yaml.Node, path string) []Rule {
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+		return nil // "devices:" with every rule commented out
+	}
+	if n.Kind != yaml.SequenceNode {
+		p.wrongType(n, path, "a list of rules")
+		return nil
+	}
+	if len(n.Content) > maxRules {
+		p.errorf(n, path, nil, "%d rules is more than the limit of %d (want at most %d rules)", len(n.Content), maxRules, maxRules)
+		return nil
+	}
+	rules := make([]Rule, 0, len(n.Content))
+	for i, item := range n.Content {
+		item := resolve(item)
+		rules = append(rules, once(p, item, "rule", func() Rule { return p.rule(item, fmt.Sprintf("%s[%d]", path, i)) }))
+	}
+	return rules
+}
+
+// rule reads one rule; a rule with no policy gets PolicyAuto.
+func (p *parser) rule(n *yaml.Node, path string) Rule {
+	r := Rule{Line: n.Line, Policy: PolicyAuto, Mask: MaskCPU}
+	if n.Kind != yaml.MappingNode {
+		p.wrongType(n, path, "a rule: a mapping with match and policy")
+		return r
+	}
+	var (
+		policyNode, cpusKey *yaml.Node
+		policyOK, cpusOK    = true, true
+	)
+	seen := p.mapping(n, path, ruleKeys, func(key string, k, v *yaml.Node, path string) {
+		// Each value through once: distinct rules may share it by alias.
+		switch key {
+		case "name":
+			r.Name = once(p, v, key, func() string { s, _ := p.str(v, path, "a string"); return s })
+		case "match":
+			r.Match = once(p, v, key, func() Match { return p.match(v, path) })
+		case "policy":
+			policyNode = v
+			c := once(p, v, key, func() checked[Policy] { return check(oneOf(p, v, path, "policy", policies)) })
+			r.Policy, policyOK = c.v, c.ok
+		case "mask":
+			r.Mask = once(p, v, key, func() MaskMode { m, _ := oneOf(p, v, path, "mask mode", maskModes); return m })
+		case "balance":
+			r.Balance = once(p, v, key, func() Balance { b, _ := oneOf(p, v, path, "balance", balances); return b })
+		case "cpus":
+			cpusKey = k
+			c := once(p, v, key, func() checked[cpumask.Mask] {
+				m, ok := p.cpuList(v, path)
+				if ok && m.IsEmpty() {
+					p.errorf(v, path, nil, "empty CPU list (want at least one CPU, as %s)", wantCPUList)
+					ok = false
+				}
+				return check(m, ok)
+			})
+			r.CPUs, cpusOK = c.v, c.ok
+		case "node":
+			r.Node = once(p, v, key, func() *int {
+				i, ok := p.integer(v, path, -1, math.MaxInt, "an integer >= -1, -1 for no node")
+				if !ok {
+					return nil
+				}
+				return &i
+			})
+		case "queue_regex":
+			r.QueueRegex = once(p, v, key, func() *regexp.Regexp { return p.queueRegex(v, path) })
+		}
+	})
+	if seen["match"] == nil {
+		p.errorf(n, path+".match", nil, "missing (want a mapping with at least one of %s)", strings.Join(matchKeys, ", "))
+	}
+	switch {
+	case !policyOK || !cpusOK:
+	case r.Policy == PolicyPinned && cpusKey == nil:
+		p.errorf(policyNode, path+".cpus", nil, "missing for policy pinned (want %s)", wantCPUList)
+	case r.Policy != PolicyPinned && cpusKey != nil:
+		p.errorf(cpusKey, path+".cpus", nil, "not allowed with policy %s (want policy pinned, or no cpus)", r.Policy)
+	}
+	return r
+}
+
+// match reads a rule's match, whose regexps match whole strings.
+func (p *parser) match(n *yaml.Node, path string) Match {
+	var m Match
+	want := "a mapping with at least one of " + strings.Join(matchKeys, ", ")
+	if n.Kind != yaml.MappingNode {
+		p.wrongType(n, path, want)
+		return m
+	}
+	seen := p.mapping(n, path, matchKeys, func(key string, k, v *yaml.Node, path string) {
+		// Through once: distinct matches may share a regexp by alias.
+		re := once(p, v, "match regexp", func() *regexp.Regexp { return p.compileRegexp(v, path, "a regexp string", "a Go regexp", true) })
+		switch key {
+		case "pci":
+			m.PCI = re
+		case "driver":
+			m.Driver = re
+		case "interface":
+			m.Interface = re
+		case "irq":
+			m.IRQ = re
+		}
+	})
+	if len(seen) == 0 && len(n.Content) == 0 {
+		p.errorf(n, path, nil, "no keys (want %s)", want)
+	}
+	return m
+}
+
+// queueRegex reads queue_regex, which must name a group "queue".
+func (p *parser) queueRegex(n *yaml.Node, path string) *regexp.Regexp {
+	const want = `a Go regexp with a group named "queue", such as "-(?P<queue>[0-9]+)$"`
+	re := p.compileRegexp(n, path, want, want, false)
+	if re != nil && re.SubexpIndex("queue") < 0 {
+		p.errorf(n, path, nil, "regexp %q has no group named \"queue\" (want %s)", n.Value, want)
+		return nil
+	}
+	return re
+}
+
+// maxRegexpSize bounds the total size of the config's regexps, in
+// compiled instructions. Go's regexps run in linear time, but compiling
+// one costs time and memory in proportion to its expanded size, and a
+// repeat such as a{1,1000} expands 8 bytes into 1000 instructions: a
+// 1 MiB file of such rules took 90 s and 50 GB of allocations to parse.
+// Each regexp also counts regexpCost for its fixed cost. A rule's regexp
+// is typically 10 to 50 instructions; a config of a hundred rules uses a
+// few percent of the limit.
+const maxRegexpSize = 200_000
+
+const regexpCost = 20
+
+// compileRegexp compiles the string at n, as ^(?:s)$ when anchor is set, so
+// that it matches whole strings; typeWant is what a value that is not
+// a string should be, want what a bad regexp should be. It first
+// parses s without compiling it and takes its size from what is left
+// of maxRegexpSize, so an oversized regexp is never expanded.
+func (p *parser) compileRegexp(n *yaml.Node, path, typeWant, want string, anchor bool) *regexp.Regexp {
+	s, ok := p.str(n, path, typeWant)
+	if !ok {
+		return nil
+	}
+	parsed, err := syntax.Parse(s, syntax.Perl)
+	if err != nil {
+		p.errorf(n, path, err, "invalid regexp %q: %v (want %s)", s, err, want)
+		return nil
+	}
+	size := regexpCost + progSize(parsed)
+	if p.regexpSize+size > maxRegexpSize {
+		p.errorf(n, path, nil, "regexp %q is too large: with the regexps before it, it compiles to more than %d instructions (want fewer or simpler regexps, such as smaller {n,m} repeats)", s, maxRegexpSize)
+		return nil
+	}
+	p.regexpSize += size
+	expr := s
+	if anchor {
+		expr = "^(?:" + s + ")$"
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		p.errorf(n, path, err, "invalid regexp %q: %v (want %s)", s, err, want)
+		return nil
+	}
+	return re
+}
+
+// progSize estimates, from above, the number of instructions re compiles
+// to, saturating at 1<<30. Its cost is linear in the size of the parsed
+// tree, which syntax.Parse keeps compact (a repeat is one node).
+func progSize(re *syntax.Regexp) int {
+	const limit = 1 << 30
+	n := 1
+	switch re.Op {
+	case syntax.OpLiteral:
+		n = len(re.Rune) // one instruction a rune
+	case syntax.OpRepeat:
+		// x{n,m} is m copies, each optional one behind a split;
+		// x{n,} is n copies and a star.
+		times := max(re.Max, re.Min+1, 1)
+		sub := progSize(re.Sub[0]) + 1
+		if sub > limit/times {
+			return limit
+		}
+		n = sub * times
+	default:
+		for _, sub := range re.Sub {
+			n += progSize(sub)
+		}
+	}
+	return min(n, limit)
+}

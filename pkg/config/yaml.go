@@ -1,0 +1,289 @@
+package config
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Error is one problem in a config file. Parse joins all of them with
+// errors.Join; pick them out with errors.As or by splitting lines. A
+// read error holds none, so errors.As also tells a bad file from one
+// that could not be read.
+type Error struct {
+	File string
+	Line int    // 1-based; 0 when the YAML parser gave none
+	Path string // key path such as "devices[1].policy", "" for the whole document
+	Msg  string // what was wrong, then "(want ...)"
+	Err  error  // underlying cause, such as a cpumask parse error (kernfs.ErrMalformed), or nil
+}
+
+// Error formats e as "<file>:<line>: <key path>: <message>".
+func (e *Error) Error() string {
+	s := e.File
+	if e.Line > 0 {
+		s += ":" + strconv.Itoa(e.Line)
+	}
+	if e.Path != "" {
+		s += ": " + e.Path
+	}
+	return s + ": " + e.Msg
+}
+
+// Unwrap returns the underlying cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// parser walks the yaml.Node tree by hand, rather than through
+// yaml.Decoder.KnownFields, so that every value error has a line and all
+// errors are collected in one pass.
+type parser struct {
+	file string
+	// errs are the first maxErrors errors by line, in the order found
+	// among equal lines; dropped counts the others.
+	errs    []*Error
+	dropped int
+	memo    map[memoKey]any
+	// regexpSize is the size of the regexps compiled so far, for
+	// maxRegexpSize.
+	regexpSize int
+}
+
+// maxErrors is the most errors Parse reports one by one; it counts the
+// rest in a last line. The first few problems of a broken file are what
+// its author needs; thousands of lines only flood the log.
+const maxErrors = 20
+
+// Bounds, in bytes, on an Error's Path and Msg, so that maxErrors lines
+// stay within a few KiB even when they quote a long key or value. Every
+// message the parser writes for a value of normal length fits.
+const (
+	maxPath = 64
+	maxMsg  = 256
+)
+
+func (p *parser) errorf(n *yaml.Node, path string, cause error, format string, args ...any) {
+	line := 0
+	if n != nil {
+		line = n.Line
+	}
+	if p.full(line) {
+		p.dropped++ // and skip formatting a message nobody will read
+		return
+	}
+	p.add(&Error{File: p.file, Line: line, Path: clip(path, maxPath), Msg: clip(fmt.Sprintf(format, args...), maxMsg), Err: cause})
+}
+
+// full reports whether an error at line would not be among the first
+// maxErrors.
+func (p *parser) full(line int) bool {
+	return len(p.errs) == maxErrors && p.errs[maxErrors-1].Line <= line
+}
+
+// add inserts e after the kept errors at its line or before, dropping the
+// last one when more than maxErrors are kept.
+func (p *parser) add(e *Error) {
+	if p.full(e.Line) {
+		p.dropped++
+		return
+	}
+	i, _ := slices.BinarySearchFunc(p.errs, e.Line+1, func(k *Error, line int) int { return cmp.Compare(k.Line, line) })
+	p.errs = slices.Insert(p.errs, i, e)
+	if len(p.errs) > maxErrors {
+		p.errs = p.errs[:maxErrors]
+		p.dropped++
+	}
+}
+
+// clip shortens s to at most max bytes by cutting out its middle, so a
+// message keeps both what was wrong and its "(want ...)" ending.
+func clip(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	const cut = " ... "
+	head := (max - len(cut)) / 2
+	tail := len(s) - (max - len(cut) - head)
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return s[:head] + cut + s[tail:]
+}
+
+// memoKey is a node and the setting it is read as.
+type memoKey struct {
+	n    *yaml.Node
+	slot string
+}
+
+// once returns f's result for node n read as slot, calling f only the
+// first time, so that a node shared by aliases is checked, and its
+// errors reported, once. Decoding into a yaml.Node keeps an alias as a
+// pointer to its anchor's node (and yaml.v3's alias-ratio limit never
+// runs), so a walk that followed every alias would work once per path
+// through that DAG: a 15 KB file of 3000 aliases to a rule with 300 bad
+// keys gave 900,000 errors. Keying on the node makes the walk linear in
+// the file; the slot is in the key because one scalar may be read as
+// different settings, each with its own checks.
+func once[T any](p *parser, n *yaml.Node, slot string, f func() T) T {
+	k := memoKey{n, slot}
+	if v, ok := p.memo[k]; ok {
+		return v.(T)
+	}
+	v := f()
+	p.memo[k] = v
+	return v
+}
+
+// checked is a value and whether it was valid, for once.
+type checked[T any] struct {
+	v  T
+	ok bool
+}
+
+func check[T any](v T, ok bool) checked[T] { return checked[T]{v, ok} }
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// decode returns the single document's root node, nil for an empty file
+// or on error.
+func (p *parser) decode(data []byte) (root *yaml.Node) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc, extra yaml.Node
+	if err := p.decodeNode(dec, &doc); err != nil {
+		if !errors.Is(err, io.EOF) {
+			p.syntax(err)
+		}
+		return nil
+	}
+	switch err := p.decodeNode(dec, &extra); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		p.syntax(err)
+		return nil
+	default:
+		p.errorf(&extra, "", nil, "a second YAML document (want exactly one document)")
+		return nil
+	}
+	if len(doc.Content) == 0 {
+		return nil
+	}
+	return doc.Content[0]
+}
+
+// decodeNode turns a panic in the YAML library into an error: a reload
+// must not crash the daemon whatever the file holds.
+func (p *parser) decodeNode(dec *yaml.Decoder, n *yaml.Node) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("yaml: %v", r)
+		}
+	}()
+	return dec.Decode(n)
+}
+
+func (p *parser) syntax(err error) {
+	e := &Error{File: p.file, Msg: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: "), Err: err}
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		e.Line, _ = strconv.Atoi(m[1])
+		e.Msg = "invalid YAML: " + m[2]
+	}
+	e.Msg = clip(e.Msg, maxMsg)
+	p.add(e)
+}
+
+// resolve follows aliases to the node they name.
+func resolve(n *yaml.Node) *yaml.Node {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// describe says what n is, for "got ..." messages.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		v := n.Value
+		if len(v) > 40 {
+			v = v[:40] + "..."
+		}
+		switch n.ShortTag() {
+		case "!!null":
+			return "no value"
+		case "!!str":
+			return fmt.Sprintf("string %q", v)
+		case "!!int":
+			return "integer " + v
+		case "!!float":
+			return "number " + v
+		case "!!bool":
+			return "boolean " + v
+		default:
+			return fmt.Sprintf("%s %q", n.ShortTag(), v)
+		}
+	}
+	return "an unresolved alias"
+}
+
+func (p *parser) wrongType(n *yaml.Node, path, want string) {
+	p.errorf(n, path, nil, "got %s (want %s)", describe(n), want)
+}
+
+// mapping calls set for each key of mapping n that is in keys, after
+// reporting unknown, duplicate and non-string keys. It returns the key
+// nodes of the known keys it saw. n must be resolved.
+func (p *parser) mapping(n *yaml.Node, path string, keys []string, set func(key string, k, v *yaml.Node, path string)) map[string]*yaml.Node {
+	seen := make(map[string]*yaml.Node)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+			p.errorf(k, path+".<<", nil, "merge keys are not supported (want the keys written out, or an alias for the whole value)")
+			continue
+		}
+		if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" {
+			p.errorf(k, path, nil, "key is %s (want one of %s)", describe(k), strings.Join(keys, ", "))
+			continue
+		}
+		kpath := clip(k.Value, maxPath)
+		if path != "" {
+			kpath = path + "." + kpath
+		}
+		if !slices.Contains(keys, k.Value) {
+			p.errorf(k, kpath, nil, "unknown key (want one of %s)", strings.Join(keys, ", "))
+			continue
+		}
+		if first, dup := seen[k.Value]; dup {
+			p.errorf(k, kpath, nil, "duplicate key, first at line %d (want each key once)", first.Line)
+			continue
+		}
+		seen[k.Value] = k
+		set(k.Value, k, v, kpath)
+	}
+	return seen
+}
+
+// scalar reports whether n is a scalar with one of tags, and reports
+// an error if not.
+func (p *parser) scalar(n *yaml.Node, path, want string, tags ...string) bool {
+	if n.Kind != yaml.ScalarNode || !slices.Contains(tags, n.ShortTag()) {
+		p.wrongType(n, path, want)
+		return false
+	}
+	return true
+}
