@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates bench/RESULTS.md, bench/placement.png and bench/traffic.png
-# from one run:
+# Regenerates bench/RESULTS.md and the charts bench/placement.png,
+# bench/traffic.png and bench/balance.png from one run:
 #   1. the QEMU bench (go test -tags e2e ./bench/, as root): placement,
 #      softirq load under traffic, reaction and cost (CPU time, syscalls
 #      and rounds per event, peak RSS) of irqbalance and numairqd, and
@@ -9,7 +9,8 @@
 #   2. the planner's and the rounds' Go benchmarks with -count 6
 #      -benchmem, and benchstat on them (go run pkg@version: not a
 #      module dependency);
-#   3. bench/report, which writes RESULTS.md and the chart.
+#   3. bench/report, which writes RESULTS.md and the charts (a module
+#      of its own, so that gonum/plot stays out of numairqd's go.mod).
 #
 # Usage: bench/run.sh [all|qemu|go|report]   (default all)
 # BENCH_WORK (default /tmp/numairqd-bench) keeps raw.json, the Go
@@ -28,6 +29,7 @@ benchstat=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 gobench='^(BenchmarkCompute.*|BenchmarkRebuild1024CPUs32Nodes|BenchmarkRead|BenchmarkAffinities|BenchmarkRefresh|BenchmarkRound.*)$'
 gopkgs=(./pkg/policy ./pkg/topology ./pkg/inventory ./pkg/state)
 mkdir -p "$work"
+work=$(cd "$work" && pwd) # the report runs in bench/report
 start=$(date +%s)
 command="bench/run.sh${1:+ $1}"
 
@@ -86,6 +88,6 @@ gob=()
 wall=$(($(date +%s) - start))
 wallflag=()
 [ "$what" = all ] && wallflag=(-wall "$((wall / 60))m$(printf %02d $((wall % 60)))s")
-go run ./bench/report -raw "$work/raw.json" "${gob[@]}" "${wallflag[@]}" \
-	-out bench/RESULTS.md -png bench/placement.png -traffic-png bench/traffic.png
-echo "bench: wrote bench/RESULTS.md, bench/placement.png and bench/traffic.png in ${wall} s" >&2
+go run -C bench/report . -raw "$work/raw.json" "${gob[@]}" "${wallflag[@]}" \
+	-out "$PWD/bench/RESULTS.md" -png "$PWD/bench/placement.png" -traffic-png "$PWD/bench/traffic.png"
+echo "bench: wrote bench/RESULTS.md, bench/placement.png, bench/traffic.png and bench/balance.png in ${wall} s" >&2

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs govulncheck (a pinned `go run` tool, not a module dependency) on
 # the module: scripts/govulncheck.sh [govulncheck args]   (default ./...)
+# `-C bench/report ./...` checks the bench report's own module.
 # Exits non-zero when a vulnerability is reachable from our code.
 #
 # The database is https://vuln.go.dev when it answers within a few

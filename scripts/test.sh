@@ -5,8 +5,10 @@
 # the race detector, checks deploy/ (the metrics the dashboard and the
 # alerting rules name, the Kubernetes manifests in their own module,
 # promtool test rules: scripts/promtool.sh finds promtool or takes it
-# from Debian's prometheus package), then the QEMU end-to-end suite
-# (installing its Debian packages when missing; needs root).
+# from Debian's prometheus package), checks bench/report like the main
+# module (its own module: gonum/plot draws its charts), then the QEMU
+# end-to-end suite (installing its Debian packages when missing; needs
+# root).
 # NUMAIRQD_SKIP_E2E=1 skips the QEMU part.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,6 +50,9 @@ if promtool=$(scripts/promtool.sh); then
 else
 	echo "== promtool test rules SKIPPED: no promtool (above: why)"
 fi
+echo "== bench/report: RESULTS.md and the charts, gonum/plot (its own module)"
+(cd bench/report && go vet ./... && go run "$staticcheck" ./... && go test -race -count=1 ./...)
+scripts/govulncheck.sh -C bench/report ./...
 
 if [ "${NUMAIRQD_SKIP_E2E:-}" = 1 ]; then
 	echo "== e2e skipped (NUMAIRQD_SKIP_E2E=1)"

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"image"
-	"image/color"
 	"math"
 	"path/filepath"
 	"slices"
@@ -311,109 +309,6 @@ func peakOf(f measure.BalanceFigures, ok bool) string {
 		return "missing"
 	}
 	return fmt.Sprintf("%.2f", f.MaxOverMean)
-}
-
-// writeBalanceChart draws one row per skewed run and one panel per
-// state: a bar per vCPU (its %soft, coloured by NUMA distance from the
-// first NIC's node) and dashed lines at the bound's busiest vCPU, by
-// packets (red) and by the cost fit (blue).
-func writeBalanceChart(path string, results []balanceResult) error {
-	var rows []balanceResult
-	for _, br := range results {
-		if br.run.Skew != "" && !br.run.Steady {
-			rows = append(rows, br)
-		}
-	}
-	if len(rows) == 0 {
-		return nil
-	}
-	const scale, pad, barW, gap, plotH = 2, 16, 22, 6, 120
-	var dists []int
-	maxCPUs, maxStates, top := 0, 0, 1.0
-	for _, br := range rows {
-		maxStates = max(maxStates, len(br.run.States))
-		for i, f := range br.figures {
-			if br.errs[i] != nil {
-				continue
-			}
-			maxCPUs = max(maxCPUs, len(f.CPUs))
-			if !math.IsNaN(f.Bound) {
-				top = max(top, f.Bound*f.MeanSoft)
-			}
-			for _, c := range f.CPUs {
-				top = max(top, c.SoftPct)
-				if c.Dist >= 0 && !slices.Contains(dists, c.Dist) {
-					dists = append(dists, c.Dist)
-				}
-			}
-		}
-	}
-	slices.Sort(dists)
-	top = math.Ceil(top/10) * 10
-	panelW := max(maxCPUs*(barW+gap)+40, textWidth("IRQBALANCE 9.99 BOUND 9.99", scale)+8)
-	rowH := 14 + 14 + plotH + 16 + pad
-	width := max(pad+maxStates*(panelW+pad), textWidth("%SOFT PER VCPU BY DISTANCE FROM THE NIC NODE: 10 12 20 22   - - BOUND   - - BOUND BY COST FIT", scale)+2*pad)
-	height := pad + len(rows)*(rowH+14) + 40
-	img := image.NewRGBA(image.Rect(0, 0, width, height))
-	fill(img, 0, 0, width, height, white)
-	red, blue := color.RGBA{200, 0, 0, 255}, color.RGBA{30, 60, 220, 255}
-	y := pad
-	for _, br := range rows {
-		drawText(img, pad, y, scale, strings.ToUpper(br.run.Name)+": "+strings.ToUpper(shorten(br.run.Title, 80)), black)
-		y += 14
-		for i, st := range br.run.States {
-			x := pad + i*(panelW+pad)
-			if br.errs[i] != nil {
-				drawText(img, x, y, scale, strings.ToUpper(st.Name)+": NO DATA", black)
-				continue
-			}
-			f := br.figures[i]
-			drawText(img, x, y, scale, fmt.Sprintf("%s %.2f BOUND %.2f", strings.ToUpper(st.Name), f.MaxOverMean, f.Bound), black)
-			base := y + 14 + plotH
-			fill(img, x+30, y+14, 1, plotH, grid)
-			fill(img, x+30, base, maxCPUs*(barW+gap), 1, black)
-			drawText(img, x, y+14, scale, itoa(int(top)), black)
-			drawText(img, x, base-8, scale, "0", black)
-			for k, c := range f.CPUs {
-				h := int(math.Round(c.SoftPct / top * plotH))
-				bx := x + 34 + k*(barW+gap)
-				col := grey
-				if c.Dist >= 0 {
-					col = distColor(c.Dist, dists)
-				}
-				fill(img, bx, base-h, barW, h, col)
-				drawText(img, bx+barW/2-4, base+4, scale, itoa(c.CPU), black)
-			}
-			for _, b := range []struct {
-				v   float64
-				col color.RGBA
-			}{{f.Bound, red}, {f.FitBound, blue}} {
-				if math.IsNaN(b.v) {
-					continue
-				}
-				by := base - int(math.Round(b.v*f.MeanSoft/top*plotH))
-				for dx := 0; dx < len(f.CPUs)*(barW+gap); dx += 8 {
-					fill(img, x+32+dx, by, 5, 2, b.col)
-				}
-			}
-		}
-		y += rowH
-	}
-	x, ly := pad, height-32
-	x = drawText(img, x, ly+2, scale, "%SOFT PER VCPU BY DISTANCE FROM THE NIC NODE:", black) + 8
-	for _, d := range dists {
-		fill(img, x, ly, 14, 14, distColor(d, dists))
-		x = drawText(img, x+18, ly+2, scale, itoa(d), black) + 12
-	}
-	for dx := 0; dx < 24; dx += 8 {
-		fill(img, x+dx, ly+6, 5, 2, red)
-	}
-	x = drawText(img, x+28, ly+2, scale, "BOUND", black) + 12
-	for dx := 0; dx < 24; dx += 8 {
-		fill(img, x+dx, ly+6, 5, 2, blue)
-	}
-	drawText(img, x+28, ly+2, scale, "BOUND BY COST FIT", black)
-	return savePNG(path, img)
 }
 
 // balancePNG is the chart's path: beside the traffic chart.

@@ -1,9 +1,11 @@
 // Command report turns the bench's raw.json (bench/qemu_test.go) and Go
-// benchmark output into bench/RESULTS.md and a PNG of each daemon's
-// placement. bench/run.sh runs it; it needs no guest.
+// benchmark output into bench/RESULTS.md and its PNG charts (placement,
+// traffic and, beside the traffic chart, balance.png), drawn with
+// gonum.org/v1/plot. bench/run.sh runs it; it needs no guest. It is a
+// module of its own, so that gonum/plot stays out of numairqd's go.mod:
 //
-//	go run ./bench/report -raw DIR/raw.json -gobench DIR/gobench.txt \
-//	    -benchstat DIR/benchstat.txt -out bench/RESULTS.md -png bench/placement.png -traffic-png bench/traffic.png
+//	go run -C bench/report . -raw DIR/raw.json -gobench DIR/gobench.txt \
+//	    -benchstat DIR/benchstat.txt -out DIR/RESULTS.md -png DIR/placement.png -traffic-png DIR/traffic.png
 package main
 
 import (

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"image"
 	"math"
 	"slices"
 	"strings"
@@ -176,96 +175,6 @@ func (w *writer) trafficRun(tr trafficResult) {
 		w.p("%s", row)
 	}
 	w.p("")
-}
-
-// writeTrafficChart draws one row per guest and one panel per state:
-// a bar per vCPU, its height the vCPU's %soft, its colour the vCPU's
-// NUMA distance from the NIC's node. It writes the load-balancing chart
-// (writeBalanceChart) beside it, as balance.png.
-func writeTrafficChart(path string, all []trafficResult) error {
-	if len(all) > 0 {
-		if err := writeBalanceChart(balancePNG(path), all[0].balance); err != nil {
-			return err
-		}
-	}
-	results := notSteady(all)
-	if len(results) == 0 {
-		return nil
-	}
-	const scale, pad, barW, gap, plotH = 2, 16, 22, 6, 120
-	var dists []int
-	maxCPUs, maxSoft, maxStates := 0, 0.0, 3
-	for _, tr := range results {
-		maxStates = max(maxStates, len(tr.run.States))
-		for i, f := range tr.figures {
-			if tr.errs[i] != nil {
-				continue
-			}
-			maxCPUs = max(maxCPUs, len(f.CPUs))
-			for _, c := range f.CPUs {
-				maxSoft = max(maxSoft, c.SoftPct)
-				if c.Dist >= 0 && !slices.Contains(dists, c.Dist) {
-					dists = append(dists, c.Dist)
-				}
-			}
-		}
-	}
-	slices.Sort(dists)
-	if maxSoft <= 0 {
-		maxSoft = 1
-	}
-	top := math.Ceil(maxSoft/10) * 10
-	panelW := max(maxCPUs*(barW+gap)+40, textWidth("IRQBALANCE  MAX/MEAN 9.99", scale)+8)
-	rowH := 14 + 14 + plotH + 16 + pad
-	width := pad + maxStates*(panelW+pad)
-	height := pad + len(results)*(rowH+14) + 40
-	img := image.NewRGBA(image.Rect(0, 0, width, height))
-	fill(img, 0, 0, width, height, white)
-	y := pad
-	for _, tr := range results {
-		drawText(img, pad, y, scale, strings.ToUpper(tr.run.Name)+": "+strings.ToUpper(shorten(tr.run.Title, 70)), black)
-		y += 14
-		for i, st := range tr.run.States {
-			x := pad + i*(panelW+pad)
-			if tr.errs[i] != nil {
-				drawText(img, x, y, scale, strings.ToUpper(st.Name)+": NO DATA", black)
-				continue
-			}
-			f := tr.figures[i]
-			drawText(img, x, y, scale, fmt.Sprintf("%s  MAX/MEAN %.2f", strings.ToUpper(st.Name), f.MaxOverMean), black)
-			base := y + 14 + plotH
-			fill(img, x+30, y+14, 1, plotH, grid)
-			fill(img, x+30, base, maxCPUs*(barW+gap), 1, black)
-			drawText(img, x, y+14, scale, itoa(int(top)), black)
-			drawText(img, x, base-8, scale, "0", black)
-			for k, c := range f.CPUs {
-				h := int(math.Round(c.SoftPct / top * plotH))
-				bx := x + 34 + k*(barW+gap)
-				col := grey
-				if c.Dist >= 0 {
-					col = distColor(c.Dist, dists)
-				}
-				fill(img, bx, base-h, barW, h, col)
-				drawText(img, bx+barW/2-4, base+4, scale, itoa(c.CPU), black)
-			}
-		}
-		y += rowH
-	}
-	x := pad
-	ly := height - 32
-	x = drawText(img, x, ly+2, scale, "%SOFT PER VCPU, BY DISTANCE FROM THE NIC NODE:", black) + 8
-	for _, d := range dists {
-		fill(img, x, ly, 14, 14, distColor(d, dists))
-		x = drawText(img, x+18, ly+2, scale, itoa(d), black) + 12
-	}
-	return savePNG(path, img)
-}
-
-func shorten(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-3]) + "..."
-	}
-	return s
 }
 
 // trafficWins adds the run's max/mean %soft and mean interrupt distance
