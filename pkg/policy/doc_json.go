@@ -8,9 +8,11 @@ type Doc struct {
 	// Generation is the generation of the daemon's published state the
 	// plan belongs to (/plan); 0 from `numairqd plan`, which runs no
 	// rounds.
-	Generation uint64      `json:"generation"`
-	Allowed    string      `json:"allowed"`
-	Devices    []DeviceDoc `json:"devices"`
+	Generation uint64 `json:"generation"`
+	Allowed    string `json:"allowed"`
+	// Full is Plan.Full: CPUs with no free vector ("" for none).
+	Full    string      `json:"full,omitempty"`
+	Devices []DeviceDoc `json:"devices"`
 	// Balance is present when a device balances by load or loads were
 	// sampled.
 	Balance *BalanceDoc `json:"balance,omitempty"`
@@ -74,7 +76,7 @@ type IRQDoc struct {
 
 // Doc returns the JSON form of p.
 func (p *Plan) Doc() Doc {
-	doc := Doc{Allowed: p.Allowed.String(), Devices: []DeviceDoc{}}
+	doc := Doc{Allowed: p.Allowed.String(), Full: p.Full.String(), Devices: []DeviceDoc{}}
 	for _, d := range p.Devices {
 		dd := DeviceDoc{PCI: d.PCI, Driver: d.Driver, Interfaces: d.Interfaces, Node: d.Node, SpreadNode: d.SpreadNode,
 			Policy: string(d.Policy), Mask: string(d.Mask), Rule: d.Rule, Balance: string(d.Balance), IRQs: []IRQDoc{}}
