@@ -17,5 +17,6 @@
 // or refused by the kernel in an earlier round: Memory.Refused) are
 // never planned; control IRQs get their node's allowed CPUs as one
 // mask. The planner makes every placement decision: an IRQ is never
-// moved onto a CPU that had no free vector (Memory.Full).
+// moved onto a CPU that had no free vector (Memory.Full), and
+// Plan.Writes is all apply has to do.
 package policy
