@@ -60,28 +60,31 @@ const (
 	fewestEvaluations = 100_000
 )
 
-// BalanceView is load balancing's part of a plan.
+// BalanceView is load balancing's part of a plan; its JSON form is the
+// balance key of Doc, loads in CPU-seconds per second (0..1 of a CPU).
 type BalanceView struct {
 	// Ready says that loads were known; without them the balanced
 	// devices keep their held (or count) placement and nothing else
 	// here is set.
-	Ready bool
+	Ready bool `json:"ready"`
 	// TimeAccounting is load.Loads.TimeAccounting: measured time, or
 	// rates times an assumed cost.
-	TimeAccounting bool
+	TimeAccounting bool `json:"time_accounting"`
 	// CPUs is the load of every allowed CPU as the plan places queues,
 	// ascending by CPU.
-	CPUs []CPULoad
+	CPUs []CPULoad `json:"cpus"`
 	// Peak and Mean are the busiest CPU's load and the mean over the
 	// allowed CPUs, as planned.
-	Peak, Mean float64
+	Peak float64 `json:"peak"`
+	Mean float64 `json:"mean"`
 	// Queues counts the queues placed by load; Reset those of them put
 	// back to count's placement because their held one no longer fit.
-	Queues, Reset int
+	Queues int `json:"queues"`
+	Reset  int `json:"reset"`
 	// Proposal is a placement with a lower peak, nil when none is worth
 	// moving to; Still then says why.
-	Proposal *Proposal
-	Still    Still
+	Proposal *Proposal `json:"proposal"`
+	Still    Still     `json:"still,omitempty"`
 }
 
 // Still is why a plan proposes no move.

@@ -9,13 +9,15 @@ import (
 
 // Proposal is a better placement of the balanced queues.
 type Proposal struct {
-	Moves      []Move
-	Peak, Mean float64
+	Moves []Move  `json:"moves"`
+	Peak  float64 `json:"peak"`
+	Mean  float64 `json:"mean"`
 	// Gain is the fraction by which it lowers the planned peak; Noise
 	// the standard error of the drop (it is more than noiseZ of them).
-	Gain, Noise float64
+	Gain  float64 `json:"gain"`
+	Noise float64 `json:"noise"`
 	// Held is the placement with the moves made, for the next plan.
-	Held Held
+	Held Held `json:"-"`
 }
 
 // Move is one queue moved: every IRQ of queue Queue of the device at
