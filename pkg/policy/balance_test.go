@@ -11,10 +11,8 @@ import (
 
 	"github.com/numairqd/numairqd/internal/fakesys"
 	"github.com/numairqd/numairqd/pkg/config"
-	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/load"
 	"github.com/numairqd/numairqd/pkg/policy"
-	"github.com/numairqd/numairqd/pkg/topology"
 )
 
 // twoByTwo is the MANA-like lab guest: 4 CPUs on 2 nodes of 2, distance
@@ -24,25 +22,6 @@ func twoByTwo() fakesys.Machine {
 		{ID: 0, CPUs: "0-1", Distance: []int{10, 20}},
 		{ID: 1, CPUs: "2-3", Distance: []int{20, 10}},
 	}}
-}
-
-// balanced is a machine read back for pure Compute calls.
-type balanced struct {
-	s   *topology.Snapshot
-	inv *inventory.Inventory
-}
-
-func readBack(t testing.TB, f *fixture) balanced {
-	t.Helper()
-	s, err := topology.NewFS(f.tree.Sys()).Read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	inv, err := inventory.FS{Proc: f.tree.Proc(), Sys: f.tree.Sys()}.Read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return balanced{s, inv}
 }
 
 // loads builds a Ready sample: irq gives IRQ loads (others 0), fired
@@ -65,7 +44,7 @@ func (b balanced) loads(irq map[int]float64, fired map[int]int, unattributed map
 }
 
 func (b balanced) plan(cfg *config.Config, bal policy.Balancing) *policy.Plan {
-	return policy.Compute(b.s, b.inv, cfg, nil, bal)
+	return b.compute(cfg, policy.Memory{}, bal)
 }
 
 // virtioLoads gives virtio queue k (input first+1+2k, output first+2+2k)
@@ -102,7 +81,7 @@ func adopt(t testing.TB, b balanced, cfg *config.Config, l *load.Loads, p *polic
 	if p.Balance == nil || p.Balance.Proposal == nil {
 		t.Fatal("no proposal to adopt")
 	}
-	return b.plan(cfg, policy.Balancing{Loads: l, Held: p.Balance.Proposal.Held})
+	return b.compute(cfg, policy.Memory{Held: p.Balance.Proposal.Held}, policy.Balancing{Loads: l})
 }
 
 // TestBalanceEvenKeepsCount: with even loads nothing moves, and queue i
@@ -167,7 +146,7 @@ func TestBalanceElephants(t *testing.T) {
 	}
 	// The held placement is kept by every later plan with the same
 	// loads, proposal or not.
-	again := b.plan(cfg, policy.Balancing{Loads: l, Held: after.Held(), MaxMoves: 100, MinGain: 0.1})
+	again := b.compute(cfg, policy.Memory{Held: after.Held()}, policy.Balancing{Loads: l, MaxMoves: 100, MinGain: 0.1})
 	if again.Balance.Still != policy.StillNearBest {
 		t.Errorf("a plan holding the adopted placement is still because %q, want %q", again.Balance.Still, policy.StillNearBest)
 	}
@@ -311,7 +290,7 @@ func TestBalanceHeldReset(t *testing.T) {
 	p := b.plan(cfg, policy.Balancing{Loads: l, MaxMoves: 100, MinGain: 0.1})
 	held := p.Balance.Proposal.Held
 	banned := parseConfig(t, loadCfg+"banned_cpus: \"3\"\n")
-	after := b.plan(banned, policy.Balancing{Loads: l, Held: held})
+	after := b.compute(banned, policy.Memory{Held: held}, policy.Balancing{Loads: l})
 	count := b.plan(parseConfig(t, "banned_cpus: \"3\"\n"), policy.Balancing{})
 	if got, want := queueCPU(t, after, "0000:41:00.0"), queueCPU(t, count, "0000:41:00.0"); !slices.Equal(got, want) {
 		t.Errorf("queues on %v after CPU 3 was banned, want count's %v", got, want)

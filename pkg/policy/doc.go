@@ -14,7 +14,9 @@
 // Each device IRQ is first classified from its action names, by the
 // built-in naming rules or a rule's queue_regex: a queue IRQ with a
 // queue index, or a control IRQ. Managed IRQs (found so by the inventory,
-// or refused by the kernel in an earlier round, the Refusals argument)
-// are never planned; control IRQs get their node's allowed CPUs as one
-// mask.
+// or refused by the kernel in an earlier round: Memory.Refused) are
+// never planned; control IRQs get their node's allowed CPUs as one
+// mask. The planner makes every placement decision: an IRQ is never
+// moved onto a CPU that had no free vector (Memory.Full), and
+// Plan.Writes is all apply has to do.
 package policy

@@ -8,36 +8,14 @@ type Doc struct {
 	// Generation is the generation of the daemon's published state the
 	// plan belongs to (/plan); 0 from `numairqd plan`, which runs no
 	// rounds.
-	Generation uint64      `json:"generation"`
-	Allowed    string      `json:"allowed"`
-	Devices    []DeviceDoc `json:"devices"`
+	Generation uint64 `json:"generation"`
+	Allowed    string `json:"allowed"`
+	// Full is Plan.Full: CPUs with no free vector ("" for none).
+	Full    string      `json:"full,omitempty"`
+	Devices []DeviceDoc `json:"devices"`
 	// Balance is present when a device balances by load or loads were
 	// sampled.
-	Balance *BalanceDoc `json:"balance,omitempty"`
-}
-
-// BalanceDoc is the JSON form of a BalanceView; loads are CPU-seconds
-// per second (0..1 of a CPU).
-type BalanceDoc struct {
-	Ready          bool         `json:"ready"`
-	TimeAccounting bool         `json:"time_accounting"`
-	CPUs           []CPULoad    `json:"cpus"`
-	Peak           float64      `json:"peak"`
-	Mean           float64      `json:"mean"`
-	Queues         int          `json:"queues"`
-	Reset          int          `json:"reset"`
-	Proposal       *ProposalDoc `json:"proposal"`
-	// Still is why there is no proposal ("" with one).
-	Still string `json:"still,omitempty"`
-}
-
-// ProposalDoc is the JSON form of a Proposal.
-type ProposalDoc struct {
-	Moves []Move  `json:"moves"`
-	Peak  float64 `json:"peak"`
-	Mean  float64 `json:"mean"`
-	Gain  float64 `json:"gain"`
-	Noise float64 `json:"noise"`
+	Balance *BalanceView `json:"balance,omitempty"`
 }
 
 // DeviceDoc is one device of a Doc.
@@ -74,7 +52,7 @@ type IRQDoc struct {
 
 // Doc returns the JSON form of p.
 func (p *Plan) Doc() Doc {
-	doc := Doc{Allowed: p.Allowed.String(), Devices: []DeviceDoc{}}
+	doc := Doc{Allowed: p.Allowed.String(), Full: p.Full.String(), Devices: []DeviceDoc{}}
 	for _, d := range p.Devices {
 		dd := DeviceDoc{PCI: d.PCI, Driver: d.Driver, Interfaces: d.Interfaces, Node: d.Node, SpreadNode: d.SpreadNode,
 			Policy: string(d.Policy), Mask: string(d.Mask), Rule: d.Rule, Balance: string(d.Balance), IRQs: []IRQDoc{}}
@@ -92,16 +70,12 @@ func (p *Plan) Doc() Doc {
 		}
 		doc.Devices = append(doc.Devices, dd)
 	}
-	if b := p.Balance; b != nil {
-		bd := &BalanceDoc{Ready: b.Ready, TimeAccounting: b.TimeAccounting, CPUs: b.CPUs, Peak: b.Peak, Mean: b.Mean,
-			Queues: b.Queues, Reset: b.Reset, Still: string(b.Still)}
-		if bd.CPUs == nil {
-			bd.CPUs = []CPULoad{}
+	if p.Balance != nil {
+		b := *p.Balance
+		if b.CPUs == nil {
+			b.CPUs = []CPULoad{}
 		}
-		if pr := b.Proposal; pr != nil {
-			bd.Proposal = &ProposalDoc{Moves: pr.Moves, Peak: pr.Peak, Mean: pr.Mean, Gain: pr.Gain, Noise: pr.Noise}
-		}
-		doc.Balance = bd
+		doc.Balance = &b
 	}
 	return doc
 }

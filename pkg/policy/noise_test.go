@@ -246,11 +246,12 @@ func noiseSkewed(t *testing.T, seed uint64) {
 	sim := newProcSim(t, 4, irqNumbers(b), lb.HalfLife)
 	bal := policy.Balancing{MaxMoves: 100, MinGain: lb.MinGain, MinDrop: lb.MinDrop, MinPeak: lb.MinPeak}
 	inForce := b.plan(cfg, policy.Balancing{})
+	var held policy.Held
 	steps, last := 0, 0
 	for i := range 320 {
 		l := sim.step(lb.Interval, jitter(r, 24, mean, 0.2), irqCPUs(inForce))
 		bal.Loads = l
-		p := b.plan(cfg, bal)
+		p := b.compute(cfg, policy.Memory{Held: held}, bal)
 		v := p.Balance
 		if v.Proposal == nil {
 			inForce = p
@@ -267,8 +268,8 @@ func noiseSkewed(t *testing.T, seed uint64) {
 			t.Errorf("sample %d: proposal of %d moves to peak %.3f; want %d moves (the fewest within 5%% of the best %.3f)",
 				i, got, v.Proposal.Peak, want, opt)
 		}
-		bal.Held = v.Proposal.Held
-		inForce = b.plan(cfg, bal)
+		held = v.Proposal.Held
+		inForce = b.compute(cfg, policy.Memory{Held: held}, bal)
 		to := queueCPU(t, inForce, "0000:41:00.0")
 		if before, after := truePeak(from), truePeak(to); before-after < lb.MinDrop {
 			t.Errorf("sample %d: moves %+v lower the true peak from %.3f only to %.3f", i, v.Proposal.Moves, before, after)

@@ -9,8 +9,9 @@ import (
 	"github.com/numairqd/numairqd/internal/fakesys"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/policy"
-	"github.com/numairqd/numairqd/pkg/state"
+	"github.com/numairqd/numairqd/pkg/topology"
 )
 
 // fourNodes is a 4-node, 8-CPU machine (two CPUs a node) with the
@@ -41,14 +42,37 @@ func (f *fixture) virtio(bdf string, index, pairs, firstIRQ, node int) {
 
 func (f *fixture) plan(cfg *config.Config) *policy.Plan {
 	f.t.Helper()
+	return readBack(f.t, f).compute(cfg, policy.Memory{}, policy.Balancing{})
+}
+
+// balanced is a machine read back for pure Compute calls.
+type balanced struct {
+	s   *topology.Snapshot
+	inv *inventory.Inventory
+}
+
+func readBack(t testing.TB, f *fixture) balanced { return readTree(t, f.tree) }
+
+// readTree reads tree through the real readers, as state.Plan does.
+func readTree(t testing.TB, tree *fakesys.Tree) balanced {
+	t.Helper()
+	s, err := topology.NewFS(tree.Sys()).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := inventory.FS{Proc: tree.Proc(), Sys: tree.Sys()}.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return balanced{s, inv}
+}
+
+// compute plans the machine with cfg (nil: defaults), mem and bal.
+func (b balanced) compute(cfg *config.Config, mem policy.Memory, bal policy.Balancing) *policy.Plan {
 	if cfg == nil {
 		cfg = config.Default()
 	}
-	p, err := state.Plan(state.Roots{Sys: f.tree.Sys(), Proc: f.tree.Proc()}, cfg, nil, policy.Balancing{})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return p.Plan
+	return policy.Compute(b.s, b.inv, cfg, mem, bal)
 }
 
 func parseConfig(t testing.TB, yaml string) *config.Config {

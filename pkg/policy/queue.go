@@ -32,9 +32,6 @@ func (r Role) String() string {
 	return "role(" + strconv.Itoa(int(r)) + ")"
 }
 
-// MarshalText makes roles read as words in JSON and YAML output.
-func (r Role) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
-
 // queueRule is one built-in naming rule. A rule with a "queue" group
 // makes matching names queues; one without makes them control IRQs.
 type queueRule struct {
@@ -71,11 +68,11 @@ var builtinRules = []queueRule{
 	{"generic", regexp.MustCompile(`^[^@]*?[-_.q](?P<queue>\d+)(?:@.*)?$`)},
 }
 
-// Classify applies the built-in naming rules to one action name and
+// classifyAction applies the built-in naming rules to one action name and
 // returns RoleQueue with the raw (not normalised) queue index, or
 // RoleControl with -1. Results are memoised: every round classifies the
 // same names again, and a name that no rule matches tries all of them.
-func Classify(action string) (Role, int) {
+func classifyAction(action string) (Role, int) {
 	classified.Lock()
 	defer classified.Unlock()
 	if c, ok := classified.m[action]; ok {
@@ -89,7 +86,7 @@ func Classify(action string) (Role, int) {
 	return role, q
 }
 
-// classified memoises Classify, bounded by maxClassified names: a host
+// classified memoises classifyAction, bounded by maxClassified names: a host
 // has a few thousand IRQ names at most.
 var classified = struct {
 	sync.Mutex
@@ -103,7 +100,7 @@ func classifyBuiltin(action string) (Role, int) {
 		if !r.re.MatchString(action) {
 			continue
 		}
-		if q, ok := QueueIndexByRegex(r.re, action); ok {
+		if q, ok := queueIndex(r.re, action); ok {
 			return RoleQueue, q
 		}
 		return RoleControl, -1
@@ -111,11 +108,12 @@ func classifyBuiltin(action string) (Role, int) {
 	return RoleControl, -1
 }
 
-// QueueIndexByRegex returns the queue index that re captures in its
-// named group "queue" from name. It reports false when re does not
-// match, has no "queue" group, or the group is not a decimal number.
-// Config rules use it to name queues of drivers the built-in rules miss.
-func QueueIndexByRegex(re *regexp.Regexp, name string) (int, bool) {
+// queueIndex returns the queue index that re captures in its named
+// group "queue" from name. It reports false when re does not match, has
+// no "queue" group, or the group is not a decimal number. A rule's
+// queue_regex names with it the queues of drivers the built-in rules
+// miss.
+func queueIndex(re *regexp.Regexp, name string) (int, bool) {
 	if re == nil {
 		return 0, false
 	}
@@ -139,12 +137,12 @@ func QueueIndexByRegex(re *regexp.Regexp, name string) (int, bool) {
 func classifyActions(actions []string, re *regexp.Regexp) (Role, int) {
 	for _, a := range actions {
 		if re != nil {
-			if q, ok := QueueIndexByRegex(re, a); ok {
+			if q, ok := queueIndex(re, a); ok {
 				return RoleQueue, q
 			}
 			continue
 		}
-		if role, q := Classify(a); role == RoleQueue {
+		if role, q := classifyAction(a); role == RoleQueue {
 			return role, q
 		}
 	}

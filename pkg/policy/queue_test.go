@@ -47,15 +47,15 @@ func TestClassify(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.action, func(t *testing.T) {
-			role, q := Classify(tt.action)
+			role, q := classifyAction(tt.action)
 			if role != tt.role || q != tt.queue {
-				t.Errorf("Classify(%q) = %v, %d; want %v, %d", tt.action, role, q, tt.role, tt.queue)
+				t.Errorf("classifyAction(%q) = %v, %d; want %v, %d", tt.action, role, q, tt.role, tt.queue)
 			}
 		})
 	}
 }
 
-func TestQueueIndexByRegex(t *testing.T) {
+func TestQueueIndex(t *testing.T) {
 	tests := []struct {
 		re     string
 		name   string
@@ -71,13 +71,13 @@ func TestQueueIndexByRegex(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.re+"/"+tt.name, func(t *testing.T) {
-			got, ok := QueueIndexByRegex(regexp.MustCompile(tt.re), tt.name)
+			got, ok := queueIndex(regexp.MustCompile(tt.re), tt.name)
 			if got != tt.want || ok != tt.wantOK {
 				t.Errorf("got %d, %v; want %d, %v", got, ok, tt.want, tt.wantOK)
 			}
 		})
 	}
-	if _, ok := QueueIndexByRegex(nil, "x"); ok {
+	if _, ok := queueIndex(nil, "x"); ok {
 		t.Error("nil regexp matched")
 	}
 }
@@ -162,9 +162,9 @@ func FuzzClassify(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
-		role, q := Classify(name)
+		role, q := classifyAction(name)
 		if (role == RoleQueue) != (q >= 0) || role != RoleQueue && role != RoleControl {
-			t.Fatalf("Classify(%q) = %v, %d", name, role, q)
+			t.Fatalf("classifyAction(%q) = %v, %d", name, role, q)
 		}
 	})
 }

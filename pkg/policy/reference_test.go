@@ -17,21 +17,13 @@ import (
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/policy"
-	"github.com/numairqd/numairqd/pkg/state"
 )
 
 // referencePlan reads tree through the real readers and plans it with
-// cfg (nil: defaults), through the daemon's pipeline (state.Plan).
+// cfg (nil: defaults).
 func referencePlan(t *testing.T, tree *fakesys.Tree, cfg *config.Config) *policy.Plan {
 	t.Helper()
-	if cfg == nil {
-		cfg = config.Default()
-	}
-	p, err := state.Plan(state.Roots{Sys: tree.Sys(), Proc: tree.Proc()}, cfg, nil, policy.Balancing{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p.Plan
+	return readTree(t, tree).compute(cfg, policy.Memory{}, policy.Balancing{})
 }
 
 // oneNIC is m with a single virtio-net of pairs queue pairs on node.

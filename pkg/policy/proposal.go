@@ -1,0 +1,130 @@
+package policy
+
+import (
+	"math"
+	"slices"
+
+	"github.com/numairqd/numairqd/pkg/config"
+)
+
+// Proposal is a better placement of the balanced queues.
+type Proposal struct {
+	Moves []Move  `json:"moves"`
+	Peak  float64 `json:"peak"`
+	Mean  float64 `json:"mean"`
+	// Gain is the fraction by which it lowers the planned peak; Noise
+	// the standard error of the drop (it is more than noiseZ of them).
+	Gain  float64 `json:"gain"`
+	Noise float64 `json:"noise"`
+	// Held is the placement with the moves made, for the next plan.
+	Held Held `json:"-"`
+}
+
+// Move is one queue moved: every IRQ of queue Queue of the device at
+// PCI, from CPU From to CPU To.
+type Move struct {
+	PCI   string  `json:"pci"`
+	Queue int     `json:"queue"`
+	IRQs  []int   `json:"irqs"`
+	From  int     `json:"from"`
+	To    int     `json:"to"`
+	Load  float64 `json:"load"`
+}
+
+// balance fills in the plan's loads and, when asked, a proposal.
+func (pl *planner) balance(p *Plan) *BalanceView {
+	if len(pl.units) == 0 && pl.bal.Loads == nil {
+		return nil
+	}
+	v := &BalanceView{Queues: len(pl.units), Reset: pl.reset}
+	l := pl.bal.Loads
+	if l == nil || !l.Ready {
+		return v
+	}
+	v.Ready, v.TimeAccounting = true, l.TimeAccounting
+
+	// Every IRQ's load, for `numairqd plan` and /plan.
+	for di := range p.Devices {
+		for qi := range p.Devices[di].IRQs {
+			q := &p.Devices[di].IRQs[qi]
+			if il, ok := l.IRQ(q.Number); ok {
+				q.Load = il.Load
+			}
+		}
+	}
+	inUnit := map[int]bool{}
+	for i := range pl.units {
+		u := &pl.units[i]
+		for _, k := range u.irqs {
+			q := p.Devices[u.dev].IRQs[k]
+			u.load += q.Load
+			if il, ok := l.IRQ(q.Number); ok {
+				u.noise += il.Noise
+			}
+			inUnit[q.Number] = true
+		}
+	}
+	s := newSearch(pl, l, inUnit)
+	assign := make([]int, len(pl.units))
+	for i, u := range pl.units {
+		assign[i] = u.cpu
+	}
+	loads := s.loadsOf(assign)
+	v.Peak, v.Mean = s.peak(loads), s.mean(loads)
+	for _, c := range s.cpus {
+		v.CPUs = append(v.CPUs, CPULoad{CPU: c, Fixed: s.fixed[c], Load: loads[c]})
+	}
+	switch {
+	case pl.bal.MaxMoves <= 0:
+		v.Still = StillNoBudget
+	case v.Peak < pl.bal.MinPeak:
+		v.Still = StillQuiet
+	case l.Intervals < MinIntervals:
+		v.Still = StillWarming
+	default:
+		v.Proposal, v.Still = pl.propose(p, s, assign, v.Peak)
+	}
+	return v
+}
+
+// propose searches for a placement of the units with a lower peak than
+// assign, the one in force, and returns it when it is worth its moves,
+// else why not.
+func (pl *planner) propose(p *Plan, s *search, assign []int, peak float64) (*Proposal, Still) {
+	best := s.improve(slices.Clone(assign), assign, pl.bal.MaxMoves)
+	if lpt := s.improve(s.lpt(assign), assign, math.MaxInt); moved(lpt, assign) <= pl.bal.MaxMoves && s.better(lpt, best, assign) {
+		best = lpt
+	}
+	best = s.exact(best, assign, pl.bal.MaxMoves)
+	// The placement in force within nearBest of the best: stay. Else
+	// the fewest moves that come within nearBest, if they are worth it.
+	need := max(pl.bal.MinDrop, config.MinLoadMinDrop, pl.bal.MinGain*peak)
+	chosen := s.fewest(best, assign, s.peak(s.loadsOf(best))*(1+nearBest))
+	drop, noise := s.drop(assign, chosen)
+	switch {
+	case moved(chosen, assign) == 0:
+		return nil, StillNearBest
+	case drop < need:
+		return nil, StillSmall
+	case drop <= noiseZ*noise:
+		return nil, StillNoise
+	}
+	after := s.loadsOf(chosen)
+	newPeak := s.peak(after)
+	prop := &Proposal{Peak: newPeak, Mean: s.mean(after), Gain: (peak - newPeak) / peak, Noise: noise, Held: Held{}}
+	for i, u := range pl.units {
+		d := p.Devices[u.dev]
+		for _, k := range u.irqs {
+			prop.Held[d.IRQs[k].Number] = HeldIRQ{Name: d.IRQs[k].Name, CPU: chosen[i]}
+		}
+		if chosen[i] == u.cpu {
+			continue
+		}
+		m := Move{PCI: d.PCI, Queue: u.queue, From: u.cpu, To: chosen[i], Load: u.load}
+		for _, k := range u.irqs {
+			m.IRQs = append(m.IRQs, d.IRQs[k].Number)
+		}
+		prop.Moves = append(prop.Moves, m)
+	}
+	return prop, ""
+}

@@ -1,0 +1,96 @@
+package policy
+
+// improve lowers the busiest CPU's load step by step, each step moving
+// one busy queue off it or swapping one with a queue elsewhere, while
+// at most maxMoves queues end up away from where from has them. Each
+// step lowers the sorted load vector, so the search ends; it is bounded
+// by maxEvaluations besides. Classes keep their counts: a queue moves
+// within its hop ring, and a swap keeps each device's queues per ring.
+func (s *search) improve(assign, from []int, maxMoves int) []int {
+	loads := s.loadsOf(assign)
+	class := make([]int, len(assign))
+	for i, c := range assign {
+		class[i] = s.classOf(i, c)
+	}
+	n := moved(assign, from)
+	for s.evals < maxEvaluations {
+		p := s.busiest(loads)
+		type step struct {
+			u, v, to int // v < 0: a move of u to CPU to
+			score    float64
+		}
+		best := step{u: -1, score: loads[p] - 1e-9}
+		after := func(i, cpu int) int { // n once unit i is on cpu
+			switch {
+			case assign[i] == from[i] && cpu != from[i]:
+				return 1
+			case assign[i] != from[i] && cpu == from[i]:
+				return -1
+			}
+			return 0
+		}
+		for u := range assign {
+			if assign[u] != p || !s.movable(u) {
+				continue
+			}
+			lu := s.units[u].load
+			for _, c := range s.devs[s.units[u].bdev].cpus[class[u]] {
+				s.evals++
+				if c == p || n+after(u, c) > maxMoves {
+					continue
+				}
+				if sc := max(loads[p]-lu, loads[c]+lu); sc < best.score {
+					best = step{u: u, v: -1, to: c, score: sc}
+				}
+			}
+			for v := range assign {
+				c := assign[v]
+				s.evals++
+				if c == p || !s.movable(v) || s.units[v].load >= lu {
+					continue
+				}
+				cu, cv := s.classOf(u, c), s.classOf(v, p)
+				same := s.units[u].bdev == s.units[v].bdev && cu == class[v] && cv == class[u]
+				if !same && (cu != class[u] || cv != class[v]) {
+					continue
+				}
+				if n+after(u, c)+after(v, p) > maxMoves {
+					continue
+				}
+				lv := s.units[v].load
+				if sc := max(loads[p]-lu+lv, loads[c]-lv+lu); sc < best.score {
+					best = step{u: u, v: v, to: c, score: sc}
+				}
+			}
+		}
+		if best.u < 0 {
+			break
+		}
+		u := best.u
+		if best.v < 0 {
+			n += after(u, best.to)
+			loads[p] -= s.units[u].load
+			loads[best.to] += s.units[u].load
+			assign[u] = best.to
+			continue
+		}
+		v := best.v
+		n += after(u, best.to) + after(v, p)
+		d := s.units[u].load - s.units[v].load
+		loads[p] -= d
+		loads[best.to] += d
+		assign[u], assign[v] = best.to, p
+		class[u], class[v] = s.classOf(u, best.to), s.classOf(v, p)
+	}
+	return assign
+}
+
+// better reports whether placement a has a lower peak than b, or the
+// same peak with fewer queues away from where from has them.
+func (s *search) better(a, b, from []int) bool {
+	pa, pb := s.peak(s.loadsOf(a)), s.peak(s.loadsOf(b))
+	if pa < pb-1e-12 {
+		return true
+	}
+	return pa <= pb+1e-12 && moved(a, from) < moved(b, from)
+}
