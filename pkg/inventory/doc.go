@@ -13,9 +13,9 @@
 // callers can test them with errors.Is.
 //
 // Races with the kernel are expected, not errors: an IRQ freed between
-// reading /proc/interrupts and /proc/irq/N (free_irq removes the
-// directory), or a PCI device or interface removed while it is read, is
-// left out of the result. A Reader re-reads what an event can have
-// changed and keeps the rest; the daemon's periodic resync reads
+// reading /proc/interrupts and /proc/irq/N (freeing its descriptor
+// removes the directory), or a PCI device or interface removed while it is read, is
+// left out of the result. A Reader re-reads what the kernel shows may
+// have changed and keeps the rest; the daemon's periodic resync reads
 // everything, so nothing kept is trusted for long.
 package inventory

@@ -24,8 +24,9 @@ type FS struct {
 // what it kept from the last.
 type Inventory struct {
 	// CPUs are the CPUs with a column in /proc/interrupts, i.e. the CPUs
-	// online when it was read, or, after Reader.Affinities, the online
-	// CPUs its caller gave. Compare with topology to spot hotplug.
+	// online when it was read, or, after a Reader's DepthAffinities
+	// read, the online CPUs its caller gave. Compare with topology to
+	// spot hotplug.
 	CPUs cpumask.Mask
 	// IRQs are all IRQs with a handler, sorted by number.
 	IRQs []IRQ
@@ -129,7 +130,10 @@ func (inv *Inventory) DeviceIRQs(bdf string) []IRQ {
 // IRQ listed there, the PCI devices and the network interfaces. A
 // daemon that reads round after round uses a Reader, which re-reads
 // only what can have changed.
-func (fsys FS) Read() (*Inventory, error) { return NewReader(fsys).Read() }
+func (fsys FS) Read() (*Inventory, error) {
+	inv, _, err := NewReader(fsys).Read(cpumask.Mask{}, true)
+	return inv, err
+}
 
 // link gives each IRQ its device and keeps in Device.IRQs only IRQs
 // with a handler.

@@ -318,7 +318,7 @@ func TestReadErrors(t *testing.T) {
 	}{
 		{
 			name:  "missing interrupts",
-			build: func(tr *fakesys.Tree) {},
+			build: func(tr *fakesys.Tree) { tr.Mkdir("proc/irq") },
 			file:  "proc/interrupts",
 			want:  []string{"no such file"},
 			is:    fs.ErrNotExist,
@@ -326,6 +326,7 @@ func TestReadErrors(t *testing.T) {
 		{
 			name: "malformed interrupts line",
 			build: func(tr *fakesys.Tree) {
+				tr.Mkdir("proc/irq")
 				tr.WriteFile("proc/interrupts", "  CPU0  CPU1\n  24:  1  2  PCI  1-edge  a\n  25:  1  oops  PCI  1-edge  b\n")
 			},
 			file: "proc/interrupts",
@@ -431,59 +432,54 @@ func TestReadErrors(t *testing.T) {
 	}
 }
 
-// BenchmarkRead is a whole read of the scale host (fakesys.Scale*:
+// BenchmarkRead is a fresh read of the scale host (fakesys.Scale*:
 // 8192 IRQs, 256 CPUs), the resync's inventory.
 func BenchmarkRead(b *testing.B) {
-	tr := fakesys.New(b)
-	tr.AddScaleHost()
-	fsys := fsOf(tr)
-	syscount.Measure(b, nil, func() {
-		inv, err := fsys.Read()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(inv.IRQs) != fakesys.ScaleDevices*fakesys.ScalePerDev {
-			b.Fatalf("%d IRQs", len(inv.IRQs))
+	benchmarkReader(b, true, nil)
+}
+
+// BenchmarkAffinities is a read of the scale host when the key holds, as
+// after a CPU event: every device IRQ's smp_affinity_list and the key.
+func BenchmarkAffinities(b *testing.B) {
+	benchmarkReader(b, false, nil)
+}
+
+// BenchmarkRefresh is a read of the scale host after the key changed
+// (an interface comes and goes): /proc/interrupts, the devices and the
+// affinities, with every IRQ's and device's facts kept.
+func BenchmarkRefresh(b *testing.B) {
+	benchmarkReader(b, false, func(tr *fakesys.Tree, i int) {
+		if i%2 == 0 {
+			tr.Symlink("../../devices/virtual/net/dummy0", "sys/class/net/dummy0")
+		} else {
+			tr.Remove("sys/class/net/dummy0")
 		}
 	})
 }
 
-// BenchmarkAffinities is the inventory of a round after a CPU event on
-// the scale host: every device IRQ's smp_affinity_list, nothing else.
-func BenchmarkAffinities(b *testing.B) {
+func benchmarkReader(b *testing.B, fresh bool, change func(tr *fakesys.Tree, i int)) {
 	tr := fakesys.New(b)
 	tr.AddScaleHost()
 	r := NewReader(fsOf(tr))
-	if _, err := r.Read(); err != nil {
+	if _, _, err := r.Read(cpumask.Mask{}, true); err != nil {
 		b.Fatal(err)
+	}
+	want := DepthAffinities
+	switch {
+	case fresh:
+		want = DepthAll
+	case change != nil:
+		want = DepthInterrupts
+	}
+	var prepare func(int)
+	if change != nil {
+		prepare = func(i int) { change(tr, i) }
 	}
 	online := cpumask.New(tr.OnlineCPUs()...)
-	syscount.Measure(b, nil, func() {
-		inv, err := r.Affinities(online)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(inv.IRQs) != fakesys.ScaleDevices*fakesys.ScalePerDev {
-			b.Fatalf("%d IRQs", len(inv.IRQs))
-		}
-	})
-}
-
-// BenchmarkRefresh is the inventory of a round after a device event on
-// the scale host: /proc/interrupts, the devices, one device's IRQs read
-// whole and the affinities of the rest.
-func BenchmarkRefresh(b *testing.B) {
-	tr := fakesys.New(b)
-	tr.AddScaleHost()
-	r := NewReader(fsOf(tr))
-	if _, err := r.Read(); err != nil {
-		b.Fatal(err)
-	}
-	changed := []string{fakesys.ScaleBDF(7)}
-	syscount.Measure(b, nil, func() {
-		inv, err := r.Refresh(changed)
-		if err != nil {
-			b.Fatal(err)
+	syscount.Measure(b, prepare, func() {
+		inv, depth, err := r.Read(online, fresh)
+		if err != nil || depth != want {
+			b.Fatalf("depth %v, error %v; want %v", depth, err, want)
 		}
 		if len(inv.IRQs) != fakesys.ScaleDevices*fakesys.ScalePerDev {
 			b.Fatalf("%d IRQs", len(inv.IRQs))

@@ -40,7 +40,7 @@ func (r *irqReader) Close() { syscall.Close(r.dirfd) }
 
 // affinity reads irq's smp_affinity_list and keeps prev's mask when the
 // text is the same (text is prev's; the new text is returned). It
-// reports false when the IRQ is gone: free_irq() removed its directory.
+// reports false when the IRQ is gone: free_desc() removed its directory.
 func (r *irqReader) affinity(irq *IRQ, prev cpumask.Mask, text string) (string, bool, error) {
 	r.name = append(strconv.AppendInt(r.name[:0], int64(irq.Number), 10), "/smp_affinity_list"...)
 	data, err := r.r.ReadAt(r.dirfd, r.dir, r.name)
@@ -75,7 +75,7 @@ func (r *irqReader) parseAffinity(irq *IRQ, data []byte, path string) (err error
 
 // read fills irq's affinity and managed state from <proc>/irq/N, and
 // returns the smp_affinity_list text. It reports false when the
-// directory is gone: free_irq() removed it after /proc/interrupts was
+// directory is gone: free_desc() removed it after /proc/interrupts was
 // read, so the IRQ no longer exists.
 func (r *irqReader) read(irq *IRQ) (string, bool, error) {
 	dir := filepath.Join(r.dir, strconv.Itoa(irq.Number))

@@ -75,7 +75,7 @@ func TestIRQVanishesAfterAffinityRead(t *testing.T) {
 	tr.AddInterrupts([]int{0, 1})
 	tr.AddIRQ(fakesys.IRQSpec{Number: 7, Name: "eth0-rx-0"})
 	r := openTestIRQReader(t, tr)
-	r.afterAffinity = func() { tr.Remove("proc/irq/7") } // free_irq
+	r.afterAffinity = func() { tr.Remove("proc/irq/7") } // free_desc
 	irq := IRQ{Number: 7}
 	_, ok, err := r.read(&irq)
 	if err != nil {

@@ -1,24 +1,48 @@
 package inventory
 
 import (
+	"cmp"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
 )
 
-// Reader reads the inventory round after round and re-reads only what
-// the caller says can have changed, keeping the rest from its previous
-// read: after a CPU event, only the affinities; after a device event,
-// /proc/interrupts, the devices and the affinities, with each IRQ's
-// managed state kept while its /proc/interrupts row is unchanged. Read
-// reads everything and is the safety net. A Reader is for one goroutine;
-// the inventories it returns are never changed afterwards.
+// Depth is how much of the inventory a Read re-read.
+type Depth uint8
+
+const (
+	// DepthAffinities: the kernel showed no change (the key held), so
+	// only the movable IRQs' affinities were read.
+	DepthAffinities Depth = iota
+	// DepthInterrupts: /proc/interrupts, the devices and the affinities
+	// were read; kept facts were used where their keys held.
+	DepthInterrupts
+	// DepthAll: everything was read afresh, nothing kept.
+	DepthAll
+)
+
+func (d Depth) String() string {
+	if d > DepthAll {
+		return "Depth(" + strconv.Itoa(int(d)) + ")"
+	}
+	return [...]string{"affinities", "interrupts", "all"}[d]
+}
+
+// Reader reads the inventory round after round and keeps, between
+// reads, what the kernel shows no sign of having changed: while the key
+// (see key) holds, only the movable IRQs' affinities are read; when it
+// changes, /proc/interrupts and the devices are read again, keeping an
+// IRQ's managed state while its row and its device's driver hold, and a
+// device's node, class and drivers while its driver holds. A Reader is
+// for one goroutine; the inventories it returns are never changed.
 type Reader struct {
 	fs   FS
 	last *Inventory
+	key  key // read before last
 	// facts are what the last read found of each IRQ that cannot change
 	// while its row is the same, index for index with last.IRQs.
 	facts []facts
@@ -27,7 +51,7 @@ type Reader struct {
 // facts are one IRQ's kept facts and the row they were read under.
 type facts struct {
 	// known is false for an IRQ whose files could not be read: it has
-	// nothing to keep.
+	// nothing to keep and is read whole at the next DepthInterrupts.
 	known bool
 	row   rowKey
 	// managed and reason are IRQ.Managed and ManagedReason: the mode of
@@ -40,106 +64,190 @@ type facts struct {
 }
 
 // rowKey is what /proc/interrupts shows of an IRQ besides its counts:
-// the chip, the hardware IRQ and the handlers' names. A number freed and
-// requested again by another device or driver shows another row; the
-// same device and driver requesting it again are caught by the
-// device list the caller passes to Refresh (its pci uevents).
+// the chip, the hardware IRQ and the handlers' names.
 type rowKey struct{ chip, hwirq, name string }
 
 // NewReader returns a Reader of fsys that has read nothing yet.
 func NewReader(fsys FS) *Reader { return &Reader{fs: fsys} }
 
-// Read reads the whole inventory afresh and forgets every kept fact.
-func (r *Reader) Read() (*Inventory, error) {
-	r.facts = nil
-	return r.Refresh(nil)
-}
-
-// Refresh re-reads /proc/interrupts, the PCI devices' IRQs, the network
-// interfaces and every IRQ's affinity. Of a device not named in changed
-// (PCI addresses of the devices that were added, removed, bound or
-// unbound) it keeps the node, class and drivers, which change only with
-// those events. Of an IRQ whose row is unchanged it keeps the managed
-// state, unless the IRQ belongs, now or in the last read, to a device
-// named in changed: its IRQs may have been freed and requested again
-// under the same row.
-func (r *Reader) Refresh(changed []string) (*Inventory, error) {
-	inv, facts, err := r.refresh(changed)
-	r.remember(inv, facts, err)
-	return inv, err
-}
-
-// Affinities re-reads only the affinity of each device IRQ of the last
-// read: on a CPU hotplug the kernel moves IRQs off a CPU that goes and
-// nothing else in the inventory changes. cpus, the online CPUs from the
-// topology, become the inventory's CPUs. An IRQ that vanished is
-// dropped: its device's event follows. Managed IRQs, which the planner
-// leaves to the kernel, and unreadable ones keep what the last Refresh
-// or Read found. Without a previous read it is Read.
-func (r *Reader) Affinities(cpus cpumask.Mask) (*Inventory, error) {
-	if r.last == nil {
-		return r.Read()
+// Read reads the inventory. online are the online CPUs from the
+// topology, which become the inventory's CPUs when /proc/interrupts is
+// not read. fresh forgets every kept fact. An IRQ that vanished is
+// dropped; one whose files cannot be read stays, marked Unreadable,
+// until a deeper read reads it whole. A failed read makes the next one
+// DepthAll.
+func (r *Reader) Read(online cpumask.Mask, fresh bool) (*Inventory, Depth, error) {
+	if fresh {
+		r.last = nil
 	}
-	inv, facts, err := r.affinities(cpus)
-	r.remember(inv, facts, err)
-	return inv, err
-}
-
-// remember keeps a successful read for the next; a failed one makes the
-// next read a whole one.
-func (r *Reader) remember(inv *Inventory, f []facts, err error) {
-	if err != nil {
-		r.last, r.facts = nil, nil
-		return
-	}
-	r.last, r.facts = inv, f
-}
-
-func (r *Reader) affinities(cpus cpumask.Mask) (*Inventory, []facts, error) {
 	ir, err := openIRQReader(filepath.Join(r.fs.Proc, "irq"))
+	if err != nil {
+		r.last = nil
+		return nil, DepthAll, err
+	}
+	defer ir.Close()
+	k, err := r.fs.readKey(&ir.r, len(r.key.irqs))
+	depth := DepthAll
+	if r.last != nil {
+		depth = DepthInterrupts
+	}
+	var (
+		inv *Inventory
+		f   []facts
+	)
+	switch {
+	case err != nil:
+	case depth == DepthInterrupts && k.equal(r.key):
+		depth = DepthAffinities
+		inv, f = r.affinities(ir, online)
+	default:
+		inv, f, err = r.interrupts(ir, k)
+	}
+	if err != nil {
+		r.last = nil
+		return nil, depth, err
+	}
+	r.last, r.facts, r.key = inv, f, k
+	return inv, depth, nil
+}
+
+// affinities re-reads the movable IRQs' affinities of the last read,
+// the only thing of the inventory a CPU going on- or offline changes.
+// Managed IRQs, which the planner leaves to the kernel, and unreadable
+// ones keep what the last read found.
+func (r *Reader) affinities(ir *irqReader, online cpumask.Mask) (*Inventory, []facts) {
+	irqs, f := slices.Clone(r.last.IRQs), slices.Clone(r.facts)
+	todo := make([]int, 0, len(irqs))
+	for i, q := range irqs {
+		if f[i].known && q.Movable() {
+			todo = append(todo, i)
+		}
+	}
+	irqs, f = readIRQs(ir, irqs, f, todo)
+	return &Inventory{CPUs: online, IRQs: irqs, Devices: r.last.Devices}, f
+}
+
+// interrupts reads /proc/interrupts, the devices k lists and every
+// IRQ's affinity, and the rest of what it cannot keep.
+func (r *Reader) interrupts(ir *irqReader, k key) (*Inventory, []facts, error) {
+	ints, err := r.fs.readInterrupts(false)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer ir.Close()
-	n := len(r.last.IRQs)
-	irqs, out := slices.Clone(r.last.IRQs), slices.Clone(r.facts)
-	freed := make([]bool, n)
-	inParallel(n, ir, func(ir *irqReader, i int) {
-		q, f := &irqs[i], &out[i]
-		if !f.known || !q.Movable() {
-			return
+	// A device's facts and its IRQs' managed state are kept while its
+	// driver is the same: a bind or unbind requests its IRQs anew.
+	kept := map[string]Device{}
+	for _, l := range k.devices {
+		if r.last == nil {
+			break
 		}
-		text, ok, err := ir.affinity(q, q.Affinity, f.affinity)
-		switch {
-		case err != nil:
-			// Left alone until a whole read finds it readable.
-			q.Unreadable, *f = err.Error(), facts{}
-		case !ok:
-			freed[i] = true // its device's event follows
-		default:
-			f.affinity = text
-		}
-	})
-	inv := &Inventory{CPUs: cpus, Devices: r.last.Devices, IRQs: irqs[:0]}
-	kept := out[:0]
-	for i := range n {
-		if !freed[i] {
-			inv.IRQs, kept = append(inv.IRQs, irqs[i]), append(kept, out[i])
+		if d, ok := r.last.Device(l.bdf); ok && d.Driver == l.driver {
+			kept[l.bdf] = d
 		}
 	}
-	return inv, kept, nil
+	devs, err := r.fs.readPCIDevices(&ir.r, k.devices, kept)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := r.fs.readNetInterfaces(&ir.r, k.net, devs); err != nil {
+		return nil, nil, err
+	}
+	// Rows are in ascending order on Linux; sort them in case a kernel
+	// does otherwise.
+	rows := ints.Rows
+	byIRQ := func(a, b InterruptLine) int { return cmp.Compare(a.IRQ, b.IRQ) }
+	if !slices.IsSortedFunc(rows, byIRQ) {
+		slices.SortFunc(rows, byIRQ)
+	}
+	irqs, f, todo := make([]IRQ, len(rows)), make([]facts, len(rows)), make([]int, len(rows))
+	for i, row := range rows {
+		q := IRQ{Number: row.IRQ, Name: actionsName(row.Actions), Actions: row.Actions}
+		f[i] = facts{row: rowKey{row.Chip, row.HWIRQ, q.Name}}
+		prev, pf := r.keptIRQ(row.IRQ)
+		_, held := kept[prev.Device]
+		if pf.known && pf.row == f[i].row && (held || prev.Device == "") {
+			q.Managed, q.ManagedReason, q.Affinity = pf.managed, pf.reason, prev.Affinity
+			f[i] = pf
+		}
+		irqs[i], todo[i] = q, i
+	}
+	irqs, f = readIRQs(ir, irqs, f, todo)
+	inv := &Inventory{CPUs: cpumask.New(ints.CPUs...), IRQs: irqs, Devices: make([]Device, len(devs))}
+	for i, d := range devs {
+		inv.Devices[i] = d.Device
+	}
+	link(inv, devs)
+	return inv, f, nil
 }
 
-// perWorker is how many IRQs make another reader worth its goroutine.
+// keptIRQ returns the last read's IRQ n and its facts (zero when none).
+func (r *Reader) keptIRQ(n int) (IRQ, facts) {
+	if r.last == nil {
+		return IRQ{}, facts{}
+	}
+	i, ok := slices.BinarySearchFunc(r.last.IRQs, n, func(q IRQ, n int) int { return q.Number - n })
+	if !ok {
+		return IRQ{}, facts{}
+	}
+	return r.last.IRQs[i], r.facts[i]
+}
+
+// readIRQs reads the files of irqs[i] for each i in todo, in parallel:
+// the affinity of an IRQ whose facts are known (its Affinity and facts
+// are the last read's), all of them for the others. It returns irqs and
+// f without the IRQs that are gone.
+func readIRQs(ir *irqReader, irqs []IRQ, f []facts, todo []int) ([]IRQ, []facts) {
+	gone := make([]bool, len(irqs))
+	inParallel(len(todo), ir, func(ir *irqReader, j int) {
+		i := todo[j]
+		q, fi := &irqs[i], &f[i]
+		var (
+			text string
+			ok   bool
+			err  error
+		)
+		if fi.known {
+			text, ok, err = ir.affinity(q, q.Affinity, fi.affinity)
+		} else {
+			text, ok, err = ir.read(q)
+			markDriverManaged(q)
+		}
+		switch {
+		case err != nil:
+			// One IRQ's bad files never stop the machine: it is kept,
+			// marked, and left alone by the planner.
+			q.Unreadable, fi.known = err.Error(), false
+		case !ok:
+			gone[i] = true // free_desc removed its directory
+		default:
+			*fi = facts{known: true, row: fi.row, managed: q.Managed, reason: q.ManagedReason, affinity: text}
+		}
+	})
+	irqs2, f2 := irqs[:0], f[:0]
+	for i := range irqs {
+		if !gone[i] {
+			irqs2, f2 = append(irqs2, irqs[i]), append(f2, f[i])
+		}
+	}
+	return irqs2, f2
+}
+
+// perWorker is the fewest IRQs that make another reader worth its
+// goroutine.
 const perWorker = 1024
 
+// ReadersFor is how many parallel readers a read of movableIRQs IRQs'
+// files uses when it has the Ps (GOMAXPROCS): one per perWorker IRQs,
+// at least one. The reads of 8192 IRQs are about 30 ms of system calls
+// on one CPU, which a round waits for; the command sizes GOMAXPROCS
+// with it.
+func ReadersFor(movableIRQs int) int { return max(1, movableIRQs/perWorker) }
+
 // inParallel calls read for i in [0, n), split into contiguous ranges
-// over up to GOMAXPROCS goroutines, each with its own copy of ir (its
-// buffers; the directory descriptor is shared). Each file is still read
-// once: the reads of 8192 IRQs are about 30 ms of system calls on one
-// CPU, which a round after a CPU event waits for.
+// over min(GOMAXPROCS, ReadersFor(n)) goroutines, each with its own copy
+// of ir (its buffers; the directory descriptor is shared).
 func inParallel(n int, ir *irqReader, read func(ir *irqReader, i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n/perWorker+1)
+	workers := min(runtime.GOMAXPROCS(0), ReadersFor(n))
 	if workers == 1 {
 		for i := range n {
 			read(ir, i)
@@ -157,137 +265,4 @@ func inParallel(n int, ir *irqReader, read func(ir *irqReader, i int)) {
 		})
 	}
 	wg.Wait()
-}
-
-func (r *Reader) refresh(changed []string) (*Inventory, []facts, error) {
-	ints, err := r.fs.readInterrupts(false)
-	if err != nil {
-		return nil, nil, err
-	}
-	ir, err := openIRQReader(filepath.Join(r.fs.Proc, "irq"))
-	if err != nil {
-		return nil, nil, err
-	}
-	defer ir.Close()
-	devs, err := r.fs.readPCIDevices(&ir.r, r.keptDevice(changed))
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := r.fs.readNetInterfaces(&ir.r, devs); err != nil {
-		return nil, nil, err
-	}
-	forget := r.forgotten(changed, devs)
-
-	inv := &Inventory{CPUs: cpumask.New(ints.CPUs...), IRQs: make([]IRQ, 0, len(ints.Rows))}
-	out := make([]facts, 0, len(ints.Rows))
-	for _, row := range ints.Rows {
-		irq := IRQ{Number: row.IRQ, Name: actionsName(row.Actions), Actions: row.Actions}
-		key := rowKey{row.Chip, row.HWIRQ, irq.Name}
-		prev, f := r.kept(row.IRQ)
-		kept := f.known && f.row == key && !forget[row.IRQ]
-		var (
-			text string
-			ok   bool
-		)
-		if kept {
-			irq.Managed, irq.ManagedReason = f.managed, f.reason
-			text, ok, err = ir.affinity(&irq, prev.Affinity, f.affinity)
-		} else {
-			text, ok, err = ir.read(&irq)
-		}
-		if err != nil {
-			// One IRQ's bad files never stop the machine: it is kept,
-			// marked, and left alone by the planner.
-			irq.Unreadable, ok, text = err.Error(), true, ""
-		}
-		if !ok {
-			continue
-		}
-		if !kept {
-			markDriverManaged(&irq)
-		}
-		inv.IRQs = append(inv.IRQs, irq)
-		f = facts{}
-		if irq.Unreadable == "" {
-			f = facts{known: true, row: key, managed: irq.Managed, reason: irq.ManagedReason, affinity: text}
-		}
-		out = append(out, f)
-	}
-	// Rows are in ascending order on Linux; sort IRQs and facts together
-	// in case a kernel does otherwise.
-	if !slices.IsSortedFunc(inv.IRQs, func(a, b IRQ) int { return a.Number - b.Number }) {
-		sortTogether(inv.IRQs, out)
-	}
-	inv.Devices = make([]Device, len(devs))
-	for i, d := range devs {
-		inv.Devices[i] = d.Device
-	}
-	link(inv, devs)
-	return inv, out, nil
-}
-
-// keptDevice returns the lookup of the last read's devices for
-// readPCIDevices, leaving out those named in changed; nil when nothing
-// is kept.
-func (r *Reader) keptDevice(changed []string) func(string) (Device, bool) {
-	if r.last == nil || r.facts == nil {
-		return nil
-	}
-	return func(bdf string) (Device, bool) {
-		if slices.Contains(changed, bdf) {
-			return Device{}, false
-		}
-		return r.last.Device(bdf)
-	}
-}
-
-// kept returns the last read's IRQ n and its facts (zero when none).
-func (r *Reader) kept(n int) (IRQ, facts) {
-	if r.last == nil || r.facts == nil {
-		return IRQ{}, facts{}
-	}
-	i, ok := slices.BinarySearchFunc(r.last.IRQs, n, func(q IRQ, n int) int { return q.Number - n })
-	if !ok {
-		return IRQ{}, facts{}
-	}
-	return r.last.IRQs[i], r.facts[i]
-}
-
-// sortTogether sorts irqs by number, moving facts with them.
-func sortTogether(irqs []IRQ, f []facts) {
-	idx := make([]int, len(irqs))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int { return irqs[a].Number - irqs[b].Number })
-	q2, f2 := slices.Clone(irqs), slices.Clone(f)
-	for i, j := range idx {
-		irqs[i], f[i] = q2[j], f2[j]
-	}
-}
-
-// forgotten is the set of IRQs whose kept facts must not be used: those
-// of the changed devices, as listed now and in the last read.
-func (r *Reader) forgotten(changed []string, devs []pciDevice) map[int]bool {
-	if len(changed) == 0 || r.last == nil {
-		return nil
-	}
-	out := map[int]bool{}
-	for _, d := range devs {
-		if slices.Contains(changed, d.PCI) {
-			for _, n := range d.irqs {
-				out[n] = true
-			}
-		}
-	}
-	if r.last != nil {
-		for _, bdf := range changed {
-			if d, ok := r.last.Device(bdf); ok {
-				for _, n := range d.IRQs {
-					out[n] = true
-				}
-			}
-		}
-	}
-	return out
 }

@@ -19,33 +19,24 @@ type pciDevice struct {
 	irqs []int
 }
 
-// readPCIDevices reads <sys>/bus/pci/devices/* (drivers/pci/pci-sysfs.c,
-// kernel/irq/msi.c). Entries are symlinks on a host; plain directories
-// work too. A machine without PCI has no such directory: no devices.
-// kept, when not nil, gives the facts of a device that no event said
-// changed: only its IRQs are read again (see readPCIDeviceIRQs).
+// readPCIDevices reads the devices of <sys>/bus/pci/devices that links
+// lists (drivers/pci/pci-sysfs.c, kernel/irq/msi.c). Entries are
+// symlinks on a host; plain directories work too. Of a device in kept
+// only the IRQs are read again (see readPCIDeviceIRQs). A device gone
+// meanwhile is left out.
 //
 // kr reads every file and directory; its buffers are reused.
-func (fsys FS) readPCIDevices(kr *kernfs.Reader, kept func(bdf string) (Device, bool)) ([]pciDevice, error) {
-	dir := filepath.Join(fsys.Sys, "bus", "pci", "devices")
-	names, err := dirNames(kr, dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fileErr(dir, err)
-	}
-	out := make([]pciDevice, 0, len(names))
-	for _, name := range names {
-		var (
-			d   pciDevice
-			ok  bool
-			err error
-		)
-		if k, found := keptDevice(kept, name); found {
-			d, ok, err = readPCIDeviceIRQs(kr, filepath.Join(dir, name), k)
-		} else {
-			d, ok, err = readPCIDevice(kr, filepath.Join(dir, name))
+func (fsys FS) readPCIDevices(kr *kernfs.Reader, links []pciLink, kept map[string]Device) ([]pciDevice, error) {
+	out := make([]pciDevice, 0, len(links))
+	for _, l := range links {
+		dir := filepath.Join(fsys.Sys, "bus", "pci", "devices", l.bdf)
+		facts, found := kept[l.bdf]
+		if !found {
+			facts = Device{PCI: l.bdf, NUMANode: -1, Driver: l.driver}
+		}
+		d, ok, err := readPCIDeviceIRQs(kr, dir, facts)
+		if ok && err == nil && !found {
+			d, ok, err = readPCIDeviceFacts(kr, dir, d)
 		}
 		if err != nil {
 			return nil, err
@@ -54,31 +45,13 @@ func (fsys FS) readPCIDevices(kr *kernfs.Reader, kept func(bdf string) (Device, 
 			out = append(out, d)
 		}
 	}
-	slices.SortFunc(out, func(a, b pciDevice) int { return strings.Compare(a.PCI, b.PCI) })
 	return out, nil
-}
-
-func keptDevice(kept func(string) (Device, bool), bdf string) (Device, bool) {
-	if kept == nil {
-		return Device{}, false
-	}
-	return kept(bdf)
-}
-
-// readPCIDevice reads one device directory. It reports false when the
-// device disappeared (hot unplug) before its directory could be read.
-func readPCIDevice(kr *kernfs.Reader, dir string) (pciDevice, bool, error) {
-	d, ok, err := readPCIDeviceIRQs(kr, dir, Device{PCI: filepath.Base(dir), NUMANode: -1})
-	if !ok || err != nil {
-		return d, ok, err
-	}
-	return readPCIDeviceFacts(kr, dir, d)
 }
 
 // readPCIDeviceIRQs reads a device's IRQs into a copy of facts, the
 // device's other facts: a driver can allocate and free vectors without
 // a bind or unbind (a channel change), but its class, node and drivers
-// change only with those, which name the device.
+// change only with those, which change its driver link.
 func readPCIDeviceIRQs(kr *kernfs.Reader, dir string, facts Device) (pciDevice, bool, error) {
 	facts.Interfaces, facts.IRQs = nil, nil
 	d := pciDevice{Device: facts}
@@ -127,7 +100,7 @@ func readPCIDeviceIRQs(kr *kernfs.Reader, dir string, facts Device) (pciDevice, 
 }
 
 // readPCIDeviceFacts reads what readPCIDeviceIRQs keeps: node, class
-// and drivers.
+// and the child devices' drivers (d.Driver is the key's).
 func readPCIDeviceFacts(kr *kernfs.Reader, dir string, d pciDevice) (pciDevice, bool, error) {
 	path := filepath.Join(dir, "numa_node")
 	s, ok, err := kr.ReadOptional(path)
@@ -145,9 +118,6 @@ func readPCIDeviceFacts(kr *kernfs.Reader, dir string, d pciDevice) (pciDevice, 
 		return d, false, fileErr(path, err)
 	}
 
-	if d.Driver, err = driverName(kr, dir); err != nil {
-		return d, false, err
-	}
 	if d.Driver != "" {
 		d.Drivers = append(d.Drivers, d.Driver)
 	}

@@ -9,22 +9,16 @@ import (
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// readNetInterfaces adds to devs the interfaces of <sys>/class/net/*
-// (net/core/net-sysfs.c). An interface's "device" link points at the PCI
-// device or, for virtio-net, at the virtio child (…/0000:41:00.0/virtio0),
-// so the path is walked up to the nearest component that is a known BDF.
+// readNetInterfaces adds to devs the interfaces in names, the listing
+// of <sys>/class/net (net/core/net-sysfs.c). An interface's "device"
+// link points at the PCI device or, for virtio-net, at the virtio child
+// (…/0000:41:00.0/virtio0), so the path is walked up to the nearest
+// component that is a known BDF.
 // Virtual interfaces have no "device" link and are skipped, as are
 // interfaces removed while they are read. A USB NIC lands on its USB
 // host controller, whose IRQ does carry its traffic.
-func (fsys FS) readNetInterfaces(kr *kernfs.Reader, devs []pciDevice) error {
+func (fsys FS) readNetInterfaces(kr *kernfs.Reader, names []string, devs []pciDevice) error {
 	dir := filepath.Join(fsys.Sys, "class", "net")
-	names, err := dirNames(kr, dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fileErr(dir, err)
-	}
 	byBDF := make(map[string]int, len(devs))
 	for i, d := range devs {
 		byBDF[d.PCI] = i
