@@ -131,7 +131,7 @@ func (inv *Inventory) DeviceIRQs(bdf string) []IRQ {
 // daemon that reads round after round uses a Reader, which re-reads
 // only what can have changed.
 func (fsys FS) Read() (*Inventory, error) {
-	inv, _, err := NewReader(fsys).Read(cpumask.Mask{}, true)
+	inv, _, err := NewReader(fsys).Read(cpumask.Mask{}, DepthAll)
 	return inv, err
 }
 

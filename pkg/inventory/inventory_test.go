@@ -461,7 +461,7 @@ func benchmarkReader(b *testing.B, fresh bool, change func(tr *fakesys.Tree, i i
 	tr := fakesys.New(b)
 	tr.AddScaleHost()
 	r := NewReader(fsOf(tr))
-	if _, _, err := r.Read(cpumask.Mask{}, true); err != nil {
+	if _, _, err := r.Read(cpumask.Mask{}, DepthAll); err != nil {
 		b.Fatal(err)
 	}
 	want := DepthAffinities
@@ -476,8 +476,12 @@ func benchmarkReader(b *testing.B, fresh bool, change func(tr *fakesys.Tree, i i
 		prepare = func(i int) { change(tr, i) }
 	}
 	online := cpumask.New(tr.OnlineCPUs()...)
+	least := DepthAffinities
+	if fresh {
+		least = DepthAll
+	}
 	syscount.Measure(b, prepare, func() {
-		inv, depth, err := r.Read(online, fresh)
+		inv, depth, err := r.Read(online, least)
 		if err != nil || depth != want {
 			b.Fatalf("depth %v, error %v; want %v", depth, err, want)
 		}

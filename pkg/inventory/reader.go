@@ -70,14 +70,18 @@ type rowKey struct{ chip, hwirq, name string }
 // NewReader returns a Reader of fsys that has read nothing yet.
 func NewReader(fsys FS) *Reader { return &Reader{fs: fsys} }
 
-// Read reads the inventory. online are the online CPUs from the
-// topology, which become the inventory's CPUs when /proc/interrupts is
-// not read. fresh forgets every kept fact. An IRQ that vanished is
-// dropped; one whose files cannot be read stays, marked Unreadable,
-// until a deeper read reads it whole. A failed read makes the next one
-// DepthAll.
-func (r *Reader) Read(online cpumask.Mask, fresh bool) (*Inventory, Depth, error) {
-	if fresh {
+// Read reads the inventory, at least as deep as least: DepthAffinities
+// lets the key decide; DepthInterrupts reads /proc/interrupts whatever
+// the key says, for a caller that knows a driver may have requested or
+// freed IRQs on descriptors it keeps (across ip link down/up or ethtool
+// -L), which changes nothing the key lists; DepthAll forgets every kept
+// fact. online are the online CPUs from the topology, which become the
+// inventory's CPUs when /proc/interrupts is not read. An IRQ that
+// vanished is dropped; one whose files cannot be read stays, marked
+// Unreadable, until a deeper read reads it whole. A failed read makes
+// the next one DepthAll.
+func (r *Reader) Read(online cpumask.Mask, least Depth) (*Inventory, Depth, error) {
+	if least >= DepthAll {
 		r.last = nil
 	}
 	ir, err := openIRQReader(filepath.Join(r.fs.Proc, "irq"))
@@ -97,7 +101,7 @@ func (r *Reader) Read(online cpumask.Mask, fresh bool) (*Inventory, Depth, error
 	)
 	switch {
 	case err != nil:
-	case depth == DepthInterrupts && k.equal(r.key):
+	case depth == DepthInterrupts && least == DepthAffinities && k.equal(r.key):
 		depth = DepthAffinities
 		inv, f = r.affinities(ir, online)
 	default:

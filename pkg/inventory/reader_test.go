@@ -32,9 +32,9 @@ func readerFixture(t *testing.T) *fakesys.Tree {
 var allCPUs = cpumask.New(0, 1, 2, 3)
 
 // mustRead reads with r and checks the depth of the read.
-func mustRead(t *testing.T, r *Reader, online cpumask.Mask, fresh bool, want Depth) *Inventory {
+func mustRead(t *testing.T, r *Reader, online cpumask.Mask, least, want Depth) *Inventory {
 	t.Helper()
-	inv, depth, err := r.Read(online, fresh)
+	inv, depth, err := r.Read(online, least)
 	if err != nil {
 		t.Fatalf("Read: %v", err)
 	}
@@ -73,7 +73,7 @@ func relink(t *testing.T, tr *fakesys.Tree, from, rel, target string) {
 func TestReadNothingChanged(t *testing.T) {
 	tr := readerFixture(t)
 	r := NewReader(fsOf(tr))
-	first := mustRead(t, r, cpumask.Mask{}, false, DepthAll)
+	first := mustRead(t, r, cpumask.Mask{}, DepthAffinities, DepthAll)
 
 	// The kernel broke IRQ 31's affinity when CPU 1 went; someone also
 	// wrote IRQ 9, which no device owns and no round plans.
@@ -82,7 +82,7 @@ func TestReadNothingChanged(t *testing.T) {
 	tr.WriteFile("proc/interrupts", "not a header\n")
 	tr.WriteFile(fakesys.DevicePath(bdf41, "")+"/numa_node", "north\n")
 	online := cpumask.New(0, 2, 3)
-	inv := mustRead(t, r, online, false, DepthAffinities)
+	inv := mustRead(t, r, online, DepthAffinities, DepthAffinities)
 
 	if got := mustIRQ(t, inv, 31).Affinity.String(); got != "0,2-3" {
 		t.Errorf("IRQ 31 affinity = %q, want the new 0,2-3", got)
@@ -146,11 +146,11 @@ func TestReadKeyChanges(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := readerFixture(t)
 			r := NewReader(fsOf(tr))
-			mustRead(t, r, allCPUs, false, DepthAll)
-			mustRead(t, r, allCPUs, false, DepthAffinities)
+			mustRead(t, r, allCPUs, DepthAffinities, DepthAll)
+			mustRead(t, r, allCPUs, DepthAffinities, DepthAffinities)
 			tc.change(t, tr)
-			tc.check(t, mustRead(t, r, allCPUs, false, DepthInterrupts))
-			mustRead(t, r, allCPUs, false, DepthAffinities)
+			tc.check(t, mustRead(t, r, allCPUs, DepthAffinities, DepthInterrupts))
+			mustRead(t, r, allCPUs, DepthAffinities, DepthAffinities)
 		})
 	}
 }
@@ -161,7 +161,7 @@ func TestReadKeyChanges(t *testing.T) {
 func TestReadKeepsFactsWhileTheDriverHolds(t *testing.T) {
 	tr := readerFixture(t)
 	r := NewReader(fsOf(tr))
-	if q := mustIRQ(t, mustRead(t, r, allCPUs, false, DepthAll), 31); q.Managed {
+	if q := mustIRQ(t, mustRead(t, r, allCPUs, DepthAffinities, DepthAll), 31); q.Managed {
 		t.Fatalf("IRQ 31 managed at start: %+v", q)
 	}
 	// Neither changes under the same driver on a real kernel: they show
@@ -170,7 +170,7 @@ func TestReadKeepsFactsWhileTheDriverHolds(t *testing.T) {
 	dev := fakesys.DevicePath(bdf41, "")
 	tr.WriteFile(dev+"/numa_node", "1\n")
 	addIRQ33(tr)
-	inv := mustRead(t, r, allCPUs, false, DepthInterrupts)
+	inv := mustRead(t, r, allCPUs, DepthAffinities, DepthInterrupts)
 	if q := mustIRQ(t, inv, 31); q.Managed {
 		t.Error("IRQ 31's mode re-read under the same row and driver, want it kept")
 	}
@@ -179,7 +179,7 @@ func TestReadKeepsFactsWhileTheDriverHolds(t *testing.T) {
 	}
 
 	relink(t, tr, dev+"/driver", dev+"/driver", "../../../bus/pci/drivers/vfio-pci")
-	inv = mustRead(t, r, allCPUs, false, DepthInterrupts)
+	inv = mustRead(t, r, allCPUs, DepthAffinities, DepthInterrupts)
 	if q := mustIRQ(t, inv, 31); !q.Managed {
 		t.Error("IRQ 31's managed state kept across a rebind")
 	}
@@ -194,31 +194,45 @@ func TestReadKeepsFactsWhileTheDriverHolds(t *testing.T) {
 func TestReadRowChange(t *testing.T) {
 	tr := readerFixture(t)
 	r := NewReader(fsOf(tr))
-	mustRead(t, r, allCPUs, false, DepthAll)
+	mustRead(t, r, allCPUs, DepthAffinities, DepthAll)
 	tr.AddIRQ(fakesys.IRQSpec{Number: 31, Name: "nvme0q1", Affinity: "1", Managed: true})
-	if q := mustIRQ(t, mustRead(t, r, allCPUs, false, DepthAffinities), 31); q.Name != "virtio0-input.0" {
+	if q := mustIRQ(t, mustRead(t, r, allCPUs, DepthAffinities, DepthAffinities), 31); q.Name != "virtio0-input.0" {
 		t.Errorf("IRQ 31 = %+v, want the kept row: the key did not change", q)
 	}
 	addIRQ33(tr)
-	if q := mustIRQ(t, mustRead(t, r, allCPUs, false, DepthInterrupts), 31); !q.Managed || q.Name != "nvme0q1" {
+	if q := mustIRQ(t, mustRead(t, r, allCPUs, DepthAffinities, DepthInterrupts), 31); !q.Managed || q.Name != "nvme0q1" {
 		t.Errorf("IRQ 31 under a new row = %+v, want its mode read again (managed)", q)
 	}
+}
+
+// TestReadLeastInterrupts: a caller that knows IRQs may have been
+// requested again on kept descriptors (a link or channel change) asks
+// for /proc/interrupts, and sees the new row although the key held.
+func TestReadLeastInterrupts(t *testing.T) {
+	tr := readerFixture(t)
+	r := NewReader(fsOf(tr))
+	mustRead(t, r, allCPUs, DepthAffinities, DepthAll)
+	tr.AddIRQ(fakesys.IRQSpec{Number: 31, Name: "nvme0q1", Affinity: "1", Managed: true})
+	if q := mustIRQ(t, mustRead(t, r, allCPUs, DepthInterrupts, DepthInterrupts), 31); !q.Managed || q.Name != "nvme0q1" {
+		t.Errorf("IRQ 31 under a new row = %+v, want it read again", q)
+	}
+	mustRead(t, r, allCPUs, DepthAffinities, DepthAffinities)
 }
 
 // TestReadFresh: fresh reads everything whatever the key.
 func TestReadFresh(t *testing.T) {
 	tr := readerFixture(t)
 	r := NewReader(fsOf(tr))
-	mustRead(t, r, allCPUs, true, DepthAll)
+	mustRead(t, r, allCPUs, DepthAll, DepthAll)
 	chmod(t, tr.Path("proc/irq/31/smp_affinity_list"), 0o444)
-	inv := mustRead(t, r, cpumask.New(0), true, DepthAll)
+	inv := mustRead(t, r, cpumask.New(0), DepthAll, DepthAll)
 	if q := mustIRQ(t, inv, 31); !q.Managed {
 		t.Errorf("IRQ 31 = %+v, want its mode read again", q)
 	}
 	if !inv.CPUs.Equal(allCPUs) {
 		t.Errorf("CPUs = %v, want /proc/interrupts' %v", inv.CPUs, allCPUs)
 	}
-	mustRead(t, r, allCPUs, false, DepthAffinities)
+	mustRead(t, r, allCPUs, DepthAffinities, DepthAffinities)
 }
 
 // TestFailedReadForgets: after a failed read the next is DepthAll, so
@@ -226,16 +240,16 @@ func TestReadFresh(t *testing.T) {
 func TestFailedReadForgets(t *testing.T) {
 	tr := readerFixture(t)
 	r := NewReader(fsOf(tr))
-	mustRead(t, r, allCPUs, false, DepthAll)
+	mustRead(t, r, allCPUs, DepthAffinities, DepthAll)
 	good := mustReadFile(t, tr.Path("proc/interrupts"))
 	tr.WriteFile("proc/interrupts", "not a header\n")
 	relink(t, tr, "sys/class/net/eth0", "sys/class/net/ens3", "")
-	if _, _, err := r.Read(allCPUs, false); err == nil {
+	if _, _, err := r.Read(allCPUs, DepthAffinities); err == nil {
 		t.Fatal("Read of a garbage /proc/interrupts succeeded")
 	}
 	tr.WriteFile("proc/interrupts", good)
 	chmod(t, tr.Path("proc/irq/31/smp_affinity_list"), 0o444)
-	if q := mustIRQ(t, mustRead(t, r, allCPUs, false, DepthAll), 31); !q.Managed {
+	if q := mustIRQ(t, mustRead(t, r, allCPUs, DepthAffinities, DepthAll), 31); !q.Managed {
 		t.Errorf("IRQ 31 = %+v after a failed read, want its mode read again", q)
 	}
 }
@@ -246,18 +260,18 @@ func TestFailedReadForgets(t *testing.T) {
 func TestReadUnreadableStaysMarked(t *testing.T) {
 	tr := readerFixture(t)
 	r := NewReader(fsOf(tr))
-	mustRead(t, r, allCPUs, false, DepthAll)
+	mustRead(t, r, allCPUs, DepthAffinities, DepthAll)
 	tr.WriteFile("proc/irq/31/smp_affinity_list", "1-x\n")
-	inv := mustRead(t, r, allCPUs, false, DepthAffinities)
+	inv := mustRead(t, r, allCPUs, DepthAffinities, DepthAffinities)
 	if q := mustIRQ(t, inv, 31); !strings.Contains(q.Unreadable, tr.Path("proc/irq/31/smp_affinity_list")) {
 		t.Errorf("IRQ 31 Unreadable = %q, want it naming its file", q.Unreadable)
 	}
 	tr.WriteFile("proc/irq/31/smp_affinity_list", "2\n")
-	if q := mustIRQ(t, mustRead(t, r, allCPUs, false, DepthAffinities), 31); q.Unreadable == "" {
+	if q := mustIRQ(t, mustRead(t, r, allCPUs, DepthAffinities, DepthAffinities), 31); q.Unreadable == "" {
 		t.Errorf("IRQ 31 = %+v, want it still unreadable until a deeper read", q)
 	}
 	addIRQ33(tr)
-	if q := mustIRQ(t, mustRead(t, r, allCPUs, false, DepthInterrupts), 31); q.Unreadable != "" || q.Affinity.String() != "2" {
+	if q := mustIRQ(t, mustRead(t, r, allCPUs, DepthAffinities, DepthInterrupts), 31); q.Unreadable != "" || q.Affinity.String() != "2" {
 		t.Errorf("IRQ 31 = %+v, want readable on 2", q)
 	}
 }
@@ -287,7 +301,7 @@ func TestReadInParallel(t *testing.T) {
 	tr.AddIRQs(specs...)
 	tr.AddPCIDevice(fakesys.PCIDevice{BDF: bdf41, Driver: "ixgbe", MSIIRQs: irqs, Interfaces: []string{"eth0"}})
 	r := NewReader(fsOf(tr))
-	mustRead(t, r, allCPUs, false, DepthAll)
+	mustRead(t, r, allCPUs, DepthAffinities, DepthAll)
 	for i := 0; i < n; i += 97 {
 		tr.WriteFile(fmt.Sprintf("proc/irq/%d/smp_affinity_list", 100+i), "0-3\n")
 	}
@@ -307,9 +321,9 @@ func TestReadInParallel(t *testing.T) {
 			}
 		}
 	}
-	check(mustRead(t, r, allCPUs, false, DepthAffinities), 0)
+	check(mustRead(t, r, allCPUs, DepthAffinities, DepthAffinities), 0)
 	tr.Remove("proc/irq/2100")
-	check(mustRead(t, r, allCPUs, false, DepthInterrupts), 1)
+	check(mustRead(t, r, allCPUs, DepthAffinities, DepthInterrupts), 1)
 }
 
 func TestDepthString(t *testing.T) {
