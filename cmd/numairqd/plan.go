@@ -10,8 +10,8 @@ import (
 
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/load"
+	"github.com/numairqd/numairqd/pkg/machine"
 	"github.com/numairqd/numairqd/pkg/policy"
-	"github.com/numairqd/numairqd/pkg/state"
 )
 
 // configFile returns the config to read and whether it may be missing:
@@ -67,14 +67,14 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		bal = policy.Balancing{Loads: &l, MaxMoves: cfg.LoadBalance.MovesPerMinute,
 			MinGain: cfg.LoadBalance.MinGain, MinDrop: cfg.LoadBalance.MinDrop, MinPeak: cfg.LoadBalance.MinPeak}
 	}
-	// The daemon's own pipeline, without its memory of refused writes:
-	// this command writes nothing, so the kernel has refused nothing yet.
-	planned, err := state.Plan(state.Roots{Sys: *sysfs, Proc: *procfs, Etc: *etc}, cfg, nil, bal)
+	// The daemon's own read and plan, with an empty memory: this command
+	// writes nothing, so the kernel has taught it nothing.
+	m, err := machine.Read(machine.Roots{Sys: *sysfs, Proc: *procfs, Etc: *etc}, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "numairqd plan: %v\n", err)
 		return 1
 	}
-	p := planned.Plan
+	p := policy.Compute(m.Snapshot, m.Inventory, m.Config(cfg), policy.Memory{}, bal)
 	for _, q := range p.Unplaced() {
 		fmt.Fprintf(stderr, "numairqd plan: warning: IRQ %d (%s) could not be placed: %s\n", q.Number, q.Name, q.Reason)
 	}

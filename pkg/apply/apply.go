@@ -35,21 +35,20 @@ const (
 	DefaultBackoff = 10 * time.Millisecond
 )
 
-// Applier writes plans to the kernel and remembers, across rounds, the
-// IRQs the kernel refused to move and the masks it found before its
-// first change of each IRQ. Not safe for concurrent use (see the
-// package doc): call it from one goroutine.
+// Applier writes plans to the kernel and remembers the mask each IRQ had
+// before its first change, for Restore. What the kernel taught a round
+// (refusals, full CPUs) is not kept here: Apply returns it in the
+// policy.Memory the next plan takes. Not safe for concurrent use (see
+// the package doc): call it from one goroutine.
 type Applier struct {
 	w    Writer
 	log  *zap.Logger
 	opts Options
 
-	// refused are the IRQs whose write failed with EIO/EPERM, by number.
-	// The name is part of the key: the same number requested again under
-	// another name (a rebound device) is a new IRQ and is tried again.
-	refused policy.Refusals
 	// originals are the masks found before the first change, by number.
 	originals map[int]original
+	// wouldWrite is, in a dry run, the last mask logged for each IRQ.
+	wouldWrite map[int]cpumask.Mask
 }
 
 // original is an IRQ's mask before numairqd first changed it.
@@ -72,141 +71,101 @@ func New(w Writer, log *zap.Logger, opts Options) *Applier {
 	if opts.Backoff <= 0 {
 		opts.Backoff = DefaultBackoff
 	}
-	return &Applier{w: w, log: log, opts: opts, refused: policy.Refusals{}, originals: map[int]original{}}
+	return &Applier{w: w, log: log, opts: opts, originals: map[int]original{}}
 }
 
-// round is what one Apply shares between IRQs: the CPUs found to have
-// no free vector (ENOSPC), so later IRQs do not try them again.
-type round struct {
-	full cpumask.Mask
-}
-
-// Refusals returns a copy of the IRQs the kernel refused to move, for
-// the next policy.Compute.
-func (a *Applier) Refusals() policy.Refusals { return maps.Clone(a.refused) }
-
-// Apply writes every IRQ of p whose planned mask is set and differs
-// from its current one, one write per IRQ, and returns the outcome of
-// each. It stops early, leaving the rest for the next round, when ctx
-// is done. p covers every device IRQ the machine has, so Apply first
-// forgets the refusals of IRQs that are gone from it or carry another
-// name, and the originals of IRQs now under another name.
-func (a *Applier) Apply(ctx context.Context, p *policy.Plan) Result {
-	a.forget(p)
+// Apply makes p's writes, one per IRQ, and returns the outcome of each
+// and mem updated with what the kernel taught: the IRQs it refused to
+// move (EIO/EPERM) and the CPUs it had no free vector on (ENOSPC), for
+// the next plan, which places nothing there. A write whose CPUs were
+// found full earlier in the same Apply is not tried again. It stops
+// early, leaving the rest for the next round, when ctx is done. p covers
+// every device IRQ the machine has, so Apply first forgets what mem and
+// the originals hold of IRQs gone from it or now under another name,
+// and the full marks of CPUs the plan no longer allows (offline CPUs
+// lose their vectors).
+func (a *Applier) Apply(ctx context.Context, p *policy.Plan, mem policy.Memory) (Result, policy.Memory) {
+	mem = a.forget(p, mem)
 	res := newResult()
-	rd := &round{}
-	for di := range p.Devices {
-		d := &p.Devices[di]
-		for _, q := range d.IRQs {
-			if q.LeftAlone() {
-				continue
-			}
-			if q.Planned.Equal(q.Current) {
-				res.Unchanged++
-				continue
-			}
-			if ctx.Err() != nil {
-				return res
-			}
-			if a.opts.DryRun {
-				a.log.Info("dry run: would set IRQ affinity", zap.Int("irq", q.Number), zap.String("name", q.Name),
-					zap.Stringer("from", q.Current), zap.Stringer("to", q.Planned))
-				res.record(q.Number, KindDryRun)
-				continue
-			}
-			a.place(ctx, rd, d, q, &res)
+	res.Unchanged = p.Unchanged()
+	for _, w := range p.Writes() {
+		if ctx.Err() != nil {
+			break
 		}
+		if a.opts.DryRun {
+			a.dryRun(w, &res)
+			continue
+		}
+		if w.After.IsSubsetOf(mem.Full) {
+			res.record(w, KindNoSpace, "ENOSPC")
+			continue
+		}
+		err := a.write(ctx, w.IRQ, w.Name, w.After)
+		kind := classify(err)
+		res.record(w, kind, errnoName(err))
+		a.learn(w, err, kind, &mem)
 	}
-	return res
+	return res, mem
 }
 
-// forget drops what is remembered about IRQs that p shows freed: a
-// refusal whose IRQ is not in p under its name, an original whose
-// number p lists under another name (the number was reused). Originals
-// of IRQs p does not list stay, for Restore.
-func (a *Applier) forget(p *policy.Plan) {
+// dryRun records w as a write a dry run would make, and logs it when it
+// differs from what the last round would have written.
+func (a *Applier) dryRun(w policy.Write, res *Result) {
+	res.record(w, KindDryRun, "")
+	if last, ok := a.wouldWrite[w.IRQ]; ok && last.Equal(w.After) {
+		return
+	}
+	if a.wouldWrite == nil {
+		a.wouldWrite = map[int]cpumask.Mask{}
+	}
+	a.wouldWrite[w.IRQ] = w.After
+	a.log.Info("dry run: would set IRQ affinity", zap.Int("irq", w.IRQ), zap.String("name", w.Name),
+		zap.Stringer("from", w.Before), zap.Stringer("to", w.After))
+}
+
+// forget returns mem without what p shows gone: a refusal whose IRQ is
+// not in p under its name, full marks of CPUs p does not allow; and
+// drops the originals whose number p lists under another name (the
+// number was reused). Originals of IRQs p does not list stay, for
+// Restore.
+func (a *Applier) forget(p *policy.Plan, mem policy.Memory) policy.Memory {
 	names := map[int]string{}
 	for _, d := range p.Devices {
 		for _, q := range d.IRQs {
 			names[q.Number] = q.Name
 		}
 	}
-	maps.DeleteFunc(a.refused, func(n int, r policy.Refusal) bool { return names[n] != r.Name })
+	mem.Refused = maps.Clone(mem.Refused)
+	if mem.Refused == nil {
+		mem.Refused = policy.Refusals{}
+	}
+	maps.DeleteFunc(mem.Refused, func(n int, r policy.Refusal) bool { return names[n] != r.Name })
+	mem.Full = mem.Full.And(p.Allowed)
 	maps.DeleteFunc(a.originals, func(n int, o original) bool {
 		name, ok := names[n]
 		return ok && name != o.name
 	})
+	return mem
 }
 
-// place writes q's planned mask and, when the kernel has no free vector
-// on those CPUs, walks on along the device's Order after them (wrapping,
-// skipping CPUs full this round and CPUs already tried), one CPU at a
-// time, like irqbalance marking a CPU full on ENOSPC.
-func (a *Applier) place(ctx context.Context, rd *round, d *policy.Device, q policy.IRQ, res *Result) {
-	target := q.Planned
-	var err error
-	if target.IsSubsetOf(rd.full) {
-		a.log.Debug("planned CPUs have no free vector this round", zap.Int("irq", q.Number),
-			zap.String("name", q.Name), zap.Stringer("planned", target))
-	} else {
-		err = a.write(ctx, q.Number, q.Name, target)
-		if classify(err) != KindNoSpace {
-			a.done(q, target, err, res)
-			return
-		}
-		rd.full = rd.full.Or(target)
-	}
-	tried := target
-	n := len(d.Order)
-	startAt := -1
-	for i, c := range d.Order {
-		if target.Contains(c) {
-			startAt = i
-		}
-	}
-	for k := 1; k <= n; k++ {
-		cpu := d.Order[(startAt+k+n)%n]
-		if tried.Contains(cpu) || rd.full.Contains(cpu) {
-			continue
-		}
-		m := cpumask.New(cpu)
-		tried = tried.Or(m)
-		if ctx.Err() != nil {
-			break
-		}
-		err = a.write(ctx, q.Number, q.Name, m)
-		if classify(err) == KindNoSpace {
-			rd.full = rd.full.Or(m)
-			continue
-		}
-		if err == nil {
-			a.log.Warn("no free vector on the planned CPUs; placed the IRQ on a later CPU of the device's order",
-				zap.Int("irq", q.Number), zap.String("name", q.Name), zap.Stringer("planned", target), zap.Int("cpu", cpu))
-		}
-		a.done(q, m, err, res)
-		return
-	}
-	a.log.Warn("no free vector on any CPU tried; leaving the IRQ for the next round",
-		zap.Int("irq", q.Number), zap.String("name", q.Name), zap.Stringer("planned", target),
-		zap.Stringer("tried", tried), zap.Error(err))
-	res.record(q.Number, KindNoSpace)
-}
-
-// done records the outcome of the last write of q (mask m, error err).
-func (a *Applier) done(q policy.IRQ, m cpumask.Mask, err error, res *Result) {
-	kind := classify(err)
-	res.record(q.Number, kind)
-	fields := []zap.Field{zap.Int("irq", q.Number), zap.String("name", q.Name), zap.Stringer("mask", m)}
+// learn logs the outcome of w and keeps what it teaches: the original
+// mask of an IRQ first written, a refusal, full CPUs.
+func (a *Applier) learn(w policy.Write, err error, kind Kind, mem *policy.Memory) {
+	fields := []zap.Field{zap.Int("irq", w.IRQ), zap.String("name", w.Name), zap.Stringer("mask", w.After)}
 	switch kind {
 	case KindOK:
-		if _, ok := a.originals[q.Number]; !ok && !q.Current.IsEmpty() {
-			a.originals[q.Number] = original{name: q.Name, mask: q.Current}
+		if _, ok := a.originals[w.IRQ]; !ok && !w.Before.IsEmpty() {
+			a.originals[w.IRQ] = original{name: w.Name, mask: w.Before}
 		}
 	case KindManaged:
 		errno := errnoName(err)
-		a.refused[q.Number] = policy.Refusal{Name: q.Name, Errno: errno}
+		mem.Refused[w.IRQ] = policy.Refusal{Name: w.Name, Errno: errno}
 		a.log.Info("the kernel refuses to move this IRQ (managed or unsteerable); leaving it alone",
 			append(fields, zap.String("errno", errno), zap.Error(err))...)
+	case KindNoSpace:
+		mem.Full = mem.Full.Or(w.After)
+		a.log.Warn("no free vector on the planned CPUs; the next plan places the IRQ on the next CPU of its device's order",
+			append(fields, zap.Error(err))...)
 	case KindVanished:
 		a.log.Debug("IRQ vanished before its affinity was written", fields...)
 	case KindStale:

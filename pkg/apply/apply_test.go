@@ -88,9 +88,17 @@ func irq(t testing.TB, n int, name, cur, planned string) policy.IRQ {
 	return q
 }
 
-// plan is one device with the given CPU order and IRQs.
+// plan is one device with the given CPU order, which is also the
+// allowed CPUs, and IRQs.
 func plan(order []int, irqs ...policy.IRQ) *policy.Plan {
-	return &policy.Plan{Devices: []policy.Device{{PCI: "0000:00:04.0", Driver: "virtio-pci", Order: order, IRQs: irqs}}}
+	return &policy.Plan{Allowed: cpumask.New(order...),
+		Devices: []policy.Device{{PCI: "0000:00:04.0", Driver: "virtio-pci", Order: order, IRQs: irqs}}}
+}
+
+// applyOnce applies p with an empty memory and returns the result only.
+func applyOnce(ctx context.Context, a *apply.Applier, p *policy.Plan) apply.Result {
+	r, _ := a.Apply(ctx, p, policy.Memory{})
+	return r
 }
 
 // recorder is an Options.Sleep that only records the waits.
@@ -129,7 +137,7 @@ func TestApplyWritesOnlyChanges(t *testing.T) {
 		irq(t, 43, "virtio0-input.1", "0-3", "0-3"),    // control-style mask, unchanged
 		irq(t, 44, "virtio0-output.1", "0,2,4", "0-5"), // wider mask
 	)
-	r := a.Apply(context.Background(), p)
+	r := applyOnce(context.Background(), a, p)
 	checkCalls(t, w.reset(), "42:4", "44:0-5")
 	if r.Written != 2 || r.Unchanged != 2 || r.DryRun != 0 || len(r.Failed) != 0 || r.Stale {
 		t.Errorf("result = %+v", r)
@@ -177,7 +185,7 @@ func TestApplyClassifiesErrors(t *testing.T) {
 			rec := &recorder{}
 			log, logs := observed()
 			a := apply.New(w, log, apply.Options{Sleep: rec.sleep})
-			r := a.Apply(context.Background(), plan([]int{3},
+			r := applyOnce(context.Background(), a, plan([]int{3},
 				irq(t, 45, "eth0-rx-0", "0-7", "3"),
 				irq(t, 46, "eth0-rx-1", "0-7", "0")))
 
@@ -229,7 +237,7 @@ func TestApplyRetriesOption(t *testing.T) {
 		w := &fakeWriter{always: map[int]error{45: syscall.EBUSY}}
 		rec := &recorder{}
 		a := apply.New(w, zap.NewNop(), apply.Options{Retries: tc.retries, Backoff: time.Second, Sleep: rec.sleep})
-		r := a.Apply(context.Background(), plan(order8, irq(t, 45, "q", "0", "1")))
+		r := applyOnce(context.Background(), a, plan(order8, irq(t, 45, "q", "0", "1")))
 		if len(w.calls) != tc.writes || r.ByKind[apply.KindBusy] != 1 {
 			t.Errorf("Retries %d: %d writes, %v; want %d writes, busy", tc.retries, len(w.calls), r.ByKind, tc.writes)
 		}
@@ -239,69 +247,41 @@ func TestApplyRetriesOption(t *testing.T) {
 	}
 }
 
-// TestApplyNoSpaceFallsBack follows the device's order after the
-// planned CPU and remembers, for the rest of the round, the CPUs whose
-// vector space is full.
-func TestApplyNoSpaceFallsBack(t *testing.T) {
-	order := []int{4, 5, 6, 7, 0, 1, 2, 3}
-	w := &fakeWriter{full: mask(t, "0-1,3,5-6")}
+// TestApplyNoSpaceIsLearned: ENOSPC is an outcome, not a reason for the
+// writer to pick another CPU: the CPUs go into the memory, a later write
+// wholly inside them in the same Apply is not tried, and the next plan
+// (policy.Compute) places around them. Full CPUs the plan no longer
+// allows (an offline CPU frees its vectors) are forgotten.
+func TestApplyNoSpaceIsLearned(t *testing.T) {
+	w := &fakeWriter{full: mask(t, "0-1,5")}
 	log, logs := observed()
 	a := apply.New(w, log, apply.Options{})
-	p := plan(order,
-		irq(t, 40, "q0", "0-7", "5"),   // 5 full, 6 full -> 7
-		irq(t, 41, "q1", "0-7", "6"),   // 6 known full: no write; -> 7
-		irq(t, 42, "q2", "0-7", "5"),   // 5, 6 known full -> 7
-		irq(t, 43, "q3", "0-7", "3"),   // 3 full, wraps -> 4
-		irq(t, 44, "q4", "4-7", "0-1"), // both full -> after 1 in order: 2
-		irq(t, 45, "q5", "0-7", "2"),   // 2 has room
-	)
-	r := a.Apply(context.Background(), p)
-	checkCalls(t, w.reset(),
-		"40:5", "40:6", "40:7",
-		"41:7",
-		"42:7",
-		"43:3", "43:4",
-		"44:0-1", "44:2",
-		"45:2")
-	checkKinds(t, r, map[apply.Kind]int{apply.KindOK: 6})
-	if r.Written != 6 || len(r.Failed) != 0 {
+	r, mem := a.Apply(context.Background(), plan(order8,
+		irq(t, 40, "q0", "0-7", "5"),    // ENOSPC
+		irq(t, 41, "q0-tx", "0-7", "5"), // 5 known full: not tried
+		irq(t, 42, "c", "4-7", "0-1"),   // ENOSPC on both
+		irq(t, 43, "q1", "0-7", "6"),    // room
+	), policy.Memory{})
+	checkCalls(t, w.reset(), "40:5", "42:0-1", "43:6")
+	checkKinds(t, r, map[apply.Kind]int{apply.KindOK: 1, apply.KindNoSpace: 3})
+	if !maps.Equal(r.Failed, map[int]apply.Kind{40: apply.KindNoSpace, 41: apply.KindNoSpace, 42: apply.KindNoSpace}) || r.Written != 1 {
 		t.Errorf("result = %+v", r)
 	}
-	if n := logs.FilterMessageSnippet("later CPU").Len(); n != 5 {
-		t.Errorf("%d fallback warnings, want 5", n)
+	if got := mem.Full.String(); got != "0-1,5" {
+		t.Errorf("memory's full CPUs %s, want 0-1,5", got)
+	}
+	if len(r.Writes) != 4 || r.Writes[1].IRQ != 41 || r.Writes[1].Kind != apply.KindNoSpace || !r.Writes[1].After.Equal(mask(t, "5")) {
+		t.Errorf("outcomes %+v", r.Writes)
+	}
+	if n := logs.FilterMessageSnippet("no free vector").Len(); n != 2 {
+		t.Errorf("%d no-space warnings, want 2 (one per write the kernel refused)", n)
 	}
 
-	// Full CPUs are forgotten between rounds: vectors free up.
-	w.full = cpumask.Mask{}
-	r = a.Apply(context.Background(), plan(order, irq(t, 40, "q0", "7", "5")))
-	checkCalls(t, w.reset(), "40:5")
-	if r.Written != 1 {
-		t.Errorf("next round: %+v", r)
-	}
-}
-
-func TestApplyNoSpaceExhausted(t *testing.T) {
-	w := &fakeWriter{full: mask(t, "0-2")}
-	a := apply.New(w, zap.NewNop(), apply.Options{})
-	r := a.Apply(context.Background(), plan([]int{0, 1, 2},
-		irq(t, 50, "q0", "0-7", "0"),
-		irq(t, 51, "q1", "0-7", "1"), // every CPU known full: no write at all
-	))
-	checkCalls(t, w.reset(), "50:0", "50:1", "50:2")
-	checkKinds(t, r, map[apply.Kind]int{apply.KindNoSpace: 2})
-	if !maps.Equal(r.Failed, map[int]apply.Kind{50: apply.KindNoSpace, 51: apply.KindNoSpace}) || r.Written != 0 {
-		t.Errorf("result = %+v", r)
-	}
-}
-
-// TestApplyNoSpaceThenOtherError: the fallback CPU's own error decides.
-func TestApplyNoSpaceThenOtherError(t *testing.T) {
-	w := &fakeWriter{errs: map[int][]error{60: {syscall.ENOSPC, syscall.EINVAL}}}
-	a := apply.New(w, zap.NewNop(), apply.Options{})
-	r := a.Apply(context.Background(), plan([]int{0, 1, 2}, irq(t, 60, "q0", "0-2", "1")))
-	checkCalls(t, w.reset(), "60:1", "60:2")
-	if !r.Stale || r.Failed[60] != apply.KindStale {
-		t.Errorf("result = %+v", r)
+	// CPU 5 went offline: the plan does not allow it, its mark goes.
+	p := plan([]int{0, 1, 2, 3, 4, 6, 7}, irq(t, 40, "q0", "0-7", "6"))
+	_, mem = a.Apply(context.Background(), p, mem)
+	if got := mem.Full.String(); got != "0-1" {
+		t.Errorf("full CPUs after CPU 5 went offline: %s, want 0-1", got)
 	}
 }
 
@@ -312,7 +292,7 @@ func TestManagedLoggedOnceNotRetried(t *testing.T) {
 	p := plan(order8, irq(t, 45, "nvme0q1", "0", "3"), irq(t, 46, "nvme0q2", "0", "4"))
 	refusals := func() int { return logs.FilterMessageSnippet("refuses to move").Len() }
 
-	r := a.Apply(context.Background(), p)
+	r, mem := a.Apply(context.Background(), p, policy.Memory{})
 	checkCalls(t, w.reset(), "45:3", "46:4")
 	checkKinds(t, r, map[apply.Kind]int{apply.KindOK: 1, apply.KindManaged: 1})
 	if n := refusals(); n != 1 {
@@ -323,27 +303,27 @@ func TestManagedLoggedOnceNotRetried(t *testing.T) {
 	}
 
 	want := policy.Refusals{45: {Name: "nvme0q1", Errno: "EIO"}}
-	if got := a.Refusals(); !maps.Equal(got, want) {
-		t.Fatalf("Refusals() = %v, want %v", got, want)
+	if !maps.Equal(mem.Refused, want) {
+		t.Fatalf("memory's refusals %v, want %v", mem.Refused, want)
 	}
 
-	// Next round the planner, given Refusals, leaves 45 alone: no write,
-	// no log, and the refusal is kept.
+	// Next round the planner, given the memory, leaves 45 alone: no
+	// write, no log, and the refusal is kept.
 	p.Devices[0].IRQs[0] = managedIRQ(45, "nvme0q1")
 	p.Devices[0].IRQs[1].Current = mask(t, "4")
-	r = a.Apply(context.Background(), p)
+	r, mem = a.Apply(context.Background(), p, mem)
 	checkCalls(t, w.reset())
 	checkKinds(t, r, map[apply.Kind]int{})
 	if n := refusals(); n != 1 {
 		t.Errorf("%d refusal logs after round 2, want 1", n)
 	}
-	if got := a.Refusals(); !maps.Equal(got, want) {
-		t.Errorf("Refusals() after round 2 = %v, want %v", got, want)
+	if !maps.Equal(mem.Refused, want) {
+		t.Errorf("refusals after round 2 = %v, want %v", mem.Refused, want)
 	}
 
 	// The number is re-requested by another device: try again.
 	delete(w.always, 45)
-	r = a.Apply(context.Background(), plan(order8, irq(t, 45, "mlx5_comp0@pci:0000:41:00.0", "0", "3")))
+	r = applyOnce(context.Background(), a, plan(order8, irq(t, 45, "mlx5_comp0@pci:0000:41:00.0", "0", "3")))
 	checkCalls(t, w.reset(), "45:3")
 	checkKinds(t, r, map[apply.Kind]int{apply.KindOK: 1})
 }
@@ -357,39 +337,38 @@ func managedIRQ(n int, name string) policy.IRQ {
 	return policy.IRQ{Number: n, Name: name, Role: policy.RoleQueue, Managed: true, CPU: -1, Hop: -1, Distance: -1}
 }
 
-// TestRefusals: the Applier remembers EIO and EPERM by number and name,
-// hands out copies, and forgets an IRQ when a plan shows it freed or
-// requested again under another name.
+// TestRefusals: Apply adds EIO and EPERM to the memory by number and
+// name, leaves the caller's memory as it was, and forgets an IRQ when a
+// plan shows it freed or requested again under another name.
 func TestRefusals(t *testing.T) {
 	w := &fakeWriter{always: map[int]error{45: syscall.EIO, 46: syscall.EPERM, 47: syscall.EIO}}
 	a := apply.New(w, zap.NewNop(), apply.Options{})
-	a.Apply(context.Background(), plan(order8,
+	before := policy.Memory{Refused: policy.Refusals{}}
+	_, mem := a.Apply(context.Background(), plan(order8,
 		irq(t, 44, "q0", "0", "2"),
 		irq(t, 45, "q1", "0", "3"),
 		irq(t, 46, "q2", "0", "4"),
-		irq(t, 47, "q3", "0", "5")))
+		irq(t, 47, "q3", "0", "5")), before)
 	want := policy.Refusals{45: {Name: "q1", Errno: "EIO"}, 46: {Name: "q2", Errno: "EPERM"}, 47: {Name: "q3", Errno: "EIO"}}
-	got := a.Refusals()
-	if !maps.Equal(got, want) {
-		t.Errorf("Refusals() = %v, want %v", got, want)
+	if !maps.Equal(mem.Refused, want) {
+		t.Errorf("refusals %v, want %v", mem.Refused, want)
 	}
-	delete(got, 45)
-	if len(a.Refusals()) != 3 {
-		t.Error("Refusals() returned the Applier's own map")
+	if len(before.Refused) != 0 {
+		t.Errorf("Apply changed the caller's memory: %v", before.Refused)
 	}
 
 	// 45 re-requested under another name, 46 freed, 47 still refused.
 	delete(w.always, 45)
-	a.Apply(context.Background(), plan(order8, irq(t, 45, "other", "2", "2"), managedIRQ(47, "q3")))
-	if got, want := a.Refusals(), (policy.Refusals{47: {Name: "q3", Errno: "EIO"}}); !maps.Equal(got, want) {
-		t.Errorf("Refusals() after renames = %v, want %v", got, want)
+	_, mem = a.Apply(context.Background(), plan(order8, irq(t, 45, "other", "2", "2"), managedIRQ(47, "q3")), mem)
+	if want := (policy.Refusals{47: {Name: "q3", Errno: "EIO"}}); !maps.Equal(mem.Refused, want) {
+		t.Errorf("refusals after renames = %v, want %v", mem.Refused, want)
 	}
 }
 
 func TestRestore(t *testing.T) {
 	w := &fakeWriter{errs: map[int][]error{48: {syscall.EINVAL}}, always: map[int]error{49: syscall.EIO}}
 	a := apply.New(w, zap.NewNop(), apply.Options{})
-	a.Apply(context.Background(), plan(order8,
+	applyOnce(context.Background(), a, plan(order8,
 		irq(t, 45, "q0", "0-7", "3"),
 		irq(t, 46, "q1", "0-3", "4"),
 		irq(t, 47, "q2", "0-7", "5"),
@@ -399,7 +378,7 @@ func TestRestore(t *testing.T) {
 	))
 	// A second round moves 45 again: its original stays 0-7. 47 is now
 	// another IRQ: its original is dropped.
-	a.Apply(context.Background(), plan(order8,
+	applyOnce(context.Background(), a, plan(order8,
 		irq(t, 45, "q0", "3", "2"),
 		irq(t, 47, "rebound", "0-7", "0-7")))
 	w.reset()
@@ -423,7 +402,7 @@ func TestRestoreKeepsFailuresForRetry(t *testing.T) {
 	w := &fakeWriter{}
 	rec := &recorder{}
 	a := apply.New(w, zap.NewNop(), apply.Options{Sleep: rec.sleep})
-	a.Apply(context.Background(), plan(order8, irq(t, 45, "q0", "0-7", "3"), irq(t, 46, "q1", "0-7", "4")))
+	applyOnce(context.Background(), a, plan(order8, irq(t, 45, "q0", "0-7", "3"), irq(t, 46, "q1", "0-7", "4")))
 	w.reset()
 	w.always = map[int]error{45: syscall.EBUSY}
 	r := a.Restore(context.Background(), nil)
@@ -444,7 +423,7 @@ func TestRestoreKeepsFailuresForRetry(t *testing.T) {
 func TestRestoreSkipsRenamed(t *testing.T) {
 	w := &fakeWriter{}
 	a := apply.New(w, zap.NewNop(), apply.Options{})
-	a.Apply(context.Background(), plan(order8,
+	applyOnce(context.Background(), a, plan(order8,
 		irq(t, 45, "q0", "0-7", "3"), irq(t, 46, "q1", "0-7", "4"), irq(t, 47, "q2", "0-7", "5")))
 	w.reset()
 	a.Restore(context.Background(), inv(inventory.IRQ{Number: 45, Name: "q0"}, inventory.IRQ{Number: 46, Name: "other"}))
@@ -457,7 +436,7 @@ func TestDryRun(t *testing.T) {
 	w := &fakeWriter{}
 	log, logs := observed()
 	a := apply.New(w, log, apply.Options{DryRun: true})
-	r := a.Apply(context.Background(), plan(order8,
+	r := applyOnce(context.Background(), a, plan(order8,
 		irq(t, 45, "q0", "0-7", "3"), irq(t, 46, "q1", "4", "4"), irq(t, 47, "q2", "0-7", "5"), irq(t, 48, "c", "0-7", "")))
 	checkCalls(t, w.reset())
 	if r.DryRun != 2 || r.Written != 0 || r.Unchanged != 1 || r.ByKind[apply.KindDryRun] != 2 || len(r.Failed) != 0 {
@@ -481,7 +460,7 @@ func TestCancelStopsBackoff(t *testing.T) {
 		w := &fakeWriter{always: map[int]error{45: syscall.EBUSY}}
 		n := 0
 		a := apply.New(w, zap.NewNop(), apply.Options{Sleep: func(time.Duration) { n++; cancel() }})
-		r := a.Apply(ctx, plan(order8, irq(t, 45, "q0", "0", "1"), irq(t, 46, "q1", "0", "2")))
+		r := applyOnce(ctx, a, plan(order8, irq(t, 45, "q0", "0", "1"), irq(t, 46, "q1", "0", "2")))
 		checkCalls(t, w.reset(), "45:1") // no retry, and 46 not started
 		if n != 1 || r.Failed[45] != apply.KindBusy {
 			t.Errorf("%d sleeps, result %+v", n, r)
@@ -494,7 +473,7 @@ func TestCancelStopsBackoff(t *testing.T) {
 		a := apply.New(w, zap.NewNop(), apply.Options{Backoff: time.Hour})
 		time.AfterFunc(20*time.Millisecond, cancel)
 		done := make(chan apply.Result)
-		go func() { done <- a.Apply(ctx, plan(order8, irq(t, 45, "q0", "0", "1"))) }()
+		go func() { done <- applyOnce(ctx, a, plan(order8, irq(t, 45, "q0", "0", "1"))) }()
 		select {
 		case r := <-done:
 			if r.Failed[45] != apply.KindBusy {
@@ -509,7 +488,7 @@ func TestCancelStopsBackoff(t *testing.T) {
 		cancel()
 		w := &fakeWriter{}
 		a := apply.New(w, zap.NewNop(), apply.Options{})
-		a.Apply(ctx, plan(order8, irq(t, 45, "q0", "0", "1")))
+		applyOnce(ctx, a, plan(order8, irq(t, 45, "q0", "0", "1")))
 		a.Restore(ctx, nil)
 		checkCalls(t, w.reset())
 	})
@@ -522,7 +501,7 @@ func TestProgressPerWrite(t *testing.T) {
 	rec := &recorder{}
 	calls := 0
 	a := apply.New(w, zap.NewNop(), apply.Options{Sleep: rec.sleep, Progress: func() { calls++ }})
-	a.Apply(context.Background(), plan(order8, irq(t, 45, "q0", "0-7", "3"), irq(t, 46, "q1", "0-7", "4"), irq(t, 47, "q2", "5", "5")))
+	applyOnce(context.Background(), a, plan(order8, irq(t, 45, "q0", "0-7", "3"), irq(t, 46, "q1", "0-7", "4"), irq(t, 47, "q2", "5", "5")))
 	if want := len(w.calls); calls != want || want != 4 {
 		t.Errorf("Progress called %d times for %d write attempts, want 4 and 4", calls, want)
 	}

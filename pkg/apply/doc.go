@@ -1,18 +1,18 @@
-// Package apply writes planned IRQ affinities to the kernel: it is the
-// only code in numairqd that writes to /proc.
+// Package apply makes a plan's writes: it is the only code in numairqd
+// that writes to /proc.
 //
 // A Writer makes one write of one mask to one IRQ (ProcWriter writes
 // <Proc>/irq/N/smp_affinity_list on a host or a fixture tree). An
-// Applier takes a policy.Plan, writes every IRQ whose planned mask
-// differs from the current one, and sorts each kernel error into an
-// outcome the daemon acts on, the way irqbalance's activate.c does
-// (docs/kernel.md §3.1):
+// Applier makes each of a policy.Plan's Writes, exactly as planned, and
+// sorts each kernel error into an outcome the daemon acts on, the way
+// irqbalance's activate.c does (docs/kernel.md §3.1). What an error
+// teaches goes into the policy.Memory that Apply returns, so the next
+// plan, not the writer, decides where the IRQ goes instead:
 //
 //   - EIO/EPERM: the kernel will not let anyone move the IRQ (managed or
-//     unsteerable). It is remembered; Refusals hands the memory to the
-//     next policy.Compute, which plans the IRQ as managed.
-//   - ENOSPC: no free vector on the planned CPUs. They are marked full for
-//     the round and the IRQ moves on along the device's Order.
+//     unsteerable): Memory.Refused, planned as managed from then on.
+//   - ENOSPC: no free vector on the planned CPUs: Memory.Full, which the
+//     next plan avoids (the next CPU of the device's order).
 //   - EINVAL: no CPU of the mask is online any more; the snapshot is stale
 //     and the caller should rescan at once.
 //   - EBUSY/EAGAIN: a previous move is pending; retried with backoff.

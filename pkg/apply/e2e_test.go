@@ -15,16 +15,15 @@ import (
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
+	"github.com/numairqd/numairqd/pkg/machine"
 	"github.com/numairqd/numairqd/pkg/policy"
-	"github.com/numairqd/numairqd/pkg/state"
 	"github.com/numairqd/numairqd/pkg/topology"
-	"github.com/numairqd/numairqd/pkg/watch"
 )
 
-// machine is a fakesys tree of a 4-node, 8-CPU machine (distances
+// machineTree is a fakesys tree of a 4-node, 8-CPU machine (distances
 // 10/12/20/22) with two virtio-net devices, on nodes 2 and 0, whose
 // IRQs all start on every CPU.
-func machine(t *testing.T) *fakesys.Tree {
+func machineTree(t *testing.T) *fakesys.Tree {
 	tree := fakesys.New(t)
 	m := fakesys.QEMUGuest()
 	tree.AddMachine(m)
@@ -57,7 +56,7 @@ func (w procfsLike) WriteAffinity(irq int, m cpumask.Mask) error {
 
 func readAll(t *testing.T, tree *fakesys.Tree) (*topology.Snapshot, *inventory.Inventory) {
 	t.Helper()
-	m, _, err := state.NewReader(state.Roots{Sys: tree.Sys(), Proc: tree.Proc()}).Read(watch.ScopeAll, nil)
+	m, err := machine.Read(machine.Roots{Sys: tree.Sys(), Proc: tree.Proc()}, config.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,13 +77,13 @@ func affinities(t *testing.T, tree *fakesys.Tree) map[int]string {
 // TestIdempotent reads, plans and applies through the real readers and
 // ProcWriter, twice: the second round finds everything in place.
 func TestIdempotent(t *testing.T) {
-	tree := machine(t)
+	tree := machineTree(t)
 	a := apply.New(procfsLike{ProcWriter: apply.ProcWriter{Proc: tree.Proc()}}, zap.NewNop(), apply.Options{})
 	cfg := config.Default()
 
 	s, inv := readAll(t, tree)
-	p := policy.Compute(s, inv, cfg, a.Refusals(), policy.Balancing{})
-	r := a.Apply(context.Background(), p)
+	p := policy.Compute(s, inv, cfg, policy.Memory{}, policy.Balancing{})
+	r, mem := a.Apply(context.Background(), p, policy.Memory{})
 	if r.Written == 0 || len(r.Failed) != 0 || r.Stale {
 		t.Fatalf("first round: %+v", r)
 	}
@@ -101,28 +100,28 @@ func TestIdempotent(t *testing.T) {
 	}
 
 	s, inv = readAll(t, tree)
-	r2 := a.Apply(context.Background(), policy.Compute(s, inv, cfg, a.Refusals(), policy.Balancing{}))
+	r2, _ := a.Apply(context.Background(), policy.Compute(s, inv, cfg, mem, policy.Balancing{}), mem)
 	if r2.Written != 0 || len(r2.ByKind) != 0 || r2.Unchanged != r.Written+r.Unchanged {
 		t.Errorf("second round wrote again: %+v (first %+v)", r2, r)
 	}
 }
 
 // TestRefusedIRQLeftAlone: an IRQ refused with EIO is planned as managed
-// once the Applier's refusals are passed to the planner, so the next
+// once the memory Apply returns is passed to the planner, so the next
 // round does not touch it.
 func TestRefusedIRQLeftAlone(t *testing.T) {
-	tree := machine(t)
+	tree := machineTree(t)
 	w := procfsLike{ProcWriter: apply.ProcWriter{Proc: tree.Proc()}, fail: map[int]error{25: syscall.EIO}}
 	a := apply.New(w, zap.NewNop(), apply.Options{})
 	cfg := config.Default()
 
 	s, inv := readAll(t, tree)
-	r := a.Apply(context.Background(), policy.Compute(s, inv, cfg, a.Refusals(), policy.Balancing{}))
+	r, mem := a.Apply(context.Background(), policy.Compute(s, inv, cfg, policy.Memory{}, policy.Balancing{}), policy.Memory{})
 	if r.ByKind[apply.KindManaged] != 1 {
 		t.Fatalf("first round: %+v", r)
 	}
 	s, inv = readAll(t, tree)
-	p := policy.Compute(s, inv, cfg, a.Refusals(), policy.Balancing{})
+	p := policy.Compute(s, inv, cfg, mem, policy.Balancing{})
 	for _, d := range p.Devices {
 		for _, q := range d.IRQs {
 			if q.Number == 25 && (!q.Managed || !q.LeftAlone()) {
@@ -130,17 +129,17 @@ func TestRefusedIRQLeftAlone(t *testing.T) {
 			}
 		}
 	}
-	if r := a.Apply(context.Background(), p); r.Written != 0 || len(r.ByKind) != 0 {
+	if r, _ := a.Apply(context.Background(), p, mem); r.Written != 0 || len(r.ByKind) != 0 {
 		t.Errorf("second round: %+v", r)
 	}
 }
 
 func TestRestoreFiles(t *testing.T) {
-	tree := machine(t)
+	tree := machineTree(t)
 	before := affinities(t, tree)
 	a := apply.New(procfsLike{ProcWriter: apply.ProcWriter{Proc: tree.Proc()}}, zap.NewNop(), apply.Options{})
 	s, inv := readAll(t, tree)
-	if r := a.Apply(context.Background(), policy.Compute(s, inv, config.Default(), a.Refusals(), policy.Balancing{})); r.Written == 0 {
+	if r := applyOnce(context.Background(), a, policy.Compute(s, inv, config.Default(), policy.Memory{}, policy.Balancing{})); r.Written == 0 {
 		t.Fatalf("nothing written: %+v", r)
 	}
 	// IRQ 41 is freed before exit: its directory goes.
@@ -163,11 +162,11 @@ func TestRestoreFiles(t *testing.T) {
 }
 
 func TestDryRunFiles(t *testing.T) {
-	tree := machine(t)
+	tree := machineTree(t)
 	before := affinities(t, tree)
 	a := apply.New(apply.ProcWriter{Proc: tree.Proc()}, zap.NewNop(), apply.Options{DryRun: true})
 	s, inv := readAll(t, tree)
-	p := policy.Compute(s, inv, config.Default(), a.Refusals(), policy.Balancing{})
+	p := policy.Compute(s, inv, config.Default(), policy.Memory{}, policy.Balancing{})
 	want := 0
 	for _, d := range p.Devices {
 		for _, q := range d.IRQs {
@@ -176,7 +175,7 @@ func TestDryRunFiles(t *testing.T) {
 			}
 		}
 	}
-	r := a.Apply(context.Background(), p)
+	r := applyOnce(context.Background(), a, p)
 	if want == 0 || r.DryRun != want || r.Written != 0 || len(r.ByKind) != 1 {
 		t.Errorf("dry run: %+v, want DryRun %d", r, want)
 	}

@@ -18,8 +18,8 @@ import (
 // mask was saved. A nil inv restores every saved IRQ; those that
 // vanished (ENOENT) are skipped. Restored, vanished and renamed IRQs
 // are forgotten, so a second Restore only retries the ones that failed.
-// Outcomes are classified as in Apply, without the ENOSPC fallback: an
-// original mask is put back as it was.
+// Outcomes are classified as in Apply; an original mask is put back as
+// it was.
 func (a *Applier) Restore(ctx context.Context, inv *inventory.Inventory) Result {
 	res := newResult()
 	for _, n := range slices.Sorted(maps.Keys(a.originals)) {
@@ -33,10 +33,15 @@ func (a *Applier) Restore(ctx context.Context, inv *inventory.Inventory) Result 
 				continue
 			}
 		}
-		q := policy.IRQ{Number: n, Name: o.name, Planned: o.mask, Current: o.mask, CPU: -1}
+		w := policy.Write{Kind: policy.WriteIRQAffinity, IRQ: n, Name: o.name, After: o.mask}
 		err := a.write(ctx, n, o.name, o.mask)
-		a.done(q, o.mask, err, &res)
-		switch classify(err) {
+		kind := classify(err)
+		res.record(w, kind, errnoName(err))
+		if kind.Failed() {
+			a.log.Warn("cannot restore IRQ affinity", zap.Int("irq", n), zap.String("name", o.name),
+				zap.Stringer("mask", o.mask), zap.Stringer("kind", kind), zap.Error(err))
+		}
+		switch kind {
 		case KindOK, KindVanished, KindManaged:
 			delete(a.originals, n)
 		}

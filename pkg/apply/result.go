@@ -6,6 +6,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/numairqd/numairqd/pkg/policy"
 )
 
 // Kind is the outcome of one IRQ in an Apply or Restore.
@@ -14,15 +16,15 @@ type Kind uint8
 // The outcome kinds. Kinds lists them all; their names are the values
 // of numairqd_affinity_writes_total{result}.
 const (
-	// KindOK: the IRQ was written (on its planned CPUs or, after ENOSPC,
-	// on a later CPU of its device's order).
+	// KindOK: the IRQ was written.
 	KindOK Kind = iota
 	// KindDryRun: a dry run would have written the IRQ.
 	KindDryRun
 	// KindManaged: the kernel refused with EIO or EPERM; the IRQ is never
 	// written again (until it is re-requested under another name).
 	KindManaged
-	// KindNoSpace: ENOSPC on the planned CPUs and on every CPU tried after.
+	// KindNoSpace: ENOSPC, no free vector on the planned CPUs; the next
+	// plan avoids them.
 	KindNoSpace
 	// KindStale: EINVAL, no CPU of the mask is online; rescan.
 	KindStale
@@ -66,13 +68,22 @@ func (k Kind) Failed() bool {
 	return false
 }
 
+// Outcome is one write of a round and what came of it.
+type Outcome struct {
+	policy.Write
+	Kind Kind
+	// Errno names the error ("ENOSPC"), "" for none.
+	Errno string
+}
+
 // Result is what one Apply or Restore did.
 type Result struct {
+	// Writes are the writes tried, in order, with their outcomes.
+	Writes []Outcome
 	// Written counts successful writes (one per IRQ), Unchanged the IRQs
-	// whose planned mask equals the current one, DryRun the writes a
-	// dry run would have made.
+	// already where planned, DryRun the writes a dry run would have made.
 	Written, Unchanged, DryRun int
-	// ByKind counts the outcome of every IRQ written or tried.
+	// ByKind counts the outcome of every write tried.
 	ByKind map[Kind]int
 	// Failed maps each IRQ that could not be placed to its kind (one
 	// with Kind.Failed).
@@ -87,7 +98,8 @@ func newResult() Result {
 }
 
 // record counts one outcome.
-func (r *Result) record(irq int, kind Kind) {
+func (r *Result) record(w policy.Write, kind Kind, errno string) {
+	r.Writes = append(r.Writes, Outcome{Write: w, Kind: kind, Errno: errno})
 	r.ByKind[kind]++
 	switch {
 	case kind == KindOK:
@@ -95,7 +107,7 @@ func (r *Result) record(irq int, kind Kind) {
 	case kind == KindDryRun:
 		r.DryRun++
 	case kind.Failed():
-		r.Failed[irq] = kind
+		r.Failed[w.IRQ] = kind
 		r.Stale = r.Stale || kind == KindStale
 	}
 }

@@ -114,19 +114,35 @@ func unquote(s string) (string, error) {
 	return s, nil
 }
 
-// EnvFile resolves the config's irqbalance_env_file: "" for none,
-// "auto" for the first of EnvFiles under etc ("/etc"; "" looks nowhere)
-// that exists, else the path itself. exists is os.Stat's answer, for
-// tests.
+// Candidates are the environment files the config's
+// irqbalance_env_file names: none for "", every one of EnvFiles under
+// etc ("/etc"; "" looks nowhere) for "auto", else the path itself. The
+// daemon watches them all (cri-o creates the file on its first pod).
+func Candidates(setting, etc string) []string {
+	switch {
+	case setting == "":
+		return nil
+	case setting != "auto":
+		return []string{setting}
+	case etc == "":
+		return nil
+	}
+	out := make([]string, len(EnvFiles))
+	for i, p := range EnvFiles {
+		out[i] = filepath.Join(etc, p)
+	}
+	return out
+}
+
+// EnvFile is the environment file in force: the first of Candidates
+// that exists (exists is os.Stat's answer, for tests), or the
+// config's path itself, which need not exist; "" for none.
 func EnvFile(setting, etc string, exists func(string) bool) string {
 	if setting != "auto" {
 		return setting
 	}
-	if etc == "" {
-		return ""
-	}
-	for _, p := range EnvFiles {
-		if p = filepath.Join(etc, p); exists(p) {
+	for _, p := range Candidates(setting, etc) {
+		if exists(p) {
 			return p
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/numairqd/numairqd/pkg/config"
+	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/load"
 	"github.com/numairqd/numairqd/pkg/metrics"
 	"github.com/numairqd/numairqd/pkg/policy"
@@ -16,24 +17,24 @@ import (
 )
 
 // balancer is what load balancing keeps across rounds: the sampler and
-// its latest loads, the placement in force for the balanced queues, the
-// proposal of the last load round and how many rounds in a row have
-// proposed it, and the move budget (a token bucket of moves_per_minute,
-// refilled continuously). It belongs to the daemon's loop goroutine.
+// its latest loads, the proposal of the last load round and how many
+// rounds in a row have proposed it, and the move budget (a token bucket
+// of moves_per_minute, refilled continuously). The placement in force is
+// the daemon's memory (policy.Memory.Held). It belongs to the daemon's
+// loop goroutine.
 type balancer struct {
 	sampler *load.Sampler
 	loads   *load.Loads
-	held    policy.Held
 	pending policy.Held
 	streak  int
 	tokens  float64
 	filled  time.Time
 }
 
-// balancing is what the next round plans with: the latest loads and the
-// held placement, with no proposal (only a load round asks for one).
+// balancing is what the next round plans with: the latest loads, with
+// no proposal (only a load round asks for one).
 func (d *Daemon) balancing() policy.Balancing {
-	return policy.Balancing{Loads: d.bal.loads, Held: d.bal.held}
+	return policy.Balancing{Loads: d.bal.loads}
 }
 
 // budget refills the move budget up to one minute's worth and returns
@@ -98,7 +99,7 @@ func (d *Daemon) loadRound(ctx context.Context) {
 	}
 	bal := d.balancing()
 	bal.MaxMoves, bal.MinGain, bal.MinDrop, bal.MinPeak = d.bal.budget(lb, now), lb.MinGain, lb.MinDrop, lb.MinPeak
-	st, err := d.round(ctx, "load", watch.Trigger{Scope: watch.ScopeCPU}, bal)
+	st, err := d.round(ctx, watch.LabelLoad, inventory.DepthAffinities, time.Time{}, bal)
 	if err != nil {
 		return
 	}
@@ -120,12 +121,12 @@ func (d *Daemon) loadRound(ctx context.Context) {
 	}
 	v := st.Plan.Balance
 	d.bal.tokens -= float64(len(prop.Moves))
-	d.bal.held = prop.Held
+	d.mem.Held = prop.Held
 	d.metrics.BalanceMoved(len(prop.Moves), v.Peak/v.Mean, prop.Peak/prop.Mean)
 	d.log.Info("load balance moved queues", zap.Int("moves", len(prop.Moves)),
 		zap.Float64("peak_before", v.Peak), zap.Float64("peak_after", prop.Peak), zap.Float64("noise", prop.Noise), zap.Float64("mean", v.Mean),
 		zap.Any("queues", moveList(prop.Moves)))
-	d.settle(ctx, "load", watch.Trigger{Scope: watch.ScopeCPU}) //nolint:errcheck // Round logs and counts its errors
+	d.settle(ctx, watch.LabelLoad, inventory.DepthAffinities, time.Time{}) //nolint:errcheck // Round logs and counts its errors
 }
 
 // moveList is a proposal's moves for the log: "0000:00:03.0 q2 1->3".

@@ -8,10 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
+	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/policy"
-	"github.com/numairqd/numairqd/pkg/watch"
 )
 
 // procLoad writes /proc/stat and bumps /proc/interrupts for one
@@ -74,7 +75,7 @@ func TestLoadRoundMovesAfterSamples(t *testing.T) {
 	writeFile(t, cfg, "balance: load\nload_balance:\n  samples: 2\n")
 	d := newDaemon(t, tree, w, cfg, nil)
 	ctx := context.Background()
-	if _, err := d.Round(ctx, "startup", watch.Trigger{}); err != nil {
+	if _, err := d.Round(ctx, "startup", inventory.DepthAll, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	pl := &procLoad{tree: tree, counts: map[int][]uint64{}}
@@ -124,7 +125,7 @@ func TestLoadRoundMovesAfterSamples(t *testing.T) {
 	}
 	// A resync keeps the move; so does the next load round, whose
 	// proposal (none) moves nothing back.
-	if _, err := d.Round(ctx, "resync", watch.Trigger{}); err != nil {
+	if _, err := d.Round(ctx, "resync", inventory.DepthAll, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	pl.interval(t, fired, soft)
@@ -143,7 +144,7 @@ func TestLoadRoundIdleWithCount(t *testing.T) {
 	tree := fixture(t)
 	w := &fileWriter{proc: tree.Proc()}
 	d := newDaemon(t, tree, w, "", nil)
-	if _, err := d.Round(context.Background(), "startup", watch.Trigger{}); err != nil {
+	if _, err := d.Round(context.Background(), "startup", inventory.DepthAll, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	n := w.writes()

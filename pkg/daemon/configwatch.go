@@ -94,26 +94,14 @@ func (d *Daemon) watchLoop(ctx context.Context, fw *fsnotify.Watcher, what strin
 	}
 }
 
-// envFiles are the irqbalance environment files to watch: the config's
-// path, or with auto every candidate under Etc (cri-o creates the file
-// on its first pod); none when the config turns them off.
+// envFiles are the irqbalance environment files to watch
+// (bans.Candidates) whose directory exists.
 func (d *Daemon) envFiles() []string {
-	switch f := d.Config().IrqbalanceEnvFile; f {
-	case "":
-		return nil
-	case "auto":
-		if d.opts.Etc == "" {
-			return nil
+	var out []string
+	for _, p := range bans.Candidates(d.Config().IrqbalanceEnvFile, d.opts.Etc) {
+		if _, err := os.Stat(filepath.Dir(p)); err == nil {
+			out = append(out, p)
 		}
-		var out []string
-		for _, p := range bans.EnvFiles {
-			p = filepath.Join(d.opts.Etc, p)
-			if _, err := os.Stat(filepath.Dir(p)); err == nil {
-				out = append(out, p)
-			}
-		}
-		return out
-	default:
-		return []string{f}
 	}
+	return out
 }

@@ -1,11 +1,16 @@
 // Package daemon is numairqd's main loop: on every trigger it reads the
-// machine and plans (state.Plan), applies the plan and publishes the
-// round's State, so the placement stays true while CPUs, devices and
-// other tools change the machine.
+// machine, plans, applies the plan and publishes the round's State, so
+// the placement stays true while CPUs, devices and other tools change
+// the machine.
 //
-// The data flows one way, in Round:
+// The data flows one way, in Round, with one value fed back:
 //
-//	sysfs/procfs -> topology.Snapshot + inventory -> policy.Plan -> apply -> state.Store -> metrics, HTTP
+//	sysfs/procfs -> machine.Machine -> policy.Compute(memory) -> apply -> state.Store -> metrics, HTTP
+//	                                          ^-------- memory' ---------'
+//
+// The memory (policy.Memory) is what the kernel taught earlier rounds
+// that no read shows: IRQs it refused to move, CPUs without a free
+// vector, and the placement load balancing chose.
 package daemon
 
 import (
@@ -21,6 +26,9 @@ import (
 	"github.com/numairqd/numairqd/pkg/apply"
 	"github.com/numairqd/numairqd/pkg/bans"
 	"github.com/numairqd/numairqd/pkg/config"
+	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/inventory"
+	"github.com/numairqd/numairqd/pkg/machine"
 	"github.com/numairqd/numairqd/pkg/metrics"
 	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/state"
@@ -56,8 +64,9 @@ type Options struct {
 	Events bool
 	Log    *zap.Logger
 	Notify Notifier
-	// FitProcs, if set, is told after each round how many device IRQs
-	// a round reads, so that the command can size GOMAXPROCS to the host.
+	// FitProcs, if set, is told after a round that changed how many
+	// device IRQs a round reads, so that the command can size GOMAXPROCS
+	// to the host.
 	FitProcs func(deviceIRQs int)
 	// Reloaded, if set, is told after every reload (SIGHUP or a config
 	// edit) when it began, in CLOCK_MONOTONIC microseconds, and why the
@@ -71,12 +80,17 @@ type Options struct {
 type Daemon struct {
 	opts    Options
 	log     *zap.Logger
-	roots   state.Roots
+	roots   machine.Roots
 	cfg     atomic.Pointer[config.Config]
 	store   state.Store
-	reader  *state.Reader
+	reader  *machine.Reader
 	applier *apply.Applier
 	metrics *metrics.Metrics
+	// mem is what the kernel taught the rounds so far: the next plan's
+	// input and its apply's output.
+	mem policy.Memory
+	// deviceIRQs is what FitProcs was last told.
+	deviceIRQs int
 	// progress is when the daemon last made progress (UnixNano), for the
 	// watchdog.
 	progress atomic.Int64
@@ -105,8 +119,8 @@ func New(opts Options) (*Daemon, error) {
 	if opts.Writer == nil {
 		opts.Writer = apply.ProcWriter{Proc: opts.Procfs}
 	}
-	d := &Daemon{opts: opts, log: opts.Log, roots: state.Roots{Sys: opts.Sysfs, Proc: opts.Procfs, Etc: opts.Etc}}
-	d.reader = state.NewReader(d.roots)
+	d := &Daemon{opts: opts, log: opts.Log, roots: machine.Roots{Sys: opts.Sysfs, Proc: opts.Procfs, Etc: opts.Etc}}
+	d.reader = machine.NewReader(d.roots)
 	cfg, err := d.loadConfig()
 	if err != nil {
 		return nil, err
@@ -143,38 +157,43 @@ func (d *Daemon) State() *state.State { return d.store.Load() }
 // Metrics is the daemon's metrics registry and HTTP handler source.
 func (d *Daemon) Metrics() *metrics.Metrics { return d.metrics }
 
-// Round runs the pipeline once: read and plan, apply, publish. trigger
-// labels the round; t says what to re-read (its Scope and Devices; the
-// zero Trigger reads everything) and, when t.First is not zero, when the
-// event that caused it arrived. A round that cannot read the machine
-// publishes nothing.
-func (d *Daemon) Round(ctx context.Context, trigger string, t watch.Trigger) (*state.State, error) {
-	return d.round(ctx, trigger, t, d.balancing())
+// Round runs the pipeline once: read, plan with the memory, apply,
+// publish. trigger labels the round; least is how deep the read must
+// look at least (machine.Reader.Read); first, when not zero, is when
+// the event that caused it arrived. A round that cannot read the machine publishes nothing.
+func (d *Daemon) Round(ctx context.Context, trigger string, least inventory.Depth, first time.Time) (*state.State, error) {
+	return d.round(ctx, trigger, least, first, d.balancing())
 }
 
-// round is Round planning with bal. The placement it publishes becomes
-// the held one: the next round keeps its balanced queues where they
-// are.
-func (d *Daemon) round(ctx context.Context, trigger string, t watch.Trigger, bal policy.Balancing) (*state.State, error) {
+// round is Round planning with bal. The memory Apply returns, including
+// the placement the plan holds, is the next round's.
+func (d *Daemon) round(ctx context.Context, trigger string, least inventory.Depth, first time.Time, bal policy.Balancing) (*state.State, error) {
 	d.alive()
-	first := t.First
-	p, err := d.reader.Plan(t.Scope, t.Devices, d.Config(), d.applier.Refusals(), bal)
+	if least == inventory.DepthAll {
+		// Vectors may have been freed since: try the full CPUs again.
+		d.mem.Full = cpumask.Mask{}
+	}
+	cfg := d.Config()
+	m, err := d.reader.Read(cfg, least)
 	if err != nil {
-		d.metrics.RoundFailed(trigger, p.Read, err)
+		d.metrics.RoundFailed(trigger, m.Took, err)
 		d.log.Error("round failed", zap.String("trigger", trigger), zap.Error(err))
 		return nil, err
 	}
 	start := time.Now()
-	res := d.applier.Apply(ctx, p.Plan)
-	st := d.store.Publish(&state.State{Planned: p, Apply: res, Applying: time.Since(start),
-		Trigger: trigger, Finished: time.Now()})
-	d.bal.held = st.Plan.Held()
+	p := policy.Compute(m.Snapshot, m.Inventory, m.Config(cfg), d.mem, bal)
+	planning := time.Since(start)
+	res, mem := d.applier.Apply(ctx, p, d.mem)
+	d.mem = mem
+	st := d.store.Publish(&state.State{Machine: m, Plan: p, Apply: res, Planning: planning,
+		Applying: time.Since(start) - planning, Trigger: trigger, Finished: time.Now()})
 	d.logBans(st)
 	d.logManagedOnBanned(st)
 	d.metrics.RoundDone(st, first)
 	d.logRound(st)
-	if d.opts.FitProcs != nil {
-		d.opts.FitProcs(deviceIRQs(st))
+	if n := deviceIRQs(st); d.opts.FitProcs != nil && n != d.deviceIRQs {
+		d.deviceIRQs = n
+		d.opts.FitProcs(n)
 	}
 	return st, nil
 }
@@ -257,8 +276,8 @@ func (d *Daemon) logRound(st *state.State) {
 	if res.Written+res.DryRun > 0 || len(res.Failed) > 0 {
 		level = zap.InfoLevel
 	}
-	d.log.Log(level, "round done", zap.String("trigger", st.Trigger), zap.Stringer("scope", st.Scope), zap.Duration("took", st.Took()),
-		zap.Duration("read", st.Read), zap.Duration("plan", st.Planning), zap.Duration("apply", st.Applying),
+	d.log.Log(level, "round done", zap.String("trigger", st.Trigger), zap.Stringer("read_depth", st.Depth), zap.Duration("took", st.Took()),
+		zap.Duration("read", st.Machine.Took), zap.Duration("plan", st.Planning), zap.Duration("apply", st.Applying),
 		zap.Uint64("generation", st.Generation),
 		zap.Int("written", res.Written), zap.Int("unchanged", res.Unchanged),
 		zap.Int("dry_run", res.DryRun), zap.Int("failed", len(res.Failed)), zap.Bool("stale", res.Stale))
@@ -293,22 +312,34 @@ func (d *Daemon) Reload() error {
 const maxReplans = 3
 
 // settle runs a round, and runs it again at once (a bounded number of
-// times) while the apply showed the plan was made from stale inputs: a
-// write found a CPU gone (EINVAL), or the kernel refused IRQs nobody knew
-// were managed (on kernels before 6.12 a managed IRQ's smp_affinity is
-// writable-looking 0644, so the first plan counted it as a movable queue
-// and spread other devices' queues around it). Either way only CPUs and
-// affinities can differ from the round's read, so a re-plan re-reads
-// those.
-func (d *Daemon) settle(ctx context.Context, trigger string, t watch.Trigger) (*state.State, error) {
+// times) while its writes taught the memory something (the kernel
+// refused an IRQ nobody knew was managed, or had no free vector on a
+// CPU: the next plan places around them) or showed the plan was made
+// from stale CPUs (EINVAL). Only CPUs and affinities can differ from the
+// round's read, which the re-read's keyed cache finds.
+func (d *Daemon) settle(ctx context.Context, trigger string, least inventory.Depth, first time.Time) (*state.State, error) {
 	for i := 0; ; i++ {
-		st, err := d.Round(ctx, trigger, t)
-		if err != nil || i == maxReplans || ctx.Err() != nil ||
-			!st.Apply.Stale && st.Apply.ByKind[apply.KindManaged] == 0 {
+		before := d.mem
+		st, err := d.Round(ctx, trigger, least, first)
+		if err != nil || i == maxReplans || ctx.Err() != nil || !st.Apply.Stale && !taught(before, d.mem) {
 			return st, err
 		}
-		trigger, t = "stale", watch.Trigger{Scope: watch.ScopeCPU, First: t.First}
+		trigger, least = watch.LabelStale, inventory.DepthAffinities
 	}
+}
+
+// taught reports whether after holds a refusal or a full CPU that
+// before did not: something a re-plan places around.
+func taught(before, after policy.Memory) bool {
+	if !after.Full.IsSubsetOf(before.Full) {
+		return true
+	}
+	for n, r := range after.Refused {
+		if before.Refused[n] != r {
+			return true
+		}
+	}
+	return false
 }
 
 // Oneshot runs one round (with settle's re-plans) and reports an error
@@ -316,7 +347,7 @@ func (d *Daemon) settle(ctx context.Context, trigger string, t watch.Trigger) (*
 // its write failed, no allowed CPU was left for it, or its files were
 // unreadable.
 func (d *Daemon) Oneshot(ctx context.Context) error {
-	st, err := d.settle(ctx, "startup", watch.Trigger{})
+	st, err := d.settle(ctx, watch.LabelStartup, inventory.DepthAll, time.Time{})
 	if err != nil {
 		return err
 	}

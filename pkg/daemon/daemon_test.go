@@ -19,7 +19,7 @@ import (
 
 	"github.com/numairqd/numairqd/internal/fakesys"
 	"github.com/numairqd/numairqd/pkg/cpumask"
-	"github.com/numairqd/numairqd/pkg/watch"
+	"github.com/numairqd/numairqd/pkg/inventory"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -97,7 +97,7 @@ func TestRoundPlacesAndIsIdempotent(t *testing.T) {
 	tree := fixture(t)
 	w := &fileWriter{proc: tree.Proc()}
 	d := newDaemon(t, tree, w, "", nil)
-	st, err := d.Round(context.Background(), "startup", watch.Trigger{})
+	st, err := d.Round(context.Background(), "startup", inventory.DepthAll, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestRoundPlacesAndIsIdempotent(t *testing.T) {
 	if got := affinity(t, tree, 41); got != "0" {
 		t.Errorf("managed IRQ 41 changed to %s", got)
 	}
-	st2, err := d.Round(context.Background(), "resync", watch.Trigger{})
+	st2, err := d.Round(context.Background(), "resync", inventory.DepthAll, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,12 +135,12 @@ func TestRoundLogsItsPhases(t *testing.T) {
 	tree := fixture(t)
 	core, logs := observer.New(zap.InfoLevel)
 	d := newDaemon(t, tree, &fileWriter{proc: tree.Proc()}, "", func(o *Options) { o.Log = zap.New(core) })
-	st, err := d.Round(context.Background(), "startup", watch.Trigger{})
+	st, err := d.Round(context.Background(), "startup", inventory.DepthAll, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Read <= 0 || st.Planning <= 0 || st.Applying <= 0 {
-		t.Errorf("phases read %v, plan %v, apply %v", st.Read, st.Planning, st.Applying)
+	if st.Machine.Took <= 0 || st.Planning <= 0 || st.Applying <= 0 {
+		t.Errorf("phases read %v, plan %v, apply %v", st.Machine.Took, st.Planning, st.Applying)
 	}
 	done := logs.FilterMessage("round done").All()
 	if len(done) != 1 {
@@ -158,7 +158,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 	tree := fixture(t)
 	w := &fileWriter{proc: tree.Proc()}
 	d := newDaemon(t, tree, w, "", func(o *Options) { o.DryRun = true })
-	st, err := d.Round(context.Background(), "startup", watch.Trigger{})
+	st, err := d.Round(context.Background(), "startup", inventory.DepthAll, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -537,7 +537,7 @@ func TestOneBadIRQFileDegradesOnlyThatIRQ(t *testing.T) {
 			w := &fileWriter{proc: tree.Proc()}
 			core, logs := observer.New(zap.WarnLevel)
 			d := newDaemon(t, tree, w, "", func(o *Options) { o.Log = zap.New(core) })
-			st, err := d.Round(context.Background(), "startup", watch.Trigger{})
+			st, err := d.Round(context.Background(), "startup", inventory.DepthAll, time.Time{})
 			if err != nil {
 				t.Fatalf("Round failed on one IRQ's file: %v", err)
 			}

@@ -49,7 +49,7 @@ func (d *Daemon) Run(ctx context.Context, sighup <-chan os.Signal) error {
 	// The first round runs before the watcher so nothing it does is
 	// mistaken for an event; events arriving meanwhile queue in the
 	// sockets and cause one more round.
-	d.roundAndReport(ctx, "startup", watch.Trigger{})
+	d.roundAndReport(ctx, watch.LabelStartup, inventory.DepthAll, time.Time{})
 	d.opts.Notify.Notify(daemon.SdNotifyReady + "\n" + d.statusLine())
 	wg.Go(func() {
 		if err := w.Run(ctx); err != nil {
@@ -76,7 +76,7 @@ func (d *Daemon) Run(ctx context.Context, sighup <-chan os.Signal) error {
 			if t.Reload() {
 				d.reloadAndReport(ctx, t.Label())
 			} else {
-				d.roundAndReport(ctx, t.Label(), t)
+				d.roundAndReport(ctx, t.Label(), readDepth(t), t.First)
 			}
 		case <-idle:
 			d.alive()
@@ -169,9 +169,25 @@ func (d *Daemon) serveHTTP(ctx context.Context, wg *sync.WaitGroup, ln net.Liste
 	})
 }
 
+// readDepth is how deep a round for t must read at least: afresh when
+// events were lost, on the resync and on reloads (Trigger.Fresh);
+// /proc/interrupts after a link or channel change, since a driver may
+// then have requested or freed IRQs on descriptors it keeps (ip link
+// down/up, ethtool -L), which nothing the inventory's key lists shows;
+// otherwise what the kernel's listings show.
+func readDepth(t watch.Trigger) inventory.Depth {
+	switch {
+	case t.Fresh():
+		return inventory.DepthAll
+	case t.Causes[watch.CauseLink] > 0 || t.Causes[watch.CauseChannels] > 0:
+		return inventory.DepthInterrupts
+	}
+	return inventory.DepthAffinities
+}
+
 // roundAndReport runs the rounds for one trigger and updates STATUS=.
-func (d *Daemon) roundAndReport(ctx context.Context, trigger string, t watch.Trigger) {
-	d.settle(ctx, trigger, t) //nolint:errcheck // Round logs and counts its errors
+func (d *Daemon) roundAndReport(ctx context.Context, trigger string, least inventory.Depth, first time.Time) {
+	d.settle(ctx, trigger, least, first) //nolint:errcheck // Round logs and counts its errors
 	d.opts.Notify.Notify(d.statusLine())
 }
 
@@ -185,7 +201,7 @@ func (d *Daemon) reloadAndReport(ctx context.Context, trigger string) {
 	if err != nil {
 		d.opts.Notify.Notify(daemon.SdNotifyReady + "\nSTATUS=config rejected, previous config in force: " + firstLine(err.Error()))
 	} else {
-		d.roundAndReport(ctx, trigger, watch.Trigger{})
+		d.roundAndReport(ctx, trigger, inventory.DepthAll, time.Time{})
 		d.opts.Notify.Notify(daemon.SdNotifyReady)
 	}
 	if d.opts.Reloaded != nil {

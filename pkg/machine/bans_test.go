@@ -1,4 +1,4 @@
-package state_test
+package machine_test
 
 import (
 	"path/filepath"
@@ -6,10 +6,29 @@ import (
 	"testing"
 
 	"github.com/numairqd/numairqd/pkg/config"
+	"github.com/numairqd/numairqd/pkg/inventory"
+	"github.com/numairqd/numairqd/pkg/machine"
 	"github.com/numairqd/numairqd/pkg/policy"
-	"github.com/numairqd/numairqd/pkg/state"
-	"github.com/numairqd/numairqd/pkg/watch"
 )
+
+// planned is one read and its plan.
+type planned struct {
+	machine.Machine
+	Plan *policy.Plan
+}
+
+// plan reads with r and plans with an empty memory, as `numairqd plan`.
+func plan(r *machine.Reader, cfg *config.Config, fresh bool) (planned, error) {
+	least := inventory.DepthAffinities
+	if fresh {
+		least = inventory.DepthAll
+	}
+	m, err := r.Read(cfg, least)
+	if err != nil {
+		return planned{}, err
+	}
+	return planned{m, policy.Compute(m.Snapshot, m.Inventory, m.Config(cfg), policy.Memory{}, policy.Balancing{})}, nil
+}
 
 func parse(t *testing.T, yaml string) *config.Config {
 	t.Helper()
@@ -30,9 +49,9 @@ func TestPlanHonoursIrqbalanceBans(t *testing.T) {
 	env := filepath.Join(etc, "default", "irqbalance")
 	tr.WriteFile("etc/default/irqbalance", "IRQBALANCE_BANNED_CPUS=\"00000000,00000010\"\nIRQBALANCE_BANNED_CPULIST=0\n")
 	tr.WriteFile("proc/irq/default_smp_affinity", "bf\n") // CPU 6 cleared
-	r := state.NewReader(state.Roots{Sys: tr.Sys(), Proc: tr.Proc(), Etc: etc})
+	r := machine.NewReader(machine.Roots{Sys: tr.Sys(), Proc: tr.Proc(), Etc: etc})
 	cfg := parse(t, "banned_cpus: 7\n")
-	p, err := r.Plan(watch.ScopeAll, nil, cfg, nil, policy.Balancing{})
+	p, err := plan(r, cfg, true)
 	if err != nil || p.BansErr != nil {
 		t.Fatal(err, p.BansErr)
 	}
@@ -46,14 +65,14 @@ func TestPlanHonoursIrqbalanceBans(t *testing.T) {
 		t.Errorf("the config was changed: banned_cpus %s", cfg.BannedCPUs)
 	}
 
-	// A CPU-event round keeps the bans without reading them.
+	// A read that may trust what it kept keeps the bans without reading them.
 	tr.WriteFile("etc/default/irqbalance", "IRQBALANCE_BANNED_CPULIST=\n")
-	if p, _ = r.Plan(watch.ScopeCPU, nil, cfg, nil, policy.Balancing{}); p.Plan.Allowed.String() != "1-3,5" {
+	if p, _ = plan(r, cfg, false); p.Plan.Allowed.String() != "1-3,5" {
 		t.Errorf("a cpu round re-read the bans: allowed %s", p.Plan.Allowed)
 	}
 	// Malformed: the previous bans stay, and the round says why.
 	tr.WriteFile("etc/default/irqbalance", "IRQBALANCE_BANNED_CPULIST=5-\n")
-	p, err = r.Plan(watch.ScopeAll, nil, cfg, nil, policy.Balancing{})
+	p, err = plan(r, cfg, true)
 	if err != nil || p.BansErr == nil || !strings.Contains(p.BansErr.Error(), env+":1: IRQBALANCE_BANNED_CPULIST=\"5-\"") {
 		t.Fatalf("malformed file: %v, bans error %v", err, p.BansErr)
 	}
@@ -63,7 +82,7 @@ func TestPlanHonoursIrqbalanceBans(t *testing.T) {
 	// Put back: the plan returns.
 	tr.WriteFile("etc/default/irqbalance", "IRQBALANCE_BANNED_CPULIST=\n")
 	tr.WriteFile("proc/irq/default_smp_affinity", "ff\n")
-	if p, _ = r.Plan(watch.ScopeAll, nil, cfg, nil, policy.Balancing{}); p.Plan.Allowed.String() != "0-6" || p.BansErr != nil {
+	if p, _ = plan(r, cfg, true); p.Plan.Allowed.String() != "0-6" || p.BansErr != nil {
 		t.Errorf("bans cleared: allowed %s, error %v; want 0-6", p.Plan.Allowed, p.BansErr)
 	}
 }
@@ -74,15 +93,15 @@ func TestPlanBansSwitches(t *testing.T) {
 	tr := machineTree(t, true)
 	etc := filepath.Join(tr.Root, "etc")
 	tr.WriteFile("proc/irq/default_smp_affinity", "7f\n") // CPU 7 cleared
-	allowed := func(roots state.Roots, yaml string) string {
+	allowed := func(roots machine.Roots, yaml string) string {
 		t.Helper()
-		p, err := state.NewReader(roots).Plan(watch.ScopeAll, nil, parse(t, yaml), nil, policy.Balancing{})
+		p, err := plan(machine.NewReader(roots), parse(t, yaml), true)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return p.Plan.Allowed.String()
 	}
-	roots := state.Roots{Sys: tr.Sys(), Proc: tr.Proc(), Etc: etc}
+	roots := machine.Roots{Sys: tr.Sys(), Proc: tr.Proc(), Etc: etc}
 	if got := allowed(roots, ""); got != "0-7" {
 		t.Errorf("no env file, honor auto: allowed %s, want 0-7", got)
 	}
@@ -99,7 +118,7 @@ func TestPlanBansSwitches(t *testing.T) {
 	if got := allowed(roots, "irqbalance_env_file: \"\"\n"); got != "0-7" {
 		t.Errorf("env file off: allowed %s, want 0-7", got)
 	}
-	if got := allowed(state.Roots{Sys: tr.Sys(), Proc: tr.Proc()}, ""); got != "0-7" {
+	if got := allowed(machine.Roots{Sys: tr.Sys(), Proc: tr.Proc()}, ""); got != "0-7" {
 		t.Errorf("no Etc: allowed %s, want 0-7", got)
 	}
 	if got := allowed(roots, "irqbalance_env_file: "+filepath.Join(etc, "sysconfig", "irqbalance")+"\nhonor_default_smp_affinity: false\n"); got != "0,2-7" {

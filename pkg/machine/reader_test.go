@@ -1,4 +1,4 @@
-package state_test
+package machine_test
 
 import (
 	"fmt"
@@ -12,9 +12,9 @@ import (
 	"github.com/numairqd/numairqd/pkg/apply"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/inventory"
+	"github.com/numairqd/numairqd/pkg/machine"
 	"github.com/numairqd/numairqd/pkg/policy"
-	"github.com/numairqd/numairqd/pkg/state"
-	"github.com/numairqd/numairqd/pkg/watch"
 	"go.uber.org/zap"
 )
 
@@ -30,20 +30,22 @@ func offlineCPUs6and7(tr *fakesys.Tree) {
 	tr.WriteFile("proc/irq/25/smp_affinity_list", "0-5\n")
 }
 
-// TestReadScopes: a CPU-scope read re-reads topology and affinities and
-// nothing else, taking the online CPUs as the inventory's; a
-// devices-scope read whose /proc/interrupts disagrees with the topology
-// is read again whole and reported inconsistent.
-func TestReadScopes(t *testing.T) {
+// TestReadKeepsWhatTheKernelShowsUnchanged: after a CPU went offline
+// the read re-reads topology and affinities and nothing else, taking
+// the online CPUs as the inventory's; a read whose /proc/interrupts
+// disagrees with the topology is read again afresh and reported
+// inconsistent.
+func TestReadKeepsWhatTheKernelShowsUnchanged(t *testing.T) {
 	tr := machineTree(t, true)
-	r := state.NewReader(state.Roots{Sys: tr.Sys(), Proc: tr.Proc()})
-	if _, ok, err := r.Read(watch.ScopeCPU, nil); err != nil || !ok {
-		t.Fatalf("first read: consistent %v, %v", ok, err)
+	r := machine.NewReader(machine.Roots{Sys: tr.Sys(), Proc: tr.Proc()})
+	cfg := config.Default()
+	if m, err := r.Read(cfg, inventory.DepthAffinities); err != nil || !m.Consistent || m.Depth != inventory.DepthAll {
+		t.Fatalf("first read: %+v, %v; want a consistent whole read", m, err)
 	}
 	offlineCPUs6and7(tr)
-	m, ok, err := r.Read(watch.ScopeCPU, nil)
-	if err != nil || !ok {
-		t.Fatalf("CPU-scope read: consistent %v, %v", ok, err)
+	m, err := r.Read(cfg, inventory.DepthAffinities)
+	if err != nil || !m.Consistent || m.Depth != inventory.DepthAffinities {
+		t.Fatalf("read after the CPUs went: consistent %v, depth %v, %v; want consistent, affinities", m.Consistent, m.Depth, err)
 	}
 	if got := m.Inventory.CPUs.String(); got != "0-5" || m.Snapshot.Online().String() != "0-5" {
 		t.Errorf("CPUs: inventory %s, topology %s; want 0-5 for both", got, m.Snapshot.Online())
@@ -51,34 +53,38 @@ func TestReadScopes(t *testing.T) {
 	if q, _ := m.Inventory.IRQ(25); q.Affinity.String() != "0-5" {
 		t.Errorf("IRQ 25 = %s, want the broken 0-5 re-read", q.Affinity)
 	}
-	p, err := r.Plan(watch.ScopeDevices, nil, config.Default(), nil, policy.Balancing{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.Consistent || p.Scope != watch.ScopeAll {
-		t.Errorf("devices-scope read of an 8-column /proc/interrupts on 6 CPUs: consistent %v, scope %v; want false, all", p.Consistent, p.Scope)
+	// A new IRQ makes the inventory re-read /proc/interrupts, whose 8
+	// columns disagree with the 6 online CPUs: read again afresh.
+	tr.AddIRQ(fakesys.IRQSpec{Number: 40, Name: "virtio0-config2", Affinity: "0-5"})
+	m, err = r.Read(cfg, inventory.DepthAffinities)
+	if err != nil || m.Consistent || m.Depth != inventory.DepthAll {
+		t.Errorf("8-column /proc/interrupts on 6 CPUs: consistent %v, depth %v, %v; want false, all", m.Consistent, m.Depth, err)
 	}
 }
 
 // roundBench runs a whole round (read, plan, apply through procfs
 // writes into the fixture) on the scale host under scope, with prepare
 // run, untimed, before each.
-func roundBench(b *testing.B, scope watch.Scope, changed []string, prepare func(tr *fakesys.Tree, i int)) {
+func roundBench(b *testing.B, least inventory.Depth, prepare func(tr *fakesys.Tree, i int)) {
 	tr := fakesys.New(b)
 	tr.AddScaleHost()
-	roots := state.Roots{Sys: tr.Sys(), Proc: tr.Proc()}
-	r := state.NewReader(roots)
+	roots := machine.Roots{Sys: tr.Sys(), Proc: tr.Proc()}
+	r := machine.NewReader(roots)
 	a := apply.New(fileWriter{roots.Proc}, zap.NewNop(), apply.Options{})
 	cfg := config.Default()
+	var mem policy.Memory
 	var read, planning, applying time.Duration
 	round := func() apply.Result {
-		p, err := r.Plan(scope, changed, cfg, nil, policy.Balancing{})
+		m, err := r.Read(cfg, least)
 		if err != nil {
 			b.Fatal(err)
 		}
 		start := time.Now()
-		res := a.Apply(b.Context(), p.Plan)
-		read, planning, applying = read+p.Read, planning+p.Planning, applying+time.Since(start)
+		p := policy.Compute(m.Snapshot, m.Inventory, m.Config(cfg), mem, policy.Balancing{})
+		planned := time.Now()
+		var res apply.Result
+		res, mem = a.Apply(b.Context(), p, mem)
+		read, planning, applying = read+m.Took, planning+planned.Sub(start), applying+time.Since(planned)
 		return res
 	}
 	round() // the startup round places everything
@@ -143,17 +149,25 @@ func breakCPU(b *testing.B, roots string, c int) {
 // the writes of the IRQs the kernel had moved off it (32: the plan
 // gives each of the 256 CPUs 32 queues).
 func BenchmarkRoundAfterCPUEvent(b *testing.B) {
-	roundBench(b, watch.ScopeCPU, nil, func(tr *fakesys.Tree, i int) { breakCPU(b, tr.Proc(), 1+i%(fakesys.ScaleCPUs-1)) })
+	roundBench(b, inventory.DepthAffinities, func(tr *fakesys.Tree, i int) { breakCPU(b, tr.Proc(), 1+i%(fakesys.ScaleCPUs-1)) })
 }
 
-// BenchmarkRoundAfterDeviceEvent is the round after one NIC's uevent:
-// also /proc/interrupts and the devices, and that NIC's IRQs read whole.
+// BenchmarkRoundAfterDeviceEvent is the round after a device event that
+// the kernel shows: an interface came or went, so /proc/interrupts and
+// the devices are read again, with the facts of unchanged IRQs and
+// devices kept.
 func BenchmarkRoundAfterDeviceEvent(b *testing.B) {
-	roundBench(b, watch.ScopeDevices, []string{fakesys.ScaleBDF(7)}, func(*fakesys.Tree, int) {})
+	roundBench(b, inventory.DepthAffinities, func(tr *fakesys.Tree, i int) {
+		if i%2 == 0 {
+			tr.Symlink("../../devices/virtual/net/dummy0", "sys/class/net/dummy0")
+		} else {
+			tr.Remove("sys/class/net/dummy0")
+		}
+	})
 }
 
 // BenchmarkRoundResync is the periodic safety net: everything read
 // afresh.
 func BenchmarkRoundResync(b *testing.B) {
-	roundBench(b, watch.ScopeAll, nil, func(*fakesys.Tree, int) {})
+	roundBench(b, inventory.DepthAll, func(*fakesys.Tree, int) {})
 }

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/numairqd/numairqd/pkg/apply"
+	"github.com/numairqd/numairqd/pkg/machine"
 	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/state"
 )
@@ -191,7 +192,7 @@ func TestHealthz(t *testing.T) {
 	check("after a round", http.StatusOK, "last round 2s ago")
 
 	now = roundAt.Add(5 * time.Second)
-	m.RoundFailed("resync", time.Millisecond, &state.ReadError{Source: "inventory",
+	m.RoundFailed("resync", time.Millisecond, &machine.ReadError{Source: "inventory",
 		Err: errors.New("read /proc/interrupts: malformed: line 3\nsecond line")})
 	check("after a failed round", http.StatusServiceUnavailable,
 		"unhealthy: the last round failed 0s ago: read /proc/interrupts: malformed: line 3 (last good round 5s ago)")
@@ -200,7 +201,7 @@ func TestHealthz(t *testing.T) {
 	}
 
 	now = roundAt.Add(10 * time.Second)
-	store.Publish(&state.State{Planned: store.Load().Planned, Finished: now})
+	store.Publish(&state.State{Machine: store.Load().Machine, Plan: store.Load().Plan, Finished: now})
 	check("after a good round again", http.StatusOK, "ok\nlast round 0s ago")
 
 	now = now.Add(2*time.Minute + time.Second)

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/numairqd/numairqd/pkg/apply"
+	"github.com/numairqd/numairqd/pkg/machine"
 	"github.com/numairqd/numairqd/pkg/state"
 	"github.com/numairqd/numairqd/pkg/watch"
 )
@@ -198,7 +199,7 @@ func (m *Metrics) RoundFailed(trigger string, took time.Duration, err error) {
 	m.rounds.WithLabelValues(trigger).Inc()
 	m.roundDuration.Observe(took.Seconds())
 	m.roundFailures.Inc()
-	var re *state.ReadError
+	var re *machine.ReadError
 	if errors.As(err, &re) {
 		switch re.Source {
 		case "topology":

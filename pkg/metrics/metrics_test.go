@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/numairqd/numairqd/pkg/apply"
+	"github.com/numairqd/numairqd/pkg/machine"
 	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/state"
 	"github.com/numairqd/numairqd/pkg/watch"
@@ -19,7 +20,7 @@ import (
 
 // round is a published round that took took, with the given outcomes.
 func round(trigger string, took time.Duration, byKind map[apply.Kind]int) *state.State {
-	return &state.State{Planned: state.Planned{Read: took}, Trigger: trigger, Finished: roundAt,
+	return &state.State{Machine: machine.Machine{Took: took}, Trigger: trigger, Finished: roundAt,
 		Apply: apply.Result{ByKind: byKind}}
 }
 
@@ -27,8 +28,8 @@ func TestInstruments(t *testing.T) {
 	m := New(&state.Store{}, Options{})
 	m.RoundDone(round("startup", 300*time.Microsecond, map[apply.Kind]int{apply.KindOK: 2}), time.Time{})
 	m.RoundDone(round("uevent", 2*time.Millisecond, map[apply.Kind]int{apply.KindNoSpace: 1}), roundAt.Add(-40*time.Millisecond))
-	m.RoundFailed("uevent", 3*time.Second, &state.ReadError{Source: "inventory", Err: errors.New("read /proc/interrupts: EIO")})
-	m.RoundFailed("resync", time.Millisecond, fmt.Errorf("round: %w", &state.ReadError{Source: "inventory", Err: errors.New("gone")}))
+	m.RoundFailed("uevent", 3*time.Second, &machine.ReadError{Source: "inventory", Err: errors.New("read /proc/interrupts: EIO")})
+	m.RoundFailed("resync", time.Millisecond, fmt.Errorf("round: %w", &machine.ReadError{Source: "inventory", Err: errors.New("gone")}))
 	m.ConfigReload(true, time.Unix(1700000000, 0))
 	m.ConfigReload(false, time.Unix(1700000100, 0))
 	m.Watch(func() watch.Stats {

@@ -13,6 +13,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
+	"github.com/numairqd/numairqd/pkg/machine"
 	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/state"
 	"github.com/numairqd/numairqd/pkg/topology"
@@ -76,8 +77,8 @@ func published(p *policy.Plan, failed map[int]apply.Kind) *state.Store {
 
 func publish(store *state.Store, p *policy.Plan, failed map[int]apply.Kind) {
 	store.Publish(&state.State{
-		Planned: state.Planned{Machine: state.Machine{Snapshot: &topology.Snapshot{}, Inventory: &inventory.Inventory{}}, Plan: p},
-		Apply:   apply.Result{Failed: failed}, Finished: roundAt,
+		Machine: machine.Machine{Snapshot: &topology.Snapshot{}, Inventory: &inventory.Inventory{}}, Plan: p,
+		Apply: apply.Result{Failed: failed}, Finished: roundAt,
 	})
 }
 
@@ -268,7 +269,7 @@ func TestOnBanned(t *testing.T) {
 		}},
 		{Policy: config.PolicyIgnore, IRQs: []policy.IRQ{{Number: 5, Current: all8}}},
 	}}
-	st := &state.State{Planned: state.Planned{Machine: state.Machine{Snapshot: s}, Plan: plan},
+	st := &state.State{Machine: machine.Machine{Snapshot: s}, Plan: plan,
 		Apply: apply.Result{Failed: map[int]apply.Kind{2: apply.KindBusy}}}
 	if movable, managed := onBanned(st); movable != 2 || managed != 1 {
 		t.Errorf("onBanned = %d movable, %d managed; want 2 (IRQs 2 and 4) and 1 (IRQ 3)", movable, managed)

