@@ -119,6 +119,9 @@ func (w *writer) header(m measure.Meta, wall, png string) {
 	fmt.Fprintf(h, "| date | %s |\n| commit | %s |\n| host kernel | %s |\n| guest kernel | %s (Debian's, under QEMU TCG, `-cpu qemu64`) |\n",
 		m.Date, m.Commit, m.HostKernel, m.GuestKernel)
 	fmt.Fprintf(h, "| QEMU | %s |\n| irqbalance | %s (Debian's binary, with its shared libraries copied into the initramfs) |\n| Go | %s |\n", m.QEMU, m.Irqbalance, m.Go)
+	if m.Baseline != "" {
+		fmt.Fprintf(h, "| baseline | numairqd built at %s (`BENCH_BASELINE`), measured in boots of its own just before the working tree's: rows `numairqd %s` |\n", m.Baseline, m.Baseline)
+	}
 	fmt.Fprintf(h, "| parameters | %d repetitions per event, %.0f s window, %.0f s idle period, %d offline/online cycles of churn |\n",
 		m.Reps, m.WindowS, m.IdleS, m.ChurnCycles)
 	fmt.Fprintf(h, "| wall time | QEMU part %s", dur(m.WallS))
