@@ -330,10 +330,20 @@ func pick(cs []measure.Cost, f func(measure.Cost) float64) []float64 {
 	return out
 }
 
-func (w *writer) goBench(out, benchstat []byte) {
+// goBench is the table of the working tree's benchmarks and benchstat's
+// output; base is the revision they ran interleaved with, if any.
+func (w *writer) goBench(out, benchstat []byte, base string) {
 	w.p("## Go benchmarks (host)\n")
-	w.p("`go test -run '^$' -bench ... -count 6 -benchmem` on the host (2 shared cores), `TMPDIR=/dev/shm` for the fixtures. Median (min–max) of 6 runs. Columns after allocs/op are the benchmarks' own metrics (`b.ReportMetric`), \"–\" where a benchmark reports none.\n")
 	run := parseGoBench(bytes.NewReader(out))
+	runs := 0
+	for _, b := range run.Benches {
+		runs = max(runs, len(b.NsOp))
+	}
+	how := fmt.Sprintf("`go test -run '^$' -bench ... -count %d -benchmem`", runs)
+	if base != "" {
+		how = fmt.Sprintf("%d rounds of `-count 1 -benchmem`, each running the test binaries built at %s and those of the working tree one after the other (the first alternating), so that both saw the same host load; the table is the working tree's, benchstat compares %s with it by benchmark name, whatever package holds it (`-ignore pkg`)", runs, base, base)
+	}
+	w.p("%s on the host (2 shared cores), `TMPDIR=/dev/shm` for the fixtures. Median (min–max) of %d runs. Columns after allocs/op are the benchmarks' own metrics (`b.ReportMetric`), \"–\" where a benchmark reports none.\n", how, runs)
 	head := "| package | benchmark | time/op | B/op | allocs/op |"
 	rule := "|---|---|---|---|---|"
 	for _, u := range run.Units {
