@@ -11,6 +11,7 @@ package bench
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -126,10 +127,27 @@ func TestBench(t *testing.T) {
 		})
 	}
 
-	// Reaction and cost: one daemon per guest; then the floor, in a
-	// boot of its own, under the same churn.
-	for _, daemon := range []string{"irqbalance", "numairqd", "floor"} {
-		t.Run("daemon/"+daemon, func(t *testing.T) {
+	// Reaction and cost: one daemon per guest, numairqd built at
+	// $BENCH_BASELINE (numairqd@REV) just before the working tree's so
+	// that both see the same host load; then the floor, in a boot of
+	// its own, under the same churn.
+	daemons := []string{"irqbalance"}
+	if raw.Meta.Baseline = baselineRev(t); raw.Meta.Baseline != "" {
+		daemons = append(daemons, "numairqd@"+raw.Meta.Baseline)
+	}
+	for _, name := range append(daemons, "numairqd", "floor") {
+		t.Run("daemon/"+name, func(t *testing.T) {
+			daemon, build, _ := strings.Cut(name, "@")
+			files := withConfig(files, "", metricsAddr)
+			var sum string
+			if build != "" {
+				// Files are packed after the harness's binaries, and the
+				// kernel's unpacker truncates a file named twice: this
+				// replaces /bin/numairqd (checked with its checksum).
+				bin := buildBaseline(t, build)
+				files["/bin/numairqd"] = bin
+				sum = fmt.Sprintf("%x", sha256.Sum256(bin))
+			}
 			g := e2e.FourNodeGuest()
 			churn := time.Duration(p.reps) * (time.Duration(p.churnCycles)*2*time.Second + 10*time.Second)
 			timeout := 3*time.Minute + churn
@@ -143,12 +161,19 @@ func TestBench(t *testing.T) {
 				Name:     "bench-daemon-" + daemon,
 				Guest:    g,
 				Script:   script,
-				Files:    withConfig(files, "", metricsAddr),
+				Files:    files,
 				HostBins: hostBins,
 				Timeout:  timeout,
 				Expect:   []string{"daemon-done"},
 			})
-			raw.Daemons = append(raw.Daemons, daemonRun(t, r, daemon, p))
+			dr := daemonRun(t, r, daemon, p)
+			if build != "" {
+				dr.Build = build
+				if got, _, _ := strings.Cut(dataString(r, "numairqd-sha256"), " "); got != sum {
+					t.Errorf("the guest ran /bin/numairqd with sha256 %q, not the build of %s (%s)", got, build, sum)
+				}
+			}
+			raw.Daemons = append(raw.Daemons, dr)
 		})
 	}
 
@@ -415,6 +440,7 @@ done
 kill $pid
 wait $pid
 data daemon-log tail -c 12000 /tmp/daemon.log
+[ $DAEMON = numairqd ] && data numairqd-sha256 sha256sum /bin/numairqd
 pass daemon-done "$DAEMON"
 `
 }
@@ -619,6 +645,59 @@ func withConfig(files map[string][]byte, banned, listen string) map[string][]byt
 	}
 	out["/etc/numairqd.yaml"] = fmt.Appendf(nil, "# bench: same banned list as irqbalance's IRQBALANCE_BANNED_CPULIST\nbanned_cpus: %q\nlisten: %q\n", banned, listen)
 	return out
+}
+
+// baselineRev resolves $BENCH_BASELINE to a short revision; "" when
+// it is unset.
+func baselineRev(t *testing.T) string {
+	rev := os.Getenv("BENCH_BASELINE")
+	if rev == "" {
+		return ""
+	}
+	out, err := gitIn(moduleRoot(t), "rev-parse", "--short", rev+"^{commit}")
+	if err != nil {
+		t.Fatalf("BENCH_BASELINE=%s: git rev-parse: %v\n%s", rev, err, out)
+	}
+	return strings.TrimSpace(out)
+}
+
+// buildBaseline builds numairqd at rev as the harness builds the
+// working tree's (static, -trimpath), with this test binary's
+// toolchain, in a temporary worktree of the repository that it removes
+// afterwards.
+func buildBaseline(t *testing.T, rev string) []byte {
+	t.Helper()
+	root, tmp := moduleRoot(t), t.TempDir()
+	src := filepath.Join(tmp, "src")
+	if out, err := gitIn(root, "worktree", "add", "--detach", src, rev); err != nil {
+		t.Fatalf("git worktree add %s %s: %v\n%s", src, rev, err, out)
+	}
+	defer func() {
+		if out, err := gitIn(root, "worktree", "remove", "--force", src); err != nil {
+			t.Errorf("git worktree remove %s: %v\n%s", src, err, out)
+		}
+	}()
+	start := time.Now()
+	dst := filepath.Join(tmp, "numairqd")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", dst, "./cmd/numairqd")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOTOOLCHAIN="+runtime.Version())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build numairqd at %s: %v\n%s", rev, err, out)
+	}
+	t.Logf("built numairqd at %s in %v", rev, time.Since(start).Round(time.Second))
+	b, err := os.ReadFile(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func gitIn(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }
 
 func buildAgent(t *testing.T) []byte {

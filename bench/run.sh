@@ -9,13 +9,18 @@
 #   2. the planner's and the rounds' Go benchmarks with -count 6
 #      -benchmem, and benchstat on them (go run pkg@version: not a
 #      module dependency);
+#   with BENCH_BASELINE=REV, numairqd built at REV beside the working
+#   tree's in both: an extra daemon boot (daemon/numairqd@REV) before
+#   numairqd's, and the Go benchmarks of both trees interleaved, then
+#   benchstat REV against the working tree;
 #   3. bench/report, which writes RESULTS.md and the charts (a module
 #      of its own, so that gonum/plot stays out of numairqd's go.mod).
 #
 # Usage: bench/run.sh [all|qemu|go|report]   (default all)
 # BENCH_WORK (default /tmp/numairqd-bench) keeps raw.json, the Go
 # benchmark output and the guests' serial logs. BENCH_REPS, BENCH_WINDOW,
-# BENCH_IDLE and BENCH_CHURN change the QEMU bench's parameters.
+# BENCH_IDLE and BENCH_CHURN change the QEMU bench's parameters,
+# BENCH_GO_ROUNDS (6) the runs of each Go benchmark.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,11 +32,12 @@ what=${1:-all}
 work=${BENCH_WORK:-/tmp/numairqd-bench}
 benchstat=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 gobench='^(BenchmarkCompute.*|BenchmarkRebuild1024CPUs32Nodes|BenchmarkRead|BenchmarkAffinities|BenchmarkRefresh|BenchmarkRound.*)$'
-gopkgs=(./pkg/policy ./pkg/topology ./pkg/inventory ./pkg/state)
+gopkgs=(./pkg/policy ./pkg/topology ./pkg/inventory ./pkg/state ./pkg/machine)
+rounds=${BENCH_GO_ROUNDS:-6}
 mkdir -p "$work"
 work=$(cd "$work" && pwd) # the report runs in bench/report
 start=$(date +%s)
-command="bench/run.sh${1:+ $1}"
+command="${BENCH_BASELINE:+BENCH_BASELINE=$BENCH_BASELINE }bench/run.sh${1:+ $1}"
 
 case $what in all | qemu | go | report) ;; *)
 	echo "usage: bench/run.sh [all|qemu|go|report]" >&2
@@ -59,17 +65,73 @@ if [ "$what" = all ] || [ "$what" = qemu ]; then
 	echo "bench: QEMU part took $(($(date +%s) - start)) s" >&2
 fi
 
+# benchpkgs DIR prints the packages of gopkgs that have tests in the
+# tree DIR (BenchmarkRound* moved from pkg/state to pkg/machine).
+benchpkgs() {
+	local p
+	for p in "${gopkgs[@]}"; do
+		if compgen -G "$1/$p/*_test.go" >/dev/null; then echo "$p"; fi
+	done
+}
+
+# gocompare REV runs the Go benchmarks at REV, in a temporary worktree,
+# and in the working tree, interleaved so that both see the same host
+# load: $rounds rounds of -count 1, each side's test binaries built
+# beforehand, the side that goes first alternating. It writes
+# gobench.txt (the working tree's) and gobench-REV.txt, and sets
+# statargs to compare them by benchmark name, whatever package holds it.
+gocompare() {
+	local rev tmp side p out r
+	rev=$(git rev-parse --short "$1^{commit}")
+	tmp=$(mktemp -d)
+	# shellcheck disable=SC2064 # expand $tmp now
+	trap "git worktree remove --force '$tmp/src' >/dev/null 2>&1; rm -rf '$tmp'" EXIT
+	git worktree add --detach "$tmp/src" "$rev" >/dev/null
+	declare -A tree=([old]="$tmp/src" [new]="$PWD")
+	for side in old new; do
+		mkdir -p "$tmp/$side"
+		benchpkgs "${tree[$side]}" >"$tmp/$side/pkgs"
+		while read -r p; do
+			(cd "${tree[$side]}" && go test -c -o "$tmp/$side/${p//\//_}.test" "$p")
+		done <"$tmp/$side/pkgs"
+	done
+	: >"$work/gobench.txt"
+	: >"$work/gobench-$rev.txt"
+	for ((r = 1; r <= rounds; r++)); do
+		for side in $([ $((r % 2)) = 1 ] && echo old new || echo new old); do
+			out=$work/gobench.txt
+			[ "$side" = old ] && out=$work/gobench-$rev.txt
+			echo "bench: Go benchmarks, round $r of $rounds: $([ "$side" = old ] && echo "$rev" || echo "working tree")" >&2
+			while read -r p; do
+				(cd "${tree[$side]}/$p" && TMPDIR=/dev/shm "$tmp/$side/${p//\//_}.test" -test.run '^$' \
+					-test.bench "$gobench" -test.count 1 -test.benchmem) >>"$out" 2>&1 ||
+					printf 'FAIL\t%s\n' "$p" >>"$out"
+			done <"$tmp/$side/pkgs"
+		done
+	done
+	statargs=(-ignore pkg "$rev=$work/gobench-$rev.txt" "new=$work/gobench.txt")
+}
+
 if [ "$what" = all ] || [ "$what" = go ]; then
 	sums=$(sha256sum go.mod go.sum)
 	# BenchmarkRead's fixture takes ~80 s to build on /tmp; tmpfs is fast.
 	# The pattern takes the planner's benchmarks by prefix, so a renamed
-	# BenchmarkCompute... or a new BenchmarkRound... (pkg/state,
+	# BenchmarkCompute... or a new BenchmarkRound... (pkg/machine,
 	# pkg/inventory) is included; a benchmark that fails is listed in
 	# the report and does not stop the others.
-	if ! TMPDIR=/dev/shm go test -run '^$' -bench "$gobench" -count 6 -benchmem "${gopkgs[@]}" | tee "$work/gobench.txt"; then
-		echo "bench: some Go benchmarks failed (see $work/gobench.txt); the report lists them" >&2
+	rm -f "$work"/gobench-*.txt
+	if [ -n "${BENCH_BASELINE:-}" ]; then
+		gocompare "$BENCH_BASELINE"
+	else
+		mapfile -t pkgs < <(benchpkgs .)
+		if ! TMPDIR=/dev/shm go test -run '^$' -bench "$gobench" -count "$rounds" -benchmem "${pkgs[@]}" | tee "$work/gobench.txt"; then
+			echo "bench: some Go benchmarks failed (see $work/gobench.txt); the report lists them" >&2
+		fi
+		statargs=("$work/gobench.txt")
 	fi
-	if ! go run "$benchstat" "$work/gobench.txt" >"$work/benchstat.txt" 2>"$work/benchstat.err"; then
+	if go run "$benchstat" "${statargs[@]}" >"$work/benchstat.txt" 2>"$work/benchstat.err"; then
+		[ -n "${BENCH_BASELINE:-}" ] && cat "$work/benchstat.txt"
+	else
 		echo "bench: benchstat unavailable ($(head -c 300 "$work/benchstat.err")); the table in RESULTS.md does not need it" >&2
 		: >"$work/benchstat.txt"
 	fi
@@ -84,7 +146,12 @@ if [ ! -s "$work/raw.json" ]; then
 	exit 1
 fi
 gob=()
-[ -s "$work/gobench.txt" ] && gob=(-gobench "$work/gobench.txt" -benchstat "$work/benchstat.txt")
+if [ -s "$work/gobench.txt" ]; then
+	gob=(-gobench "$work/gobench.txt" -benchstat "$work/benchstat.txt")
+	for f in "$work"/gobench-*.txt; do # gocompare's baseline
+		[ -e "$f" ] && gob+=(-gobench-baseline "$(basename "$f" .txt | cut -d- -f2-)")
+	done
+fi
 wall=$(($(date +%s) - start))
 wallflag=()
 [ "$what" = all ] && wallflag=(-wall "$((wall / 60))m$(printf %02d $((wall % 60)))s")

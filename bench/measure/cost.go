@@ -305,12 +305,12 @@ func (dr DaemonRun) Costs(kind string, reps int) ([]Cost, []error) {
 		a, ok1 := dr.Cost[fmt.Sprintf("%s-%d-0", kind, rep)]
 		b, ok2 := dr.Cost[fmt.Sprintf("%s-%d-1", kind, rep)]
 		if !ok1 || !ok2 {
-			errs = append(errs, fmt.Errorf("%s %s rep %d: no samples", dr.Daemon, kind, rep))
+			errs = append(errs, fmt.Errorf("%s %s rep %d: no samples", dr.Name(), kind, rep))
 			continue
 		}
 		c, err := CostBetween(a, b)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s %s rep %d: %w", dr.Daemon, kind, rep, err))
+			errs = append(errs, fmt.Errorf("%s %s rep %d: %w", dr.Name(), kind, rep, err))
 			continue
 		}
 		out = append(out, c)

@@ -29,6 +29,10 @@ type Meta struct {
 	IdleS       float64 `json:"idle_s"`
 	ChurnCycles int     `json:"churn_cycles"`
 	WallS       float64 `json:"wall_s"`
+	// Baseline is the revision numairqd was also built at
+	// (BENCH_BASELINE), measured in daemon boots of its own beside the
+	// working tree's; empty without one.
+	Baseline string `json:"baseline,omitempty"`
 	// Host load while the guests ran, sampled every 5 s: the highest
 	// 1-minute load average, and how many samples saw a QEMU that was
 	// not the bench's (another test sharing the 2 cores).
@@ -62,9 +66,12 @@ type PlacementRun struct {
 // (`benchagent floor`) runs in a boot of its own in the same form, with
 // churn samples only.
 type DaemonRun struct {
-	Daemon string          `json:"daemon"` // "irqbalance", "numairqd" or "floor"
-	Title  string          `json:"title"`
-	Start  guestinfo.State `json:"start"`
+	Daemon string `json:"daemon"` // "irqbalance", "numairqd" or "floor"
+	// Build is the revision numairqd was built at when it is not the
+	// working tree (Meta.Baseline).
+	Build string          `json:"build,omitempty"`
+	Title string          `json:"title"`
+	Start guestinfo.State `json:"start"`
 	// Settled is the first placement the daemon made after it started.
 	Settled Watch `json:"settled"`
 	// Cost samples: idle-R-0 and idle-R-1 around the R-th idle period,
@@ -76,6 +83,15 @@ type DaemonRun struct {
 	Log    string                `json:"log"`
 	// Floor is the floor's own account of its run (daemon "floor").
 	Floor *FloorSummary `json:"floor,omitempty"`
+}
+
+// Name labels the run: the daemon, followed by the build's revision
+// for a baseline ("numairqd 716edae").
+func (dr DaemonRun) Name() string {
+	if dr.Build == "" {
+		return dr.Daemon
+	}
+	return dr.Daemon + " " + dr.Build
 }
 
 // Event is one CPU hotplug or driver re-bind and what followed.

@@ -120,7 +120,7 @@ func (w *writer) eventCost(runs []measure.DaemonRun) {
 	w.p("| event | daemon | CPU time per event | utime+stime (s) | syscalls per event | rounds per event | syscalls per round | CPU time per round | IRQ writes per event | reaction (own placement) | event to applied |")
 	w.p("|---|---|---|---|---|---|---|---|---|---|---|")
 	figs := map[string]map[string]eventFigures{}
-	reacts := map[string]measure.Summary{}
+	reacts := map[string]map[string]measure.Summary{} // by daemon's Name, then kind
 	for _, kind := range costKinds {
 		figs[kind] = map[string]eventFigures{}
 		for _, dr := range runs {
@@ -128,9 +128,9 @@ func (w *writer) eventCost(runs []measure.DaemonRun) {
 				continue
 			}
 			f := figuresOf(dr, kind, reps)
-			figs[kind][dr.Daemon] = f
+			figs[kind][dr.Name()] = f
 			if len(f.ticks) == 0 {
-				w.p("| %s | %s | error: %s | | | | | | | | |", kindTitle(kind, w.meta.ChurnCycles), dr.Daemon, errText(f.errs))
+				w.p("| %s | %s | error: %s | | | | | | | | |", kindTitle(kind, w.meta.ChurnCycles), dr.Name(), errText(f.errs))
 				continue
 			}
 			sys := rangeText(f.sys, count)
@@ -148,11 +148,12 @@ func (w *writer) eventCost(runs []measure.DaemonRun) {
 			if kind != "churn" {
 				var s measure.Summary
 				react, s = reactionText(dr, kind)
-				if dr.Daemon == "numairqd" {
-					reacts[kind] = s
+				if reacts[dr.Name()] == nil {
+					reacts[dr.Name()] = map[string]measure.Summary{}
 				}
+				reacts[dr.Name()][kind] = s
 			}
-			w.p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", kindTitle(kind, w.meta.ChurnCycles), dr.Daemon,
+			w.p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", kindTitle(kind, w.meta.ChurnCycles), dr.Name(),
 				rangeText(f.run, msText), rangeText(f.ticks, secs), sys, rounds, sysRound, runRound, writes, react, applied)
 		}
 	}
@@ -165,7 +166,8 @@ func (w *writer) eventCost(runs []measure.DaemonRun) {
 	}
 	w.accounted(runs)
 	w.peakRSS(runs)
-	w.eventSummary(figs, reacts)
+	w.eventSummary(figs, reacts["numairqd"])
+	w.baselineRatios(runs, figs["churn"], reacts)
 }
 
 // accounted shows how much of each daemon's CPU time the periods hold.
@@ -183,7 +185,7 @@ func (w *writer) accounted(runs []measure.DaemonRun) {
 		if !math.IsNaN(total) && !math.IsNaN(in) {
 			between = msText(total - in)
 		}
-		w.p("| %s | %s | %s | %s |", dr.Daemon, msOrDash(total), msOrDash(in), between)
+		w.p("| %s | %s | %s | %s |", dr.Name(), msOrDash(total), msOrDash(in), between)
 	}
 	w.p("")
 }
@@ -226,7 +228,7 @@ func (w *writer) peakRSS(runs []measure.DaemonRun) {
 	peaks := map[string]int64{}
 	for _, dr := range runs {
 		peak := dr.PeakHWMKB()
-		peaks[dr.Daemon] = peak
+		peaks[dr.Name()] = peak
 		var last measure.CostSample
 		for _, s := range dr.Cost {
 			if s.UptimeS > last.UptimeS {
@@ -237,7 +239,7 @@ func (w *writer) peakRSS(runs []measure.DaemonRun) {
 		if v, err := measure.StatusKB(last.Status, "VmRSS"); err == nil {
 			rss = fmt.Sprintf("%d KiB", v)
 		}
-		w.p("| %s | %d KiB (%.1f MiB) | %s |", dr.Daemon, peak, float64(peak)/1024, rss)
+		w.p("| %s | %d KiB (%.1f MiB) | %s |", dr.Name(), peak, float64(peak)/1024, rss)
 	}
 	w.p("")
 	a, okA := peaks["irqbalance"]

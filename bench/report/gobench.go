@@ -33,7 +33,13 @@ type goBenchRun struct {
 func parseGoBench(r io.Reader) goBenchRun {
 	var run goBenchRun
 	byKey := map[string]*goBench{}
-	seenUnit := map[string]bool{}
+	seenUnit, seenFail := map[string]bool{}, map[string]bool{}
+	fail := func(what string) {
+		if !seenFail[what] {
+			seenFail[what] = true
+			run.Failed = append(run.Failed, what)
+		}
+	}
 	pkg := ""
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -44,11 +50,11 @@ func parseGoBench(r io.Reader) goBenchRun {
 			continue
 		}
 		if name, ok := strings.CutPrefix(strings.TrimSpace(line), "--- FAIL: "); ok && strings.HasPrefix(name, "Benchmark") {
-			run.Failed = append(run.Failed, strings.Fields(name)[0])
+			fail(strings.Fields(name)[0])
 			continue
 		}
 		if p, ok := strings.CutPrefix(line, "FAIL\t"); ok {
-			run.Failed = append(run.Failed, "package "+strings.Fields(p)[0])
+			fail("package " + strings.Fields(p)[0])
 			continue
 		}
 		f := strings.Fields(line)

@@ -46,17 +46,29 @@ func TestParseGoBench(t *testing.T) {
 }
 
 func TestGoBenchSection(t *testing.T) {
-	w := &writer{}
-	w.goBench([]byte(gobenchOut), nil)
-	out := w.body.String()
-	for _, want := range []string{
-		"| package | benchmark | time/op | B/op | allocs/op | syscalls/op |",
-		"| pkg/state | BenchmarkRoundIncremental8192IRQs256CPUs-2 | 2.40 ms (2.35 ms–2.45 ms) | 120.6 KiB (120.6 KiB–120.6 KiB) | 790 (789–790) | 42 (41–43) |",
-		"| pkg/topology | BenchmarkRebuild1024CPUs32Nodes-2 | 12.62 ms (12.62 ms–12.62 ms) | 2.7 MiB (2.7 MiB–2.7 MiB) | 17864 (17864–17864) | – |",
-		"**go test reported failures:** BenchmarkCompute64Devices8192IRQs4096CPUs, package github.com/numairqd/numairqd/pkg/policy.",
+	for _, tt := range []struct {
+		name, out, base, how string
+	}{
+		{"one run", gobenchOut, "", "`go test -run '^$' -bench ... -count 2 -benchmem` on the host"},
+		// Interleaved with a baseline: one -count 1 run per round,
+		// the same failure in each.
+		{"interleaved", gobenchOut + gobenchOut, "abc1234", "4 rounds of `-count 1 -benchmem`, each running the test binaries built at abc1234 and those of the working tree"},
 	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("section lacks %q:\n%s", want, out)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			w := &writer{}
+			w.goBench([]byte(tt.out), nil, tt.base)
+			out := w.body.String()
+			for _, want := range []string{
+				tt.how,
+				"| package | benchmark | time/op | B/op | allocs/op | syscalls/op |",
+				"| pkg/state | BenchmarkRoundIncremental8192IRQs256CPUs-2 | 2.40 ms (2.35 ms–2.45 ms) | 120.6 KiB (120.6 KiB–120.6 KiB) | 790 (789–790) | 42 (41–43) |",
+				"| pkg/topology | BenchmarkRebuild1024CPUs32Nodes-2 | 12.62 ms (12.62 ms–12.62 ms) | 2.7 MiB (2.7 MiB–2.7 MiB) | 17864 (17864–17864) | – |",
+				"**go test reported failures:** BenchmarkCompute64Devices8192IRQs4096CPUs, package github.com/numairqd/numairqd/pkg/policy. ",
+			} {
+				if !strings.Contains(out, want) {
+					t.Errorf("section lacks %q:\n%s", want, out)
+				}
+			}
+		})
 	}
 }

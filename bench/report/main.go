@@ -5,7 +5,7 @@
 // module of its own, so that gonum/plot stays out of numairqd's go.mod:
 //
 //	go run -C bench/report . -raw DIR/raw.json -gobench DIR/gobench.txt \
-//	    -benchstat DIR/benchstat.txt -out DIR/RESULTS.md -png DIR/placement.png -traffic-png DIR/traffic.png
+//	    -benchstat DIR/benchstat.txt [-gobench-baseline REV] -out DIR/RESULTS.md -png DIR/placement.png -traffic-png DIR/traffic.png
 package main
 
 import (
@@ -28,19 +28,20 @@ func main() {
 	rawPath := flag.String("raw", "", "raw.json written by the QEMU bench")
 	gobench := flag.String("gobench", "", "go test -bench output (optional)")
 	benchstat := flag.String("benchstat", "", "benchstat output (optional)")
+	goBase := flag.String("gobench-baseline", "", "the revision benchstat compares -gobench with, run interleaved (optional)")
 	out := flag.String("out", "bench/RESULTS.md", "markdown to write")
 	pngPath := flag.String("png", "bench/placement.png", "placement chart to write")
 	trafficPNG := flag.String("traffic-png", "bench/traffic.png", "traffic chart to write")
 	command := flag.String("command", "", "the command that produced the run (overrides raw.json's)")
 	wall := flag.String("wall", "", "wall time of the whole command, e.g. 12m31s (optional)")
 	flag.Parse()
-	if err := run(*rawPath, *gobench, *benchstat, *out, *pngPath, *trafficPNG, *command, *wall); err != nil {
+	if err := run(*rawPath, *gobench, *benchstat, *goBase, *out, *pngPath, *trafficPNG, *command, *wall); err != nil {
 		fmt.Fprintln(os.Stderr, "report:", err)
 		os.Exit(1)
 	}
 }
 
-func run(rawPath, gobench, benchstat, out, pngPath, trafficPNG, command, wall string) error {
+func run(rawPath, gobench, benchstat, goBase, out, pngPath, trafficPNG, command, wall string) error {
 	b, err := os.ReadFile(rawPath)
 	if err != nil {
 		return err
@@ -76,7 +77,7 @@ func run(rawPath, gobench, benchstat, out, pngPath, trafficPNG, command, wall st
 		if benchstat != "" {
 			bs, _ = os.ReadFile(benchstat)
 		}
-		w.goBench(gb, bs)
+		w.goBench(gb, bs, goBase)
 	}
 	w.definitions()
 	w.summary()
@@ -119,6 +120,9 @@ func (w *writer) header(m measure.Meta, wall, png string) {
 	fmt.Fprintf(h, "| date | %s |\n| commit | %s |\n| host kernel | %s |\n| guest kernel | %s (Debian's, under QEMU TCG, `-cpu qemu64`) |\n",
 		m.Date, m.Commit, m.HostKernel, m.GuestKernel)
 	fmt.Fprintf(h, "| QEMU | %s |\n| irqbalance | %s (Debian's binary, with its shared libraries copied into the initramfs) |\n| Go | %s |\n", m.QEMU, m.Irqbalance, m.Go)
+	if m.Baseline != "" {
+		fmt.Fprintf(h, "| baseline | numairqd built at %s (`BENCH_BASELINE`), measured in boots of its own just before the working tree's: rows `numairqd %s` |\n", m.Baseline, m.Baseline)
+	}
 	fmt.Fprintf(h, "| parameters | %d repetitions per event, %.0f s window, %.0f s idle period, %d offline/online cycles of churn |\n",
 		m.Reps, m.WindowS, m.IdleS, m.ChurnCycles)
 	fmt.Fprintf(h, "| wall time | QEMU part %s", dur(m.WallS))

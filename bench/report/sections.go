@@ -81,7 +81,7 @@ func (w *writer) reaction(runs []measure.DaemonRun) {
 			if own[kind] == nil {
 				own[kind] = map[string]measure.Summary{}
 			}
-			own[kind][dr.Daemon] = ows
+			own[kind][dr.Name()] = ows
 			ownText := summ(ows)
 			if reached < len(rs) {
 				ownText += fmt.Sprintf("; **%d of %d never within the window**", len(rs)-reached, len(rs))
@@ -97,7 +97,7 @@ func (w *writer) reaction(runs []measure.DaemonRun) {
 					plan = "**" + plan + "**"
 				}
 			}
-			w.p("| %s | %s | %s | %s | %d/%d | %s | %s |", eventTitle[kind], dr.Daemon, fwText, ownText, reached, len(rs), plan, windowText(dr, kind))
+			w.p("| %s | %s | %s | %s | %d/%d | %s | %s |", eventTitle[kind], dr.Name(), fwText, ownText, reached, len(rs), plan, windowText(dr, kind))
 		}
 	}
 	w.p("")
@@ -123,12 +123,12 @@ func (w *writer) reaction(runs []measure.DaemonRun) {
 			}
 		}
 		if n > 0 {
-			w.p("- **%s: %d of %d events started from the driver's own map**, not from a placement of %s: after the previous event (or the hotplug churn of the cost part) it had not re-placed the queue IRQs within the 60 s settle that precedes every event. For those events \"its own placement\" is measured against the CPUs of the driver's map, which any single-node placement satisfies. Marked * in the details.", dr.Daemon, n, len(dr.Events), dr.Daemon)
+			w.p("- **%s: %d of %d events started from the driver's own map**, not from a placement of %s: after the previous event (or the hotplug churn of the cost part) it had not re-placed the queue IRQs within the 60 s settle that precedes every event. For those events \"its own placement\" is measured against the CPUs of the driver's map, which any single-node placement satisfies. Marked * in the details.", dr.Name(), n, len(dr.Events), dr.Name())
 		}
 	}
 	for _, dr := range runs {
 		if len(dr.Settled.Samples) > 1 {
-			w.p("- %s made its first placement %.1f s after it was started (settle watch).", dr.Daemon, dr.Settled.Samples[1].T)
+			w.p("- %s made its first placement %.1f s after it was started (settle watch).", dr.Name(), dr.Settled.Samples[1].T)
 		}
 	}
 	w.p("")
@@ -213,14 +213,14 @@ func (w *writer) eventDetail(runs []measure.DaemonRun) {
 			if fromDriver(dr, ev) {
 				before = "* " + before
 			}
-			w.p("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |", dr.Daemon, ev.Rep, ev.Kind, secs(r.FirstWriteS), secs(r.OwnS), match,
+			w.p("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |", dr.Name(), ev.Rep, ev.Kind, secs(r.FirstWriteS), secs(r.OwnS), match,
 				before, mapText(ev.Watch.Baseline), mapText(end), planText)
 		}
 	}
 	w.p("\nMaps list the CPU of input.0..N then output.0..N.\n\n</details>\n")
 	mism := 0
 	for _, dr := range runs {
-		if dr.Daemon != "numairqd" {
+		if dr.Name() != "numairqd" {
 			continue
 		}
 		for _, rs := range reactions(dr) {
@@ -273,7 +273,7 @@ func (w *writer) cost(runs []measure.DaemonRun) {
 	for _, dr := range runs {
 		churnC, errs := dr.Costs("churn", w.meta.Reps)
 		if len(churnC) == 0 {
-			w.p("| %s | | error: %s | |", dr.Daemon, errText(errs))
+			w.p("| %s | | error: %s | |", dr.Name(), errText(errs))
 			continue
 		}
 		churn := pick(churnC, func(c measure.Cost) float64 { return c.CPUS })
@@ -288,8 +288,8 @@ func (w *writer) cost(runs []measure.DaemonRun) {
 				idleText = "error: " + errText(errs)
 			}
 		}
-		byDaemon[dr.Daemon] = c
-		w.p("| %s | %s | %s | %d KiB |", dr.Daemon, idleText, rangeText(churn, secs), c.hwmKB)
+		byDaemon[dr.Name()] = c
+		w.p("| %s | %s | %s | %d KiB |", dr.Name(), idleText, rangeText(churn, secs), c.hwmKB)
 	}
 	w.p("")
 	a, okA := byDaemon["irqbalance"]
@@ -330,10 +330,20 @@ func pick(cs []measure.Cost, f func(measure.Cost) float64) []float64 {
 	return out
 }
 
-func (w *writer) goBench(out, benchstat []byte) {
+// goBench is the table of the working tree's benchmarks and benchstat's
+// output; base is the revision they ran interleaved with, if any.
+func (w *writer) goBench(out, benchstat []byte, base string) {
 	w.p("## Go benchmarks (host)\n")
-	w.p("`go test -run '^$' -bench ... -count 6 -benchmem` on the host (2 shared cores), `TMPDIR=/dev/shm` for the fixtures. Median (min–max) of 6 runs. Columns after allocs/op are the benchmarks' own metrics (`b.ReportMetric`), \"–\" where a benchmark reports none.\n")
 	run := parseGoBench(bytes.NewReader(out))
+	runs := 0
+	for _, b := range run.Benches {
+		runs = max(runs, len(b.NsOp))
+	}
+	how := fmt.Sprintf("`go test -run '^$' -bench ... -count %d -benchmem`", runs)
+	if base != "" {
+		how = fmt.Sprintf("%d rounds of `-count 1 -benchmem`, each running the test binaries built at %s and those of the working tree one after the other (the first alternating), so that both saw the same host load; the table is the working tree's, benchstat compares %s with it by benchmark name, whatever package holds it (`-ignore pkg`)", runs, base, base)
+	}
+	w.p("%s on the host (2 shared cores), `TMPDIR=/dev/shm` for the fixtures. Median (min–max) of %d runs. Columns after allocs/op are the benchmarks' own metrics (`b.ReportMetric`), \"–\" where a benchmark reports none.\n", how, runs)
 	head := "| package | benchmark | time/op | B/op | allocs/op |"
 	rule := "|---|---|---|---|---|"
 	for _, u := range run.Units {
