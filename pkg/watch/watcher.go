@@ -6,36 +6,28 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// Options configure a Watcher. The durations have no defaults: the
-// daemon passes its config's (config.DefaultCoalesceWindow and the
-// others), and New refuses a zero.
+// Options configure a Watcher; the durations have no defaults.
 //
 // A hint that comes when no burst is open is emitted at once, so that
-// one event costs one round and no wait, and it opens a burst. The
-// hints that come while the burst is open are held and emitted
-// together, so that a burst costs one more round, at its end, which
-// sees its final state. Lost events (CauseLost) are always held: the
-// kernel keeps dropping messages until the queue is drained, so a round
-// at once could miss what they said; every trigger the burst emits
-// after them is Fresh.
+// one event costs no wait, and opens a burst. The hints that come while
+// it is open are held and emitted together, in one more round that sees
+// the burst's final state. Lost events (CauseLost) are always held, and
+// make every trigger the burst emits after them Fresh.
 type Options struct {
-	// Window is the quiet time that ends a burst: the hints held are
-	// emitted, and the burst closes, once no hint has come for Window.
-	// It must be more than 0.
+	// Window is the quiet time that ends a burst and emits the hints
+	// held; more than 0.
 	Window time.Duration
-	// MaxDelay bounds the wait of a held hint: the hints held are
-	// emitted at most MaxDelay after the first of them, even if hints
-	// keep coming (the burst then stays open). It must be at least
-	// Window.
+	// MaxDelay bounds the wait of a held hint, even if hints keep coming
+	// (the burst then stays open); at least Window.
 	MaxDelay time.Duration
 	// Resync is the idle time after which a CauseResync Trigger is
-	// emitted: the state is re-read at least this often. Negative
-	// disables it; 0 is refused.
+	// emitted. Negative disables it; 0 is refused.
 	Resync time.Duration
 	// Uevents and Links enable the kernel uevent and rtnetlink link
 	// sources, Ethtool the ethtool monitor (channel changes).
@@ -75,7 +67,7 @@ type Watcher struct {
 // Watcher runs without it and reports it through Degraded and Logf. New
 // fails only on invalid options.
 func New(opts Options) (*Watcher, error) {
-	return newWatcher(opts, openers{openUevents, openLinks, openEthtool})
+	return newWatcher(opts, openers{listen(ListenUevents), listen(ListenLinks), listen(ListenEthtool)})
 }
 
 func newWatcher(opts Options, open openers) (*Watcher, error) {
@@ -99,31 +91,24 @@ func newWatcher(opts Options, open openers) (*Watcher, error) {
 		stats:  newStats(),
 		logged: make(map[string]bool),
 	}
-	if opts.Uevents {
-		s, err := open.uevents(opts.ReceiveBuffer)
-		if err != nil {
-			w.degrade(sourceUevent, err)
-		} else {
-			w.uevents = s
-		}
-	}
-	if opts.Links {
-		s, err := open.links(opts.ReceiveBuffer)
-		if err != nil {
-			w.degrade(sourceRtnetlink, err)
-		} else {
-			w.links = s
-		}
-	}
-	if opts.Ethtool {
-		s, err := open.ethtool(opts.ReceiveBuffer)
-		if err != nil {
-			w.degrade(sourceEthtool, err)
-		} else {
-			w.ethtool = s
-		}
-	}
+	w.uevents = openSource(w, opts.Uevents, sourceUevent, open.uevents)
+	w.links = openSource(w, opts.Links, sourceRtnetlink, open.links)
+	w.ethtool = openSource(w, opts.Ethtool, sourceEthtool, open.ethtool)
 	return w, nil
+}
+
+// openSource opens the source if it is enabled; one that cannot be
+// opened degrades the Watcher and is nil.
+func openSource[T any](w *Watcher, enabled bool, name string, open func(rcvbuf int) (source[T], error)) source[T] {
+	if !enabled {
+		return nil
+	}
+	s, err := open(w.opts.ReceiveBuffer)
+	if err != nil {
+		w.degrade(name, err)
+		return nil
+	}
+	return s
 }
 
 // Triggers returns the channel of coalesced triggers. It has capacity
@@ -177,13 +162,14 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	if w.uevents != nil {
-		wg.Go(func() { w.pumpUevents(w.uevents) })
+		wg.Go(func() { pump(w, sourceUevent, w.uevents, w.onUevent, nil) })
 	}
 	if w.links != nil {
-		wg.Go(func() { w.pumpLinks(w.links) })
+		handle, lost := w.onLinks()
+		wg.Go(func() { pump(w, sourceRtnetlink, w.links, handle, lost) })
 	}
 	if w.ethtool != nil {
-		wg.Go(func() { w.pumpEthtool(w.ethtool) })
+		wg.Go(func() { pump(w, sourceEthtool, w.ethtool, w.onChannels, nil) })
 	}
 	w.loop(ctx)
 	w.Close()
@@ -196,14 +182,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 // only for a Watcher that will never Run.
 func (w *Watcher) Close() error {
 	var errs []error
-	if w.uevents != nil {
-		errs = append(errs, w.uevents.Close())
-	}
-	if w.links != nil {
-		errs = append(errs, w.links.Close())
-	}
-	if w.ethtool != nil {
-		errs = append(errs, w.ethtool.Close())
+	for _, s := range []io.Closer{w.uevents, w.links, w.ethtool} {
+		if s != nil {
+			errs = append(errs, s.Close())
+		}
 	}
 	return errors.Join(errs...)
 }
