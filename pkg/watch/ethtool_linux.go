@@ -38,52 +38,6 @@ const genlHdrLen = 4
 // for it is a string of at most ALTIFNAMSIZ-1 (128-1) bytes.
 const altIfNameSize = 128
 
-// nlHeader is the part of struct nlmsghdr the parsers look at.
-type nlHeader struct {
-	Type uint16
-	Seq  uint32
-}
-
-// walkMessages calls fn with the header and payload of each nlmsghdr
-// framed message of datagram b. A length below the header or past the
-// datagram is an error wrapping kernfs.ErrMalformed, and so is what fn
-// returns, prefixed with what and the message's offset.
-func walkMessages(b []byte, what string, fn func(h nlHeader, payload []byte) error) error {
-	for off := 0; len(b)-off >= unix.SizeofNlMsghdr; {
-		m := b[off:]
-		n := int(binary.NativeEndian.Uint32(m[0:4]))
-		if n < unix.SizeofNlMsghdr || n > len(m) {
-			return fmt.Errorf("%s message at offset %d: %w: length %d outside [%d, %d]",
-				what, off, kernfs.ErrMalformed, n, unix.SizeofNlMsghdr, len(m))
-		}
-		h := nlHeader{Type: binary.NativeEndian.Uint16(m[4:6]), Seq: binary.NativeEndian.Uint32(m[8:12])}
-		if err := fn(h, m[unix.SizeofNlMsghdr:n]); err != nil {
-			return fmt.Errorf("%s message at offset %d: %w", what, off, err)
-		}
-		off += nlAlign(n)
-	}
-	return nil
-}
-
-// walkAttrs calls fn with the type (flags stripped) and payload of each
-// netlink attribute in b. A length below the attribute header or past
-// b is an error wrapping kernfs.ErrMalformed; so is what fn returns.
-func walkAttrs(b []byte, fn func(typ uint16, v []byte) error) error {
-	for off := 0; len(b)-off >= unix.SizeofNlAttr; {
-		a := b[off:]
-		n := int(binary.NativeEndian.Uint16(a[0:2]))
-		if n < unix.SizeofNlAttr || n > len(a) {
-			return fmt.Errorf("%w: attribute at offset %d: length %d outside [%d, %d]",
-				kernfs.ErrMalformed, off, n, unix.SizeofNlAttr, len(a))
-		}
-		if err := fn(binary.NativeEndian.Uint16(a[2:4])&nlaTypeMask, a[unix.SizeofNlAttr:n]); err != nil {
-			return err
-		}
-		off += nlAlign(n)
-	}
-	return nil
-}
-
 // attrU32 reads a u32 attribute, which must be exactly 4 bytes.
 func attrU32(name string, v []byte) (uint32, error) {
 	if len(v) != 4 {
