@@ -74,10 +74,8 @@ type (
 )
 
 // ListenUevents opens a uevent socket bound to the kernel's group 1
-// with SO_PASSCRED and a receive buffer of rcvbuf bytes
-// (DefaultReceiveBuffer when 0; SO_RCVBUFFORCE, falling back to the
-// rmem_max-capped SO_RCVBUF without CAP_NET_ADMIN). Receiving needs no
-// privilege.
+// with a receive buffer of rcvbuf bytes (DefaultReceiveBuffer when 0;
+// capped by rmem_max without CAP_NET_ADMIN). It needs no privilege.
 func ListenUevents(rcvbuf int) (*UeventConn, error) {
 	c, err := openNetlink("uevent", unix.NETLINK_KOBJECT_UEVENT, ueventGroup, rcvbuf, 8192)
 	if err != nil {
@@ -105,12 +103,10 @@ func ListenLinks(rcvbuf int) (*LinkConn, error) {
 const familyTimeout = 5 * time.Second
 
 // ListenEthtool resolves the generic netlink family "ethtool" and its
-// "monitor" group through nlctrl on a NETLINK_GENERIC socket with a
-// receive buffer of rcvbuf bytes (DefaultReceiveBuffer when 0), then
-// joins the group with NETLINK_ADD_MEMBERSHIP: generic netlink group ids
-// are given out at run time and may not fit bind's 32-bit mask. A kernel
-// without the family or the group (before 5.6, or built without
-// CONFIG_ETHTOOL_NETLINK) gives an error wrapping ErrNoFamily.
+// "monitor" group through nlctrl, then joins the group with
+// NETLINK_ADD_MEMBERSHIP: generic netlink group ids are given out at run
+// time and may not fit bind's 32-bit mask. A kernel without them gives
+// an error wrapping ErrNoFamily.
 func ListenEthtool(rcvbuf int) (*EthtoolConn, error) {
 	// Notifications are sized to their content; the monitor also carries
 	// link modes and features, larger than a channels one, and one past

@@ -9,6 +9,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// LinkEvent is one RTM_NEWLINK or RTM_DELLINK notification from
+// rtnetlink's RTNLGRP_LINK group. Many NICs request their queue IRQs in
+// ndo_open (ifup), which sends no uevent; a link coming up is the hint.
+type LinkEvent struct {
+	Index   int    // ifindex
+	Name    string // IFLA_IFNAME; empty when absent
+	Up      bool   // IFF_UP is set
+	Deleted bool   // RTM_DELLINK
+}
+
 // ParseLinkMessages parses a datagram of netlink messages (nlmsghdr
 // framed, native byte order) and returns one LinkEvent per RTM_NEWLINK
 // or RTM_DELLINK; other message types are skipped. A header or

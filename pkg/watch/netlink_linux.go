@@ -110,9 +110,8 @@ func (c *nlConn) recv() (b []byte, port uint32, cred *unix.Ucred, err error) {
 }
 
 // resolveFamily asks nlctrl for the generic netlink family name and
-// waits up to timeout for the answer. Only the kernel's (port 0) answer
-// to this request counts; any other message is skipped. It must run
-// before the socket joins a group, so that nothing else is queued.
+// waits up to timeout for the kernel's answer. It must run before the
+// socket joins a group, so that nothing else is queued.
 func (c *nlConn) resolveFamily(name string, timeout time.Duration) (genlFamily, error) {
 	const seq = 1
 	if err := c.f.SetDeadline(time.Now().Add(timeout)); err != nil {
@@ -208,8 +207,8 @@ type nlHeader struct {
 
 // walkMessages calls fn with the header and payload of each nlmsghdr
 // framed message of datagram b. A length below the header or past the
-// datagram is an error wrapping kernfs.ErrMalformed, and so is what fn
-// returns, prefixed with what and the message's offset.
+// datagram is an error wrapping kernfs.ErrMalformed; what fn returns is
+// prefixed with what and the message's offset.
 func walkMessages(b []byte, what string, fn func(h nlHeader, payload []byte) error) error {
 	for off := 0; len(b)-off >= unix.SizeofNlMsghdr; {
 		m := b[off:]
@@ -228,8 +227,8 @@ func walkMessages(b []byte, what string, fn func(h nlHeader, payload []byte) err
 }
 
 // walkAttrs calls fn with the type (flags stripped) and payload of each
-// netlink attribute in b. A length below the attribute header or past
-// b is an error wrapping kernfs.ErrMalformed; so is what fn returns.
+// netlink attribute in b; a length out of bounds wraps
+// kernfs.ErrMalformed.
 func walkAttrs(b []byte, fn func(typ uint16, v []byte) error) error {
 	for off := 0; len(b)-off >= unix.SizeofNlAttr; {
 		a := b[off:]

@@ -104,8 +104,7 @@ func linkChanged(seen map[int]LinkEvent, ev LinkEvent) bool {
 }
 
 // sourceError accounts for a receive error and reports whether the
-// source must stop: after Close, or on an error other than the
-// per-message ones.
+// source must stop: after Close, or on an error not of one message.
 func (w *Watcher) sourceError(source string, err error) (stop bool) {
 	switch {
 	case errors.Is(err, os.ErrClosed):

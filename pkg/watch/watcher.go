@@ -29,8 +29,7 @@ type Options struct {
 	// Resync is the idle time after which a CauseResync Trigger is
 	// emitted. Negative disables it; 0 is refused.
 	Resync time.Duration
-	// Uevents and Links enable the kernel uevent and rtnetlink link
-	// sources, Ethtool the ethtool monitor (channel changes).
+	// Uevents, Links and Ethtool enable the sources.
 	Uevents, Links, Ethtool bool
 	// ReceiveBuffer is the sockets' receive buffer in bytes; 0 means
 	// DefaultReceiveBuffer.
@@ -62,10 +61,9 @@ type Watcher struct {
 	logged     map[string]bool
 }
 
-// New validates opts and opens the enabled sources. A source that
-// cannot be opened (no permission, no netlink) does not fail New: the
-// Watcher runs without it and reports it through Degraded and Logf. New
-// fails only on invalid options.
+// New validates opts and opens the enabled sources. New fails only on
+// invalid options: the Watcher runs without a source that cannot be
+// opened, and reports it through Degraded and Logf.
 func New(opts Options) (*Watcher, error) {
 	return newWatcher(opts, openers{listen(ListenUevents), listen(ListenLinks), listen(ListenEthtool)})
 }
@@ -111,24 +109,21 @@ func openSource[T any](w *Watcher, enabled bool, name string, open func(rcvbuf i
 	return s
 }
 
-// Triggers returns the channel of coalesced triggers. It has capacity
-// 1 and the Watcher never blocks on it: while the consumer is busy, new
-// hints merge into the trigger waiting there. It is closed when Run
-// returns.
+// Triggers returns the channel of coalesced triggers, closed when Run
+// returns. The Watcher never blocks on it: while the consumer is busy,
+// new hints merge into the one trigger waiting there.
 func (w *Watcher) Triggers() <-chan Trigger { return w.out }
 
-// Hint injects a hint with cause c (CauseSIGHUP, CauseConfig, ...), so
-// that reloads enter the consumer's loop as kernel events do. It never
-// blocks and is safe from any goroutine; hints given before Run are
-// kept, those after Run returned are ignored. Only CauseLink and
-// CauseChannels keep the trigger from being Fresh: a CauseUevent given
-// here names no subsystem.
+// Hint injects a hint with cause c, so that reloads enter the
+// consumer's loop as kernel events do. It never blocks and is safe from
+// any goroutine; hints after Run returned are ignored. Only CauseLink
+// and CauseChannels keep the trigger from being Fresh: a CauseUevent
+// given here names no subsystem.
 func (w *Watcher) Hint(c Cause) { w.hint(c, c == CauseLink || c == CauseChannels, false) }
 
-// hint is Hint with what the sources know from the event: whether it
-// leaves the consumer's caches valid (see Trigger.Fresh), and whether
-// it ends what a burst is waiting for (a pci bind: the driver finished
-// its probe).
+// hint is Hint with what the sources know: whether the event leaves
+// the consumer's caches valid, and whether it ends what a burst waits
+// for (a pci bind: the driver finished its probe).
 func (w *Watcher) hint(c Cause, cached, end bool) {
 	now := time.Now()
 	w.mu.Lock()
@@ -146,7 +141,7 @@ func (w *Watcher) hint(c Cause, cached, end bool) {
 }
 
 // Degraded returns the errors of the sources that could not be opened
-// or failed while running, joined; nil when every enabled source works.
+// or failed, joined; nil when every enabled source works.
 func (w *Watcher) Degraded() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -154,8 +149,7 @@ func (w *Watcher) Degraded() error {
 }
 
 // Run pumps the sources and emits triggers until ctx is cancelled,
-// then closes the sources and the Triggers channel and returns nil.
-// It may be called once.
+// then closes them and the Triggers channel. It may be called once.
 func (w *Watcher) Run(ctx context.Context) error {
 	if w.started.Swap(true) {
 		return errors.New("watch: Run called twice")
@@ -178,8 +172,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the sources. Run does it when it returns; call Close
-// only for a Watcher that will never Run.
+// Close closes the sources, for a Watcher that will never Run.
 func (w *Watcher) Close() error {
 	var errs []error
 	for _, s := range []io.Closer{w.uevents, w.links, w.ethtool} {
