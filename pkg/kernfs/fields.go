@@ -2,9 +2,8 @@
 
 package kernfs
 
-// The tokenizer of the kernel's space-separated tables (/proc/interrupts,
-// /proc/stat), without allocation: the inventory and the load sampler
-// parse thousands of counts per read with it.
+// The allocation-free tokenizer of the kernel's space-separated tables
+// (/proc/interrupts, /proc/stat).
 
 // NextField returns the next space-separated token of b and what
 // follows it, or nil when b holds only white space.

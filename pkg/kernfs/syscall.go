@@ -11,56 +11,33 @@ import (
 	"unsafe"
 )
 
-// The system calls on procfs and sysfs attributes are raw: they do not
-// tell the Go scheduler that the thread may block. An attribute answers
-// at once (the opens are O_NONBLOCK, so a FIFO planted in their place
-// cannot block either), but under a slow hypervisor such a call can
-// still outlast sysmon's 20 µs tick, and with GOMAXPROCS=1 sysmon then
-// hands the P to another thread and the caller parks when its call
-// returns: two thread switches per call, hundreds per round. Measured
-// in the QEMU guest, that handoff cost more than the calls themselves.
-// The price: a call that does block holds the P, so the --sysfs and
-// --procfs roots must be the kernel's (or a local fixture tree), never
-// a network filesystem that can hang.
+// The system calls on procfs and sysfs attributes are raw, not telling
+// the scheduler the thread may block: under a slow hypervisor a call can
+// outlast sysmon's 20 µs tick, and with GOMAXPROCS=1 the P handoff then
+// cost more than the calls (measured in the QEMU guest). The price: the
+// --sysfs and --procfs roots must never be a filesystem that can hang.
+
+// rawCall makes a system call of fd, the pointer p and a3, repeated on
+// EINTR, which means nothing was done (not even by a write).
+func rawCall(trap uintptr, fd int, p unsafe.Pointer, a3 uintptr) (int, error) {
+	for {
+		n, _, errno := syscall.RawSyscall(trap, uintptr(fd), uintptr(p), a3)
+		if errno == 0 {
+			return int(n), nil
+		}
+		if errno != syscall.EINTR {
+			return -1, errno
+		}
+	}
+}
 
 // openAt is openat(2) of the NUL-terminated name.
 func openAt(dirfd int, name []byte, flags int) (int, error) {
-	for {
-		fd, _, errno := syscall.RawSyscall6(syscall.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(&name[0])), uintptr(flags), 0, 0, 0)
-		if errno == 0 {
-			return int(fd), nil
-		}
-		if errno != syscall.EINTR {
-			return -1, errno
-		}
-	}
+	return rawCall(syscall.SYS_OPENAT, dirfd, unsafe.Pointer(&name[0]), uintptr(flags))
 }
 
-// read is one read(2), repeated on EINTR.
 func read(fd int, b []byte) (int, error) {
-	for {
-		n, _, errno := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)))
-		if errno == 0 {
-			return int(n), nil
-		}
-		if errno != syscall.EINTR {
-			return -1, errno
-		}
-	}
-}
-
-// write is one write(2); EINTR means nothing was written, so it is
-// repeated.
-func write(fd int, b []byte) (int, error) {
-	for {
-		n, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)))
-		if errno == 0 {
-			return int(n), nil
-		}
-		if errno != syscall.EINTR {
-			return -1, errno
-		}
-	}
+	return rawCall(syscall.SYS_READ, fd, unsafe.Pointer(unsafe.SliceData(b)), uintptr(len(b)))
 }
 
 func fstat(fd int, st *syscall.Stat_t) error {
@@ -70,18 +47,16 @@ func fstat(fd int, st *syscall.Stat_t) error {
 	return nil
 }
 
-// closeFD is close(2). Its error is of no use on a file only read, or
-// written by one complete write(2) whose result was already checked.
+// closeFD is close(2), whose error is of no use after a read or one
+// checked write(2).
 func closeFD(fd int) {
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(fd), 0, 0)
 }
 
 // WriteOnce opens path write-only, without O_CREAT (a vanished file
-// gives ENOENT instead of a stray new one) or O_TRUNC, and makes one
-// write(2) of b: procfs parses each write as one complete value, so a
-// split write would set a partial one. It returns how much the write
-// took; an error is an *fs.PathError whose Op ("open" or "write") says
-// which call failed, wrapping the errno.
+// gives ENOENT, not a stray new one), and makes one write(2) of b:
+// procfs parses each write as one complete value. It returns how much
+// the write took; an error is an *fs.PathError with Op "open" or "write".
 func WriteOnce(path string, b []byte) (int, error) {
 	name, err := syscall.ByteSliceFromString(path)
 	if err != nil {
@@ -92,7 +67,7 @@ func WriteOnce(path string, b []byte) (int, error) {
 		return 0, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer closeFD(fd)
-	n, err := write(fd, b)
+	n, err := rawCall(syscall.SYS_WRITE, fd, unsafe.Pointer(unsafe.SliceData(b)), uintptr(len(b)))
 	if err != nil {
 		return 0, &fs.PathError{Op: "write", Path: path, Err: err}
 	}
@@ -102,18 +77,14 @@ func WriteOnce(path string, b []byte) (int, error) {
 // cwd is AT_FDCWD (-100) as a system call argument.
 const cwd = ^uintptr(-atCWD - 1)
 
-// maxDirEntries bounds one directory listing. The longest the project
-// lists, /sys/bus/pci/devices or a device's msi_irqs, holds a few
-// thousand entries on the largest hosts (2048 vectors per MSI-X device).
+// maxDirEntries bounds one directory listing; the longest, such as a
+// device's msi_irqs, hold a few thousand entries.
 const maxDirEntries = 1 << 16
 
 // ReadDir calls visit with the name of each entry of the directory at
-// path but "." and "..", in the order the kernel lists them; name is
-// valid only during the call. It is three system calls or so (open,
-// getdents64 until the end, close) with the Reader's buffer and no
-// allocation, where os.ReadDir builds a DirEntry per name. A missing
-// directory is fs.ErrNotExist; errors are *fs.PathError naming path,
-// and an error from visit stops the listing and is returned as is.
+// path but "." and "..", in the kernel's order; name is valid only
+// during the call. Unlike os.ReadDir it allocates nothing. Errors are
+// *fs.PathError; an error from visit stops the listing and is returned.
 func (r *Reader) ReadDir(path string, visit func(name []byte) error) error {
 	r.name = append(append(r.name[:0], path...), 0)
 	fail := func(op string, err error) error { return &fs.PathError{Op: op, Path: path, Err: err} }
@@ -130,7 +101,7 @@ func (r *Reader) ReadDir(path string, visit func(name []byte) error) error {
 	}
 	seen := 0
 	for {
-		n, err := getdents(fd, r.buf)
+		n, err := rawCall(syscall.SYS_GETDENTS64, fd, unsafe.Pointer(unsafe.SliceData(r.buf)), uintptr(len(r.buf)))
 		if err != nil {
 			return fail("readdirent", err)
 		}
@@ -175,21 +146,8 @@ func nextDirent(b []byte) (name, rest []byte, ok bool) {
 	return name, b[reclen:], true
 }
 
-func getdents(fd int, b []byte) (int, error) {
-	for {
-		n, _, errno := syscall.RawSyscall(syscall.SYS_GETDENTS64, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)))
-		if errno == 0 {
-			return int(n), nil
-		}
-		if errno != syscall.EINTR {
-			return -1, errno
-		}
-	}
-}
-
 // Readlink returns the target of the symbolic link at path, as
-// os.Readlink does, in one readlinkat(2). A target longer than PATH_MAX
-// is not one sysfs writes. Errors are *fs.PathError naming path.
+// os.Readlink does, in one readlinkat(2). Errors are *fs.PathError.
 func (r *Reader) Readlink(path string) (string, error) {
 	r.name = append(append(r.name[:0], path...), 0)
 	if bytes.IndexByte(r.name[:len(r.name)-1], 0) >= 0 {
@@ -214,9 +172,8 @@ func (r *Reader) Readlink(path string) (string, error) {
 	}
 }
 
-// Exists reports whether path exists, by one faccessat(2) (F_OK). Only
-// ENOENT and ENOTDIR say it does not: an error such as EACCES is no
-// proof that the file went away.
+// Exists reports whether path exists, by one faccessat(2): only ENOENT
+// and ENOTDIR say it does not, EACCES is no proof the file went away.
 func (r *Reader) Exists(path string) bool {
 	r.name = append(append(r.name[:0], path...), 0)
 	if bytes.IndexByte(r.name[:len(r.name)-1], 0) >= 0 {

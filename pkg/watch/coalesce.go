@@ -7,18 +7,10 @@ import (
 	"time"
 )
 
-// loop is the debouncer. Hints that find no burst open are emitted at
-// once and open one, so that a lone event costs no wait. The hints that
-// follow, while it is open, are collected and emitted Window after the
-// last of them or MaxDelay after the first of them, so that a burst
-// ends in a round that sees its final state. A burst closes once no
-// hint has come for Window.
-//
-// Lost events are never emitted at once, and make every trigger their
-// burst emits after them Fresh: after an overflow the kernel drops
-// further messages without a word until the socket's queue is drained
-// (netlink_broadcast_deliver refuses a congested socket), so only a
-// full read after the burst has gone quiet sees what they said.
+// loop is the debouncer of Options. Lost events are held because after
+// an overflow the kernel drops further messages without a word until
+// the queue is drained (netlink_broadcast_deliver refuses a congested
+// socket): only a full read after the burst has gone quiet sees them.
 func (w *Watcher) loop(ctx context.Context) {
 	var (
 		open     bool      // a burst is open

@@ -8,8 +8,7 @@ var (
 	// ErrLibudev marks a udev (group 2, "libudev\0" header) message where
 	// a kernel uevent was expected.
 	ErrLibudev = errors.New("udev rebroadcast, not a kernel uevent")
-	// ErrNotKernel marks a message whose sender is not the kernel (a
-	// non-zero netlink port or non-root credentials); it must be dropped.
+	// ErrNotKernel marks a message to drop: its sender is not the kernel.
 	ErrNotKernel = errors.New("sender is not the kernel")
 	// ErrOverflow reports that the socket's receive queue overflowed
 	// (ENOBUFS) and messages were lost: rescan everything.
@@ -18,7 +17,7 @@ var (
 	// (MSG_TRUNC); its content is lost.
 	ErrTruncated = errors.New("message truncated")
 	// ErrNoFamily reports that the kernel has no such generic netlink
-	// family or multicast group: for ethtool, a kernel older than 5.6 or
-	// built without CONFIG_ETHTOOL_NETLINK.
+	// family or group (ethtool before 5.6, or without
+	// CONFIG_ETHTOOL_NETLINK).
 	ErrNoFamily = errors.New("no such generic netlink family or group")
 )

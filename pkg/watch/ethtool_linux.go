@@ -11,25 +11,25 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The ethtool generic netlink family (net/ethtool/netlink.c) sends a
-// notification to its "monitor" group after every settings change,
-// made through netlink or the old ioctl. Only ETHTOOL_MSG_CHANNELS_NTF
-// is a hint: a channel count change (ethtool -L) is how many queues a
-// device has, and a driver then frees and requests vectors (mlx5, ice,
-// MANA re-probing its queues) or rewrites their affinities
-// (virtio-net's virtnet_set_affinity), which no uevent announces.
-//
-// The other notifications are not hints. Rings (-G), coalescing (-C),
-// features (-K), private flags, link modes and info, pause, EEE, WoL,
-// FEC, module, PHY and cable tests change the size or the settings of
-// the queues a device has, not their number, so not the vectors. A
-// driver that restarts its queues for one of them (a down/up inside
-// set_ringparam) frees and requests the same vectors, and the kernel
-// keeps a userspace affinity across that (irq_setup_affinity in
-// kernel/irq/manage.c preserves IRQD_AFFINITY_SET). What a driver does
-// beyond that is left to the resync. Ring size changes are also a
-// routine tuning knob: taking them as hints would cost a round each for
-// nothing.
+// The ethtool family (net/ethtool/netlink.c) notifies its "monitor"
+// group of every settings change. Only ETHTOOL_MSG_CHANNELS_NTF is a
+// hint: after ethtool -L a driver frees and requests vectors (mlx5, ice,
+// MANA) or rewrites their affinities (virtnet_set_affinity), which no
+// uevent announces. The others (rings, coalescing, features, link modes,
+// ...) change the queues' settings, not their number; a driver that
+// restarts its queues for one requests the same vectors, and the kernel
+// keeps a user affinity across that (irq_setup_affinity preserves
+// IRQD_AFFINITY_SET). Routine ring tuning would cost a round for nothing.
+
+// ChannelsEvent is one ETHTOOL_MSG_CHANNELS_NTF, which the kernel sends
+// after a channel count change (ethtool -L, through netlink or ioctl).
+type ChannelsEvent struct {
+	Index int    // ETHTOOL_A_HEADER_DEV_INDEX; 0 when absent
+	Name  string // ETHTOOL_A_HEADER_DEV_NAME; empty when absent
+	// The counts after the change (ETHTOOL_A_CHANNELS_*_COUNT); 0 when
+	// absent, as for a driver without that kind of channel.
+	RX, TX, Other, Combined uint32
+}
 
 // genlHdrLen is sizeof(struct genlmsghdr): cmd, version, reserved.
 const genlHdrLen = 4
@@ -37,52 +37,6 @@ const genlHdrLen = 4
 // altIfNameSize bounds ETHTOOL_A_HEADER_DEV_NAME: the kernel's policy
 // for it is a string of at most ALTIFNAMSIZ-1 (128-1) bytes.
 const altIfNameSize = 128
-
-// nlHeader is the part of struct nlmsghdr the parsers look at.
-type nlHeader struct {
-	Type uint16
-	Seq  uint32
-}
-
-// walkMessages calls fn with the header and payload of each nlmsghdr
-// framed message of datagram b. A length below the header or past the
-// datagram is an error wrapping kernfs.ErrMalformed, and so is what fn
-// returns, prefixed with what and the message's offset.
-func walkMessages(b []byte, what string, fn func(h nlHeader, payload []byte) error) error {
-	for off := 0; len(b)-off >= unix.SizeofNlMsghdr; {
-		m := b[off:]
-		n := int(binary.NativeEndian.Uint32(m[0:4]))
-		if n < unix.SizeofNlMsghdr || n > len(m) {
-			return fmt.Errorf("%s message at offset %d: %w: length %d outside [%d, %d]",
-				what, off, kernfs.ErrMalformed, n, unix.SizeofNlMsghdr, len(m))
-		}
-		h := nlHeader{Type: binary.NativeEndian.Uint16(m[4:6]), Seq: binary.NativeEndian.Uint32(m[8:12])}
-		if err := fn(h, m[unix.SizeofNlMsghdr:n]); err != nil {
-			return fmt.Errorf("%s message at offset %d: %w", what, off, err)
-		}
-		off += nlAlign(n)
-	}
-	return nil
-}
-
-// walkAttrs calls fn with the type (flags stripped) and payload of each
-// netlink attribute in b. A length below the attribute header or past
-// b is an error wrapping kernfs.ErrMalformed; so is what fn returns.
-func walkAttrs(b []byte, fn func(typ uint16, v []byte) error) error {
-	for off := 0; len(b)-off >= unix.SizeofNlAttr; {
-		a := b[off:]
-		n := int(binary.NativeEndian.Uint16(a[0:2]))
-		if n < unix.SizeofNlAttr || n > len(a) {
-			return fmt.Errorf("%w: attribute at offset %d: length %d outside [%d, %d]",
-				kernfs.ErrMalformed, off, n, unix.SizeofNlAttr, len(a))
-		}
-		if err := fn(binary.NativeEndian.Uint16(a[2:4])&nlaTypeMask, a[unix.SizeofNlAttr:n]); err != nil {
-			return err
-		}
-		off += nlAlign(n)
-	}
-	return nil
-}
 
 // attrU32 reads a u32 attribute, which must be exactly 4 bytes.
 func attrU32(name string, v []byte) (uint32, error) {
@@ -104,14 +58,11 @@ func attrString(name string, v []byte, max int) (string, error) {
 }
 
 // ParseEthtoolMessages parses a datagram received on the ethtool
-// monitor group (nlmsghdr framed, native byte order), whose messages
-// have type family, the id nlctrl gave the ethtool family. It returns
-// one ChannelsEvent per ETHTOOL_MSG_CHANNELS_NTF; other ethtool
-// notifications and messages of other types are skipped. A header or
-// attribute whose length runs past the buffer, a genlmsghdr that is too
-// short, a u32 attribute that is not 4 bytes, or a channels
-// notification without a header naming the device is an error wrapping
-// kernfs.ErrMalformed. It never panics.
+// monitor group, whose messages have type family (given by nlctrl),
+// into one ChannelsEvent per ETHTOOL_MSG_CHANNELS_NTF; it skips other
+// messages. What breaks the wire format, or a channels notification
+// naming no device, is an error wrapping kernfs.ErrMalformed. It never
+// panics.
 func ParseEthtoolMessages(b []byte, family uint16) ([]ChannelsEvent, error) {
 	var evs []ChannelsEvent
 	err := walkMessages(b, "ethtool", func(h nlHeader, p []byte) error {
@@ -220,11 +171,10 @@ func getFamilyRequest(name string, seq uint32) []byte {
 }
 
 // parseFamilyReply parses a datagram received after a
-// CTRL_CMD_GETFAMILY request with sequence number seq. ok is false when
-// it holds no answer to that request (keep waiting). An NLMSG_ERROR
-// answer is its errno, wrapped in ErrNoFamily when it is ENOENT (no
-// such family). A reply that does not parse, or has no family id, is
-// an error wrapping kernfs.ErrMalformed. It never panics.
+// CTRL_CMD_GETFAMILY request with sequence number seq; ok is false when
+// it holds no answer to it. An NLMSG_ERROR answer is its errno, wrapped
+// in ErrNoFamily when ENOENT; a reply that does not parse, or has no
+// family id, is an error wrapping kernfs.ErrMalformed.
 func parseFamilyReply(b []byte, seq uint32) (f genlFamily, ok bool, err error) {
 	var refused error // the NLMSG_ERROR answer, said without an offset
 	err = walkMessages(b, "nlctrl", func(h nlHeader, p []byte) error {

@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -109,9 +110,8 @@ func (c *nlConn) recv() (b []byte, port uint32, cred *unix.Ucred, err error) {
 }
 
 // resolveFamily asks nlctrl for the generic netlink family name and
-// waits up to timeout for the answer. Only the kernel's (port 0) answer
-// to this request counts; any other message is skipped. It must run
-// before the socket joins a group, so that nothing else is queued.
+// waits up to timeout for the kernel's answer. It must run before the
+// socket joins a group, so that nothing else is queued.
 func (c *nlConn) resolveFamily(name string, timeout time.Duration) (genlFamily, error) {
 	const seq = 1
 	if err := c.f.SetDeadline(time.Now().Add(timeout)); err != nil {
@@ -198,3 +198,56 @@ func (c *nlConn) close() error {
 	}
 	return err
 }
+
+// nlHeader is the part of struct nlmsghdr the parsers look at.
+type nlHeader struct {
+	Type uint16
+	Seq  uint32
+}
+
+// walkMessages calls fn with the header and payload of each nlmsghdr
+// framed message of datagram b. A length below the header or past the
+// datagram is an error wrapping kernfs.ErrMalformed; what fn returns is
+// prefixed with what and the message's offset.
+func walkMessages(b []byte, what string, fn func(h nlHeader, payload []byte) error) error {
+	for off := 0; len(b)-off >= unix.SizeofNlMsghdr; {
+		m := b[off:]
+		n := int(binary.NativeEndian.Uint32(m[0:4]))
+		if n < unix.SizeofNlMsghdr || n > len(m) {
+			return fmt.Errorf("%s message at offset %d: %w: length %d outside [%d, %d]",
+				what, off, kernfs.ErrMalformed, n, unix.SizeofNlMsghdr, len(m))
+		}
+		h := nlHeader{Type: binary.NativeEndian.Uint16(m[4:6]), Seq: binary.NativeEndian.Uint32(m[8:12])}
+		if err := fn(h, m[unix.SizeofNlMsghdr:n]); err != nil {
+			return fmt.Errorf("%s message at offset %d: %w", what, off, err)
+		}
+		off += nlAlign(n)
+	}
+	return nil
+}
+
+// walkAttrs calls fn with the type (flags stripped) and payload of each
+// netlink attribute in b; a length out of bounds wraps
+// kernfs.ErrMalformed.
+func walkAttrs(b []byte, fn func(typ uint16, v []byte) error) error {
+	for off := 0; len(b)-off >= unix.SizeofNlAttr; {
+		a := b[off:]
+		n := int(binary.NativeEndian.Uint16(a[0:2]))
+		if n < unix.SizeofNlAttr || n > len(a) {
+			return fmt.Errorf("%w: attribute at offset %d: length %d outside [%d, %d]",
+				kernfs.ErrMalformed, off, n, unix.SizeofNlAttr, len(a))
+		}
+		if err := fn(binary.NativeEndian.Uint16(a[2:4])&nlaTypeMask, a[unix.SizeofNlAttr:n]); err != nil {
+			return err
+		}
+		off += nlAlign(n)
+	}
+	return nil
+}
+
+// nlAlign rounds n up to NLMSG_ALIGNTO (= NLA_ALIGNTO = 4).
+func nlAlign(n int) int { return (n + 3) &^ 3 }
+
+// nlaTypeMask strips NLA_F_NESTED and NLA_F_NET_BYTEORDER from an
+// attribute type (include/uapi/linux/netlink.h NLA_TYPE_MASK).
+const nlaTypeMask = 0x3fff

@@ -10,20 +10,17 @@ import (
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-type ueventSource interface {
-	Receive() (Uevent, error)
+// source is what the Watcher needs of a Conn; tests give fakes.
+type source[T any] interface {
+	Receive() (T, error)
 	Close() error
 }
 
-type linkSource interface {
-	Receive() ([]LinkEvent, error)
-	Close() error
-}
-
-type ethtoolSource interface {
-	Receive() ([]ChannelsEvent, error)
-	Close() error
-}
+type (
+	ueventSource  = source[Uevent]
+	linkSource    = source[[]LinkEvent]
+	ethtoolSource = source[[]ChannelsEvent]
+)
 
 // openers open the sources; tests give fakes.
 type openers struct {
@@ -32,90 +29,65 @@ type openers struct {
 	ethtool func(rcvbuf int) (ethtoolSource, error)
 }
 
-// The openers of the real sockets. Each returns a nil interface, not a
-// nil *conn in one, when the socket cannot be opened.
-
-func openUevents(rcvbuf int) (ueventSource, error) {
-	c, err := ListenUevents(rcvbuf)
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
-func openLinks(rcvbuf int) (linkSource, error) {
-	c, err := ListenLinks(rcvbuf)
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
-func openEthtool(rcvbuf int) (ethtoolSource, error) {
-	c, err := ListenEthtool(rcvbuf)
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
-func (w *Watcher) pumpUevents(s ueventSource) {
-	for {
-		u, err := s.Receive()
+// listen adapts a Listen function to an opener, which returns a nil
+// interface, not a nil *Conn in one, when the socket cannot be opened.
+func listen[T any](l func(rcvbuf int) (*Conn[T], error)) func(int) (source[T], error) {
+	return func(rcvbuf int) (source[T], error) {
+		c, err := l(rcvbuf)
 		if err != nil {
-			if w.sourceError(sourceUevent, err) {
-				return
-			}
-			continue
+			return nil, err
 		}
-		if !Interesting(u) {
-			continue
-		}
-		w.mu.Lock()
-		w.stats.Uevents[UeventKind{u.Subsystem, u.Action}]++
-		w.mu.Unlock()
-		w.hint(CauseUevent, true, u.Subsystem == "pci" && u.Action == "bind")
+		return c, nil
 	}
 }
 
-func (w *Watcher) pumpLinks(s linkSource) {
-	// seen is the last IFF_UP and name per ifindex, so that carrier and
-	// statistics changes, which cannot move IRQs, are not hints.
+// pump hands each event s receives to handle until s is closed or
+// fails; lost, if set, is called when events were lost.
+func pump[T any](w *Watcher, name string, s source[T], handle func(T), lost func()) {
+	for {
+		v, err := s.Receive()
+		switch {
+		case err == nil:
+			handle(v)
+		case lost != nil && errors.Is(err, ErrOverflow):
+			lost()
+		}
+		if err != nil && w.sourceError(name, err) {
+			return
+		}
+	}
+}
+
+func (w *Watcher) onUevent(u Uevent) {
+	if !Interesting(u) {
+		return
+	}
+	w.mu.Lock()
+	w.stats.Uevents[UeventKind{u.Subsystem, u.Action}]++
+	w.mu.Unlock()
+	w.hint(CauseUevent, true, u.Subsystem == "pci" && u.Action == "bind")
+}
+
+// onLinks returns the handlers of link events. They keep the last IFF_UP
+// and name per ifindex, so that carrier and statistics changes, which
+// cannot move IRQs, are not hints, and forget them when events were lost.
+func (w *Watcher) onLinks() (handle func([]LinkEvent), lost func()) {
 	seen := make(map[int]LinkEvent)
-	for {
-		evs, err := s.Receive()
-		if errors.Is(err, ErrOverflow) {
-			clear(seen) // transitions were lost: trust nothing
-		}
-		if err != nil {
-			if w.sourceError(sourceRtnetlink, err) {
-				return
-			}
-			continue
-		}
+	handle = func(evs []LinkEvent) {
 		for _, ev := range evs {
 			if linkChanged(seen, ev) {
 				w.Hint(CauseLink)
 			}
 		}
 	}
+	return handle, func() { clear(seen) }
 }
 
-// pumpEthtool turns each channel change into a hint, coalesced like
-// link events: the driver may have freed and requested vectors, or
-// rewritten their affinities, which the consumer sees in /proc.
-func (w *Watcher) pumpEthtool(s ethtoolSource) {
-	for {
-		evs, err := s.Receive()
-		if err != nil {
-			if w.sourceError(sourceEthtool, err) {
-				return
-			}
-			continue
-		}
-		for range evs {
-			w.Hint(CauseChannels)
-		}
+// onChannels makes each channel change a hint: the driver may have
+// freed and requested vectors, or rewritten their affinities.
+func (w *Watcher) onChannels(evs []ChannelsEvent) {
+	for range evs {
+		w.Hint(CauseChannels)
 	}
 }
 
@@ -132,8 +104,7 @@ func linkChanged(seen map[int]LinkEvent, ev LinkEvent) bool {
 }
 
 // sourceError accounts for a receive error and reports whether the
-// source must stop: after Close, or on an error other than the
-// per-message ones.
+// source must stop: after Close, or on an error not of one message.
 func (w *Watcher) sourceError(source string, err error) (stop bool) {
 	switch {
 	case errors.Is(err, os.ErrClosed):

@@ -17,22 +17,17 @@ const (
 )
 
 // Stats are the Watcher's cumulative counters, read at scrape time.
-// Every key that can appear is present from New on, at zero until
-// counted, so that a scrape shows every series from the start.
+// Every key that can appear is present from New on, so that a scrape
+// shows every series from the start.
 type Stats struct {
-	// Uevents counts the interesting uevents received, by kind. The
-	// kinds are those Interesting accepts, a fixed set.
-	Uevents map[UeventKind]uint64
-	// Dropped counts messages discarded, by reason: "not_kernel" (sent
-	// by a process, not the kernel) and "malformed" (did not parse, or
-	// truncated).
+	Uevents map[UeventKind]uint64 // the Interesting uevents, by kind
+	// Dropped counts messages discarded, by reason: "not_kernel" or
+	// "malformed" (did not parse, or truncated).
 	Dropped map[string]uint64
-	// Overflows counts receive queue overflows (ENOBUFS), by source:
-	// "uevent", "rtnetlink" or "ethtool".
+	// Overflows counts receive queue overflows (ENOBUFS), by source.
 	Overflows map[string]uint64
 }
 
-// newStats returns zero counters for every key that can be counted.
 func newStats() Stats {
 	s := Stats{
 		Uevents:   make(map[UeventKind]uint64),
@@ -47,8 +42,7 @@ func newStats() Stats {
 	return s
 }
 
-// Stats returns the cumulative counters, in copies of the maps. It is
-// safe from any goroutine.
+// Stats returns copies of the counters; it is safe from any goroutine.
 func (w *Watcher) Stats() Stats {
 	w.mu.Lock()
 	defer w.mu.Unlock()

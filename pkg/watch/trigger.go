@@ -22,9 +22,8 @@ const (
 	numCauses
 )
 
-// The trigger labels that name a round in metrics and logs: one per
-// Cause, and the three rounds the daemon runs of itself. They are
-// metric label values: keep them stable.
+// The trigger labels, metric label values naming a round: one per
+// Cause, and three for the daemon's own rounds. Keep them stable.
 const (
 	LabelStartup  = "startup" // the first round
 	LabelUevent   = "uevent"
@@ -40,7 +39,7 @@ const (
 )
 
 // Labels returns every trigger label, for metrics to create their
-// series before the first round.
+// series up front.
 func Labels() []string {
 	return []string{LabelStartup, LabelUevent, LabelLink, LabelChannels, LabelResync,
 		LabelSIGHUP, LabelConfig, LabelBans, LabelOverflow, LabelStale, LabelLoad}
@@ -57,8 +56,7 @@ var causeLabels = [numCauses]string{
 	CauseBans:     LabelBans,
 }
 
-// String returns the cause's label: "overflow" for CauseLost, the
-// cause's name for the others.
+// String returns the cause's label ("overflow" for CauseLost).
 func (c Cause) String() string {
 	if c < numCauses {
 		return causeLabels[c]
@@ -73,31 +71,22 @@ func (c Cause) String() string {
 var labelOrder = [...]Cause{CauseSIGHUP, CauseConfig, CauseBans, CauseLost, CauseUevent, CauseChannels, CauseLink, CauseResync}
 
 // Trigger tells the consumer that the state may have changed, and why.
-// It names causes only: what to re-read is the consumer's to find out
-// from what the kernel shows.
 type Trigger struct {
-	// Causes counts the hints merged into this trigger, by cause: the
-	// first hint of a burst alone, the rest of the burst together, or
-	// more merged while the consumer was busy.
+	// Causes counts the hints merged into this trigger, by cause.
 	Causes map[Cause]int
-	// First is when the earliest of those hints arrived, for measuring
-	// event-to-applied latency.
+	// First is when the earliest of them arrived, for event-to-applied
+	// latency.
 	First time.Time
 	// cached is set while every hint merged in leaves the consumer's
-	// caches valid (see Fresh). It is false in the zero Trigger, which
-	// is therefore Fresh: a fresh read too many costs time, a cached
-	// fact trusted wrongly misses a change.
+	// caches valid. The zero Trigger is Fresh: a fresh read too many
+	// costs time, a cached fact trusted wrongly misses a change.
 	cached bool
 }
 
 // Fresh reports whether nothing the consumer cached may be trusted:
-// true unless every hint merged into t is a kernel uevent (of cpu,
-// node, memory, pci or net: those Interesting accepts), a link event or
-// a channel change, which the consumer sees in what the kernel shows.
-// Lost events, the resync, SIGHUP, config and bans changes, a
-// CauseUevent given to Hint (it names no subsystem) and unknown causes
-// make it Fresh, as do the zero Trigger and every trigger a burst
-// emits after it lost events (see Options).
+// true unless every hint merged into t is an Interesting uevent, a link
+// event or a channel change, which the consumer sees in sysfs and
+// procfs. Every trigger a burst emits after it lost events is Fresh.
 func (t Trigger) Fresh() bool { return !t.cached }
 
 // Reload reports whether the trigger asks for the config to be re-read
@@ -106,10 +95,8 @@ func (t Trigger) Reload() bool {
 	return t.Causes[CauseSIGHUP] > 0 || t.Causes[CauseConfig] > 0
 }
 
-// Label is the one cause that names the round in metrics, by
-// precedence: "sighup", "config", "bans", "overflow" (CauseLost), "uevent",
-// "channels", "link", "resync". A trigger without causes is labelled
-// "resync".
+// Label is the one cause that names the round in metrics, by the
+// precedence of labelOrder; "resync" for a trigger without causes.
 func (t Trigger) Label() string {
 	for _, c := range labelOrder {
 		if t.Causes[c] > 0 {
@@ -119,8 +106,7 @@ func (t Trigger) Label() string {
 	return LabelResync
 }
 
-// merge adds o's hints to t: their counts and the earlier First; t
-// keeps the caches only if both do. A t without causes becomes o.
+// merge adds o's hints to t; a t without causes becomes o.
 func (t *Trigger) merge(o Trigger) {
 	if t.Causes == nil {
 		*t = o

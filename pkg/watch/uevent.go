@@ -5,6 +5,7 @@ package watch
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/numairqd/numairqd/pkg/kernfs"
@@ -28,10 +29,8 @@ var libudevPrefix = []byte("libudev\x00")
 
 // ParseUevent parses a kernel uevent: the header "ACTION@DEVPATH\0",
 // then NUL-separated KEY=VALUE fields, each split on its first '='
-// (values such as MODALIAS may contain '='). Empty fields are skipped.
-// It rejects udev messages with ErrLibudev and anything else that does
-// not fit (no header, a field without '=', ACTION or DEVPATH fields that
-// contradict the header, a bad SEQNUM) with an error wrapping
+// (MODALIAS values contain '='). It rejects udev messages with
+// ErrLibudev and anything else that does not fit with an error wrapping
 // kernfs.ErrMalformed. It never panics.
 func ParseUevent(b []byte) (Uevent, error) {
 	if bytes.HasPrefix(b, libudevPrefix) {
@@ -83,9 +82,8 @@ func ParseUevent(b []byte) (Uevent, error) {
 }
 
 // interesting lists, per subsystem, the actions that can move IRQs or
-// change the CPUs they may use. Each is a change the consumer sees in
-// sysfs and procfs, so that such a uevent does not make its trigger
-// Fresh: a subsystem added here must be one of those too.
+// change the CPUs they may use. Such a uevent does not make its trigger
+// Fresh, so each must be a change the consumer sees in sysfs and procfs.
 var interesting = map[string][]string{
 	// CPU hotplug: the kernel migrates (and may break) affinities
 	// before the event arrives; add/remove is physical hot-add.
@@ -93,9 +91,8 @@ var interesting = map[string][]string{
 	// A node appearing or going away changes the hop distances.
 	"node": {"add", "remove", "online", "offline"},
 	// Memory blocks: only online/offline, which can change whether a
-	// node has memory (N_MEMORY). add/remove of a block changes nothing
-	// until it is onlined, and a hot-add sends one add per block, which
-	// is hundreds of events on a large machine.
+	// node has memory (N_MEMORY); a hot-add sends one add per block,
+	// hundreds on a large machine, that change nothing until onlined.
 	"memory": {"online", "offline"},
 	// bind means probe finished: drivers such as MANA have requested
 	// their queue IRQs by then. unbind/remove free them.
@@ -104,19 +101,9 @@ var interesting = map[string][]string{
 	"net": {"add", "remove", "move"},
 }
 
-// Interesting reports whether u can change IRQ placement: cpu
-// online/offline/add/remove, node add/remove/online/offline, memory
-// online/offline, pci add/remove/bind/unbind and net add/remove/move.
-// Everything else (queues, machinecheck, virtio, block, change events,
-// ...) is dropped.
-func Interesting(u Uevent) bool {
-	for _, a := range interesting[u.Subsystem] {
-		if a == u.Action {
-			return true
-		}
-	}
-	return false
-}
+// Interesting reports whether u can change IRQ placement: one of the
+// actions of its subsystem in interesting.
+func Interesting(u Uevent) bool { return slices.Contains(interesting[u.Subsystem], u.Action) }
 
 func malformed(b []byte, why string) error {
 	return fmt.Errorf("uevent %s: %w: %s", quote(b), kernfs.ErrMalformed, why)

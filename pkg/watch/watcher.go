@@ -6,39 +6,30 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// Options configure a Watcher. The durations have no defaults: the
-// daemon passes its config's (config.DefaultCoalesceWindow and the
-// others), and New refuses a zero.
+// Options configure a Watcher; the durations have no defaults.
 //
 // A hint that comes when no burst is open is emitted at once, so that
-// one event costs one round and no wait, and it opens a burst. The
-// hints that come while the burst is open are held and emitted
-// together, so that a burst costs one more round, at its end, which
-// sees its final state. Lost events (CauseLost) are always held: the
-// kernel keeps dropping messages until the queue is drained, so a round
-// at once could miss what they said; every trigger the burst emits
-// after them is Fresh.
+// one event costs no wait, and opens a burst. The hints that come while
+// it is open are held and emitted together, in one more round that sees
+// the burst's final state. Lost events (CauseLost) are always held, and
+// make every trigger the burst emits after them Fresh.
 type Options struct {
-	// Window is the quiet time that ends a burst: the hints held are
-	// emitted, and the burst closes, once no hint has come for Window.
-	// It must be more than 0.
+	// Window is the quiet time that ends a burst and emits the hints
+	// held; more than 0.
 	Window time.Duration
-	// MaxDelay bounds the wait of a held hint: the hints held are
-	// emitted at most MaxDelay after the first of them, even if hints
-	// keep coming (the burst then stays open). It must be at least
-	// Window.
+	// MaxDelay bounds the wait of a held hint, even if hints keep coming
+	// (the burst then stays open); at least Window.
 	MaxDelay time.Duration
 	// Resync is the idle time after which a CauseResync Trigger is
-	// emitted: the state is re-read at least this often. Negative
-	// disables it; 0 is refused.
+	// emitted. Negative disables it; 0 is refused.
 	Resync time.Duration
-	// Uevents and Links enable the kernel uevent and rtnetlink link
-	// sources, Ethtool the ethtool monitor (channel changes).
+	// Uevents, Links and Ethtool enable the sources.
 	Uevents, Links, Ethtool bool
 	// ReceiveBuffer is the sockets' receive buffer in bytes; 0 means
 	// DefaultReceiveBuffer.
@@ -70,12 +61,11 @@ type Watcher struct {
 	logged     map[string]bool
 }
 
-// New validates opts and opens the enabled sources. A source that
-// cannot be opened (no permission, no netlink) does not fail New: the
-// Watcher runs without it and reports it through Degraded and Logf. New
-// fails only on invalid options.
+// New validates opts and opens the enabled sources. New fails only on
+// invalid options: the Watcher runs without a source that cannot be
+// opened, and reports it through Degraded and Logf.
 func New(opts Options) (*Watcher, error) {
-	return newWatcher(opts, openers{openUevents, openLinks, openEthtool})
+	return newWatcher(opts, openers{listen(ListenUevents), listen(ListenLinks), listen(ListenEthtool)})
 }
 
 func newWatcher(opts Options, open openers) (*Watcher, error) {
@@ -99,51 +89,41 @@ func newWatcher(opts Options, open openers) (*Watcher, error) {
 		stats:  newStats(),
 		logged: make(map[string]bool),
 	}
-	if opts.Uevents {
-		s, err := open.uevents(opts.ReceiveBuffer)
-		if err != nil {
-			w.degrade(sourceUevent, err)
-		} else {
-			w.uevents = s
-		}
-	}
-	if opts.Links {
-		s, err := open.links(opts.ReceiveBuffer)
-		if err != nil {
-			w.degrade(sourceRtnetlink, err)
-		} else {
-			w.links = s
-		}
-	}
-	if opts.Ethtool {
-		s, err := open.ethtool(opts.ReceiveBuffer)
-		if err != nil {
-			w.degrade(sourceEthtool, err)
-		} else {
-			w.ethtool = s
-		}
-	}
+	w.uevents = openSource(w, opts.Uevents, sourceUevent, open.uevents)
+	w.links = openSource(w, opts.Links, sourceRtnetlink, open.links)
+	w.ethtool = openSource(w, opts.Ethtool, sourceEthtool, open.ethtool)
 	return w, nil
 }
 
-// Triggers returns the channel of coalesced triggers. It has capacity
-// 1 and the Watcher never blocks on it: while the consumer is busy, new
-// hints merge into the trigger waiting there. It is closed when Run
-// returns.
+// openSource opens the source if it is enabled; one that cannot be
+// opened degrades the Watcher and is nil.
+func openSource[T any](w *Watcher, enabled bool, name string, open func(rcvbuf int) (source[T], error)) source[T] {
+	if !enabled {
+		return nil
+	}
+	s, err := open(w.opts.ReceiveBuffer)
+	if err != nil {
+		w.degrade(name, err)
+		return nil
+	}
+	return s
+}
+
+// Triggers returns the channel of coalesced triggers, closed when Run
+// returns. The Watcher never blocks on it: while the consumer is busy,
+// new hints merge into the one trigger waiting there.
 func (w *Watcher) Triggers() <-chan Trigger { return w.out }
 
-// Hint injects a hint with cause c (CauseSIGHUP, CauseConfig, ...), so
-// that reloads enter the consumer's loop as kernel events do. It never
-// blocks and is safe from any goroutine; hints given before Run are
-// kept, those after Run returned are ignored. Only CauseLink and
-// CauseChannels keep the trigger from being Fresh: a CauseUevent given
-// here names no subsystem.
+// Hint injects a hint with cause c, so that reloads enter the
+// consumer's loop as kernel events do. It never blocks and is safe from
+// any goroutine; hints after Run returned are ignored. Only CauseLink
+// and CauseChannels keep the trigger from being Fresh: a CauseUevent
+// given here names no subsystem.
 func (w *Watcher) Hint(c Cause) { w.hint(c, c == CauseLink || c == CauseChannels, false) }
 
-// hint is Hint with what the sources know from the event: whether it
-// leaves the consumer's caches valid (see Trigger.Fresh), and whether
-// it ends what a burst is waiting for (a pci bind: the driver finished
-// its probe).
+// hint is Hint with what the sources know: whether the event leaves
+// the consumer's caches valid, and whether it ends what a burst waits
+// for (a pci bind: the driver finished its probe).
 func (w *Watcher) hint(c Cause, cached, end bool) {
 	now := time.Now()
 	w.mu.Lock()
@@ -161,7 +141,7 @@ func (w *Watcher) hint(c Cause, cached, end bool) {
 }
 
 // Degraded returns the errors of the sources that could not be opened
-// or failed while running, joined; nil when every enabled source works.
+// or failed, joined; nil when every enabled source works.
 func (w *Watcher) Degraded() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -169,21 +149,21 @@ func (w *Watcher) Degraded() error {
 }
 
 // Run pumps the sources and emits triggers until ctx is cancelled,
-// then closes the sources and the Triggers channel and returns nil.
-// It may be called once.
+// then closes them and the Triggers channel. It may be called once.
 func (w *Watcher) Run(ctx context.Context) error {
 	if w.started.Swap(true) {
 		return errors.New("watch: Run called twice")
 	}
 	var wg sync.WaitGroup
 	if w.uevents != nil {
-		wg.Go(func() { w.pumpUevents(w.uevents) })
+		wg.Go(func() { pump(w, sourceUevent, w.uevents, w.onUevent, nil) })
 	}
 	if w.links != nil {
-		wg.Go(func() { w.pumpLinks(w.links) })
+		handle, lost := w.onLinks()
+		wg.Go(func() { pump(w, sourceRtnetlink, w.links, handle, lost) })
 	}
 	if w.ethtool != nil {
-		wg.Go(func() { w.pumpEthtool(w.ethtool) })
+		wg.Go(func() { pump(w, sourceEthtool, w.ethtool, w.onChannels, nil) })
 	}
 	w.loop(ctx)
 	w.Close()
@@ -192,18 +172,13 @@ func (w *Watcher) Run(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the sources. Run does it when it returns; call Close
-// only for a Watcher that will never Run.
+// Close closes the sources, for a Watcher that will never Run.
 func (w *Watcher) Close() error {
 	var errs []error
-	if w.uevents != nil {
-		errs = append(errs, w.uevents.Close())
-	}
-	if w.links != nil {
-		errs = append(errs, w.links.Close())
-	}
-	if w.ethtool != nil {
-		errs = append(errs, w.ethtool.Close())
+	for _, s := range []io.Closer{w.uevents, w.links, w.ethtool} {
+		if s != nil {
+			errs = append(errs, s.Close())
+		}
 	}
 	return errors.Join(errs...)
 }
