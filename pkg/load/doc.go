@@ -52,7 +52,7 @@
 // would measured time. Only where neither column moves (none since
 // boot, or none while a CPU took 100000 interrupts) does it fall back,
 // saying so in Loads.TimeAccounting, to each IRQ's rate times
-// Config.InterruptCost.
+// a fixed cost per interrupt.
 //
 // The package only reads; it never opens /proc/irq. Roots are values
 // (FS{Proc}), so the same code runs on a host and on a fixture tree.

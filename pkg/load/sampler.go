@@ -11,15 +11,11 @@ import (
 	"github.com/numairqd/numairqd/pkg/inventory"
 )
 
-// DefaultInterruptCost is the CPU time the fallback charges for one
-// interrupt when /proc/stat shows no irq or softirq time. Five
-// microseconds is the order of a NIC or NVMe queue interrupt and the
-// softirq it raises on current x86 servers at light load; it is a
-// guess, not a measurement, and only sets the scale: without time
-// accounting every load, per IRQ and per CPU, is a rate times this
-// cost, so how IRQs and CPUs compare with one another does not depend
-// on it.
-const DefaultInterruptCost = 5 * time.Microsecond
+// interruptCost is the CPU-seconds the fallback charges per interrupt
+// when /proc/stat shows no irq or softirq time: 5 µs, the order of a NIC
+// or NVMe queue interrupt and its softirq. A guess that only sets the
+// scale: without time accounting every load is a rate times it.
+const interruptCost = 5e-6
 
 // accountingOffAfter is how many device interrupts one CPU takes, with
 // no irq or softirq time on any CPU meanwhile, before the sampler
@@ -35,9 +31,6 @@ type Config struct {
 	// must be more than 0 (config.DefaultLoadHalfLife is the user's
 	// default).
 	HalfLife time.Duration
-	// InterruptCost is what the fallback charges per interrupt when
-	// /proc/stat has no irq time; 0 means DefaultInterruptCost.
-	InterruptCost time.Duration
 }
 
 // Loads is one sample: smoothed loads of the online CPUs and of the IRQs
@@ -149,7 +142,6 @@ func (l Loads) IRQ(irq int) (IRQLoad, bool) {
 type Sampler struct {
 	fs       FS
 	halfLife time.Duration
-	cost     float64 // CPU-seconds per interrupt, for the fallback
 
 	primed     bool
 	intervals  int
@@ -207,11 +199,7 @@ func NewSampler(fsys FS, cfg Config) *Sampler {
 	if cfg.HalfLife <= 0 {
 		panic(fmt.Sprintf("load: NewSampler with HalfLife %v (want more than 0)", cfg.HalfLife))
 	}
-	s := &Sampler{fs: fsys, halfLife: cfg.HalfLife, cost: cfg.InterruptCost.Seconds()}
-	if cfg.InterruptCost <= 0 {
-		s.cost = DefaultInterruptCost.Seconds()
-	}
-	return s
+	return &Sampler{fs: fsys, halfLife: cfg.HalfLife}
 }
 
 // Sample reads /proc/stat and /proc/interrupts and folds what changed
@@ -297,7 +285,7 @@ func (s *Sampler) add(now time.Time, stat []CPUStat, ints inventory.Interrupts) 
 		}
 		if rd.kind == rowCounted {
 			rate := float64(rd.total) / dt
-			load := rate * s.cost
+			load := rate * interruptCost
 			if s.accounting {
 				load = 0
 				if rd.total > 0 {
@@ -452,7 +440,7 @@ func (s *Sampler) cpuLoad(st CPUStat, dt, w float64) CPULoad {
 			s.share[c] = frac / float64(s.sum[c])
 		}
 	default:
-		h.load.add(float64(s.sum[c])/dt*s.cost, w)
+		h.load.add(float64(s.sum[c])/dt*interruptCost, w)
 		h.unattr.add(0, w)
 	}
 	h.online, h.stat = true, st
