@@ -48,7 +48,7 @@ func ParseStat(r io.Reader) ([]CPUStat, error) {
 	sc.Buffer(make([]byte, 0, 4<<10), maxStatLine)
 	var (
 		out    []CPUStat
-		seen   []bool // by CPU id
+		seen   = map[int]bool{}
 		lineNo int
 	)
 	for sc.Scan() {
@@ -72,20 +72,13 @@ func ParseStat(r io.Reader) ([]CPUStat, error) {
 		if cpu >= cpumask.MaxCPUs {
 			return nil, statLineErr(lineNo, line, "CPU %d is beyond the limit of %d CPUs", cpu, cpumask.MaxCPUs)
 		}
-		if cpu >= len(seen) {
-			seen = append(seen, make([]bool, cpu+1-len(seen))...)
-		}
 		if seen[cpu] {
 			return nil, statLineErr(lineNo, line, "CPU %d listed twice", cpu)
 		}
 		seen[cpu] = true
 		st := CPUStat{CPU: cpu}
 		n := 0
-		for {
-			var tok []byte
-			if tok, rest = kernfs.NextField(rest); tok == nil {
-				break
-			}
+		for tok, rest := kernfs.NextField(rest); tok != nil; tok, rest = kernfs.NextField(rest) {
 			v, ok := kernfs.ParseUint(tok)
 			if !ok {
 				return nil, statLineErr(lineNo, line, "field %d %s is not a count", n+1, kernfs.Quote(tok))

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/numairqd/numairqd/pkg/inventory"
@@ -25,9 +24,7 @@ const accountingOffAfter = 100_000
 
 // Config tunes a Sampler.
 type Config struct {
-	// HalfLife is the half-life of the smoothed rates and loads, more
-	// than 0.
-	HalfLife time.Duration
+	HalfLife time.Duration // of the smoothed rates and loads, more than 0
 }
 
 // Loads is one sample: smoothed loads of the online CPUs and of the IRQs
@@ -94,24 +91,26 @@ type IRQLoad struct {
 
 // CPU returns the load of cpu, false when the sample has no such CPU.
 func (l Loads) CPU(cpu int) (CPULoad, bool) {
-	i := sort.Search(len(l.CPUs), func(i int) bool { return l.CPUs[i].CPU >= cpu })
-	if i < len(l.CPUs) && l.CPUs[i].CPU == cpu {
-		return l.CPUs[i], true
+	i, ok := slices.BinarySearchFunc(l.CPUs, cpu, func(c CPULoad, n int) int { return cmp.Compare(c.CPU, n) })
+	if !ok {
+		return CPULoad{}, false
 	}
-	return CPULoad{}, false
+	return l.CPUs[i], true
 }
 
 // IRQ returns the load of irq, false when the sample has no such IRQ.
 func (l Loads) IRQ(irq int) (IRQLoad, bool) {
-	i := sort.Search(len(l.IRQs), func(i int) bool { return l.IRQs[i].IRQ >= irq })
-	if i < len(l.IRQs) && l.IRQs[i].IRQ == irq {
-		return l.IRQs[i], true
+	i, ok := slices.BinarySearchFunc(l.IRQs, irq, func(q IRQLoad, n int) int { return cmp.Compare(q.IRQ, n) })
+	if !ok {
+		return IRQLoad{}, false
 	}
-	return IRQLoad{}, false
+	return l.IRQs[i], true
 }
 
 // Sampler turns successive reads of /proc/stat and /proc/interrupts into
-// smoothed loads. It is not safe for concurrent use.
+// smoothed loads. An IRQ is known by its number and identity (chip,
+// hwirq, actions); IRQs and CPUs that leave are forgotten, so memory
+// follows the machine. It is not safe for concurrent use.
 type Sampler struct {
 	fs       FS
 	halfLife time.Duration
@@ -219,9 +218,7 @@ func (s *Sampler) add(now time.Time, stat []CPUStat, ints inventory.Interrupts) 
 		rows = s.count(stat, ints, rows)
 		s.decideAccounting(stat)
 	} else {
-		for range ints.Rows {
-			rows = append(rows, rowDelta{kind: rowNew})
-		}
+		rows = append(rows, make([]rowDelta, len(ints.Rows))...) // rowNew
 		// Booting leaves some interrupt time; if not, the first tick
 		// of it sets this right.
 		s.accounting = slices.ContainsFunc(stat, func(st CPUStat) bool { return st.IRQ > 0 || st.SoftIRQ > 0 })
@@ -328,14 +325,7 @@ func (s *Sampler) count(stat []CPUStat, ints inventory.Interrupts, rows []rowDel
 		// or a descriptor allocated again under the same name; a rise
 		// past 2^32-1 is no 32-bit count's either: no delta this time.
 		p := prev[j].Counts
-		down := false
-		for _, c := range s.cols {
-			if r.Counts[c] < p[c] || r.Counts[c]-p[c] > math.MaxUint32 {
-				down = true
-				break
-			}
-		}
-		if down {
+		if slices.ContainsFunc(s.cols, func(c int) bool { return r.Counts[c] < p[c] || r.Counts[c]-p[c] > math.MaxUint32 }) {
 			rows = append(rows, rowDelta{kind: rowSkipped, prev: j})
 			continue
 		}
