@@ -10,23 +10,19 @@ import (
 	"github.com/numairqd/numairqd/pkg/cpumask"
 )
 
-// FS names the procfs and sysfs roots to read. Roots are values, not
-// globals, so tests point them at a fakesys tree; on a host they are
-// FS{Proc: "/proc", Sys: "/sys"}.
+// FS names the procfs and sysfs roots to read: FS{Proc: "/proc", Sys:
+// "/sys"} on a host, a fakesys tree in tests.
 type FS struct {
 	Proc string
 	Sys  string
 }
 
-// Inventory is one consistent-enough snapshot of the machine's IRQs and
-// the devices that own them: the input of the planner. It is never
-// changed once read: a Reader builds a new one for every round, copying
-// what it kept from the last.
+// Inventory is one snapshot of the machine's IRQs and the devices that
+// own them: the input of the planner. It is never changed once read.
 type Inventory struct {
-	// CPUs are the CPUs with a column in /proc/interrupts, i.e. the CPUs
-	// online when it was read, or, after a Reader's DepthAffinities
-	// read, the online CPUs its caller gave. Compare with topology to
-	// spot hotplug.
+	// CPUs are the CPUs with a column in /proc/interrupts (online when
+	// it was read), or after a DepthAffinities read the caller's online
+	// CPUs. Compare with topology to spot hotplug.
 	CPUs cpumask.Mask
 	// IRQs are all IRQs with a handler, sorted by number.
 	IRQs []IRQ
@@ -34,9 +30,8 @@ type Inventory struct {
 	Devices []Device
 }
 
-// IRQ is one Linux IRQ line with what the planner needs to decide where
-// it should run and whether it may be moved at all. It holds only what
-// is used: each field is a file read for each of thousands of IRQs.
+// IRQ is one Linux IRQ line with what the planner needs to place it.
+// It holds only what is used: each field is a file read per IRQ.
 type IRQ struct {
 	Number int
 	// Name is the actions joined with ", " as /proc/interrupts prints
@@ -44,26 +39,21 @@ type IRQ struct {
 	Name    string
 	Actions []string
 	// Affinity is smp_affinity_list, the requested mask (may hold
-	// offline CPUs: the kernel stores it verbatim).
+	// offline CPUs).
 	Affinity cpumask.Mask
-	// Managed is true when the kernel will refuse affinity writes
-	// (managed or otherwise unsteerable IRQ), found before any write.
+	// Managed is true when the kernel will refuse affinity writes.
 	Managed       bool
 	ManagedReason string
 	// Unreadable says why the IRQ's /proc/irq/N files could not be read
-	// or parsed, naming the file; "" when they could. Such an IRQ is
-	// listed, so it is reported, but its masks are not known.
+	// or parsed, "" when they could; its masks are then not known.
 	Unreadable string
 	// Device is the BDF of the owning PCI device, "" for none. A legacy
 	// INTx line shared by several devices belongs to the lowest BDF.
-	// What an IRQ does for its device (queue or control) is the
-	// planner's call, from Actions and the config's rules.
 	Device string
 }
 
 // Movable reports whether q is a device's IRQ the kernel does not
-// manage: one the planner may move, and so one whose affinity a round
-// after a CPU event re-reads.
+// manage: one the planner may move.
 func (q IRQ) Movable() bool { return q.Device != "" && !q.Managed }
 
 // Device is a PCI device that owns IRQs, with the facts a policy rule
@@ -71,8 +61,7 @@ func (q IRQ) Movable() bool { return q.Device != "" && !q.Managed }
 type Device struct {
 	// PCI is the device's BDF, e.g. "0000:41:00.0".
 	PCI string
-	// Driver is the bound PCI driver ("virtio-pci", "nvme", "mlx5_core"),
-	// "" when unbound.
+	// Driver is the bound PCI driver ("nvme"), "" when unbound.
 	Driver string
 	// Drivers is Driver followed by the drivers of child devices that
 	// do the real work (virtio0 -> "virtio_net"); empty when unbound.
@@ -84,8 +73,7 @@ type Device struct {
 	// Interfaces are the network interfaces on the device, sorted.
 	Interfaces []string
 	// IRQs are the device's IRQ numbers (msi_irqs, else the legacy irq)
-	// that have a handler, ascending. IRQs the device allocated but
-	// never requested are not listed: there is nothing to steer.
+	// that have a handler, ascending.
 	IRQs []int
 }
 
@@ -108,9 +96,8 @@ func (inv *Inventory) Device(bdf string) (Device, bool) {
 }
 
 // DeviceIRQs returns copies of the IRQs owned by the device bdf, in
-// number order. It looks up the device's own
-// IRQ list, so planning every device costs O(IRQs log IRQs), not
-// devices × IRQs.
+// number order, from the device's own IRQ list: O(IRQs log IRQs) for
+// all devices, not devices × IRQs.
 func (inv *Inventory) DeviceIRQs(bdf string) []IRQ {
 	d, ok := inv.Device(bdf)
 	if !ok {
@@ -126,35 +113,33 @@ func (inv *Inventory) DeviceIRQs(bdf string) []IRQ {
 	return out
 }
 
-// Read reads the whole inventory: /proc/interrupts, /proc/irq/N for each
-// IRQ listed there, the PCI devices and the network interfaces. A
-// daemon that reads round after round uses a Reader, which re-reads
-// only what can have changed.
+// Read reads the whole inventory once; a daemon uses a Reader, which
+// re-reads only what can have changed.
 func (fsys FS) Read() (*Inventory, error) {
 	inv, _, err := NewReader(fsys).Read(cpumask.Mask{}, DepthAll)
 	return inv, err
 }
 
-// link gives each IRQ its device and keeps in Device.IRQs only IRQs
-// with a handler.
+// link fills inv.Devices from devs and gives each IRQ its device,
+// keeping in Device.IRQs only IRQs with a handler.
 func link(inv *Inventory, devs []pciDevice) {
 	index := make(map[int]int, len(inv.IRQs))
 	for i, q := range inv.IRQs {
 		index[q.Number] = i
 	}
+	inv.Devices = make([]Device, len(devs))
 	for di, d := range devs {
-		var have []int
 		for _, n := range d.irqs {
 			i, ok := index[n]
 			if !ok {
 				continue
 			}
-			have = append(have, n)
+			d.IRQs = append(d.IRQs, n)
 			if inv.IRQs[i].Device == "" {
 				inv.IRQs[i].Device = d.PCI
 			}
 		}
-		inv.Devices[di].IRQs = have
+		inv.Devices[di] = d.Device
 	}
 }
 

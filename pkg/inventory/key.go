@@ -12,21 +12,13 @@ import (
 
 // key is what the kernel shows of the inventory's shape, cheap to read:
 // while it holds, a Reader reads only affinities. It is read before the
-// inventory, so a change during a read shows in the next key. Its parts:
-//   - irqs, the IRQ numbers /proc/irq lists: an IRQ's directory lives
-//     from its first request_irq (register_irq_proc) until its
-//     descriptor is freed (free_desc), so an IRQ freed with its vector
-//     and requested again (a bind, an unbind, a channel change) changes it;
-//   - net, the names /sys/class/net lists: an interface added, removed
-//     or renamed changes it;
-//   - devices, the PCI devices /sys/bus/pci/devices lists, each with
-//     the driver its driver link names: a bind or unbind changes it.
-//
-// The known limit: an IRQ freed and requested again under the same
-// number, by the same device and driver, between two reads, keeps its
-// kept facts, which are then the same facts; so does one freed by
-// free_irq alone, whose directory stays. Names are re-read at the next
-// fresh read (the daemon's resync).
+// inventory, so a change during a read shows in the next key. An IRQ's
+// /proc/irq/N lives from its first request_irq (register_irq_proc) to
+// free_desc, so a vector freed and requested again changes irqs; an
+// interface added or renamed changes net; a bind or unbind changes
+// devices. An IRQ requested again under the same number by the same
+// driver, or freed by free_irq alone, keeps its facts until a DepthAll
+// read (the daemon's resync).
 type key struct {
 	irqs    []int     // ascending
 	net     []string  // sorted
@@ -40,8 +32,7 @@ func (k key) equal(o key) bool {
 	return slices.Equal(k.irqs, o.irqs) && slices.Equal(k.net, o.net) && slices.Equal(k.devices, o.devices)
 }
 
-// readKey reads the key with kr: a listing of each directory and a
-// readlink for each PCI device. Missing sysfs directories (no PCI, no
+// readKey reads the key with kr. Missing sysfs directories (no PCI, no
 // network) list nothing. nIRQs is how many IRQs the last key held.
 func (fsys FS) readKey(kr *kernfs.Reader, nIRQs int) (key, error) {
 	k := key{irqs: make([]int, 0, nIRQs)}

@@ -1,20 +1,14 @@
 package inventory
 
-import (
-	"regexp"
-	"strings"
-)
+import "regexp"
 
 // driverManaged names IRQs whose vectors the kernel always allocates
-// with managed affinity, so it refuses any user affinity. Kernels since
-// 6.12 make their smp_affinity 0444, which readIRQ sees; before that the
-// file reads 0644 and only a failed write (EIO) would tell, too late for
-// a plan that must not count them as movable queues. The drivers:
-//   - nvme (drivers/nvme/host/pci.c nvme_setup_irqs): I/O queue vectors
-//     come from pci_alloc_irq_vectors_affinity with PCI_IRQ_AFFINITY;
-//     the admin queue nvmeXq0 is the one pre_vector, not managed;
-//   - virtio-blk (drivers/block/virtio_blk.c init_vq): passes an
-//     irq_affinity to virtio_find_vqs, so its "req.K" vectors are managed.
+// with managed affinity. Kernels since 6.12 make their smp_affinity
+// 0444; before that only a failed write (EIO) would tell, too late for
+// the plan. nvme I/O queues come from pci_alloc_irq_vectors_affinity
+// (nvme_setup_irqs; the admin queue nvmeXq0 is a pre_vector, not
+// managed); virtio-blk's init_vq passes an irq_affinity to
+// virtio_find_vqs.
 var driverManaged = []struct {
 	re  *regexp.Regexp
 	why string
@@ -38,6 +32,3 @@ func markDriverManaged(irq *IRQ) {
 		}
 	}
 }
-
-// actionsName joins actions the way /proc/interrupts prints them.
-func actionsName(actions []string) string { return strings.Join(actions, ", ") }

@@ -7,26 +7,24 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// maxInterruptsLine bounds one /proc/interrupts line. The kernel prints
-// 11 bytes per online CPU, so 8192 CPUs need about 90 KiB.
+// maxInterruptsLine bounds one /proc/interrupts line: 11 bytes per
+// online CPU, about 90 KiB for 8192 CPUs.
 const maxInterruptsLine = 1 << 20
 
-// maxInterruptsSize bounds the whole /proc/interrupts. A 768-CPU machine
-// with a queue per CPU on six devices has about 4600 rows of 8.5 KiB,
-// 40 MiB; the cap leaves room above that and still stops a runaway file
-// before it costs seconds and gigabytes. A variable so tests can lower
-// it.
+// maxInterruptsSize bounds the whole /proc/interrupts: room above the
+// 40 MiB of 768 CPUs with a queue per CPU on six devices, short of a
+// runaway file's seconds and gigabytes. A variable so tests can lower it.
 var maxInterruptsSize int64 = 256 << 20
 
-// Interrupts is the parsed /proc/interrupts: the CPUs of its header and
-// its numeric IRQ rows. The header lists online CPUs only, so CPUs maps
-// columns to real CPU ids; it is never assumed to be 0..n-1.
+// Interrupts is the parsed /proc/interrupts: the CPUs of its header
+// (online CPUs only, never assumed to be 0..n-1) and its IRQ rows.
 type Interrupts struct {
 	// CPUs holds the CPU id of each count column, in header order.
 	CPUs []int
@@ -38,45 +36,34 @@ type Interrupts struct {
 //
 //	24:   0   5  PCI-MSIX-0000:41:00.0  1-edge  virtio0-input.0
 //
-// Named rows (NMI, LOC, ERR, MIS, IPI0 ...) are per-CPU or architectural
-// counters that no one can steer, so the parser drops them.
+// Named rows (NMI, LOC, IPI0 ...) are counters no one can steer, so the
+// parser drops them.
 type InterruptLine struct {
 	IRQ int
 	// Counts is indexed by CPU id (len = highest header CPU + 1); CPUs
-	// without a column (offline) hold 0. Slices share one backing array
-	// per parse: do not append to them. The inventory's own read leaves
-	// it nil.
+	// without a column hold 0. Slices share one backing array per
+	// parse: do not append to them. The inventory's own read leaves it
+	// nil.
 	Counts []uint64
 	// Chip is the irq_chip name ("IR-PCI-MSIX-0000:41:00.0", "IO-APIC").
 	Chip string
-	// HWIRQ is what the kernel prints between chip and actions: the
-	// hardware IRQ number and flow handler name ("1-edge"), possibly the
-	// trigger ("27 Level"), or "" when the chip has no IRQ domain.
+	// HWIRQ is what the kernel prints between chip and actions ("1-edge",
+	// "27 Level"), "" when the chip has no IRQ domain.
 	HWIRQ string
-	// Actions are the handler names, one per shared handler, as in
-	// /sys/kernel/irq/N/actions. Empty when the kernel printed none.
+	// Actions are the handler names, one per shared handler.
 	Actions []string
 }
 
-// ParseInterrupts parses /proc/interrupts. The first non-blank line must
-// be the header of "CPUn" tokens; numeric rows need one count per header
-// column. A malformed line gives an error that wraps kernfs.ErrMalformed
-// and names the line number and quotes the line (cut by kernfs.Quote);
-// the caller adds the file.
-//
-// The row layout mirrors show_interrupts() in kernel/irq/proc.c: a label
-// ("%*d:" for an IRQ, "%*s:" for an architecture's counter row such as
-// NMI or LOC), one "%10u" count per online CPU, chip name, hwirq with
-// "-<handler>" appended, optional Level/Edge, then the actions separated
-// by ", ". So every row's first field ends in a colon, a label is either
-// all digits or a name starting with a letter, and the field after the
-// counts is a chip name, never a number.
+// ParseInterrupts parses /proc/interrupts: a header of "CPUn" tokens,
+// then rows as show_interrupts() in kernel/irq/proc.c prints them: a
+// label ("%*d:" for an IRQ, "%*s:" for a counter such as NMI), one count
+// per header column, chip name, hwirq with "-<handler>", optional
+// Level/Edge, then the actions separated by ", ". Errors wrap
+// kernfs.ErrMalformed and name the line; the caller adds the file.
 func ParseInterrupts(r io.Reader) (Interrupts, error) { return parseInterrupts(r, true) }
 
 // parseInterrupts is ParseInterrupts that fills Counts only when
-// withCounts: the daemon checks the counts and keeps none, which saves
-// a slice of CPUs × IRQs words per read (16 MiB at 256 CPUs and 8192
-// IRQs).
+// withCounts: the inventory keeps none, which saves CPUs × IRQs words.
 func parseInterrupts(r io.Reader, withCounts bool) (Interrupts, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxInterruptsLine)
@@ -84,7 +71,7 @@ func parseInterrupts(r io.Reader, withCounts bool) (Interrupts, error) {
 		out    Interrupts
 		width  int // len of each Counts slice
 		arena  []uint64
-		seen   map[int]bool
+		seen   = map[int]bool{}
 		intern = map[string]string{}
 		lineNo int
 	)
@@ -107,11 +94,7 @@ func parseInterrupts(r io.Reader, withCounts bool) (Interrupts, error) {
 			if err != nil {
 				return Interrupts{}, lineErr(lineNo, line, "%v", err)
 			}
-			out.CPUs = cpus
-			for _, c := range cpus {
-				width = max(width, c+1)
-			}
-			seen = make(map[int]bool)
+			out.CPUs, width = cpus, slices.Max(cpus)+1
 			continue
 		}
 		label, rest, err := splitLabel(line)
@@ -161,9 +144,8 @@ func parseInterrupts(r io.Reader, withCounts bool) (Interrupts, error) {
 		if tok, rest = kernfs.NextField(rest); tok != nil {
 			row.Chip = str(tok)
 		}
-		// hwirq ("1-edge", "524288-edge" or "27"), then an optional
-		// Level/Edge (CONFIG_GENERIC_IRQ_SHOW_LEVEL), then a detached
-		// "-handler" when the chip has no domain.
+		// hwirq ("1-edge" or "27"), an optional Level/Edge
+		// (CONFIG_GENERIC_IRQ_SHOW_LEVEL), a detached "-handler".
 		var hw []byte
 		if t, r := kernfs.NextField(rest); t != nil && t[0] >= '0' && t[0] <= '9' {
 			hw, rest = t, r
@@ -199,13 +181,9 @@ func parseInterrupts(r io.Reader, withCounts bool) (Interrupts, error) {
 func parseInterruptsHeader(line []byte) ([]int, error) {
 	var cpus []int
 	seen := map[int]bool{}
-	for rest := line; ; {
-		var tok []byte
-		if tok, rest = kernfs.NextField(rest); tok == nil {
-			break
-		}
+	for tok, rest := kernfs.NextField(line); tok != nil; tok, rest = kernfs.NextField(rest) {
 		num, ok := bytes.CutPrefix(tok, []byte("CPU"))
-		if !ok || len(num) == 0 || !kernfs.IsDigits(num) || len(num) > 5 {
+		if !ok || !kernfs.IsDigits(num) || len(num) > 5 {
 			return nil, fmt.Errorf("header token %s is not CPUn", kernfs.Quote(tok))
 		}
 		c, _ := strconv.Atoi(string(num))
@@ -225,9 +203,8 @@ func parseInterruptsHeader(line []byte) ([]int, error) {
 }
 
 // splitLabel returns the label of a row, the first field up to its
-// colon, and what follows the colon. The label is all digits for an IRQ
-// and starts with a letter for a counter row; anything else, or a first
-// field without a colon, is not a row the kernel prints.
+// colon, and what follows: all digits for an IRQ, a letter first for a
+// counter row; anything else is not a row the kernel prints.
 func splitLabel(line []byte) (label, rest []byte, err error) {
 	first, _ := kernfs.NextField(line)
 	colon := bytes.IndexByte(first, ':')
@@ -241,32 +218,26 @@ func splitLabel(line []byte) (label, rest []byte, err error) {
 	case len(label) == 0:
 		return nil, nil, errors.New("empty IRQ label")
 	case kernfs.IsDigits(label):
-	case isLetter(label[0]):
+	case 'A' <= label[0] && label[0] <= 'Z' || 'a' <= label[0] && label[0] <= 'z':
 	default:
 		return nil, nil, fmt.Errorf("label %s is neither an IRQ number nor a counter name such as NMI", kernfs.Quote(label))
 	}
 	return label, rest, nil
 }
 
-func isLetter(c byte) bool { return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' }
-
 func lineErr(n int, line []byte, format string, args ...any) error {
 	return fmt.Errorf("line %d %s: %s: %w", n, kernfs.Quote(line), fmt.Sprintf(format, args...), kernfs.ErrMalformed)
 }
 
 func joinField(a, b []byte) []byte {
-	if a == nil {
-		return b
+	if a == nil || b[0] == '-' {
+		return slices.Concat(a, b)
 	}
-	if b[0] == '-' {
-		return append(append([]byte(nil), a...), b...)
-	}
-	return append(append(append([]byte(nil), a...), ' '), b...)
+	return slices.Concat(a, []byte(" "), b)
 }
 
-// ReadInterrupts reads and parses <proc>/interrupts with its counts, at
-// most maxInterruptsSize bytes of it: the load sampler's read, the
-// inventory's bounds and parser.
+// ReadInterrupts reads and parses <proc>/interrupts with its counts:
+// the load sampler's read, with the inventory's bounds and parser.
 func (fsys FS) ReadInterrupts() (Interrupts, error) { return fsys.readInterrupts(true) }
 
 // readInterrupts reads and parses <proc>/interrupts, at most
@@ -279,8 +250,6 @@ func (fsys FS) readInterrupts(withCounts bool) (Interrupts, error) {
 	}
 	defer f.Close()
 	lr := &io.LimitedReader{R: f, N: maxInterruptsSize + 1}
-	// The scanner's 64 KiB buffer is also the read size: few calls
-	// even at thousands of rows.
 	ints, err := parseInterrupts(lr, withCounts)
 	if lr.N <= 0 {
 		// The parse saw a cut file; the size is the error to report.

@@ -1,7 +1,6 @@
 package inventory
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,9 +13,8 @@ import (
 )
 
 // irqReader reads the files of /proc/irq/N (kernel/irq/proc.c) with one
-// reused buffer, through a descriptor of /proc/irq so that each file is
-// opened relative to it: a round reads one file for each of thousands
-// of IRQs.
+// reused buffer, opening each relative to a descriptor of /proc/irq: a
+// round reads a file for each of thousands of IRQs.
 type irqReader struct {
 	dir   string
 	dirfd int
@@ -38,9 +36,9 @@ func openIRQReader(dir string) (*irqReader, error) {
 
 func (r *irqReader) Close() { syscall.Close(r.dirfd) }
 
-// affinity reads irq's smp_affinity_list and keeps prev's mask when the
-// text is the same (text is prev's; the new text is returned). It
-// reports false when the IRQ is gone: free_desc() removed its directory.
+// affinity reads irq's smp_affinity_list, keeping prev's mask when the
+// text is prev's text, and returns the text. It reports false when
+// free_desc() removed the IRQ's directory.
 func (r *irqReader) affinity(irq *IRQ, prev cpumask.Mask, text string) (string, bool, error) {
 	r.name = append(strconv.AppendInt(r.name[:0], int64(irq.Number), 10), "/smp_affinity_list"...)
 	data, err := r.r.ReadAt(r.dirfd, r.dir, r.name)
@@ -74,22 +72,17 @@ func (r *irqReader) parseAffinity(irq *IRQ, data []byte, path string) (err error
 }
 
 // read fills irq's affinity and managed state from <proc>/irq/N, and
-// returns the smp_affinity_list text. It reports false when the
-// directory is gone: free_desc() removed it after /proc/interrupts was
-// read, so the IRQ no longer exists.
+// returns the smp_affinity_list text. It reports false when
+// free_desc() removed the directory.
 func (r *irqReader) read(irq *IRQ) (string, bool, error) {
 	dir := filepath.Join(r.dir, strconv.Itoa(irq.Number))
 
-	// smp_affinity_list is required; its mode tells managed IRQs apart
-	// (0444 since "genirq/proc: ... read-only" when the kernel refuses
-	// user affinity). Check the mode bits: root can open 0444 files.
+	// Its mode tells managed IRQs apart (0444 since "genirq/proc: ...
+	// read-only"); check the bits, as root can open 0444 files.
 	path := dir + "/smp_affinity_list"
 	data, mode, err := r.r.ReadWithMode(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		if !r.r.Exists(dir) {
-			return "", false, nil
-		}
-		return "", false, fileErr(path, err)
+	if errors.Is(err, fs.ErrNotExist) && !r.r.Exists(dir) {
+		return "", false, nil
 	}
 	if err != nil {
 		return "", false, fileErr(path, err)
@@ -103,8 +96,7 @@ func (r *irqReader) read(irq *IRQ) (string, bool, error) {
 	text := string(data)
 	readOnly := mode&0o222 == 0
 	if !readOnly {
-		// The kernel gives smp_affinity the same mode; a read-only one
-		// (a fixture, or an admin's chmod) means hands off too.
+		// A read-only smp_affinity (an admin's chmod) means hands off too.
 		ro, err := readOnlyFile(dir + "/smp_affinity")
 		if errors.Is(err, fs.ErrNotExist) && !r.r.Exists(dir) {
 			return "", false, nil
@@ -117,30 +109,14 @@ func (r *irqReader) read(irq *IRQ) (string, bool, error) {
 	return text, true, nil
 }
 
-// readOnlyFile reports whether path exists without any write
-// permission bit. A file that cannot be stat'ed is not read-only: only a
-// mode without write bits is the kernel's word that it refuses user
-// affinity, and smp_affinity_list, the file apply writes, was writable.
-// Treating the IRQ as movable costs at most one refused write, which
-// apply records as managed; treating it as managed would keep it from
-// the planner, under a false reason, for as long as the stat fails. err
-// says why the stat failed, so the caller can tell a vanished IRQ
-// (fs.ErrNotExist) apart.
+// readOnlyFile reports whether path exists without any write bit. A
+// file that cannot be stat'ed is not read-only: a wrong "movable" costs
+// one refused write, a wrong "managed" keeps the IRQ from the planner.
+// err lets the caller tell a vanished IRQ (fs.ErrNotExist) apart.
 func readOnlyFile(path string) (bool, error) {
 	var st syscall.Stat_t
 	if err := syscall.Stat(path, &st); err != nil {
 		return false, err
 	}
 	return st.Mode&0o222 == 0, nil
-}
-
-// parseNode parses a NUMA node number as procfs and sysfs print it;
-// -1 means none.
-func parseNode(data []byte) (int, error) {
-	s := string(bytes.TrimSpace(data))
-	n, err := strconv.Atoi(s)
-	if err != nil || n < -1 {
-		return 0, fmt.Errorf("%s is not a NUMA node: %w", kernfs.Quote(s), kernfs.ErrMalformed)
-	}
-	return n, nil
 }

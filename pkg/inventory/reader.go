@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
@@ -15,11 +16,11 @@ import (
 type Depth uint8
 
 const (
-	// DepthAffinities: the kernel showed no change (the key held), so
-	// only the movable IRQs' affinities were read.
+	// DepthAffinities: the key held, so only the movable IRQs'
+	// affinities were read.
 	DepthAffinities Depth = iota
 	// DepthInterrupts: /proc/interrupts, the devices and the affinities
-	// were read; kept facts were used where their keys held.
+	// were read, keeping facts where their keys held.
 	DepthInterrupts
 	// DepthAll: everything was read afresh, nothing kept.
 	DepthAll
@@ -32,54 +33,43 @@ func (d Depth) String() string {
 	return [...]string{"affinities", "interrupts", "all"}[d]
 }
 
-// Reader reads the inventory round after round and keeps, between
-// reads, what the kernel shows no sign of having changed: while the key
-// (see key) holds, only the movable IRQs' affinities are read; when it
-// changes, /proc/interrupts and the devices are read again, keeping an
-// IRQ's managed state while its row and its device's driver hold, and a
-// device's node, class and drivers while its driver holds. A Reader is
-// for one goroutine; the inventories it returns are never changed.
+// Reader reads the inventory round after round and keeps what the kernel
+// shows no sign of having changed: while the key holds, only the movable
+// IRQs' affinities are read; else an IRQ's managed state is kept while
+// its row and its device's driver hold, and a device's node, class and
+// drivers while its driver holds. A Reader is for one goroutine.
 type Reader struct {
-	fs   FS
-	last *Inventory
-	key  key // read before last
-	// facts are what the last read found of each IRQ that cannot change
-	// while its row is the same, index for index with last.IRQs.
-	facts []facts
+	fs    FS
+	last  *Inventory
+	key   key     // read before last
+	facts []facts // index for index with last.IRQs
 }
 
 // facts are one IRQ's kept facts and the row they were read under.
 type facts struct {
-	// known is false for an IRQ whose files could not be read: it has
-	// nothing to keep and is read whole at the next DepthInterrupts.
-	known bool
+	known bool // false for an IRQ whose files could not be read
 	row   rowKey
-	// managed and reason are IRQ.Managed and ManagedReason: the mode of
-	// smp_affinity, fixed when the IRQ is requested, or its name.
-	managed bool
-	reason  string
-	// affinity is the smp_affinity_list text last read: the same text
-	// is not parsed again.
-	affinity string
+	// managed and reason are IRQ.Managed and ManagedReason, fixed when
+	// the IRQ is requested.
+	managed  bool
+	reason   string
+	affinity string // the smp_affinity_list text last read, not parsed again
 }
 
-// rowKey is what /proc/interrupts shows of an IRQ besides its counts:
-// the chip, the hardware IRQ and the handlers' names.
+// rowKey is what /proc/interrupts shows of an IRQ besides its counts.
 type rowKey struct{ chip, hwirq, name string }
 
 // NewReader returns a Reader of fsys that has read nothing yet.
 func NewReader(fsys FS) *Reader { return &Reader{fs: fsys} }
 
 // Read reads the inventory, at least as deep as least: DepthAffinities
-// lets the key decide; DepthInterrupts reads /proc/interrupts whatever
-// the key says, for a caller that knows a driver may have requested or
-// freed IRQs on descriptors it keeps (across ip link down/up or ethtool
-// -L), which changes nothing the key lists; DepthAll forgets every kept
-// fact. online are the online CPUs from the topology, which become the
-// inventory's CPUs when /proc/interrupts is not read. An IRQ that
+// lets the key decide; DepthInterrupts is for a caller that knows a
+// driver may have requested or freed IRQs on descriptors it keeps (ip
+// link down/up, ethtool -L), which the key does not show; DepthAll
+// forgets every kept fact. online, the topology's online CPUs, become
+// the inventory's CPUs when /proc/interrupts is not read. An IRQ that
 // vanished is dropped; one whose files cannot be read stays, marked
-// Unreadable, until a deeper read reads it whole. A failed read makes
-// the next one DepthAll.
+// Unreadable. A failed read makes the next one DepthAll.
 func (r *Reader) Read(online cpumask.Mask, least Depth) (*Inventory, Depth, error) {
 	if least >= DepthAll {
 		r.last = nil
@@ -116,9 +106,7 @@ func (r *Reader) Read(online cpumask.Mask, least Depth) (*Inventory, Depth, erro
 }
 
 // affinities re-reads the movable IRQs' affinities of the last read,
-// the only thing of the inventory a CPU going on- or offline changes.
-// Managed IRQs, which the planner leaves to the kernel, and unreadable
-// ones keep what the last read found.
+// the only thing a CPU going on- or offline changes.
 func (r *Reader) affinities(ir *irqReader, online cpumask.Mask) (*Inventory, []facts) {
 	irqs, f := slices.Clone(r.last.IRQs), slices.Clone(r.facts)
 	todo := make([]int, 0, len(irqs))
@@ -156,16 +144,14 @@ func (r *Reader) interrupts(ir *irqReader, k key) (*Inventory, []facts, error) {
 	if err := r.fs.readNetInterfaces(&ir.r, k.net, devs); err != nil {
 		return nil, nil, err
 	}
-	// Rows are in ascending order on Linux; sort them in case a kernel
-	// does otherwise.
-	rows := ints.Rows
+	rows := ints.Rows // ascending on Linux
 	byIRQ := func(a, b InterruptLine) int { return cmp.Compare(a.IRQ, b.IRQ) }
 	if !slices.IsSortedFunc(rows, byIRQ) {
 		slices.SortFunc(rows, byIRQ)
 	}
 	irqs, f, todo := make([]IRQ, len(rows)), make([]facts, len(rows)), make([]int, len(rows))
 	for i, row := range rows {
-		q := IRQ{Number: row.IRQ, Name: actionsName(row.Actions), Actions: row.Actions}
+		q := IRQ{Number: row.IRQ, Name: strings.Join(row.Actions, ", "), Actions: row.Actions}
 		f[i] = facts{row: rowKey{row.Chip, row.HWIRQ, q.Name}}
 		prev, pf := r.keptIRQ(row.IRQ)
 		_, held := kept[prev.Device]
@@ -176,10 +162,7 @@ func (r *Reader) interrupts(ir *irqReader, k key) (*Inventory, []facts, error) {
 		irqs[i], todo[i] = q, i
 	}
 	irqs, f = readIRQs(ir, irqs, f, todo)
-	inv := &Inventory{CPUs: cpumask.New(ints.CPUs...), IRQs: irqs, Devices: make([]Device, len(devs))}
-	for i, d := range devs {
-		inv.Devices[i] = d.Device
-	}
+	inv := &Inventory{CPUs: cpumask.New(ints.CPUs...), IRQs: irqs}
 	link(inv, devs)
 	return inv, f, nil
 }
@@ -196,10 +179,9 @@ func (r *Reader) keptIRQ(n int) (IRQ, facts) {
 	return r.last.IRQs[i], r.facts[i]
 }
 
-// readIRQs reads the files of irqs[i] for each i in todo, in parallel:
-// the affinity of an IRQ whose facts are known (its Affinity and facts
-// are the last read's), all of them for the others. It returns irqs and
-// f without the IRQs that are gone.
+// readIRQs reads, in parallel, the files of irqs[i] for each i in todo:
+// only the affinity where the facts are known. It returns irqs and f
+// without the IRQs that are gone.
 func readIRQs(ir *irqReader, irqs []IRQ, f []facts, todo []int) ([]IRQ, []facts) {
 	gone := make([]bool, len(irqs))
 	inParallel(len(todo), ir, func(ir *irqReader, j int) {
@@ -237,21 +219,14 @@ func readIRQs(ir *irqReader, irqs []IRQ, f []facts, todo []int) ([]IRQ, []facts)
 }
 
 // perWorker is the fewest IRQs that make another reader worth its
-// goroutine.
+// goroutine: 8192 IRQs' reads are about 30 ms of system calls.
 const perWorker = 1024
 
-// ReadersFor is how many parallel readers a read of movableIRQs IRQs'
-// files uses when it has the Ps (GOMAXPROCS): one per perWorker IRQs,
-// at least one. The reads of 8192 IRQs are about 30 ms of system calls
-// on one CPU, which a round waits for; the command sizes GOMAXPROCS
-// with it.
-func ReadersFor(movableIRQs int) int { return max(1, movableIRQs/perWorker) }
-
 // inParallel calls read for i in [0, n), split into contiguous ranges
-// over min(GOMAXPROCS, ReadersFor(n)) goroutines, each with its own copy
-// of ir (its buffers; the directory descriptor is shared).
+// over up to GOMAXPROCS goroutines, one per perWorker, each with its own
+// copy of ir (its buffers; the directory descriptor is shared).
 func inParallel(n int, ir *irqReader, read func(ir *irqReader, i int)) {
-	workers := min(runtime.GOMAXPROCS(0), ReadersFor(n))
+	workers := min(runtime.GOMAXPROCS(0), max(1, n/perWorker))
 	if workers == 1 {
 		for i := range n {
 			read(ir, i)

@@ -20,12 +20,8 @@ type pciDevice struct {
 }
 
 // readPCIDevices reads the devices of <sys>/bus/pci/devices that links
-// lists (drivers/pci/pci-sysfs.c, kernel/irq/msi.c). Entries are
-// symlinks on a host; plain directories work too. Of a device in kept
-// only the IRQs are read again (see readPCIDeviceIRQs). A device gone
-// meanwhile is left out.
-//
-// kr reads every file and directory; its buffers are reused.
+// lists (drivers/pci/pci-sysfs.c, kernel/irq/msi.c). Of a device in kept
+// only the IRQs are read again. A device gone meanwhile is left out.
 func (fsys FS) readPCIDevices(kr *kernfs.Reader, links []pciLink, kept map[string]Device) ([]pciDevice, error) {
 	out := make([]pciDevice, 0, len(links))
 	for _, l := range links {
@@ -36,7 +32,7 @@ func (fsys FS) readPCIDevices(kr *kernfs.Reader, links []pciLink, kept map[strin
 		}
 		d, ok, err := readPCIDeviceIRQs(kr, dir, facts)
 		if ok && err == nil && !found {
-			d, ok, err = readPCIDeviceFacts(kr, dir, d)
+			d, err = readPCIDeviceFacts(kr, dir, d)
 		}
 		if err != nil {
 			return nil, err
@@ -48,10 +44,9 @@ func (fsys FS) readPCIDevices(kr *kernfs.Reader, links []pciLink, kept map[strin
 	return out, nil
 }
 
-// readPCIDeviceIRQs reads a device's IRQs into a copy of facts, the
-// device's other facts: a driver can allocate and free vectors without
-// a bind or unbind (a channel change), but its class, node and drivers
-// change only with those, which change its driver link.
+// readPCIDeviceIRQs reads a device's IRQs into a copy of facts, its
+// other facts: a driver can reallocate vectors without a bind or unbind
+// (a channel change), but class, node and drivers change only with one.
 func readPCIDeviceIRQs(kr *kernfs.Reader, dir string, facts Device) (pciDevice, bool, error) {
 	facts.Interfaces, facts.IRQs = nil, nil
 	d := pciDevice{Device: facts}
@@ -100,22 +95,22 @@ func readPCIDeviceIRQs(kr *kernfs.Reader, dir string, facts Device) (pciDevice, 
 }
 
 // readPCIDeviceFacts reads what readPCIDeviceIRQs keeps: node, class
-// and the child devices' drivers (d.Driver is the key's).
-func readPCIDeviceFacts(kr *kernfs.Reader, dir string, d pciDevice) (pciDevice, bool, error) {
+// and the child devices' drivers.
+func readPCIDeviceFacts(kr *kernfs.Reader, dir string, d pciDevice) (pciDevice, error) {
 	path := filepath.Join(dir, "numa_node")
 	s, ok, err := kr.ReadOptional(path)
 	if err != nil {
-		return d, false, fileErr(path, err)
+		return d, fileErr(path, err)
 	}
 	if ok {
-		if d.NUMANode, err = parseNode([]byte(s)); err != nil {
-			return d, false, fmt.Errorf("read %s: %w", path, err)
+		if d.NUMANode, err = strconv.Atoi(s); err != nil || d.NUMANode < -1 {
+			return d, fmt.Errorf("read %s: %s is not a NUMA node: %w", path, kernfs.Quote(s), kernfs.ErrMalformed)
 		}
 	}
 
 	path = filepath.Join(dir, "class")
 	if d.Class, _, err = kr.ReadOptional(path); err != nil {
-		return d, false, fileErr(path, err)
+		return d, fileErr(path, err)
 	}
 
 	if d.Driver != "" {
@@ -131,19 +126,19 @@ func readPCIDeviceFacts(kr *kernfs.Reader, dir string, d pciDevice) (pciDevice, 
 		return nil
 	})
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return d, false, fileErr(dir, err)
+		return d, fileErr(dir, err)
 	}
 	slices.Sort(children)
 	for _, c := range children {
 		drv, err := driverName(kr, filepath.Join(dir, c))
 		if err != nil {
-			return d, false, err
+			return d, err
 		}
 		if drv != "" {
 			d.Drivers = append(d.Drivers, drv)
 		}
 	}
-	return d, true, nil
+	return d, nil
 }
 
 // isVirtioChild reports whether name is a virtio device ("virtio0").
@@ -165,8 +160,8 @@ func driverName(kr *kernfs.Reader, dir string) (string, error) {
 	return filepath.Base(target), nil
 }
 
-// dirNames lists the directory at path, sorted: the kernel lists sysfs
-// in creation order, and the inventory's order should not depend on it.
+// dirNames lists the directory at path, sorted, not in sysfs's creation
+// order.
 func dirNames(kr *kernfs.Reader, path string) ([]string, error) {
 	var names []string
 	err := kr.ReadDir(path, func(name []byte) error {

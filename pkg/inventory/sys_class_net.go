@@ -10,13 +10,10 @@ import (
 )
 
 // readNetInterfaces adds to devs the interfaces in names, the listing
-// of <sys>/class/net (net/core/net-sysfs.c). An interface's "device"
-// link points at the PCI device or, for virtio-net, at the virtio child
-// (…/0000:41:00.0/virtio0), so the path is walked up to the nearest
-// component that is a known BDF.
-// Virtual interfaces have no "device" link and are skipped, as are
-// interfaces removed while they are read. A USB NIC lands on its USB
-// host controller, whose IRQ does carry its traffic.
+// of <sys>/class/net (net/core/net-sysfs.c). An interface's device path
+// may end at a child (…/0000:41:00.0/virtio0), so it is walked up to the
+// nearest known BDF; a USB NIC lands on its host controller, whose IRQ
+// carries its traffic. Virtual and removed interfaces are skipped.
 func (fsys FS) readNetInterfaces(kr *kernfs.Reader, names []string, devs []pciDevice) error {
 	dir := filepath.Join(fsys.Sys, "class", "net")
 	byBDF := make(map[string]int, len(devs))
@@ -48,12 +45,9 @@ func (fsys FS) readNetInterfaces(kr *kernfs.Reader, names []string, devs []pciDe
 }
 
 // interfacePath returns a path whose components name the devices above
-// interface name. On a host class/net/NAME is a link into the device
-// tree (../../devices/pci0000:40/0000:40:00.0/0000:41:00.0/virtio0/net/eth0),
-// read in one call, where resolving NAME/device would take a call per
-// component; where it is not a link, NAME/device is resolved whole.
-// fs.ErrNotExist means an interface just removed, or a virtual one
-// without a device link.
+// interface name: on a host class/net/NAME is a link into the device
+// tree, read in one call; elsewhere NAME/device is resolved whole.
+// fs.ErrNotExist means an interface removed or without a device link.
 func interfacePath(kr *kernfs.Reader, dir, name string) (string, error) {
 	path := filepath.Join(dir, name)
 	target, err := kr.Readlink(path)

@@ -1,10 +1,6 @@
 package load
 
-import (
-	"errors"
-	"fmt"
-	"io/fs"
-)
+import "github.com/numairqd/numairqd/pkg/inventory"
 
 // FS is the procfs root the sampler reads: "/proc" on a host, a fixture
 // directory in tests.
@@ -12,12 +8,9 @@ type FS struct {
 	Proc string
 }
 
-// fileErr names path once: it replaces an *fs.PathError (which names it
-// too) by its cause, keeping errors.Is(err, fs.ErrNotExist) working.
-func fileErr(path string, err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) && pe.Path == path {
-		err = pe.Err
-	}
-	return fmt.Errorf("read %s: %w", path, err)
+// ReadInterrupts reads <Proc>/interrupts with its per-CPU counts through
+// the inventory's bounded read and parser, so the inventory and the
+// sampler never disagree about what a row is.
+func (fsys FS) ReadInterrupts() (inventory.Interrupts, error) {
+	return inventory.FS{Proc: fsys.Proc}.ReadInterrupts()
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/bits"
 	"path/filepath"
 	"strconv"
@@ -14,20 +15,17 @@ import (
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// maxStatLine bounds one line of /proc/stat that the parser reads. A
-// cpuN line is "cpu8191" and ten counts of at most 20 digits, about 220
-// bytes; the cap leaves room for fields a later kernel may append.
+// maxStatLine bounds one line of /proc/stat: a cpuN line is about 220
+// bytes, with room left for fields a later kernel may append.
 const maxStatLine = 4 << 10
 
-// maxStatSize bounds how much of /proc/stat a read takes in. Only the
-// cpu lines at its head are read (the long "intr" line with a count per
-// IRQ number, and what follows it, never are), and MaxCPUs of them are
-// about 1.8 MiB. A variable so tests can lower it.
+// maxStatSize bounds how much of /proc/stat a read takes in: only the
+// cpu lines at its head are read, about 1.8 MiB for MaxCPUs. A variable
+// so tests can lower it.
 var maxStatSize int64 = 4 << 20
 
 // statFields is how many counts a cpuN line must have: user nice system
-// idle iowait irq softirq steal. Kernels since 2.6.33 print ten, guest
-// and guest_nice last.
+// idle iowait irq softirq steal (then guest and guest_nice since 2.6.33).
 const statFields = 8
 
 // CPUStat is one cpuN line of /proc/stat, in USER_HZ ticks since boot
@@ -36,35 +34,28 @@ type CPUStat struct {
 	CPU int
 	// IRQ and SoftIRQ are the hardirq and softirq columns.
 	IRQ, SoftIRQ uint64
-	// Total is user+nice+system+idle+iowait+irq+softirq+steal: the
-	// CPU's whole time as the kernel accounts it. guest and guest_nice
-	// are left out, as account_guest_time() counts them in user and
-	// nice too. iowait alone may go down (proc(5)), while the time moves
-	// to idle, so the sum stays monotonic where the field is not.
+	// Total is the first statFields counts: the CPU's whole time.
+	// account_guest_time() counts guest time in user and nice too, and
+	// the sum stays monotonic where iowait alone may go down (proc(5)).
 	Total uint64
 }
 
-// ParseStat returns the cpuN lines of /proc/stat in file order (the
-// online CPUs, ascending on Linux); offline CPUs have no line. The
-// aggregate "cpu" line is skipped, and the parse stops at the first
-// other line after the cpu lines, so the rest of the file is not read. A
-// malformed line gives an error that wraps kernfs.ErrMalformed and names
-// the line number and quotes the line (cut by kernfs.Quote); the caller
-// adds the file.
+// ParseStat returns the cpuN lines of /proc/stat (the online CPUs) in
+// file order, and stops reading after them. Errors wrap
+// kernfs.ErrMalformed and name the line; the caller adds the file.
 func ParseStat(r io.Reader) ([]CPUStat, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4<<10), maxStatLine)
 	var (
 		out    []CPUStat
-		seen   []bool // by CPU id
+		seen   = map[int]bool{}
 		lineNo int
 	)
 	for sc.Scan() {
 		lineNo++
 		line := sc.Bytes()
 		name, rest := kernfs.NextField(line)
-		cpuLine := bytes.HasPrefix(name, []byte("cpu"))
-		if !cpuLine {
+		if !bytes.HasPrefix(name, []byte("cpu")) {
 			if len(out) > 0 {
 				break // "intr", "ctxt"...: the cpu lines are over
 			}
@@ -81,20 +72,13 @@ func ParseStat(r io.Reader) ([]CPUStat, error) {
 		if cpu >= cpumask.MaxCPUs {
 			return nil, statLineErr(lineNo, line, "CPU %d is beyond the limit of %d CPUs", cpu, cpumask.MaxCPUs)
 		}
-		if cpu >= len(seen) {
-			seen = append(seen, make([]bool, cpu+1-len(seen))...)
-		}
 		if seen[cpu] {
 			return nil, statLineErr(lineNo, line, "CPU %d listed twice", cpu)
 		}
 		seen[cpu] = true
 		st := CPUStat{CPU: cpu}
 		n := 0
-		for {
-			var tok []byte
-			if tok, rest = kernfs.NextField(rest); tok == nil {
-				break
-			}
+		for tok, rest := kernfs.NextField(rest); tok != nil; tok, rest = kernfs.NextField(rest) {
 			v, ok := kernfs.ParseUint(tok)
 			if !ok {
 				return nil, statLineErr(lineNo, line, "field %d %s is not a count", n+1, kernfs.Quote(tok))
@@ -129,8 +113,7 @@ func ParseStat(r io.Reader) ([]CPUStat, error) {
 	return out, nil
 }
 
-// ReadStat reads and parses <Proc>/stat, at most maxStatSize bytes of
-// it.
+// ReadStat reads and parses <Proc>/stat, at most maxStatSize bytes.
 func (fsys FS) ReadStat() ([]CPUStat, error) {
 	path := filepath.Join(fsys.Proc, "stat")
 	f, err := kernfs.Open(path)
@@ -152,4 +135,14 @@ func (fsys FS) ReadStat() ([]CPUStat, error) {
 
 func statLineErr(n int, line []byte, format string, args ...any) error {
 	return fmt.Errorf("line %d %s: %s: %w", n, kernfs.Quote(line), fmt.Sprintf(format, args...), kernfs.ErrMalformed)
+}
+
+// fileErr names path once: it replaces an *fs.PathError (which names it
+// too) by its cause, keeping errors.Is(err, fs.ErrNotExist) working.
+func fileErr(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		err = pe.Err
+	}
+	return fmt.Errorf("read %s: %w", path, err)
 }

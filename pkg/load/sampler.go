@@ -5,63 +5,43 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/numairqd/numairqd/pkg/inventory"
 )
 
-// DefaultInterruptCost is the CPU time the fallback charges for one
-// interrupt when /proc/stat shows no irq or softirq time. Five
-// microseconds is the order of a NIC or NVMe queue interrupt and the
-// softirq it raises on current x86 servers at light load; it is a
-// guess, not a measurement, and only sets the scale: without time
-// accounting every load, per IRQ and per CPU, is a rate times this
-// cost, so how IRQs and CPUs compare with one another does not depend
-// on it.
-const DefaultInterruptCost = 5 * time.Microsecond
+// interruptCost is the CPU-seconds the fallback charges per interrupt
+// when /proc/stat shows no irq or softirq time: 5 µs, the order of a NIC
+// or NVMe queue interrupt and its softirq. A guess that only sets the
+// scale: without time accounting every load is a rate times it.
+const interruptCost = 5e-6
 
 // accountingOffAfter is how many device interrupts one CPU takes, with
-// no irq or softirq time on any CPU meanwhile, before the sampler
-// decides that /proc/stat does not account interrupt time. With
-// accounting, even a 0.1 µs interrupt makes 100000 of them 10 ms, one
-// USER_HZ tick, of time on that CPU; a light load that merely rounds
-// down to no tick over one short interval does not reach it.
+// no irq or softirq time on any CPU, before the sampler decides that
+// /proc/stat does not account interrupt time: with accounting, even
+// 0.1 µs interrupts add up to a 10 ms tick by then.
 const accountingOffAfter = 100_000
 
 // Config tunes a Sampler.
 type Config struct {
-	// HalfLife is the half-life of the smoothed rates and loads; it
-	// must be more than 0 (config.DefaultLoadHalfLife is the user's
-	// default).
-	HalfLife time.Duration
-	// InterruptCost is what the fallback charges per interrupt when
-	// /proc/stat has no irq time; 0 means DefaultInterruptCost.
-	InterruptCost time.Duration
+	HalfLife time.Duration // of the smoothed rates and loads, more than 0
 }
 
 // Loads is one sample: smoothed loads of the online CPUs and of the IRQs
-// listed in /proc/interrupts. Loads are in CPU-seconds per second, so a
-// CPU's load is also the fraction (0..1) of its time spent on
-// interrupts, and the loads of IRQs and CPUs add up.
+// of /proc/interrupts, in CPU-seconds per second, so loads add up.
 type Loads struct {
 	// Time is the sample's time, as passed to Sample.
 	Time time.Time
 	// Interval is the time since the previous sample; 0 for the first.
 	Interval time.Duration
-	// Ready is false for a Sampler's first sample: it has no deltas, so
-	// no entry is Ready either.
+	// Ready is false for a Sampler's first sample, which has no deltas.
 	Ready bool
-	// Intervals counts the intervals folded into the averages so far:
-	// 0 for the first sample, 1 for the first Ready one. A spread needs
-	// a few of them before it says anything.
+	// Intervals counts the intervals folded into the averages so far (0
+	// for the first sample): a spread needs a few.
 	Intervals int
-	// TimeAccounting says that /proc/stat measures interrupt time, and
-	// the loads share that time out: exactly with
-	// CONFIG_IRQ_TIME_ACCOUNTING (or an architecture's native
-	// accounting), else softirq time as the tick samples it. When it
-	// is false, IRQ loads are estimates from rates alone, CPU loads sum
-	// them, and Unattributed is 0.
+	// TimeAccounting says that the loads share out time /proc/stat
+	// measures; when false, IRQ loads are rates times a fixed cost, CPU
+	// loads sum them, and Unattributed is 0.
 	TimeAccounting bool
 	// CPUs holds the CPUs of /proc/stat (the online ones), ascending.
 	CPUs []CPULoad
@@ -72,84 +52,68 @@ type Loads struct {
 // CPULoad is one CPU's smoothed interrupt load.
 type CPULoad struct {
 	CPU int
-	// Load is the CPU's irq+softirq time per second of its time (0..1),
-	// measured, or with TimeAccounting false the sum of the estimates
-	// of the IRQs that fired on it.
+	// Load is the CPU's irq+softirq time per second of its time (0..1).
 	Load float64
-	// Unattributed is the part of Load that no IRQ of /proc/interrupts
-	// fired for: time measured over intervals in which no IRQ fired on
-	// the CPU. It is load the planner cannot move by moving IRQs.
+	// Unattributed is the part of Load measured over intervals in which
+	// no IRQ fired on the CPU: load that moving IRQs cannot move.
 	Unattributed float64
-	// UnattributedNoise is the standard error of Unattributed, as
-	// IRQLoad.Noise is of an IRQ's load.
+	// UnattributedNoise is the standard error of Unattributed.
 	UnattributedNoise float64
-	// Ready is false until the CPU has been online over one whole
-	// interval; a CPU that has just come online has no deltas yet.
+	// Ready is false until the CPU has been online a whole interval.
 	Ready bool
 }
 
 // IRQLoad is one IRQ's smoothed rate and load.
 type IRQLoad struct {
 	IRQ int
-	// Chip, HWIRQ and Actions are the row's identity, as in
-	// inventory.InterruptLine; Actions is shared with the sampler, do
-	// not modify it.
+	// Chip, HWIRQ and Actions are the row's identity; Actions is shared
+	// with the sampler, do not modify it.
 	Chip    string
 	HWIRQ   string
 	Actions []string
 	// Rate is interrupts per second, over the CPUs that were online at
 	// both ends of each interval.
 	Rate float64
-	// Load is CPU-seconds per second: the IRQ's share of the irq+softirq
-	// time of the CPUs it fired on, or Rate times the interrupt cost
-	// when TimeAccounting is false.
+	// Load is the IRQ's share of the irq+softirq time of the CPUs it
+	// fired on.
 	Load float64
-	// Noise is the standard error of Load: the standard deviation of
-	// one interval's load around Load (its sample-to-sample spread,
-	// weighted as Load is), times the root of the sum of the squared
-	// weights of the intervals in Load. Tick-sampled softirq time and
-	// the split of a CPU's time by interrupt counts make it large at
-	// light loads and over few intervals; the planner moves nothing for
-	// a gain within a few times it.
+	// Noise is the standard error of Load, large at light loads and
+	// over few intervals; the planner moves nothing for a gain within a
+	// few times it.
 	Noise float64
-	// CPU is the CPU that took most of the IRQ's interrupts in the
-	// latest interval in which it fired, -1 before it has: where its
-	// load is, for a planner that does not move it.
+	// CPU took most of the IRQ's interrupts in the latest interval in
+	// which it fired, -1 before it has: where its load is.
 	CPU int
 	// Ready is false until the IRQ has been seen, with the same
-	// identity, at both ends of one interval: a new IRQ, or an IRQ
-	// number freed and requested again by another handler, has no rate
-	// yet.
+	// identity, at both ends of one interval.
 	Ready bool
 }
 
 // CPU returns the load of cpu, false when the sample has no such CPU.
 func (l Loads) CPU(cpu int) (CPULoad, bool) {
-	i := sort.Search(len(l.CPUs), func(i int) bool { return l.CPUs[i].CPU >= cpu })
-	if i < len(l.CPUs) && l.CPUs[i].CPU == cpu {
-		return l.CPUs[i], true
+	i, ok := slices.BinarySearchFunc(l.CPUs, cpu, func(c CPULoad, n int) int { return cmp.Compare(c.CPU, n) })
+	if !ok {
+		return CPULoad{}, false
 	}
-	return CPULoad{}, false
+	return l.CPUs[i], true
 }
 
 // IRQ returns the load of irq, false when the sample has no such IRQ.
 func (l Loads) IRQ(irq int) (IRQLoad, bool) {
-	i := sort.Search(len(l.IRQs), func(i int) bool { return l.IRQs[i].IRQ >= irq })
-	if i < len(l.IRQs) && l.IRQs[i].IRQ == irq {
-		return l.IRQs[i], true
+	i, ok := slices.BinarySearchFunc(l.IRQs, irq, func(q IRQLoad, n int) int { return cmp.Compare(q.IRQ, n) })
+	if !ok {
+		return IRQLoad{}, false
 	}
-	return IRQLoad{}, false
+	return l.IRQs[i], true
 }
 
 // Sampler turns successive reads of /proc/stat and /proc/interrupts into
-// smoothed loads. It keeps the previous sample's counts and one average
-// per IRQ and per CPU; an IRQ that leaves /proc/interrupts, or a CPU
-// that goes offline, is forgotten. A Sampler is not safe for concurrent
-// use.
+// smoothed loads. An IRQ is known by its number and identity (chip,
+// hwirq, actions); IRQs and CPUs that leave are forgotten, so memory
+// follows the machine. It is not safe for concurrent use.
 type Sampler struct {
 	fs       FS
 	halfLife time.Duration
-	cost     float64 // CPU-seconds per interrupt, for the fallback
 
 	primed     bool
 	intervals  int
@@ -201,24 +165,18 @@ const (
 )
 
 // NewSampler returns a Sampler of the procfs at fsys. It panics if
-// cfg.HalfLife is not more than 0, as time.NewTicker does for its
-// period: the caller passes the config's load_balance.half_life.
+// cfg.HalfLife is not more than 0, as time.NewTicker does.
 func NewSampler(fsys FS, cfg Config) *Sampler {
 	if cfg.HalfLife <= 0 {
 		panic(fmt.Sprintf("load: NewSampler with HalfLife %v (want more than 0)", cfg.HalfLife))
 	}
-	s := &Sampler{fs: fsys, halfLife: cfg.HalfLife, cost: cfg.InterruptCost.Seconds()}
-	if cfg.InterruptCost <= 0 {
-		s.cost = DefaultInterruptCost.Seconds()
-	}
-	return s
+	return &Sampler{fs: fsys, halfLife: cfg.HalfLife}
 }
 
 // Sample reads /proc/stat and /proc/interrupts and folds what changed
-// since the previous sample into the averages, weighted by the time
-// since it (now minus the previous now). A failed read, or a now not
-// after the previous one, returns an error and changes nothing, so the
-// next sample spans the longer interval.
+// since the previous sample into the averages. A failed read, or a now
+// not after the previous one, changes nothing, so the next sample spans
+// the longer interval.
 func (s *Sampler) Sample(now time.Time) (Loads, error) {
 	if s.primed && !now.After(s.last) {
 		return Loads{}, fmt.Errorf("load sample at %s is not after the previous one at %s",
@@ -252,22 +210,17 @@ func (s *Sampler) add(now time.Time, stat []CPUStat, ints inventory.Interrupts) 
 	s.grow(width)
 
 	out := Loads{Time: now, Ready: s.primed}
+	rows := s.rows[:0]
 	if s.primed {
 		out.Interval = now.Sub(s.last)
 		s.intervals++
 		out.Intervals = s.intervals
-	}
-	rows := s.rows[:0]
-	if s.primed {
 		rows = s.count(stat, ints, rows)
 		s.decideAccounting(stat)
 	} else {
-		for range ints.Rows {
-			rows = append(rows, rowDelta{kind: rowNew})
-		}
-		// Interrupt time since boot: the timer and device interrupts
-		// of booting put some there. A sampler started so early that
-		// it finds none is set right by the first tick of it.
+		rows = append(rows, make([]rowDelta, len(ints.Rows))...) // rowNew
+		// Booting leaves some interrupt time; if not, the first tick
+		// of it sets this right.
 		s.accounting = slices.ContainsFunc(stat, func(st CPUStat) bool { return st.IRQ > 0 || st.SoftIRQ > 0 })
 	}
 	s.rows = rows
@@ -297,7 +250,7 @@ func (s *Sampler) add(now time.Time, stat []CPUStat, ints inventory.Interrupts) 
 		}
 		if rd.kind == rowCounted {
 			rate := float64(rd.total) / dt
-			load := rate * s.cost
+			load := rate * interruptCost
 			if s.accounting {
 				load = 0
 				if rd.total > 0 {
@@ -368,20 +321,11 @@ func (s *Sampler) count(stat []CPUStat, ints inventory.Interrupts, rows []rowDel
 			rows = append(rows, rowDelta{kind: rowNew})
 			continue
 		}
-		// A count that went down on a CPU online throughout is a 32-bit
-		// per-CPU count (kstat_irqs) that wrapped, or a descriptor freed
-		// and allocated again under the same name: either way this
-		// interval has no delta, and the next one starts from here. A
-		// rise past 2^32-1 is no 32-bit count's either.
+		// A count that went down is a 32-bit kstat_irqs that wrapped,
+		// or a descriptor allocated again under the same name; a rise
+		// past 2^32-1 is no 32-bit count's either: no delta this time.
 		p := prev[j].Counts
-		down := false
-		for _, c := range s.cols {
-			if r.Counts[c] < p[c] || r.Counts[c]-p[c] > math.MaxUint32 {
-				down = true
-				break
-			}
-		}
-		if down {
+		if slices.ContainsFunc(s.cols, func(c int) bool { return r.Counts[c] < p[c] || r.Counts[c]-p[c] > math.MaxUint32 }) {
 			rows = append(rows, rowDelta{kind: rowSkipped, prev: j})
 			continue
 		}
@@ -402,16 +346,10 @@ func (s *Sampler) count(stat []CPUStat, ints inventory.Interrupts, rows []rowDel
 
 // decideAccounting updates whether /proc/stat measures interrupt time:
 // yes as soon as any CPU's irq or softirq column rises, no once a CPU
-// has taken accountingOffAfter device interrupts while neither column
-// rose on any CPU.
-//
-// The softirq column counts: with CONFIG_IRQ_TIME_ACCOUNTING it is
-// measured exactly, and without it the tick still samples softirq
-// context into it (account_system_time() in kernel/sched/cputime.c),
-// an unbiased estimate of the time that is most of a NIC queue's work
-// (NAPI polls in softirq). Debian's kernels are built so: the hardirq
-// column stays 0, as a tick cannot land inside another hardirq
-// handler. Interrupt rates alone would misjudge NAPI queues, whose
+// has taken accountingOffAfter device interrupts while neither rose.
+// Without CONFIG_IRQ_TIME_ACCOUNTING the tick still samples softirq
+// time (account_system_time() in kernel/sched/cputime.c), most of a NIC
+// queue's work; rates alone would misjudge NAPI queues, whose
 // interrupts per packet fall as they get busier.
 func (s *Sampler) decideAccounting(stat []CPUStat) {
 	if slices.ContainsFunc(stat, func(st CPUStat) bool { return s.timeOK[st.CPU] && s.dBusy[st.CPU] > 0 }) {
@@ -452,7 +390,7 @@ func (s *Sampler) cpuLoad(st CPUStat, dt, w float64) CPULoad {
 			s.share[c] = frac / float64(s.sum[c])
 		}
 	default:
-		h.load.add(float64(s.sum[c])/dt*s.cost, w)
+		h.load.add(float64(s.sum[c])/dt*interruptCost, w)
 		h.unattr.add(0, w)
 	}
 	h.online, h.stat = true, st

@@ -274,7 +274,6 @@ func TestAccountingOffFallback(t *testing.T) {
 		cost float64
 	}{
 		{Config{}, 5e-6},
-		{Config{InterruptCost: 20 * time.Microsecond}, 20e-6},
 	} {
 		r := newRig(t, tc.cfg)
 		l := r.sample(t, 0, []ticks{{0, 10000, 0, 0}, {1, 10000, 0, 0}}, both,
