@@ -1,82 +1,57 @@
 package policy
 
 import (
+	"slices"
+
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/load"
 )
 
-// Balancing is what balance: load plans with. The zero value plans
-// every device as count would, with no loads shown. (Where load
-// balancing put queues before is Memory.Held: a device's queues stay
-// there while the placement still fits the CPUs count gives it now.)
+// Balancing is what balance: load plans with; the zero value plans
+// every device as count would. Earlier placements are Memory.Held.
 type Balancing struct {
 	// Loads is the latest sample; nil or not Ready: no loads yet.
 	Loads *load.Loads
-	// MaxMoves bounds the queue moves of Plan.Balance.Proposal; 0
-	// proposes nothing.
+	// MaxMoves bounds the queue moves of a proposal; 0 proposes nothing.
 	MaxMoves int
-	// MinGain is the fraction by which a proposal must lower the
-	// busiest CPU's load.
-	MinGain float64
-	// MinDrop is the least a proposal must lower the busiest CPU's load
-	// by, in CPU-seconds per second, however large the fraction; below
-	// config.MinLoadMinDrop (also when 0) that holds.
-	MinDrop float64
-	// MinPeak is the busiest CPU's load below which nothing is
-	// proposed: a quiet machine, none of whose CPUs is short of time.
-	MinPeak float64
+	// MinGain (a fraction) and MinDrop (CPU-seconds per second, never
+	// under config.MinLoadMinDrop) are the least a proposal must lower
+	// the busiest CPU's load by; below MinPeak nothing is proposed.
+	MinGain, MinDrop, MinPeak float64
 }
 
-// Thresholds of "nothing real to gain". Every move costs the queue's
-// cache and can reorder its packets, and the loads are estimates:
-// softirq time sampled by the tick, shared between a CPU's queues by
-// their interrupts. So:
-//   - an IRQ below idleQueue (0.1% of a CPU) is never moved;
-//   - a machine whose busiest CPU is below Balancing.MinPeak gets no
-//     proposal, however its loads are spread;
-//   - a proposal must lower the peak by MinDrop (never less than
-//     config.MinLoadMinDrop), by MinGain of it, and by more than
-//     noiseZ (3) standard errors of that drop (search.drop), so that
-//     the estimate's own noise moves nothing;
-//   - the loads need MinIntervals intervals before their noise is
-//     known, and until then nothing is proposed;
-//   - of the placements within nearBest (5%) of the best peak found,
-//     the one with the fewest moves is proposed: one that is 1% lower
-//     is not worth three more queues moved.
+// Thresholds of "nothing real to gain": every move costs the queue's
+// cache and can reorder its packets, and loads are estimates (softirq
+// time sampled by the tick, shared between a CPU's queues by their
+// interrupts). An IRQ below idleQueue (0.1% of a CPU) never moves; a
+// proposal's drop must exceed noiseZ standard errors (search.drop), so
+// noise moves nothing; and of the placements within nearBest of the
+// best peak, the fewest moves wins: 1% lower is not worth three moves.
 const (
 	idleQueue = 0.001
-	// MinIntervals is how many load intervals a proposal needs.
+	// MinIntervals is how many load intervals a proposal needs: until
+	// then the loads' noise is unknown.
 	MinIntervals = 5
 	noiseZ       = 3
 	nearBest     = 0.05
-)
-
-// maxEvaluations bounds the candidate moves one search looks at, so a
-// machine with thousands of queues plans in bounded time; the search
-// for the fewest moves near the best gets fewestEvaluations more.
-const (
+	// maxEvaluations bounds the candidate moves one search looks at, so
+	// thousands of queues plan in bounded time; the search for the
+	// fewest moves near the best gets fewestEvaluations more.
 	maxEvaluations    = 2_000_000
 	fewestEvaluations = 100_000
 )
 
-// BalanceView is load balancing's part of a plan; its JSON form is the
-// balance key of Doc, loads in CPU-seconds per second (0..1 of a CPU).
+// BalanceView is load balancing's part of a plan, the balance key of
+// Doc; loads are in CPU-seconds per second (0..1 of a CPU).
 type BalanceView struct {
-	// Ready says that loads were known; without them the balanced
-	// devices keep their held (or count) placement and nothing else
-	// here is set.
-	Ready bool `json:"ready"`
-	// TimeAccounting is load.Loads.TimeAccounting: measured time, or
-	// rates times an assumed cost.
-	TimeAccounting bool `json:"time_accounting"`
-	// CPUs is the load of every allowed CPU as the plan places queues,
-	// ascending by CPU.
+	// Ready says loads were known; without them nothing below is set.
+	Ready          bool `json:"ready"`
+	TimeAccounting bool `json:"time_accounting"` // load.Loads.TimeAccounting
+	// CPUs, Peak and Mean are the allowed CPUs' loads as planned.
 	CPUs []CPULoad `json:"cpus"`
-	// Peak and Mean are the busiest CPU's load and the mean over the
-	// allowed CPUs, as planned.
-	Peak float64 `json:"peak"`
-	Mean float64 `json:"mean"`
+	Peak float64   `json:"peak"`
+	Mean float64   `json:"mean"`
 	// Queues counts the queues placed by load; Reset those of them put
 	// back to count's placement because their held one no longer fit.
 	Queues int `json:"queues"`
@@ -128,8 +103,7 @@ type balanceDev struct {
 }
 
 // loadBalanced reports whether d is placed by load: its balance says
-// so, and its policy spreads single-CPU queues (pinned, ignore and mask
-// core place by count).
+// so and its policy spreads single CPUs (numa-hop, linear; mask cpu).
 func loadBalanced(d *Device, rule *config.Rule, cfg *config.Config) bool {
 	b := cfg.Balance
 	if rule != nil && rule.Balance != "" {
@@ -140,33 +114,24 @@ func loadBalanced(d *Device, rule *config.Rule, cfg *config.Config) bool {
 }
 
 // balanceDevice records device number dev's queues as units and, when
-// the held placement of all of them still fits, puts them there:
-// chosen is count's placement, changed in place. It returns count's CPU
-// of each queue.
+// their held placement still fits, puts them there: chosen is count's
+// placement, changed in place. It returns count's CPU of each queue.
 func (pl *planner) balanceDevice(dev int, d *Device, queues []int, chosen map[int]cpumask.Mask) map[int]int {
 	d.Balance = config.BalanceLoad
 	rings := [][]int{d.Order}
 	if d.Policy == config.PolicyNUMAHop {
 		rings = pl.s.Rings(d.Node, pl.allowed)
 	}
-	ringOf := map[int]int{}
-	for r, ring := range rings {
-		for _, c := range ring {
-			ringOf[c] = r
-		}
-	}
 	bd := balanceDev{class: map[int]int{}}
-	used := map[int]int{} // ring -> class
 	counted := make(map[int]int, len(queues))
 	units := make([]unit, 0, len(queues))
 	for _, qi := range queues {
 		cpu := chosen[qi].First()
 		counted[qi] = cpu
-		r := ringOf[cpu]
-		cl, ok := used[r]
+		cl, ok := bd.class[cpu]
 		if !ok {
+			r := max(0, slices.IndexFunc(rings, func(r []int) bool { return slices.Contains(r, cpu) }))
 			cl = len(bd.cpus)
-			used[r] = cl
 			bd.cpus = append(bd.cpus, rings[r])
 			for _, c := range rings[r] {
 				bd.class[c] = cl
@@ -180,12 +145,12 @@ func (pl *planner) balanceDevice(dev int, d *Device, queues []int, chosen map[in
 		}
 		units = append(units, u)
 	}
-	if held, ok := pl.heldFits(d, units, bd); ok {
+	if held, fits, some := pl.heldFits(d, units, bd); fits {
 		for i := range units {
 			units[i].cpu = held[i]
 			chosen[units[i].queue] = cpumask.New(held[i])
 		}
-	} else if pl.heldAny(d, units) {
+	} else if some {
 		pl.reset += len(units)
 	}
 	pl.devs = append(pl.devs, bd)
@@ -193,51 +158,34 @@ func (pl *planner) balanceDevice(dev int, d *Device, queues []int, chosen map[in
 	return counted
 }
 
-// heldFits returns the held CPU of each unit when every unit has one,
-// all its IRQs agree on it, and the units of each class number what
-// count gives the class: then the held placement keeps the device's
-// locality.
-func (pl *planner) heldFits(d *Device, units []unit, bd balanceDev) ([]int, bool) {
-	if len(pl.held) == 0 {
-		return nil, false
-	}
-	cpus := make([]int, len(units))
+// heldFits returns the held CPU of each unit, and fits when every unit
+// has one, all its IRQs agree on it, and the units of each class number
+// what count gives the class: then the held placement keeps the
+// device's locality. some reports whether some IRQ had a held CPU under
+// its name: a placement dropped, not one never made.
+func (pl *planner) heldFits(d *Device, units []unit, bd balanceDev) (cpus []int, fits, some bool) {
+	cpus = make([]int, len(units))
 	quota := map[int]int{}
+	fits = true
 	for i, u := range units {
 		quota[u.class]++
-		cpu := -1
+		cpus[i] = -1
 		for _, k := range u.irqs {
 			q := d.IRQs[k]
 			h, ok := pl.held[q.Number]
-			if !ok || h.Name != q.Name || (cpu >= 0 && h.CPU != cpu) {
-				return nil, false
+			ok = ok && h.Name == q.Name
+			some = some || ok
+			if !ok || (cpus[i] >= 0 && h.CPU != cpus[i]) {
+				fits = false
 			}
-			cpu = h.CPU
+			cpus[i] = h.CPU
 		}
-		cl, ok := bd.class[cpu]
-		if !ok {
-			return nil, false
-		}
-		cpus[i] = cpu
+		cl, ok := bd.class[cpus[i]]
+		fits = fits && ok
 		quota[cl]--
 	}
 	for _, n := range quota {
-		if n != 0 {
-			return nil, false
-		}
+		fits = fits && n == 0
 	}
-	return cpus, true
-}
-
-// heldAny reports whether any of the units' IRQs has a held CPU under
-// its name: a placement that was dropped, not one never made.
-func (pl *planner) heldAny(d *Device, units []unit) bool {
-	for _, u := range units {
-		for _, k := range u.irqs {
-			if h, ok := pl.held[d.IRQs[k].Number]; ok && h.Name == d.IRQs[k].Name {
-				return true
-			}
-		}
-	}
-	return false
+	return cpus, fits, some
 }

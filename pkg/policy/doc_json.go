@@ -5,17 +5,13 @@ package policy
 // node, policy and irqs[].irq, name, queue, managed, current, planned:
 // add keys, never rename them.
 type Doc struct {
-	// Generation is the generation of the daemon's published state the
-	// plan belongs to (/plan); 0 from `numairqd plan`, which runs no
-	// rounds.
-	Generation uint64 `json:"generation"`
-	Allowed    string `json:"allowed"`
-	// Full is Plan.Full: CPUs with no free vector ("" for none).
-	Full    string      `json:"full,omitempty"`
-	Devices []DeviceDoc `json:"devices"`
-	// Balance is present when a device balances by load or loads were
-	// sampled.
-	Balance *BalanceView `json:"balance,omitempty"`
+	// Generation is that of the daemon's published state (/plan); 0
+	// from `numairqd plan`, which runs no rounds.
+	Generation uint64       `json:"generation"`
+	Allowed    string       `json:"allowed"`
+	Full       string       `json:"full,omitempty"` // Plan.Full
+	Devices    []DeviceDoc  `json:"devices"`
+	Balance    *BalanceView `json:"balance,omitempty"` // Plan.Balance
 }
 
 // DeviceDoc is one device of a Doc.
@@ -63,8 +59,7 @@ func (p *Plan) Doc() Doc {
 			qd := IRQDoc{IRQ: q.Number, Name: q.Name, Role: q.Role.String(), Managed: q.Managed,
 				Current: q.Current.String(), Planned: q.Planned.String(), Hop: q.Hop, Distance: q.Distance, NoCPU: q.NoCPU, Unreadable: q.Unreadable, Load: q.Load, Reason: q.Reason}
 			if q.Queue >= 0 {
-				queue := q.Queue
-				qd.Queue = &queue
+				qd.Queue = &q.Queue
 			}
 			dd.IRQs = append(dd.IRQs, qd)
 		}

@@ -11,22 +11,14 @@ import (
 	"github.com/numairqd/numairqd/pkg/topology"
 )
 
-// Plan is where every IRQ should be, computed from one topology snapshot,
-// one inventory, one config and the memory of earlier rounds. It is
-// never modified after Compute.
+// Plan is where every IRQ should be; it is never modified after Compute.
 type Plan struct {
-	// Allowed are the CPUs IRQs may be placed on: online minus banned,
-	// isolated and nohz_full CPUs as the config says.
-	Allowed cpumask.Mask
-	// Full are the online CPUs of Memory.Full: no IRQ is moved there.
-	Full cpumask.Mask
+	Allowed cpumask.Mask // online minus banned, isolated and nohz_full CPUs as configured
+	Full    cpumask.Mask // the online CPUs of Memory.Full: no IRQ is moved there
 	// Devices are the PCI devices with IRQs, by PCI address, then one
 	// entry per non-PCI IRQ that a rule named.
 	Devices []Device
-	// Balance is load balancing's view: loads per CPU, the objective and
-	// any better placement; nil when no device balances by load and no
-	// loads were given.
-	Balance *BalanceView
+	Balance *BalanceView // nil when no device balances by load and no loads were given
 
 	held Held // see Held
 }
@@ -40,52 +32,34 @@ type Device struct {
 	// SpreadNode is the node whose hops are used: Node itself, the
 	// nearest node with CPUs for a memory-only node, or NoNode.
 	Node, SpreadNode int
-	// Policy is what was applied: never PolicyAuto, which resolves to
-	// numa-hop or linear.
-	Policy config.Policy
-	Mask   config.MaskMode
-	// Balance is how the queues were shared out: BalanceLoad only when
-	// the rule (or the config) asks for it and the policy spreads
-	// single CPUs (numa-hop, linear with mask cpu).
-	Balance config.Balance
-	// Rule names the config rule that matched ("" for none).
-	Rule string
+	Policy           config.Policy // what was applied: auto resolves to numa-hop or linear
+	Mask             config.MaskMode
+	Balance          config.Balance // BalanceLoad when the queues were shared out by load
+	Rule             string         // the config rule that matched ("" for none)
 	// Order is the allowed CPUs in the order this device uses them; an
-	// IRQ planned on CPUs with no free vector (Plan.Full) moves on
-	// along it.
+	// IRQ planned on a full CPU moves on along it.
 	Order []int
 	IRQs  []IRQ
 }
 
 // IRQ is the plan for one IRQ.
 type IRQ struct {
-	Number int
-	Name   string
-	Role   Role
-	Queue  int // -1 when not a queue IRQ
-	// Managed IRQs belong to the kernel: never planned.
-	Managed bool
+	Number  int
+	Name    string
+	Role    Role
+	Queue   int  // -1 when not a queue IRQ
+	Managed bool // the kernel's: never planned
 	// Current is smp_affinity_list as read; Planned is what it should be,
 	// empty when the IRQ is left alone.
 	Current, Planned cpumask.Mask
-	// CPU is the CPU chosen for a queue IRQ, -1 otherwise.
-	CPU int
+	CPU              int // chosen for a queue IRQ, -1 otherwise
 	// Hop and Distance place CPU relative to the device's node: the hop
 	// level and node distance; -1 when not a single-CPU placement.
 	Hop, Distance int
-	// Unreadable is set on an IRQ left alone because its own
-	// /proc/irq/N files could not be read (Reason names the file).
-	Unreadable bool
-	// NoCPU is set on an IRQ left alone because its device's policy
-	// found no allowed CPU for it (every CPU offline, banned, isolated
-	// or full, or none of a pinned rule's CPUs allowed): an IRQ the
-	// plan could not place, not one it chose to leave.
-	NoCPU bool
-	// Load is the IRQ's smoothed interrupt load in CPU-seconds per
-	// second, 0 when the plan was made without loads.
-	Load float64
-	// Reason says why, for logs and `numairqd plan`.
-	Reason string
+	Unreadable    bool    // left alone: its /proc/irq/N files are unreadable (see Reason)
+	NoCPU         bool    // left alone: its policy found no allowed CPU for it
+	Load          float64 // smoothed interrupt load, CPU-seconds per second
+	Reason        string  // why, for logs and `numairqd plan`
 }
 
 // handsOff reports whether the planner must not place q: the kernel
@@ -95,14 +69,19 @@ func (q IRQ) handsOff() bool { return q.Managed || q.Unreadable }
 // LeftAlone reports whether the plan does not touch the IRQ.
 func (q IRQ) LeftAlone() bool { return q.Planned.IsEmpty() }
 
-// Compute plans every IRQ. It is pure: it reads only its arguments, so
-// the same inputs always give the same plan. IRQs in mem.Refused are
-// planned as managed, like the ones the inventory found managed; no IRQ
-// is moved onto a CPU of mem.Full. bal gives the loads for devices
-// balanced by load, mem.Held their earlier placement.
+// Compute plans every IRQ. It is pure: the same inputs always give the
+// same plan. IRQs in mem.Refused are planned as managed and none is
+// moved onto a CPU of mem.Full; bal gives the loads for load balancing.
 func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config, mem Memory, bal Balancing) *Plan {
-	p := &Plan{Allowed: allowedCPUs(s, cfg), Full: mem.Full.And(s.Online())}
-	pl := newPlanner(s, p, mem, bal)
+	p := &Plan{Allowed: s.Online().AndNot(cfg.BannedCPUs), Full: mem.Full.And(s.Online())}
+	if cfg.ExcludeIsolated {
+		p.Allowed = p.Allowed.AndNot(s.Isolated())
+	}
+	if cfg.ExcludeNohzFull {
+		p.Allowed = p.Allowed.AndNot(s.NohzFull())
+	}
+	pl := &planner{s: s, allowed: p.Allowed, full: p.Full, refused: mem.Refused, counts: newQueueCounts(p.Allowed),
+		bal: bal, held: mem.Held, chose: Held{}}
 
 	owned := map[int]bool{}
 	for _, dev := range inv.Devices {
@@ -110,11 +89,12 @@ func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config,
 		if len(irqs) == 0 {
 			continue
 		}
+		var names []string
 		for _, q := range irqs {
 			owned[q.Number] = true
+			names = append(names, q.Name)
 		}
-		facts := config.DeviceFacts{PCI: dev.PCI, Drivers: dev.Drivers, Interfaces: dev.Interfaces, IRQNames: names(irqs)}
-		rule, _ := cfg.RuleFor(facts)
+		rule, _ := cfg.RuleFor(config.DeviceFacts{PCI: dev.PCI, Drivers: dev.Drivers, Interfaces: dev.Interfaces, IRQNames: names})
 		var re *regexp.Regexp
 		if rule != nil {
 			re = rule.QueueRegex
@@ -140,30 +120,8 @@ func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config,
 	return p
 }
 
-// allowedCPUs is online - banned_cpus - isolated - nohz_full, the last
-// two as the config switches them.
-func allowedCPUs(s *topology.Snapshot, cfg *config.Config) cpumask.Mask {
-	a := s.Online().AndNot(cfg.BannedCPUs)
-	if cfg.ExcludeIsolated {
-		a = a.AndNot(s.Isolated())
-	}
-	if cfg.ExcludeNohzFull {
-		a = a.AndNot(s.NohzFull())
-	}
-	return a
-}
-
-func names(irqs []inventory.IRQ) []string {
-	out := make([]string, len(irqs))
-	for i, q := range irqs {
-		out[i] = q.Name
-	}
-	return out
-}
-
-// Held returns the placement load balancing chose for the plan's
-// load-balanced queues (before any move off a full CPU), for the next
-// plan's Memory.Held.
+// Held returns load balancing's placement (before any move off a full
+// CPU), for the next plan's Memory.Held.
 func (p *Plan) Held() Held { return maps.Clone(p.held) }
 
 // Unplaced returns the IRQs the plan could not place: for want of an

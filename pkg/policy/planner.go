@@ -11,9 +11,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/topology"
 )
 
-// planner holds what one Compute call shares between devices: the
-// memory it plans with, how many queues each CPU has been given so far,
-// and the queues balanced by load.
+// planner holds what one Compute call shares between devices.
 type planner struct {
 	s       *topology.Snapshot
 	allowed cpumask.Mask
@@ -29,25 +27,7 @@ type planner struct {
 	reset int
 }
 
-func newPlanner(s *topology.Snapshot, p *Plan, mem Memory, bal Balancing) *planner {
-	return &planner{s: s, allowed: p.Allowed, full: p.Full, refused: mem.Refused, counts: newQueueCounts(p.Allowed),
-		bal: bal, held: mem.Held, chose: Held{}}
-}
-
-// managed reports whether the kernel owns q, and why: the inventory
-// found it so, or an earlier write to it under this name was refused.
-func (pl *planner) managed(q inventory.IRQ) (bool, string) {
-	if q.Managed {
-		return true, q.ManagedReason
-	}
-	if r, ok := pl.refused[q.Number]; ok && r.Name == q.Name {
-		return true, "write failed with " + r.Errno
-	}
-	return false, ""
-}
-
-// device plans device number dev's IRQs, classified as classes says,
-// under its rule (nil: defaults).
+// device plans the IRQs of device number dev under its rule (nil: defaults).
 func (pl *planner) device(dev int, d Device, cfg *config.Config, rule *config.Rule, irqs []inventory.IRQ, classes []class) Device {
 	queues := pl.resolve(&d, rule, irqs, classes)
 	switch d.Policy {
@@ -75,13 +55,16 @@ func (pl *planner) device(dev int, d Device, cfg *config.Config, rule *config.Ru
 	return d
 }
 
-// resolve fills in d's rule, policy (auto resolved), mask and spread
-// node and its IRQs as read, and returns its queue indices.
+// resolve fills in d's rule, policy, mask, spread node and IRQs as
+// read, and returns its queue indices.
 func (pl *planner) resolve(d *Device, rule *config.Rule, irqs []inventory.IRQ, classes []class) []int {
 	d.Policy, d.Mask, d.Balance = config.PolicyAuto, config.MaskCPU, config.BalanceCount
 	if rule != nil {
 		d.Policy, d.Mask = rule.Policy, rule.Mask
-		d.Rule = ruleName(rule)
+		d.Rule = fmt.Sprintf("rule at line %d", rule.Line)
+		if rule.Name != "" {
+			d.Rule = fmt.Sprintf("rule %q (line %d)", rule.Name, rule.Line)
+		}
 		if rule.Node != nil {
 			d.Node = *rule.Node
 		}
@@ -91,9 +74,15 @@ func (pl *planner) resolve(d *Device, rule *config.Rule, irqs []inventory.IRQ, c
 	for i, q := range irqs {
 		d.IRQs[i] = IRQ{Number: q.Number, Name: q.Name, Role: classes[i].role, Queue: classes[i].queue,
 			Current: q.Affinity, CPU: -1, Hop: -1, Distance: -1}
-		if managed, why := pl.managed(q); managed {
-			d.IRQs[i].Managed, d.IRQs[i].Reason = true, "managed by the kernel: "+why
-		} else if q.Unreadable != "" {
+		// The kernel owns q when the inventory found it managed or an
+		// earlier write to it under this name was refused.
+		r, refused := pl.refused[q.Number]
+		switch {
+		case q.Managed:
+			d.IRQs[i].Managed, d.IRQs[i].Reason = true, "managed by the kernel: "+q.ManagedReason
+		case refused && r.Name == q.Name:
+			d.IRQs[i].Managed, d.IRQs[i].Reason = true, "managed by the kernel: write failed with "+r.Errno
+		case q.Unreadable != "":
 			d.IRQs[i].Unreadable, d.IRQs[i].Reason = true, "left alone, files unreadable: "+q.Unreadable
 		}
 	}
@@ -116,18 +105,20 @@ func (pl *planner) choose(d *Device, queues []int) map[int]cpumask.Mask {
 	case d.Policy == config.PolicyLinear:
 		for i, qi := range queues {
 			cpu := d.Order[i%len(d.Order)]
-			chosen[qi] = pl.maskFor(cpu, d.Mask)
+			chosen[qi] = cpumask.New(cpu)
+			if d.Mask == config.MaskCore {
+				chosen[qi] = pl.s.Siblings(cpu).And(pl.allowed)
+			}
 			pl.counts.add(cpu)
 		}
 	case d.Mask == config.MaskCore:
 		slots := coreSlots(pl.s, pl.s.Rings(d.Node, pl.allowed))
 		for i, qi := range queues {
-			core := slots[i%len(slots)]
-			chosen[qi] = core
-			pl.counts.add(core.First())
+			chosen[qi] = slots[i%len(slots)]
+			pl.counts.add(chosen[qi].First())
 		}
 	default:
-		cur := pl.counts.cursor(d.Order)
+		cur := &cursor{qc: &pl.counts, order: d.Order, level: pl.counts.min}
 		for _, qi := range queues {
 			cpu := cur.next()
 			chosen[qi] = cpumask.New(cpu)
@@ -137,21 +128,23 @@ func (pl *planner) choose(d *Device, queues []int) map[int]cpumask.Mask {
 	return chosen
 }
 
-// place sets Planned and Reason of d's IRQs: each queue IRQ its
-// queue's chosen mask, each control IRQ the control mask. counted is
-// count's CPU of each queue of a device balanced by load.
+// place plans each queue IRQ of d on its queue's chosen mask, each
+// control IRQ on the control mask; counted is count's CPU of each queue
+// balanced by load.
 func (pl *planner) place(d *Device, chosen map[int]cpumask.Mask, counted map[int]int) {
-	control := pl.controlMask(d.Node)
+	control, why, word := pl.controlMask(d.Node), "control IRQ: all allowed CPUs (device has no NUMA node)", "CPU"
+	if d.SpreadNode != topology.NoNode {
+		why = fmt.Sprintf("control IRQ: allowed CPUs of the hop nearest node %d", d.Node)
+	}
+	if d.Mask == config.MaskCore {
+		word = "core"
+	}
 	for i := range d.IRQs {
 		q := &d.IRQs[i]
 		if q.handsOff() {
 			continue
 		}
 		if q.Role != RoleQueue {
-			why := "control IRQ: all allowed CPUs (device has no NUMA node)"
-			if d.SpreadNode != topology.NoNode {
-				why = fmt.Sprintf("control IRQ: allowed CPUs of the hop nearest node %d", d.Node)
-			}
 			if note, ok := pl.put(d, q, control); ok {
 				q.Reason = why + note
 			}
@@ -166,7 +159,10 @@ func (pl *planner) place(d *Device, chosen map[int]cpumask.Mask, counted map[int
 			continue
 		}
 		q.CPU = q.Planned.First()
-		q.Hop, q.Distance = pl.s.HopLevel(d.Node, q.CPU), pl.distance(d.Node, q.CPU)
+		q.Hop, q.Distance = pl.s.HopLevel(d.Node, q.CPU), -1
+		if d.Node != topology.NoNode {
+			q.Distance = pl.s.Distance(d.Node, pl.s.NodeOfCPU(q.CPU))
+		}
 		where := "device has no NUMA node"
 		if d.SpreadNode != topology.NoNode {
 			where = fmt.Sprintf("hop %d, distance %d from node %d", q.Hop, q.Distance, d.Node)
@@ -178,7 +174,7 @@ func (pl *planner) place(d *Device, chosen map[int]cpumask.Mask, counted map[int
 				where = fmt.Sprintf("count's CPU %d, ", c) + where
 			}
 		}
-		q.Reason = fmt.Sprintf("%s: queue %d -> %s, %s", how, q.Queue, maskWord(q.Planned, d.Mask), where) + note
+		q.Reason = fmt.Sprintf("%s: queue %d -> %s %s, %s", how, q.Queue, word, q.Planned, where) + note
 	}
 }
 
@@ -199,8 +195,7 @@ func (pl *planner) pinned(d *Device, cpus cpumask.Mask) {
 	}
 }
 
-// leaveAll leaves the device's IRQs alone for why; noCPU says it is for
-// want of an allowed CPU.
+// leaveAll leaves the device's IRQs alone for why, with NoCPU noCPU.
 func (pl *planner) leaveAll(d *Device, noCPU bool, why string) {
 	for i := range d.IRQs {
 		if q := &d.IRQs[i]; !q.handsOff() {
@@ -221,25 +216,9 @@ func (pl *planner) controlMask(node int) cpumask.Mask {
 	return pl.allowed
 }
 
-func (pl *planner) maskFor(cpu int, mode config.MaskMode) cpumask.Mask {
-	if mode == config.MaskCore {
-		return pl.s.Siblings(cpu).And(pl.allowed)
-	}
-	return cpumask.New(cpu)
-}
-
-func (pl *planner) distance(node, cpu int) int {
-	if node == topology.NoNode {
-		return -1
-	}
-	return pl.s.Distance(node, pl.s.NodeOfCPU(cpu))
-}
-
-// coreSlots is the MANA driver's NUMA-aware walk
-// (mana_irq_setup_numa_aware): hop by hop, pass after pass over the
-// hop's cores in order of their first CPU, one IRQ per core per pass,
-// until the hop's thread count is used up; each slot is the core's
-// allowed siblings.
+// coreSlots is the MANA driver's walk (mana_irq_setup_numa_aware): hop
+// by hop, passes over the hop's cores (by first CPU), one IRQ per core
+// per pass, as many as the hop's threads; a slot is a core's siblings.
 func coreSlots(s *topology.Snapshot, rings [][]int) []cpumask.Mask {
 	var slots []cpumask.Mask
 	for _, ring := range rings {
@@ -253,22 +232,15 @@ func coreSlots(s *topology.Snapshot, rings [][]int) []cpumask.Mask {
 				cores = append(cores, sib)
 			}
 		}
-		for weight := len(ring); weight > 0; {
-			for _, core := range cores {
-				if weight == 0 {
-					break
-				}
-				slots = append(slots, core)
-				weight--
-			}
+		for i := range ring {
+			slots = append(slots, cores[i%len(cores)])
 		}
 	}
 	return slots
 }
 
-// queueIndices returns the distinct queue indices of the device's
-// movable queue IRQs, ascending; IRQs sharing an index (rx and tx of one
-// pair) share a CPU.
+// queueIndices returns the distinct queue indices of the movable queue
+// IRQs, ascending: IRQs sharing one (rx and tx of a pair) share a CPU.
 func queueIndices(irqs []IRQ) []int {
 	var qs []int
 	for _, q := range irqs {
@@ -278,18 +250,4 @@ func queueIndices(irqs []IRQ) []int {
 	}
 	slices.Sort(qs)
 	return slices.Compact(qs)
-}
-
-func ruleName(r *config.Rule) string {
-	if r.Name != "" {
-		return fmt.Sprintf("rule %q (line %d)", r.Name, r.Line)
-	}
-	return fmt.Sprintf("rule at line %d", r.Line)
-}
-
-func maskWord(m cpumask.Mask, mode config.MaskMode) string {
-	if mode == config.MaskCore {
-		return "core " + m.String()
-	}
-	return "CPU " + m.String()
 }

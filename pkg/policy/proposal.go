@@ -53,22 +53,20 @@ func (pl *planner) balance(p *Plan) *BalanceView {
 		}
 	}
 	inUnit := map[int]bool{}
+	assign := make([]int, len(pl.units)) // the placement in force
 	for i := range pl.units {
 		u := &pl.units[i]
+		assign[i] = u.cpu
 		for _, k := range u.irqs {
-			q := p.Devices[u.dev].IRQs[k]
-			u.load += q.Load
-			if il, ok := l.IRQ(q.Number); ok {
+			n := p.Devices[u.dev].IRQs[k].Number
+			if il, ok := l.IRQ(n); ok {
+				u.load += il.Load
 				u.noise += il.Noise
 			}
-			inUnit[q.Number] = true
+			inUnit[n] = true
 		}
 	}
 	s := newSearch(pl, l, inUnit)
-	assign := make([]int, len(pl.units))
-	for i, u := range pl.units {
-		assign[i] = u.cpu
-	}
 	loads := s.loadsOf(assign)
 	v.Peak, v.Mean = s.peak(loads), s.mean(loads)
 	for _, c := range s.cpus {
@@ -87,17 +85,15 @@ func (pl *planner) balance(p *Plan) *BalanceView {
 	return v
 }
 
-// propose searches for a placement of the units with a lower peak than
-// assign, the one in force, and returns it when it is worth its moves,
-// else why not.
+// propose searches for a placement with a lower peak than assign, the
+// one in force, and returns it when it is worth its moves, else why not.
 func (pl *planner) propose(p *Plan, s *search, assign []int, peak float64) (*Proposal, Still) {
 	best := s.improve(slices.Clone(assign), assign, pl.bal.MaxMoves)
 	if lpt := s.improve(s.lpt(assign), assign, math.MaxInt); moved(lpt, assign) <= pl.bal.MaxMoves && s.better(lpt, best, assign) {
 		best = lpt
 	}
 	best = s.exact(best, assign, pl.bal.MaxMoves)
-	// The placement in force within nearBest of the best: stay. Else
-	// the fewest moves that come within nearBest, if they are worth it.
+	// The fewest moves that come within nearBest of the best, if any.
 	need := max(pl.bal.MinDrop, config.MinLoadMinDrop, pl.bal.MinGain*peak)
 	chosen := s.fewest(best, assign, s.peak(s.loadsOf(best))*(1+nearBest))
 	drop, noise := s.drop(assign, chosen)
@@ -114,17 +110,14 @@ func (pl *planner) propose(p *Plan, s *search, assign []int, peak float64) (*Pro
 	prop := &Proposal{Peak: newPeak, Mean: s.mean(after), Gain: (peak - newPeak) / peak, Noise: noise, Held: Held{}}
 	for i, u := range pl.units {
 		d := p.Devices[u.dev]
-		for _, k := range u.irqs {
-			prop.Held[d.IRQs[k].Number] = HeldIRQ{Name: d.IRQs[k].Name, CPU: chosen[i]}
-		}
-		if chosen[i] == u.cpu {
-			continue
-		}
 		m := Move{PCI: d.PCI, Queue: u.queue, From: u.cpu, To: chosen[i], Load: u.load}
 		for _, k := range u.irqs {
+			prop.Held[d.IRQs[k].Number] = HeldIRQ{Name: d.IRQs[k].Name, CPU: chosen[i]}
 			m.IRQs = append(m.IRQs, d.IRQs[k].Number)
 		}
-		prop.Moves = append(prop.Moves, m)
+		if chosen[i] != u.cpu {
+			prop.Moves = append(prop.Moves, m)
+		}
 	}
 	return prop, ""
 }

@@ -4,8 +4,7 @@ import "github.com/numairqd/numairqd/pkg/cpumask"
 
 // queueCounts counts the queues given to each allowed CPU during one
 // Compute, so that a CPU gets its (k+1)-th queue only when every
-// allowed CPU has k: two 8-queue NICs on a 16-CPU node use 16 CPUs, not
-// the first 8 twice. (Balancing.Loads, not this, is measured load.)
+// allowed CPU has k: two 8-queue NICs on a 16-CPU node use 16 CPUs.
 type queueCounts struct {
 	n     []int       // per CPU id; -1 for a CPU that is not allowed
 	count map[int]int // queues -> number of allowed CPUs with that many
@@ -43,19 +42,14 @@ func (qc *queueCounts) add(cpu int) {
 	}
 }
 
-// cursor walks one device's order picking, for each queue, the first CPU
-// of the order among those with the fewest queues. Counts only grow, so
-// while the fewest stays the same the walk only moves forward, which
-// makes planning a device O(CPUs + queues) instead of their product.
+// cursor picks, for each queue, the first CPU of one device's order among
+// those with the fewest queues. Counts only grow, so while the fewest
+// stays the same the walk only moves forward: O(CPUs + queues).
 type cursor struct {
 	qc    *queueCounts
 	order []int
 	pos   int
 	level int
-}
-
-func (qc *queueCounts) cursor(order []int) *cursor {
-	return &cursor{qc: qc, order: order, level: qc.min}
 }
 
 func (c *cursor) next() int {
@@ -67,8 +61,7 @@ func (c *cursor) next() int {
 			return c.order[c.pos]
 		}
 	}
-	// Every CPU of the order is above the global minimum (the order does
-	// not cover every allowed CPU): take the one of the order with fewest.
+	// Every CPU of the order is above the global minimum: take its least.
 	best := c.order[0]
 	for _, cpu := range c.order {
 		if c.qc.get(cpu) < c.qc.get(best) {

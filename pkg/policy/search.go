@@ -36,16 +36,14 @@ func newSearch(pl *planner, l *load.Loads, inUnit map[int]bool) *search {
 	return s
 }
 
-// drop is how much placement to lowers the busiest CPU's load from
-// placement from, and the standard error of that.
+// drop is how much placement to lowers from's peak, and its standard error.
 func (s *search) drop(from, to []int) (drop, noise float64) {
 	before, after := s.loadsOf(from), s.loadsOf(to)
 	drop = s.peak(before) - s.peak(after)
 	return drop, math.Sqrt(s.variance(from, s.busiest(before)) + s.variance(to, s.busiest(after)))
 }
 
-// variance is the squared standard error of cpu's load under placement
-// assign.
+// variance is the squared standard error of cpu's load under assign.
 func (s *search) variance(assign []int, cpu int) float64 {
 	v := s.fixedVar[cpu]
 	for i, c := range assign {
@@ -74,18 +72,14 @@ func (s *search) peak(loads []float64) float64 {
 }
 
 func (s *search) mean(loads []float64) float64 {
-	if len(s.cpus) == 0 {
-		return 0
-	}
 	t := 0.0
 	for _, c := range s.cpus {
 		t += loads[c]
 	}
-	return t / float64(len(s.cpus))
+	return t / float64(max(1, len(s.cpus)))
 }
 
-// busiest is the allowed CPU with the highest load, the lowest id of
-// those tied.
+// busiest is the allowed CPU with the highest load, the lowest id on ties.
 func (s *search) busiest(loads []float64) int {
 	b := s.cpus[0]
 	for _, c := range s.cpus {
@@ -98,8 +92,7 @@ func (s *search) busiest(loads []float64) int {
 
 func (s *search) movable(i int) bool { return s.units[i].load >= idleQueue }
 
-// classOf is the class unit i's device gives cpu, -1 when it may not
-// use cpu.
+// classOf is the class unit i's device gives cpu, -1 when it may not use it.
 func (s *search) classOf(i, cpu int) int {
 	if cl, ok := s.devs[s.units[i].bdev].class[cpu]; ok {
 		return cl
@@ -108,8 +101,8 @@ func (s *search) classOf(i, cpu int) int {
 }
 
 // split parts the units for walk and lpt: the busy ones, heaviest
-// first; how many of them each device has per class; and the CPUs'
-// loads with the idle ones where from has them.
+// first; their number per device and class; and the loads with the idle
+// ones where from has them.
 func (s *search) split(from []int) (busy []int, room [][]int, loads []float64) {
 	room = make([][]int, len(s.devs))
 	for d := range s.devs {
@@ -128,7 +121,7 @@ func (s *search) split(from []int) (busy []int, room [][]int, loads []float64) {
 	return busy, room, loads
 }
 
-// moved counts the units placement a has away from where from has them.
+// moved counts the units a has away from where from has them.
 func moved(a, from []int) int {
 	n := 0
 	for i := range a {

@@ -5,34 +5,26 @@ import (
 	"slices"
 )
 
-// exact searches placements of the busy queues depth first, heaviest
-// first, from start (the best known), pruning branches whose busiest
-// CPU or mean load already reaches start's peak; it keeps a placement
-// with a lower peak, or the same peak and fewer moves. Within
-// maxEvaluations it finds the best placement of the few busy queues of
-// a lab or a typical NIC; on a larger machine it returns the best it
-// reached. Each device keeps its queues per class, as count placed
-// them.
+// exact searches placements of the busy queues, keeping each device's
+// queues per class, for a lower peak than start's (the best known) or
+// the same peak with fewer moves. It is exact for the few busy queues
+// of a lab or a NIC; past maxEvaluations it returns the best reached.
 func (s *search) exact(start, from []int, maxMoves int) []int {
 	return s.walk(start, from, maxMoves, math.Inf(1), false)
 }
 
 // fewest returns, of the placements whose peak is at most limit, one
-// with the fewest queues away from where from has them (the lowest
-// peak of those), searching from start, which must be one of them, as
-// exact does, with a budget of its own of fewestEvaluations: a lab's
-// or a NIC's few busy queues need far fewer, and on a large machine
-// start (or what the search reached) is a good placement anyway.
+// with the fewest moves from from (the lowest peak of those), searching
+// from start, which must be one of them, within fewestEvaluations.
 func (s *search) fewest(start, from []int, limit float64) []int {
 	s.evals = maxEvaluations - fewestEvaluations
 	return s.walk(start, from, moved(start, from), limit, true)
 }
 
-// walk is the depth-first search of exact and fewest. It orders
-// placements by peak then moves, or with movesFirst by moves then
-// peak, and returns the first in that order of those within maxMoves
-// and limit that it reaches; start, which must be within both, is the
-// first best.
+// walk is the depth-first search of exact and fewest, heaviest queue
+// first, pruning a branch once it cannot beat the best: it returns the
+// first, by peak then moves (movesFirst: moves then peak), of the
+// placements within maxMoves and limit; start must be one of them.
 func (s *search) walk(start, from []int, maxMoves int, limit float64, movesFirst bool) []int {
 	const eps = 1e-12
 	best := slices.Clone(start)
@@ -110,10 +102,6 @@ func (s *search) walk(start, from []int, maxMoves int, limit float64, movesFirst
 		}
 		assign[i] = from[i]
 	}
-	base := 0.0
-	for _, c := range s.cpus {
-		base = max(base, loads[c])
-	}
-	dfs(0, 0, base)
+	dfs(0, 0, s.peak(loads))
 	return best
 }

@@ -3,9 +3,8 @@ package policy
 // improve lowers the busiest CPU's load step by step, each step moving
 // one busy queue off it or swapping one with a queue elsewhere, while
 // at most maxMoves queues end up away from where from has them. Each
-// step lowers the sorted load vector, so the search ends; it is bounded
-// by maxEvaluations besides. Classes keep their counts: a queue moves
-// within its hop ring, and a swap keeps each device's queues per ring.
+// step lowers the sorted load vector, so the search ends. A queue moves
+// within its hop ring; a swap keeps each device's queues per ring.
 func (s *search) improve(assign, from []int, maxMoves int) []int {
 	loads := s.loadsOf(assign)
 	class := make([]int, len(assign))
@@ -66,21 +65,16 @@ func (s *search) improve(assign, from []int, maxMoves int) []int {
 		if best.u < 0 {
 			break
 		}
-		u := best.u
-		if best.v < 0 {
-			n += after(u, best.to)
-			loads[p] -= s.units[u].load
-			loads[best.to] += s.units[u].load
-			assign[u] = best.to
-			continue
+		u, v, d := best.u, best.v, s.units[best.u].load
+		n += after(u, best.to)
+		if v >= 0 {
+			n += after(v, p)
+			d -= s.units[v].load
+			assign[v], class[v] = p, s.classOf(v, p)
 		}
-		v := best.v
-		n += after(u, best.to) + after(v, p)
-		d := s.units[u].load - s.units[v].load
 		loads[p] -= d
 		loads[best.to] += d
-		assign[u], assign[v] = best.to, p
-		class[u], class[v] = s.classOf(u, best.to), s.classOf(v, p)
+		assign[u], class[u] = best.to, s.classOf(u, best.to)
 	}
 	return assign
 }
@@ -89,8 +83,5 @@ func (s *search) improve(assign, from []int, maxMoves int) []int {
 // same peak with fewer queues away from where from has them.
 func (s *search) better(a, b, from []int) bool {
 	pa, pb := s.peak(s.loadsOf(a)), s.peak(s.loadsOf(b))
-	if pa < pb-1e-12 {
-		return true
-	}
-	return pa <= pb+1e-12 && moved(a, from) < moved(b, from)
+	return pa < pb-1e-12 || pa <= pb+1e-12 && moved(a, from) < moved(b, from)
 }

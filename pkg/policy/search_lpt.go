@@ -3,9 +3,8 @@ package policy
 import "slices"
 
 // lpt is the longest-processing-time placement: busy queues in
-// descending load, each to the least loaded CPU its device allows in a
-// class with room left (count's numbers per class), nearer classes
-// first on ties; idle queues stay where from has them.
+// descending load, each to the least loaded CPU of a class with room
+// left, nearer classes first on ties; idle queues stay where from has them.
 func (s *search) lpt(from []int) []int {
 	assign := slices.Clone(from)
 	busy, room, loads := s.split(from)

@@ -10,10 +10,8 @@ import (
 // perhaps a tx queue's XPS map or a NAPI thread's CPUs.
 type WriteKind uint8
 
-const (
-	// WriteIRQAffinity writes /proc/irq/N/smp_affinity_list.
-	WriteIRQAffinity WriteKind = iota
-)
+// WriteIRQAffinity writes /proc/irq/N/smp_affinity_list.
+const WriteIRQAffinity WriteKind = iota
 
 // String names the kind for logs and metrics.
 func (k WriteKind) String() string {
@@ -25,16 +23,15 @@ func (k WriteKind) String() string {
 
 // Write is one change the plan asks of the kernel.
 type Write struct {
-	Kind WriteKind
-	IRQ  int    // the IRQ, for WriteIRQAffinity
-	Name string // what is written, for logs: the IRQ's name
-	// Device is its device's PCI address ("" for none).
-	Device        string
+	Kind          WriteKind
+	IRQ           int    // the IRQ, for WriteIRQAffinity
+	Name          string // what is written, for logs: the IRQ's name
+	Device        string // its device's PCI address ("" for none)
 	Before, After cpumask.Mask
 }
 
-// Writes lists every write the plan needs, in plan order: each IRQ the
-// plan places whose planned mask differs from its current one.
+// Writes lists, in plan order, each IRQ the plan places whose planned
+// mask differs from its current one.
 func (p *Plan) Writes() []Write {
 	var out []Write
 	for _, d := range p.Devices {
@@ -47,8 +44,7 @@ func (p *Plan) Writes() []Write {
 	return out
 }
 
-// Unchanged counts the IRQs the plan places that are already where
-// planned.
+// Unchanged counts the IRQs the plan places that are already there.
 func (p *Plan) Unchanged() int {
 	n := 0
 	for _, d := range p.Devices {
