@@ -123,9 +123,10 @@ func (a *Applier) dryRun(w policy.Write, res *Result) {
 		zap.Stringer("from", w.Before), zap.Stringer("to", w.After))
 }
 
-// forget returns mem without what p shows gone: a refusal whose IRQ is
-// not in p under its name, full marks of CPUs p does not allow; and
-// drops the originals whose number p lists under another name (the
+// forget returns mem without what p shows gone (a refusal whose IRQ is
+// not in p under its name, full marks of CPUs p does not allow) and with
+// the load placement p holds, which the next plan keeps; and it drops
+// the originals whose number p lists under another name (the
 // number was reused). Originals of IRQs p does not list stay, for
 // Restore.
 func (a *Applier) forget(p *policy.Plan, mem policy.Memory) policy.Memory {
@@ -141,6 +142,7 @@ func (a *Applier) forget(p *policy.Plan, mem policy.Memory) policy.Memory {
 	}
 	maps.DeleteFunc(mem.Refused, func(n int, r policy.Refusal) bool { return names[n] != r.Name })
 	mem.Full = mem.Full.And(p.Allowed)
+	mem.Held = p.Held()
 	maps.DeleteFunc(a.originals, func(n int, o original) bool {
 		name, ok := names[n]
 		return ok && name != o.name

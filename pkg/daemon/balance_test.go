@@ -136,6 +136,22 @@ func TestLoadRoundMovesAfterSamples(t *testing.T) {
 	if n := counter(t, d, "numairqd_balance_moves_total", "reason", "load"); n != 1 {
 		t.Errorf("moves{load} = %v after a steady round, want 1", n)
 	}
+	// Banning CPU 5 makes the held placement leave count's CPUs: the
+	// device goes back to count's placement once, and the memory holds
+	// that from then on, so later rounds count no more resets.
+	writeFile(t, cfg, "balance: load\nbanned_cpus: 5\nload_balance:\n  samples: 2\n")
+	if err := d.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		st, err := d.Round(ctx, "sighup", inventory.DepthAll, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reset := st.Plan.Balance.Reset; (i == 0) != (reset > 0) {
+			t.Errorf("round %d with CPU 5 banned reset %d queues; want some in the first round only", i+1, reset)
+		}
+	}
 }
 
 // TestLoadRoundIdleWithCount: with balance count the load tick samples
