@@ -321,25 +321,11 @@ func (d *Daemon) settle(ctx context.Context, trigger string, least inventory.Dep
 	for i := 0; ; i++ {
 		before := d.mem
 		st, err := d.Round(ctx, trigger, least, first)
-		if err != nil || i == maxReplans || ctx.Err() != nil || !st.Apply.Stale && !taught(before, d.mem) {
+		if err != nil || i == maxReplans || ctx.Err() != nil || !st.Apply.Stale && !d.mem.Learned(before) {
 			return st, err
 		}
 		trigger, least = watch.LabelStale, inventory.DepthAffinities
 	}
-}
-
-// taught reports whether after holds a refusal or a full CPU that
-// before did not: something a re-plan places around.
-func taught(before, after policy.Memory) bool {
-	if !after.Full.IsSubsetOf(before.Full) {
-		return true
-	}
-	for n, r := range after.Refused {
-		if before.Refused[n] != r {
-			return true
-		}
-	}
-	return false
 }
 
 // Oneshot runs one round (with settle's re-plans) and reports an error

@@ -1,8 +1,6 @@
 package policy
 
 import (
-	"maps"
-
 	"github.com/numairqd/numairqd/pkg/cpumask"
 )
 
@@ -14,9 +12,18 @@ type Memory struct {
 	Held    Held         // the placement load balancing chose
 }
 
-// Equal reports whether m and o are the same memory.
-func (m Memory) Equal(o Memory) bool {
-	return m.Full.Equal(o.Full) && maps.Equal(m.Refused, o.Refused) && maps.Equal(m.Held, o.Held)
+// Learned reports whether m holds a refusal or a full CPU that before
+// did not: something a plan made again at once would place around.
+func (m Memory) Learned(before Memory) bool {
+	if !m.Full.IsSubsetOf(before.Full) {
+		return true
+	}
+	for n, r := range m.Refused {
+		if before.Refused[n] != r {
+			return true
+		}
+	}
+	return false
 }
 
 // Refusal is an IRQ the kernel refused to move (EIO or EPERM) although

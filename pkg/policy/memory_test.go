@@ -147,26 +147,28 @@ func TestRefused(t *testing.T) {
 	}
 }
 
-func TestMemoryEqual(t *testing.T) {
+// TestMemoryLearned: only a new refusal or a new full CPU is learned;
+// forgetting, or a changed held placement, is not.
+func TestMemoryLearned(t *testing.T) {
 	refused := policy.Refusals{27: {Name: "virtio0-input.1", Errno: "EIO"}}
 	held := policy.Held{25: {Name: "virtio0-input.0", CPU: 4}}
 	m := policy.Memory{Refused: refused, Full: cpumask.New(5), Held: held}
 	tests := []struct {
-		name string
-		a, b policy.Memory
-		want bool
+		name          string
+		before, after policy.Memory
+		want          bool
 	}{
-		{"zero", policy.Memory{}, policy.Memory{}, true},
-		{"nil and empty maps", policy.Memory{}, policy.Memory{Refused: policy.Refusals{}, Held: policy.Held{}}, true},
-		{"same contents, other maps", m, policy.Memory{Refused: policy.Refusals{27: refused[27]}, Full: cpumask.New(5), Held: policy.Held{25: held[25]}}, true},
-		{"refusal's errno", m, policy.Memory{Refused: policy.Refusals{27: {Name: "virtio0-input.1", Errno: "EPERM"}}, Full: m.Full, Held: held}, false},
-		{"one more refusal", m, policy.Memory{Refused: policy.Refusals{27: refused[27], 28: refused[27]}, Full: m.Full, Held: held}, false},
-		{"full CPUs", m, policy.Memory{Refused: refused, Full: cpumask.New(5, 6), Held: held}, false},
+		{"zero", policy.Memory{}, policy.Memory{}, false},
+		{"same contents, other maps", m, policy.Memory{Refused: policy.Refusals{27: refused[27]}, Full: cpumask.New(5), Held: held}, false},
+		{"refusal forgotten, full CPU gone offline", m, policy.Memory{Held: held}, false},
 		{"held CPU", m, policy.Memory{Refused: refused, Full: m.Full, Held: policy.Held{25: {Name: "virtio0-input.0", CPU: 5}}}, false},
+		{"refusal's errno", m, policy.Memory{Refused: policy.Refusals{27: {Name: "virtio0-input.1", Errno: "EPERM"}}, Full: m.Full}, true},
+		{"one more refusal", m, policy.Memory{Refused: policy.Refusals{27: refused[27], 28: refused[27]}, Full: m.Full}, true},
+		{"one more full CPU", m, policy.Memory{Refused: refused, Full: cpumask.New(5, 6)}, true},
 	}
 	for _, tt := range tests {
-		if got := tt.a.Equal(tt.b); got != tt.want || tt.b.Equal(tt.a) != tt.want {
-			t.Errorf("%s: Equal = %v, want %v", tt.name, got, tt.want)
+		if got := tt.after.Learned(tt.before); got != tt.want {
+			t.Errorf("%s: Learned = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }
