@@ -1,8 +1,6 @@
 package policy
 
-import (
-	"github.com/numairqd/numairqd/pkg/cpumask"
-)
+import "github.com/numairqd/numairqd/pkg/cpumask"
 
 // Memory is what earlier rounds learned from the kernel that no read
 // shows: the planner takes it, apply returns it updated.
