@@ -1,22 +1,14 @@
 // Package bans reads the CPUs other tools have taken away from device
-// IRQs, in irqbalance's terms, so that numairqd can stand in for it on
-// the nodes those tools manage: the IRQBALANCE_BANNED_CPUS (hex) and
-// IRQBALANCE_BANNED_CPULIST (list) variables of irqbalance's environment
-// file, as cri-o's high-performance runtime handler, tuned and
-// OpenShift's Node Tuning Operator write them, and
-// /proc/irq/default_smp_affinity, which cri-o narrows for the CPUs of
-// pods that ask for irq-load-balancing.crio.io: disable.
-//
-// irqbalance takes only one of the two variables (the hex one when both
-// are set); numairqd bans the union, so a CPU that either tool banned
-// gets no device IRQ.
+// IRQs, so that numairqd can stand in for irqbalance on the nodes they
+// manage: the banned-CPU variables of irqbalance's environment file, as
+// cri-o, tuned and OpenShift's Node Tuning Operator write them, and
+// /proc/irq/default_smp_affinity, which cri-o narrows for pods that ask
+// for irq-load-balancing.crio.io: disable.
 package bans
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -49,24 +41,19 @@ type Bans struct {
 // All is every CPU banned here.
 func (b Bans) All() cpumask.Mask { return b.Env.Or(b.Default) }
 
-// ParseEnv returns the CPUs that the environment file data bans. The
-// file is shell syntax as systemd's EnvironmentFile= reads it: KEY=VALUE
-// lines, an optional "export ", values bare or in single or double
-// quotes, # comments and blank lines; a variable set twice takes its
-// last value. Lines that set other variables are ignored. An empty
-// value bans nothing; a value that is not a CPU mask (hex groups, as
-// "00000000,000000f0") or list ("4-7") is an error naming the file,
-// the line and the value.
+// ParseEnv returns the CPUs that the environment file data bans: the
+// union of its two variables (irqbalance takes only the hex one when both
+// are set; numairqd bans a CPU either bans). The file is shell syntax as
+// systemd's EnvironmentFile= reads it; a variable set twice takes its
+// last value, and an empty value bans nothing.
 func ParseEnv(name string, data []byte) (cpumask.Mask, error) {
-	vals := map[string]string{}
-	lines := map[string]int{}
+	vals, lines := map[string]string{}, map[string]int{}
 	for n, line := range bytes.Split(data, []byte("\n")) {
 		s := strings.TrimSpace(string(line))
 		if s == "" || s[0] == '#' {
 			continue
 		}
-		s = strings.TrimPrefix(s, "export ")
-		key, raw, ok := strings.Cut(s, "=")
+		key, raw, ok := strings.Cut(strings.TrimPrefix(s, "export "), "=")
 		key = strings.TrimSpace(key)
 		if !ok || (key != VarHex && key != VarList) {
 			continue
@@ -98,11 +85,8 @@ func ParseEnv(name string, data []byte) (cpumask.Mask, error) {
 
 // unquote takes a shell word: bare up to a # comment, or quoted.
 func unquote(s string) (string, error) {
-	if s == "" {
-		return "", nil
-	}
-	if q := s[0]; q == '"' || q == '\'' {
-		end := strings.IndexByte(s[1:], q)
+	if s != "" && (s[0] == '"' || s[0] == '\'') {
+		end := strings.IndexByte(s[1:], s[0])
 		if end < 0 {
 			return "", fmt.Errorf("unterminated quote in %s", kernfs.Quote(s))
 		}
@@ -114,10 +98,10 @@ func unquote(s string) (string, error) {
 	return s, nil
 }
 
-// Candidates are the environment files the config's
-// irqbalance_env_file names: none for "", every one of EnvFiles under
-// etc ("/etc"; "" looks nowhere) for "auto", else the path itself. The
-// daemon watches them all (cri-o creates the file on its first pod).
+// Candidates are the environment files irqbalance_env_file names: none
+// for "", each of EnvFiles under etc ("" looks nowhere) for "auto", else
+// the path itself. The daemon watches them all (cri-o creates the file
+// on its first pod).
 func Candidates(setting, etc string) []string {
 	switch {
 	case setting == "":
@@ -135,8 +119,7 @@ func Candidates(setting, etc string) []string {
 }
 
 // EnvFile is the environment file in force: the first of Candidates
-// that exists (exists is os.Stat's answer, for tests), or the
-// config's path itself, which need not exist; "" for none.
+// that exists, or the config's path itself, which need not exist.
 func EnvFile(setting, etc string, exists func(string) bool) string {
 	if setting != "auto" {
 		return setting
@@ -149,19 +132,14 @@ func EnvFile(setting, etc string, exists func(string) bool) string {
 	return ""
 }
 
-// ReadEnv reads and parses the environment file at path. A file that is
-// missing bans nothing (cri-o creates it on its first pod); one that is
-// unreadable, not a regular file, over 64 KiB or malformed is an error.
+// ReadEnv reads and parses the environment file at path. A missing file
+// bans nothing; one that kernfs.Reader refuses or is malformed is an error.
 func ReadEnv(path string) (cpumask.Mask, error) {
-	var r kernfs.Reader
-	data, err := r.Read(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return cpumask.Mask{}, nil
-	}
-	if err != nil {
+	s, ok, err := kernfs.ReadOptional(path)
+	if err != nil || !ok {
 		return cpumask.Mask{}, err
 	}
-	return ParseEnv(path, data)
+	return ParseEnv(path, []byte(s))
 }
 
 // ReadDefaultAffinity returns the CPUs of online that

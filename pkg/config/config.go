@@ -3,16 +3,15 @@ package config
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
 )
 
-// Config is one parsed configuration file. Parse and Default return a
-// fresh Config that nobody else holds; treat it as immutable from then on
-// (never write a field or an element of Devices), so the daemon can hand
-// the same *Config to its planner, watcher and HTTP handlers at once and
-// replace it wholesale on reload.
+// Config is one parsed configuration file. Treat it as immutable once
+// Parse or Default returns it (never write a field or an element of
+// Devices): the daemon shares it between goroutines and replaces it whole.
 type Config struct {
 	// BannedCPUs never receive an IRQ (banned_cpus).
 	BannedCPUs cpumask.Mask
@@ -25,8 +24,7 @@ type Config struct {
 
 	// Listen is the metrics and HTTP address; "" disables it.
 	Listen string
-	// ResyncInterval is how often the whole state is re-read even
-	// without an event.
+	// ResyncInterval is how often the whole state is re-read unprompted.
 	ResyncInterval time.Duration
 	// RestoreOnExit puts back the affinities found at start on exit.
 	RestoreOnExit bool
@@ -38,18 +36,16 @@ type Config struct {
 	// MetricsPerIRQ exports one series per IRQ, not only per device.
 	MetricsPerIRQ bool
 
-	// IrqbalanceEnvFile is irqbalance's environment file whose
-	// IRQBALANCE_BANNED_CPUS and IRQBALANCE_BANNED_CPULIST are banned
-	// too (cri-o and tuned write them): a path, "auto" for the first of
-	// bans.EnvFiles that exists, "" for none.
+	// IrqbalanceEnvFile is irqbalance's environment file, whose banned
+	// CPUs are banned too (cri-o and tuned write them): a path, "auto"
+	// for the first of bans.EnvFiles that exists, "" for none.
 	IrqbalanceEnvFile string
 	// HonorDefaultAffinity bans the CPUs /proc/irq/default_smp_affinity
 	// leaves out (cri-o clears a pod's CPUs from it); nil means: when an
 	// environment file is in use.
 	HonorDefaultAffinity *bool
 
-	// Balance is how devices without a rule's balance share their queues
-	// out over the CPUs their policy gives them.
+	// Balance applies to devices whose rule sets none.
 	Balance Balance
 	// LoadBalance tunes BalanceLoad.
 	LoadBalance LoadBalance
@@ -58,34 +54,25 @@ type Config struct {
 	Source string
 }
 
-// Defaults, as configs/numairqd.yaml documents them, that other
-// packages need without a Config. Default holds every default.
+// Defaults that other packages need without a Config.
 const (
-	DefaultResyncInterval   = 60 * time.Second
-	DefaultCoalesceWindow   = 100 * time.Millisecond
-	DefaultCoalesceMaxDelay = 500 * time.Millisecond
-	// DefaultLoadHalfLife is how long a change in load takes to show by
-	// half in the smoothed loads. Thirty seconds is three samples at a
-	// 10 s period (irqbalance's): a burst that lasts one such period
-	// moves the average by a fifth (1-2^(-1/3) = 0.21), so the planner
-	// does not chase it, while a lasting shift (a new flow, a job
-	// starting) shows at 90% within 100 s (3.3 half-lives), the time
-	// scale on which moving an IRQ, and the cold caches that come with
-	// it, is worth it.
+	DefaultCoalesceWindow = 100 * time.Millisecond
+	// DefaultLoadHalfLife is three samples of irqbalance's 10 s period:
+	// a one-period burst moves the average by a fifth, so the planner
+	// does not chase it, while a lasting shift shows at 90% within 100 s,
+	// the scale on which moving an IRQ (and cooling its caches) pays.
 	DefaultLoadHalfLife = 30 * time.Second
 )
 
-// Default returns the configuration an empty file gives: no banned CPUs,
-// isolated and nohz_full CPUs excluded, no device rules (every device
-// gets PolicyAuto), metrics on 127.0.0.1:9768.
+// Default returns the configuration an empty file gives.
 func Default() *Config {
 	return &Config{
 		ExcludeIsolated:   true,
 		ExcludeNohzFull:   true,
 		Listen:            "127.0.0.1:9768",
-		ResyncInterval:    DefaultResyncInterval,
+		ResyncInterval:    60 * time.Second,
 		CoalesceWindow:    DefaultCoalesceWindow,
-		CoalesceMaxDelay:  DefaultCoalesceMaxDelay,
+		CoalesceMaxDelay:  500 * time.Millisecond,
 		Balance:           BalanceCount,
 		IrqbalanceEnvFile: "auto",
 		LoadBalance: LoadBalance{
@@ -100,18 +87,15 @@ func Default() *Config {
 	}
 }
 
-// Balance names how a device's queues are shared out over the CPUs its
-// policy gives it.
+// Balance names how a device's queues share out the CPUs of its policy.
 type Balance string
 
 const (
-	// BalanceCount weighs every queue the same: queue i goes to the i-th
-	// least-used CPU of the device's spread order, as the kernel's
-	// drivers place them at probe.
+	// BalanceCount weighs every queue the same, as drivers place them at
+	// probe: queue i goes to the i-th least-used CPU of the spread order.
 	BalanceCount Balance = "count"
-	// BalanceLoad starts from count's placement and moves busy queues,
-	// within the hops count used for each, so that the busiest CPU's
-	// measured interrupt load is as low as it can be.
+	// BalanceLoad moves busy queues from count's placement, within the
+	// hops count used, to make the busiest CPU's measured load least.
 	BalanceLoad Balance = "load"
 )
 
@@ -122,40 +106,27 @@ var balances = []Balance{BalanceCount, BalanceLoad}
 type LoadBalance struct {
 	// Interval is how often /proc/stat and /proc/interrupts are sampled.
 	Interval time.Duration
-	// HalfLife is the half-life of the exponentially weighted averages
-	// of the sampled loads.
+	// HalfLife is that of the exponentially weighted average loads.
 	HalfLife time.Duration
 	// MinGain is the fraction by which a move must lower the busiest
 	// CPU's load; Samples is how many consecutive samples must show
 	// that gain before the move is made.
 	MinGain float64
 	Samples int
-	// MinDrop is the least, in CPU-seconds per second, by which a move
-	// must lower the busiest CPU's load, whatever fraction that is: a
-	// move for less than a few percent of a CPU is not worth the cold
-	// caches and reordered packets it costs.
+	// MinDrop is the least, in CPUs, by which a move must lower the busiest
+	// CPU's load: less is not worth the cold caches and reordered packets.
 	MinDrop float64
-	// MinPeak is the busiest CPU's interrupt load (a fraction of one
-	// CPU) below which nothing moves: on a quiet machine no CPU is
-	// short of time, however the load is spread.
+	// MinPeak is the busiest CPU's interrupt load (in CPUs) below which
+	// nothing moves: on a quiet machine no CPU is short of time.
 	MinPeak float64
-	// MovesPerMinute bounds the queue moves load balancing makes in any
-	// minute.
+	// MovesPerMinute bounds the queue moves in any minute.
 	MovesPerMinute int
 }
 
-// WantsLoad reports whether any device may be balanced by load: the
-// config's balance or one of its rules says load.
+// WantsLoad reports whether the config's balance or one of its rules
+// says load.
 func (c *Config) WantsLoad() bool {
-	if c.Balance == BalanceLoad {
-		return true
-	}
-	for i := range c.Devices {
-		if c.Devices[i].Balance == BalanceLoad {
-			return true
-		}
-	}
-	return false
+	return c.Balance == BalanceLoad || slices.ContainsFunc(c.Devices, func(r Rule) bool { return r.Balance == BalanceLoad })
 }
 
 // Summary is a one-line description of c for logs, in the file's key

@@ -9,65 +9,55 @@ import (
 	"syscall"
 )
 
-// maxSize is the largest config file Load accepts, in bytes. A config of
-// a few rules is a few KiB; the limit keeps a wrong path (a log file, a
-// disk image) from being read into memory whole.
+// maxSize is the largest config file Load accepts, in bytes: a config is
+// a few KiB, and a wrong path (a log, a disk image) must not be read whole.
 const maxSize = 1 << 20
 
 // Load reads and parses the file at path. Read errors name the path and
-// wrap the os error (errors.Is(err, fs.ErrNotExist) works). The path
-// must be a regular file once symlinks are followed, at most maxSize
-// bytes: a FIFO, device, socket or directory is an error and is never
-// read, so a wrong path can neither block nor exhaust memory.
+// wrap the os error; anything but a regular file of at most maxSize bytes
+// is never read, so a wrong path can neither block nor exhaust memory.
 func Load(path string) (*Config, error) {
 	data, err := readFile(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read config: %w", err)
 	}
 	return Parse(path, data)
 }
 
-// readFile reads at most maxSize bytes of the regular file at path. It
-// checks the type twice: with stat before opening, so a FIFO or device
-// is never opened, and with fstat on the opened descriptor, in case the
-// path was replaced in between. O_NONBLOCK keeps that open from blocking
-// on a FIFO swapped in; O_NOCTTY keeps a terminal swapped in from
-// becoming the daemon's controlling terminal. The read goes through a
-// LimitReader, so a file that grows after the fstat is still bounded.
+// readFile reads the regular file at path. It checks the type with stat,
+// so a FIFO or device is never opened, and again with fstat, in case the
+// path was replaced in between; O_NONBLOCK and O_NOCTTY keep a FIFO or
+// terminal swapped in from blocking or becoming the controlling terminal.
+// The LimitReader bounds a file that grows after the fstat.
 func readFile(path string) ([]byte, error) {
 	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
+	if err == nil {
+		err = regular(path, fi)
 	}
-	if err := regular(path, fi); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
-	}
-	defer f.Close()
-	if fi, err = f.Stat(); err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
-	}
-	if err := regular(path, fi); err != nil {
 		return nil, err
 	}
-	if fi.Size() > maxSize {
-		return nil, tooLarge(path)
+	defer f.Close()
+	if fi, err = f.Stat(); err == nil {
+		err = regular(path, fi)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxSize+1))
 	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
+		return nil, err
 	}
-	if len(data) > maxSize {
-		return nil, tooLarge(path)
+	var data []byte
+	if fi.Size() <= maxSize {
+		if data, err = io.ReadAll(io.LimitReader(f, maxSize+1)); err != nil {
+			return nil, err
+		}
+	}
+	if fi.Size() > maxSize || len(data) > maxSize {
+		return nil, fmt.Errorf("%s: larger than the limit of %d bytes (want a file of at most 1 MiB)", path, maxSize)
 	}
 	return data, nil
-}
-
-func tooLarge(path string) error {
-	return fmt.Errorf("read config: %s: larger than the limit of %d bytes (want a file of at most 1 MiB)", path, maxSize)
 }
 
 // regular returns an error naming path and its type unless fi is a
@@ -90,7 +80,7 @@ func regular(path string, fi fs.FileInfo) error {
 	default:
 		what = "a file of type " + m.Type().String()
 	}
-	return fmt.Errorf("read config: %s: is %s, not a regular file (want a regular file, or a symlink to one)", path, what)
+	return fmt.Errorf("%s: is %s, not a regular file (want a regular file, or a symlink to one)", path, what)
 }
 
 // DefaultPath is where numairqd reads its config when none is named.

@@ -13,21 +13,14 @@ import (
 
 // Parse decodes one YAML document; name is the file name used in Source
 // and in error messages. An empty document gives Default. Any problem
-// (YAML syntax, more than one document, unknown or duplicate key, wrong
-// type, bad value) makes Parse return a nil Config and every problem it
-// found, each an *Error, joined with errors.Join and sorted by line.
-//
-// Whatever data holds, Parse takes time and memory linear in its size
-// and returns at most 20 errors of bounded length: data over 1 MiB is
-// refused; a node that several aliases share is checked once, and its
-// errors reported once, at the anchor's line and under the key path of
-// its first use; a message or key path quoting a long value is
-// shortened in the middle; past 20, a last *Error with line 0, "... and
-// N more errors", counts the rest.
+// makes Parse return a nil Config and every problem found, each an
+// *Error, joined with errors.Join and sorted by line. Time and memory are
+// linear in len(data) (over 1 MiB is refused): a node shared by aliases
+// is checked once, long values are clipped in the middle, and past
+// maxErrors a last *Error with line 0, "... and N more errors", counts
+// the rest.
 func Parse(name string, data []byte) (*Config, error) {
-	if name == "" {
-		name = "config"
-	}
+	name = cmp.Or(name, "config")
 	p := &parser{file: name, memo: make(map[memoKey]any)}
 	c := Default()
 	c.Source = name
@@ -36,17 +29,17 @@ func Parse(name string, data []byte) (*Config, error) {
 	} else if root := p.decode(data); root != nil {
 		p.config(root, c)
 	}
-	if len(p.errs) > 0 {
-		errs := make([]error, len(p.errs), len(p.errs)+1)
-		for i, e := range p.errs {
-			errs[i] = e
-		}
-		if p.dropped > 0 {
-			errs = append(errs, &Error{File: name, Msg: fmt.Sprintf("... and %d more errors", p.dropped)})
-		}
-		return nil, errors.Join(errs...)
+	if len(p.errs) == 0 {
+		return c, nil
 	}
-	return c, nil
+	if p.dropped > 0 {
+		p.errs = append(p.errs, &Error{File: name, Msg: fmt.Sprintf("... and %d more errors", p.dropped)})
+	}
+	errs := make([]error, len(p.errs))
+	for i, e := range p.errs {
+		errs[i] = e
+	}
+	return nil, errors.Join(errs...)
 }
 
 // Keys in the order the example file lists them, for "want one of".
@@ -78,11 +71,9 @@ func (p *parser) config(root *yaml.Node, c *Config) {
 		case "devices":
 			c.Devices = p.devices(v, path)
 		case "listen":
-			var ok bool
-			if c.Listen, ok = p.str(v, path, wantListen); ok {
-				if err := CheckListen(c.Listen); err != nil {
-					p.errorf(v, path, errors.Unwrap(err), "%s", err)
-				}
+			c.Listen, _ = p.str(v, path, wantListen)
+			if err := CheckListen(c.Listen); err != nil {
+				p.errorf(v, path, errors.Unwrap(err), "%s", err)
 			}
 		case "resync_interval":
 			c.ResyncInterval, _ = p.duration(v, path, minResyncInterval, 0)
@@ -97,29 +88,21 @@ func (p *parser) config(root *yaml.Node, c *Config) {
 		case "metrics_per_irq":
 			c.MetricsPerIRQ, _ = p.boolean(v, path)
 		case "balance":
-			if b, ok := oneOf(p, v, path, "balance", balances); ok {
-				c.Balance = b
-			}
+			c.Balance, _ = oneOf(p, v, path, "balance", balances)
 		case "load_balance":
 			p.loadBalance(v, path, &c.LoadBalance)
 		case "irqbalance_env_file":
-			if f, ok := p.str(v, path, wantEnvFile); ok {
-				if f != "" && f != "auto" && !filepath.IsAbs(f) {
-					p.errorf(v, path, nil, "%q is not an absolute path (want %s)", f, wantEnvFile)
-				} else {
-					c.IrqbalanceEnvFile = f
-				}
+			if f, ok := p.str(v, path, wantEnvFile); ok && f != "" && f != "auto" && !filepath.IsAbs(f) {
+				p.errorf(v, path, nil, "%q is not an absolute path (want %s)", f, wantEnvFile)
+			} else {
+				c.IrqbalanceEnvFile = f
 			}
 		case "honor_default_smp_affinity":
-			switch {
-			case v.Kind == yaml.ScalarNode && v.ShortTag() == "!!str" && v.Value == "auto":
+			if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!str" && v.Value == "auto" {
 				c.HonorDefaultAffinity = nil
-			case v.Kind == yaml.ScalarNode && v.ShortTag() == "!!bool":
-				if b, ok := p.boolean(v, path); ok {
-					c.HonorDefaultAffinity = &b
-				}
-			default:
-				p.wrongType(v, path, "true, false or auto")
+			} else if p.scalar(v, path, "true, false or auto", "!!bool") {
+				b, _ := p.boolean(v, path)
+				c.HonorDefaultAffinity = &b
 			}
 		}
 	})
@@ -130,9 +113,9 @@ func (p *parser) config(root *yaml.Node, c *Config) {
 	}
 }
 
-// Bounds on the settings. The load interval's floor keeps sampling (a
-// read of /proc/interrupts, 23 MB at 256 CPUs) well under a tenth of a
-// CPU; its ceiling and half_life's keep the loads about the current hour.
+// Bounds on the settings. The load interval's floor keeps sampling (23 MB
+// of /proc/interrupts at 256 CPUs) well under a tenth of a CPU; its
+// ceiling and half_life's keep the loads about the current hour.
 const (
 	minResyncInterval = time.Second
 	maxCoalesceWindow = 10 * time.Second
@@ -158,37 +141,23 @@ func (p *parser) loadBalance(n *yaml.Node, path string, lb *LoadBalance) {
 	p.mapping(n, path, loadKeys, func(key string, k, v *yaml.Node, path string) {
 		switch key {
 		case "interval":
-			if d, ok := p.duration(v, path, minLoadInterval, maxLoadInterval); ok {
-				lb.Interval = d
-			}
+			lb.Interval, _ = p.duration(v, path, minLoadInterval, maxLoadInterval)
 		case "half_life":
-			if d, ok := p.duration(v, path, minLoadInterval, maxLoadHalfLife); ok {
-				lb.HalfLife = d
-			}
+			lb.HalfLife, _ = p.duration(v, path, minLoadInterval, maxLoadHalfLife)
 		case "min_gain":
-			if f, ok := p.fraction(v, path); ok {
-				lb.MinGain = f
-			}
+			lb.MinGain, _ = p.fraction(v, path)
 		case "min_drop":
-			if f, ok := p.fraction(v, path); ok {
-				if f < MinLoadMinDrop {
-					p.errorf(v, path, nil, "%s is below %g (half a percent of a CPU, the least the planner moves for)", v.Value, MinLoadMinDrop)
-					break
-				}
+			if f, ok := p.fraction(v, path); ok && f < MinLoadMinDrop {
+				p.errorf(v, path, nil, "%s is below %g (half a percent of a CPU, the least the planner moves for)", v.Value, MinLoadMinDrop)
+			} else {
 				lb.MinDrop = f
 			}
 		case "min_peak":
-			if f, ok := p.fraction(v, path); ok {
-				lb.MinPeak = f
-			}
+			lb.MinPeak, _ = p.fraction(v, path)
 		case "samples":
-			if i, ok := p.integer(v, path, 1, maxLoadSamples, ""); ok {
-				lb.Samples = i
-			}
+			lb.Samples, _ = p.integer(v, path, 1, maxLoadSamples, "")
 		case "moves_per_minute":
-			if i, ok := p.integer(v, path, 1, maxMovesPerMinute, ""); ok {
-				lb.MovesPerMinute = i
-			}
+			lb.MovesPerMinute, _ = p.integer(v, path, 1, maxMovesPerMinute, "")
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -19,9 +20,8 @@ const (
 	// PolicyAuto is PolicyLinear when the device has at least as many
 	// queues as allowed CPUs, PolicyNUMAHop otherwise.
 	PolicyAuto Policy = "auto"
-	// PolicyNUMAHop spreads queues over the device's node first, then
-	// over nodes by increasing distance (the kernel's
-	// sched_numa_hop_mask / cpumask_local_spread order).
+	// PolicyNUMAHop spreads queues over the device's node, then nodes by
+	// distance (the kernel's sched_numa_hop_mask / cpumask_local_spread).
 	PolicyNUMAHop Policy = "numa-hop"
 	// PolicyLinear gives queue i the i-th allowed CPU in id order.
 	PolicyLinear Policy = "linear"
@@ -45,8 +45,7 @@ const (
 
 var maskModes = []MaskMode{MaskCPU, MaskCore}
 
-// Rule is one entry of devices: the devices it matches and how to place
-// their IRQs.
+// Rule is one entry of devices: what it matches and how to place their IRQs.
 type Rule struct {
 	// Name is free text for logs; may be empty.
 	Name string
@@ -57,24 +56,20 @@ type Rule struct {
 	Policy Policy
 	// Mask is never empty: MaskCPU when the file gives none.
 	Mask MaskMode
-	// CPUs is the pinned set; non-empty exactly when Policy is
-	// PolicyPinned.
+	// CPUs is the pinned set, non-empty exactly for PolicyPinned.
 	CPUs cpumask.Mask
 	// Node, when set, replaces the device's numa_node; -1 means no
 	// node: online CPUs in id order.
 	Node *int
-	// Balance, when not "", overrides Config.Balance for the rule's
-	// devices.
+	// Balance, when not "", overrides Config.Balance.
 	Balance Balance
-	// QueueRegex, when set, finds the queue index in an IRQ name: the
-	// text of its group named "queue". It is not anchored: it may match
-	// anywhere in the name. Nil leaves the choice to the planner.
+	// QueueRegex, when set, finds the queue index in an IRQ name (its
+	// group "queue", matched anywhere in the name); nil leaves it to the planner.
 	QueueRegex *regexp.Regexp
 }
 
-// Match selects devices. Each set field is a regexp matched against the
-// whole string (Parse anchors the file's text as ^(?:re)$, so "eth1"
-// does not match eth10); every set field must match. The zero Match
+// Match selects devices: every set field must match. Parse anchors each
+// regexp as ^(?:re)$, so "eth1" does not match eth10. The zero Match
 // matches every device, but Parse never produces one.
 type Match struct {
 	PCI       *regexp.Regexp
@@ -87,37 +82,24 @@ type Match struct {
 type DeviceFacts struct {
 	// PCI is the PCI address, "0000:03:00.0"; "" for a non-PCI device.
 	PCI string
-	// Drivers, Interfaces and IRQNames are the device's driver names,
-	// network interface names and IRQ names (the action names in
-	// /proc/interrupts).
+	// Drivers, Interfaces and IRQNames are the device's driver, network
+	// interface and IRQ names (the action names in /proc/interrupts).
 	Drivers    []string
 	Interfaces []string
 	IRQNames   []string
 }
 
-// matches reports whether d satisfies every set field of m: PCI must
-// match d.PCI, and Driver, Interface and IRQ must each match at least
-// one of d's drivers, interfaces and IRQ names (so a set field never
-// matches a device with none).
+// matches reports whether d satisfies every set field of m; Driver,
+// Interface and IRQ need one of d's names, so never match a device with none.
 func (m Match) matches(d DeviceFacts) bool {
-	if m.PCI != nil && !m.PCI.MatchString(d.PCI) {
-		return false
-	}
-	return anyMatch(m.Driver, d.Drivers) &&
+	return (m.PCI == nil || m.PCI.MatchString(d.PCI)) &&
+		anyMatch(m.Driver, d.Drivers) &&
 		anyMatch(m.Interface, d.Interfaces) &&
 		anyMatch(m.IRQ, d.IRQNames)
 }
 
 func anyMatch(re *regexp.Regexp, ss []string) bool {
-	if re == nil {
-		return true
-	}
-	for _, s := range ss {
-		if re.MatchString(s) {
-			return true
-		}
-	}
-	return false
+	return re == nil || slices.ContainsFunc(ss, re.MatchString)
 }
 
 // RuleFor returns the first rule of c.Devices that matches d, and false
@@ -132,10 +114,8 @@ func (c *Config) RuleFor(d DeviceFacts) (*Rule, bool) {
 	return nil, false
 }
 
-// maxRules bounds the number of device rules. A machine has a few dozen
-// devices, and the planner tries every rule on every device; the bound
-// also keeps aliases from multiplying a rule into hundreds of thousands
-// of copies.
+// maxRules bounds the device rules: the planner tries every rule on every
+// device, and aliases could multiply a rule into a million copies.
 const maxRules = 5000
 
 // Keys of a rule and of its match, in the example file's order.
@@ -204,11 +184,10 @@ func (p *parser) rule(n *yaml.Node, path string) Rule {
 			r.CPUs, cpusOK = c.v, c.ok
 		case "node":
 			r.Node = once(p, v, key, func() *int {
-				i, ok := p.integer(v, path, -1, math.MaxInt, "an integer >= -1, -1 for no node")
-				if !ok {
-					return nil
+				if i, ok := p.integer(v, path, -1, math.MaxInt, "an integer >= -1, -1 for no node"); ok {
+					return &i
 				}
-				return &i
+				return nil
 			})
 		case "queue_regex":
 			r.QueueRegex = once(p, v, key, func() *regexp.Regexp { return p.queueRegex(v, path) })
@@ -266,23 +245,20 @@ func (p *parser) queueRegex(n *yaml.Node, path string) *regexp.Regexp {
 	return re
 }
 
-// maxRegexpSize bounds the total size of the config's regexps, in
-// compiled instructions. Go's regexps run in linear time, but compiling
-// one costs time and memory in proportion to its expanded size, and a
-// repeat such as a{1,1000} expands 8 bytes into 1000 instructions: a
-// 1 MiB file of such rules took 90 s and 50 GB of allocations to parse.
-// Each regexp also counts regexpCost for its fixed cost. A rule's regexp
-// is typically 10 to 50 instructions; a config of a hundred rules uses a
-// few percent of the limit.
-const maxRegexpSize = 200_000
+// maxRegexpSize bounds the config's regexps, in compiled instructions,
+// each counting regexpCost more for its fixed cost. Compiling costs in
+// proportion to the expanded size, and a{1,1000} expands 8 bytes into
+// 1000 instructions: a 1 MiB file of such rules took 90 s and 50 GB to
+// parse. A hundred typical rules use a few percent of the limit.
+const (
+	maxRegexpSize = 200_000
+	regexpCost    = 20
+)
 
-const regexpCost = 20
-
-// compileRegexp compiles the string at n, as ^(?:s)$ when anchor is set, so
-// that it matches whole strings; typeWant is what a value that is not
-// a string should be, want what a bad regexp should be. It first
-// parses s without compiling it and takes its size from what is left
-// of maxRegexpSize, so an oversized regexp is never expanded.
+// compileRegexp compiles the string at n, as ^(?:s)$ when anchor is set;
+// typeWant is what a non-string should be, want what a bad regexp should
+// be. It takes s's size, parsed but not compiled, from what is left of
+// maxRegexpSize, so an oversized regexp is never expanded.
 func (p *parser) compileRegexp(n *yaml.Node, path, typeWant, want string, anchor bool) *regexp.Regexp {
 	s, ok := p.str(n, path, typeWant)
 	if !ok {

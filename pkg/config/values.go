@@ -27,16 +27,21 @@ func (p *parser) str(n *yaml.Node, path, want string) (string, bool) {
 	return n.Value, true
 }
 
+// decodeScalar decodes n, a scalar with one of tags, into a T; what names a T.
+func decodeScalar[T any](p *parser, n *yaml.Node, path, what, want string, tags ...string) (T, bool) {
+	var v T
+	if !p.scalar(n, path, want, tags...) {
+		return v, false
+	}
+	if err := n.Decode(&v); err != nil {
+		p.errorf(n, path, err, "invalid %s %q (want %s)", what, n.Value, want)
+		return v, false
+	}
+	return v, true
+}
+
 func (p *parser) boolean(n *yaml.Node, path string) (bool, bool) {
-	if !p.scalar(n, path, "true or false", "!!bool") {
-		return false, false
-	}
-	var b bool
-	if err := n.Decode(&b); err != nil {
-		p.errorf(n, path, err, "invalid boolean %q (want true or false)", n.Value)
-		return false, false
-	}
-	return b, true
+	return decodeScalar[bool](p, n, path, "boolean", "true or false", "!!bool")
 }
 
 // duration parses a Go duration string that is more than 0, at least
@@ -97,19 +102,12 @@ func oneOf[T ~string](p *parser, n *yaml.Node, path, what string, valid []T) (T,
 // fraction parses a number from 0 up to but not including 1.
 func (p *parser) fraction(n *yaml.Node, path string) (float64, bool) {
 	const want = "a number from 0 up to, not including, 1, such as 0.1"
-	if !p.scalar(n, path, want, "!!float", "!!int") {
-		return 0, false
-	}
-	var f float64
-	if err := n.Decode(&f); err != nil {
-		p.errorf(n, path, err, "invalid number %q (want %s)", n.Value, want)
-		return 0, false
-	}
-	if !(f >= 0 && f < 1) { // also refuses NaN
+	f, ok := decodeScalar[float64](p, n, path, "number", want, "!!float", "!!int")
+	if ok && !(f >= 0 && f < 1) { // also refuses NaN
 		p.errorf(n, path, nil, "%s is out of range (want %s)", n.Value, want)
 		return 0, false
 	}
-	return f, true
+	return f, ok
 }
 
 // integer parses an integer from lo to hi; want, if not "", says what
@@ -118,19 +116,12 @@ func (p *parser) integer(n *yaml.Node, path string, lo, hi int, want string) (in
 	if want == "" {
 		want = fmt.Sprintf("an integer from %d to %d", lo, hi)
 	}
-	if !p.scalar(n, path, want, "!!int") {
-		return 0, false
-	}
-	var v int
-	if err := n.Decode(&v); err != nil {
-		p.errorf(n, path, err, "invalid integer %q (want %s)", n.Value, want)
-		return 0, false
-	}
-	if v < lo || v > hi {
+	v, ok := decodeScalar[int](p, n, path, "integer", want, "!!int")
+	if ok && (v < lo || v > hi) {
 		p.errorf(n, path, nil, "%d is out of range (want %s)", v, want)
 		return 0, false
 	}
-	return v, true
+	return v, ok
 }
 
 // CheckListen validates a metrics/HTTP address as the config's listen

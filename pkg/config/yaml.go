@@ -15,10 +15,9 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Error is one problem in a config file. Parse joins all of them with
-// errors.Join; pick them out with errors.As or by splitting lines. A
-// read error holds none, so errors.As also tells a bad file from one
-// that could not be read.
+// Error is one problem in a config file; Parse joins them with
+// errors.Join. A read error holds none, so errors.As tells a bad file
+// from one that could not be read.
 type Error struct {
 	File string
 	Line int    // 1-based; 0 when the YAML parser gave none
@@ -42,29 +41,24 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-// parser walks the yaml.Node tree by hand, rather than through
-// yaml.Decoder.KnownFields, so that every value error has a line and all
-// errors are collected in one pass.
+// parser walks the yaml.Node tree by hand, not through KnownFields, so
+// that every value error has a line and all are collected in one pass.
 type parser struct {
 	file string
 	// errs are the first maxErrors errors by line, in the order found
 	// among equal lines; dropped counts the others.
-	errs    []*Error
-	dropped int
-	memo    map[memoKey]any
-	// regexpSize is the size of the regexps compiled so far, for
-	// maxRegexpSize.
-	regexpSize int
+	errs       []*Error
+	dropped    int
+	memo       map[memoKey]any
+	regexpSize int // of the regexps compiled so far, for maxRegexpSize
 }
 
-// maxErrors is the most errors Parse reports one by one; it counts the
-// rest in a last line. The first few problems of a broken file are what
-// its author needs; thousands of lines only flood the log.
+// maxErrors is the most errors Parse reports one by one: the first few
+// problems are what an author needs; thousands only flood the log.
 const maxErrors = 20
 
 // Bounds, in bytes, on an Error's Path and Msg, so that maxErrors lines
-// stay within a few KiB even when they quote a long key or value. Every
-// message the parser writes for a value of normal length fits.
+// stay within a few KiB even when they quote a long key or value.
 const (
 	maxPath = 64
 	maxMsg  = 256
@@ -75,26 +69,16 @@ func (p *parser) errorf(n *yaml.Node, path string, cause error, format string, a
 	if n != nil {
 		line = n.Line
 	}
-	if p.full(line) {
+	if len(p.errs) == maxErrors && p.errs[maxErrors-1].Line <= line {
 		p.dropped++ // and skip formatting a message nobody will read
 		return
 	}
 	p.add(&Error{File: p.file, Line: line, Path: clip(path, maxPath), Msg: clip(fmt.Sprintf(format, args...), maxMsg), Err: cause})
 }
 
-// full reports whether an error at line would not be among the first
-// maxErrors.
-func (p *parser) full(line int) bool {
-	return len(p.errs) == maxErrors && p.errs[maxErrors-1].Line <= line
-}
-
 // add inserts e after the kept errors at its line or before, dropping the
 // last one when more than maxErrors are kept.
 func (p *parser) add(e *Error) {
-	if p.full(e.Line) {
-		p.dropped++
-		return
-	}
 	i, _ := slices.BinarySearchFunc(p.errs, e.Line+1, func(k *Error, line int) int { return cmp.Compare(k.Line, line) })
 	p.errs = slices.Insert(p.errs, i, e)
 	if len(p.errs) > maxErrors {
@@ -128,14 +112,11 @@ type memoKey struct {
 }
 
 // once returns f's result for node n read as slot, calling f only the
-// first time, so that a node shared by aliases is checked, and its
-// errors reported, once. Decoding into a yaml.Node keeps an alias as a
-// pointer to its anchor's node (and yaml.v3's alias-ratio limit never
-// runs), so a walk that followed every alias would work once per path
-// through that DAG: a 15 KB file of 3000 aliases to a rule with 300 bad
-// keys gave 900,000 errors. Keying on the node makes the walk linear in
-// the file; the slot is in the key because one scalar may be read as
-// different settings, each with its own checks.
+// first time, so that a node shared by aliases is checked once. An alias
+// is a pointer to its anchor (yaml.v3's alias-ratio limit never runs), so
+// following each would walk every path through the DAG: 3000 aliases to
+// a rule with 300 bad keys gave 900,000 errors. One scalar may be read
+// as different settings (slots), each with its checks.
 func once[T any](p *parser, n *yaml.Node, slot string, f func() T) T {
 	k := memoKey{n, slot}
 	if v, ok := p.memo[k]; ok {

@@ -3,6 +3,7 @@ package cpumask
 import (
 	"iter"
 	"math/bits"
+	"slices"
 )
 
 // MaxCPUs is the largest CPU count a Mask holds: x86's largest NR_CPUS.
@@ -21,8 +22,7 @@ type Mask struct {
 }
 
 // New returns the set of the given CPUs. It panics on an id outside
-// [0, MaxCPUs): callers pass ids they computed, not input; input goes
-// through ParseList or ParseHex.
+// [0, MaxCPUs): input goes through ParseList or ParseHex instead.
 func New(cpus ...int) Mask {
 	var b Builder
 	for _, c := range cpus {
@@ -64,17 +64,7 @@ func (m Mask) Contains(cpu int) bool {
 }
 
 // Equal reports whether m and o hold the same CPUs.
-func (m Mask) Equal(o Mask) bool {
-	if len(m.w) != len(o.w) {
-		return false
-	}
-	for i := range m.w {
-		if m.w[i] != o.w[i] {
-			return false
-		}
-	}
-	return true
-}
+func (m Mask) Equal(o Mask) bool { return slices.Equal(m.w, o.w) }
 
 // And returns m ∩ o.
 func (m Mask) And(o Mask) Mask {
@@ -88,22 +78,14 @@ func (m Mask) And(o Mask) Mask {
 
 // Or returns m ∪ o.
 func (m Mask) Or(o Mask) Mask {
-	a, b := m.w, o.w
-	if len(a) < len(b) {
-		a, b = b, a
-	}
-	w := make([]uint64, len(a))
-	copy(w, a)
-	for i := range b {
-		w[i] |= b[i]
-	}
-	return Mask{w}
+	b := Builder{slices.Clone(m.w)}
+	b.Or(o)
+	return b.Mask()
 }
 
 // AndNot returns m \ o (cpumask_andnot).
 func (m Mask) AndNot(o Mask) Mask {
-	w := make([]uint64, len(m.w))
-	copy(w, m.w)
+	w := slices.Clone(m.w)
 	for i := range min(len(w), len(o.w)) {
 		w[i] &^= o.w[i]
 	}
@@ -122,12 +104,11 @@ func (m Mask) Intersects(o Mask) bool {
 
 // IsSubsetOf reports whether every CPU of m is in o.
 func (m Mask) IsSubsetOf(o Mask) bool {
+	if len(m.w) > len(o.w) { // m's last word is not zero
+		return false
+	}
 	for i, x := range m.w {
-		var y uint64
-		if i < len(o.w) {
-			y = o.w[i]
-		}
-		if x&^y != 0 {
+		if x&^o.w[i] != 0 {
 			return false
 		}
 	}
@@ -183,16 +164,10 @@ func (m Mask) All() iter.Seq[int] {
 }
 
 // CPUs returns the CPUs of m in ascending order.
-func (m Mask) CPUs() []int {
-	out := make([]int, 0, m.Weight())
-	for c := range m.All() {
-		out = append(out, c)
-	}
-	return out
-}
+func (m Mask) CPUs() []int { return slices.AppendSeq(make([]int, 0, m.Weight()), m.All()) }
 
 // Builder accumulates CPUs into a Mask without a copy per step. The zero
-// value is ready to use. Mask returns the result and resets the Builder.
+// value is ready to use.
 type Builder struct {
 	w []uint64
 }

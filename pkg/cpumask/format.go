@@ -1,32 +1,31 @@
 package cpumask
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
 
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// syntaxError is a parse error: "invalid CPU mask list "3-1": ...". It
-// wraps kernfs.ErrMalformed, the sentinel for kernel text that does not
-// parse, without putting that sentinel's text in the message.
+// syntaxError is a parse error that wraps kernfs.ErrMalformed without
+// putting that sentinel's text in the message.
 type syntaxError struct{ msg string }
 
 func (e *syntaxError) Error() string { return e.msg }
 func (e *syntaxError) Unwrap() error { return kernfs.ErrMalformed }
 
-// parseErr quotes the whole input once, cut by kernfs.Quote; the
-// reason names the bad part with part, so a long input is not quoted
-// again.
+// parseErr quotes the whole input once, cut by kernfs.Quote; why names
+// the bad part with part, so a long input is not quoted again.
 func parseErr(format, input, why string, args ...any) error {
 	return &syntaxError{fmt.Sprintf("invalid CPU mask %s %s: %s", format, kernfs.Quote(input), fmt.Sprintf(why, args...))}
 }
 
-// part quotes a piece of the input when it is short enough to show in
-// full; a longer piece, which the quoted input already shows the start
-// of, is described by its length alone.
+// part quotes a piece of the input that is short enough to show in full,
+// else gives its length (the quoted input already shows its start).
 func part(s string) string {
 	if len(s) <= kernfs.QuoteLimit {
 		return kernfs.Quote(s)
@@ -34,10 +33,9 @@ func part(s string) string {
 	return fmt.Sprintf("of %d bytes", len(s))
 }
 
-// ParseList parses the kernel's list format (%*pbl), as in cpulist,
-// smp_affinity_list and devices/system/cpu/online: "0-3,8,10-11". An
-// empty string (or only white space) is the empty set. Surrounding white
-// space, such as a file's trailing newline, is ignored.
+// ParseList parses the kernel's list format (%*pbl), as in cpulist and
+// smp_affinity_list: "0-3,8,10-11". Surrounding white space, such as a
+// file's trailing newline, is ignored; an empty list is the empty set.
 func ParseList(s string) (Mask, error) {
 	body := strings.TrimSpace(s)
 	if body == "" {
@@ -46,18 +44,16 @@ func ParseList(s string) (Mask, error) {
 	var b Builder
 	for elem := range strings.SplitSeq(body, ",") {
 		lo, hi, isRange := strings.Cut(elem, "-")
-		first, err := parseCPU(lo)
-		if err != nil {
+		if !isRange {
+			hi = lo
+		}
+		first, errLo := parseCPU(lo)
+		last, errHi := parseCPU(hi)
+		if err := cmp.Or(errLo, errHi); err != nil {
 			return Mask{}, parseErr("list", s, "element %s: %v", part(elem), err)
 		}
-		last := first
-		if isRange {
-			if last, err = parseCPU(hi); err != nil {
-				return Mask{}, parseErr("list", s, "element %s: %v", part(elem), err)
-			}
-			if last < first {
-				return Mask{}, parseErr("list", s, "reversed range %s", part(elem))
-			}
+		if last < first {
+			return Mask{}, parseErr("list", s, "reversed range %s", part(elem))
 		}
 		for c := first; c <= last; c++ {
 			b.Set(c)
@@ -70,13 +66,11 @@ func parseCPU(s string) (int, error) {
 	if s == "" {
 		return 0, errors.New("missing CPU number")
 	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			if len(s) > kernfs.QuoteLimit {
-				return 0, errors.New("not a CPU number")
-			}
-			return 0, fmt.Errorf("%s is not a CPU number", kernfs.Quote(s))
+	if !kernfs.IsDigits([]byte(s)) {
+		if len(s) > kernfs.QuoteLimit {
+			return 0, errors.New("not a CPU number")
 		}
+		return 0, fmt.Errorf("%s is not a CPU number", kernfs.Quote(s))
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n >= MaxCPUs {
@@ -92,35 +86,26 @@ func parseCPU(s string) (int, error) {
 // empty set. ParseList(m.String()) equals m.
 func (m Mask) String() string {
 	var sb strings.Builder
-	start, prev := -1, -1
-	flush := func() {
-		if start < 0 {
-			return
+	for c := m.First(); c >= 0; {
+		end := c
+		for m.Contains(end + 1) {
+			end++
 		}
 		if sb.Len() > 0 {
 			sb.WriteByte(',')
 		}
-		sb.WriteString(strconv.Itoa(start))
-		if prev > start {
-			sb.WriteByte('-')
-			sb.WriteString(strconv.Itoa(prev))
+		sb.WriteString(strconv.Itoa(c))
+		if end > c {
+			sb.WriteString("-" + strconv.Itoa(end))
 		}
+		c = m.Next(end)
 	}
-	for c := range m.All() {
-		if c != prev+1 || start < 0 {
-			flush()
-			start = c
-		}
-		prev = c
-	}
-	flush()
 	return sb.String()
 }
 
 // ParseHex parses the kernel's hex mask format (%*pb), as in smp_affinity:
-// comma-separated groups of up to 8 hex digits (32 CPUs each), most
-// significant group first, e.g. "00000000,00010000" is CPU 16.
-// Surrounding white space is ignored.
+// groups of up to 8 hex digits (32 CPUs), most significant first, so
+// "00000000,00010000" is CPU 16. Surrounding white space is ignored.
 func ParseHex(s string) (Mask, error) {
 	body := strings.TrimSpace(s)
 	if body == "" {
@@ -136,24 +121,20 @@ func ParseHex(s string) (Mask, error) {
 		if err != nil {
 			return Mask{}, parseErr("hex", s, "group %d %s is not hex", i+1, part(g))
 		}
-		base := (len(groups) - 1 - i) * 32
-		for bit := 0; v != 0; bit++ {
-			if v&1 != 0 {
-				if base+bit >= MaxCPUs {
-					return Mask{}, parseErr("hex", s, "CPU %d is beyond the limit of %d CPUs", base+bit, MaxCPUs)
-				}
-				b.Set(base + bit)
+		for ; v != 0; v &= v - 1 {
+			c := (len(groups)-1-i)*32 + bits.TrailingZeros64(v)
+			if c >= MaxCPUs {
+				return Mask{}, parseErr("hex", s, "CPU %d is beyond the limit of %d CPUs", c, MaxCPUs)
 			}
-			v >>= 1
+			b.Set(c)
 		}
 	}
 	return b.Mask(), nil
 }
 
-// Hex formats m in the kernel's hex format for a machine of nbits CPU ids
-// (nr_cpu_ids), as the kernel prints smp_affinity: the first group has
-// only the digits nbits needs, the others eight. nbits is raised to hold
-// m's highest CPU; nbits < 1 counts as 1 and nbits > MaxCPUs as MaxCPUs.
+// Hex formats m as the kernel prints smp_affinity for nbits CPU ids
+// (nr_cpu_ids): the first group has only the digits nbits needs. nbits
+// is raised to hold m's highest CPU and clamped to [1, MaxCPUs].
 func (m Mask) Hex(nbits int) string {
 	nbits = max(min(nbits, MaxCPUs), m.Last()+1, 1)
 	groups := (nbits + 31) / 32
@@ -167,9 +148,7 @@ func (m Mask) Hex(nbits int) string {
 		if g == groups-1 {
 			width = (nbits - 32*g + 3) / 4
 		}
-		s := strconv.FormatUint(v, 16)
-		sb.WriteString(strings.Repeat("0", max(width-len(s), 0)))
-		sb.WriteString(s)
+		fmt.Fprintf(&sb, "%0*x", width, v)
 		if g > 0 {
 			sb.WriteByte(',')
 		}
