@@ -184,19 +184,6 @@ func (b *Builder) Set(cpu int) {
 	b.w[i] |= 1 << (uint(cpu) % wordBits)
 }
 
-// Clear removes cpu.
-func (b *Builder) Clear(cpu int) {
-	if cpu < 0 {
-		return
-	}
-	if i := cpu / wordBits; i < len(b.w) {
-		b.w[i] &^= 1 << (uint(cpu) % wordBits)
-	}
-}
-
-// Contains reports whether cpu has been added.
-func (b *Builder) Contains(cpu int) bool { return Mask{b.w}.Contains(cpu) }
-
 // Or adds every CPU of m.
 func (b *Builder) Or(m Mask) {
 	for len(b.w) < len(m.w) {
