@@ -153,9 +153,6 @@ func New(store *state.Store, opts Options) *Metrics {
 	return m
 }
 
-// Gatherer is the private registry, for tests and for serving elsewhere.
-func (m *Metrics) Gatherer() prometheus.Gatherer { return m.reg }
-
 // SetPerIRQ switches the per-IRQ series on or off, as a config reload
 // of metrics_per_irq says.
 func (m *Metrics) SetPerIRQ(on bool) { m.perIRQ.Store(on) }
