@@ -22,9 +22,6 @@ const (
 
 var states = [...]string{statePlaced, stateManaged, stateIgnored, stateFailed}
 
-// noDevice is the device label of IRQs with no PCI device.
-const noDevice = "none"
-
 var (
 	descIRQs = prometheus.NewDesc(namespace+"_irqs",
 		"IRQs in the current plan, by device, policy and state (placed, managed, ignored, failed).",
@@ -83,52 +80,39 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descAllowed, prometheus.GaugeValue, float64(st.Plan.Allowed.Weight()))
 
 	// Devices are summed by label: every non-PCI entry is device="none",
-	// and a registry rejects two series with the same labels.
+	// and a registry rejects two series with the same labels. The
+	// registry sorts the series, so map order does not show.
 	type devPolicy struct{ device, policy string }
 	type distSum struct{ sum, n int }
-	var (
-		keys   []devPolicy
-		byKey  = map[devPolicy]*[len(states)]int{}
-		queues = map[devPolicy]int{}
-		devs   []string
-		dist   = map[string]*distSum{}
-	)
+	byKey := map[devPolicy]*[len(states)]int{}
+	queues := map[devPolicy]int{}
+	dist := map[string]distSum{}
 	for _, d := range st.Plan.Devices {
 		dev := deviceLabel(d.PCI)
 		k := devPolicy{dev, string(d.Policy)}
-		counts, ok := byKey[k]
-		if !ok {
-			counts = new([len(states)]int)
-			byKey[k] = counts
-			keys = append(keys, k)
+		if byKey[k] == nil {
+			byKey[k] = new([len(states)]int)
 		}
 		for _, q := range d.IRQs {
 			s := irqState(q, st.Apply.Failed)
-			counts[slices.Index(states[:], s)]++
+			byKey[k][slices.Index(states[:], s)]++
 			if q.Role != policy.RoleQueue {
 				continue
 			}
 			queues[k]++
 			if s == statePlaced && q.Distance >= 0 {
-				ds, ok := dist[dev]
-				if !ok {
-					ds = &distSum{}
-					dist[dev] = ds
-					devs = append(devs, dev)
-				}
-				ds.sum += q.Distance
-				ds.n++
+				ds := dist[dev]
+				dist[dev] = distSum{ds.sum + q.Distance, ds.n + 1}
 			}
 		}
 	}
-	for _, k := range keys {
+	for k, counts := range byKey {
 		for i, s := range states {
-			ch <- prometheus.MustNewConstMetric(descIRQs, prometheus.GaugeValue, float64(byKey[k][i]), k.device, k.policy, s)
+			ch <- prometheus.MustNewConstMetric(descIRQs, prometheus.GaugeValue, float64(counts[i]), k.device, k.policy, s)
 		}
 		ch <- prometheus.MustNewConstMetric(descQueueIRQs, prometheus.GaugeValue, float64(queues[k]), k.device, k.policy)
 	}
-	for _, dev := range devs {
-		ds := dist[dev]
+	for dev, ds := range dist {
 		ch <- prometheus.MustNewConstMetric(descMeanDistance, prometheus.GaugeValue, float64(ds.sum)/float64(ds.n), dev)
 	}
 
@@ -166,10 +150,9 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // onBanned counts the IRQs whose mask after st's round has an online
-// CPU the plan does not allow: where the write put them, or, when it
-// failed, was a dry run or the plan could not place them, where they
-// were. IRQs a rule leaves alone (policy ignore, no PCI device) are not
-// numairqd's and are not counted.
+// CPU the plan does not allow: where the write put them, else (failed,
+// dry run, unplaceable) where they were. IRQs a rule leaves alone are
+// not numairqd's and are not counted.
 func onBanned(st *state.State) (movable, managed int) {
 	banned := st.Banned()
 	if banned.IsEmpty() {
@@ -196,10 +179,8 @@ func onBanned(st *state.State) (movable, managed int) {
 	return movable, len(st.ManagedOnBanned())
 }
 
-// irqState sorts an IRQ into one of states. The kernel owns a managed
-// IRQ; one the plan found no allowed CPU for failed; one left alone by
-// choice was never written; a planned one failed when the last round's
-// write to it failed.
+// irqState sorts an IRQ into one of states; a planned one failed when
+// the last round's write to it failed.
 func irqState(q policy.IRQ, failed map[int]apply.Kind) string {
 	if q.Managed {
 		return stateManaged
@@ -216,9 +197,10 @@ func irqState(q policy.IRQ, failed map[int]apply.Kind) string {
 	return statePlaced
 }
 
+// deviceLabel is the device label: "none" for IRQs with no PCI device.
 func deviceLabel(pci string) string {
 	if pci == "" {
-		return noDevice
+		return "none"
 	}
 	return pci
 }
@@ -241,8 +223,7 @@ var (
 	sockets     = []string{"uevent", "rtnetlink", "ethtool"}
 )
 
-// watchCollector reads the watcher's cumulative counters at scrape
-// time, so nothing copies them between rounds.
+// watchCollector reads the watcher's cumulative counters at scrape time.
 type watchCollector struct{ stats func() watch.Stats }
 
 func (c watchCollector) Describe(ch chan<- *prometheus.Desc) {
