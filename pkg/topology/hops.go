@@ -6,12 +6,11 @@ import (
 	"github.com/numairqd/numairqd/pkg/cpumask"
 )
 
-// buildHops computes the hop levels and masks the way sched_init_numa()
-// does: only nodes with CPUs (N_CPU) take part; the levels are the sorted
-// unique distances between them, global to the machine; hop mask h of
-// node j is the union of the CPUs of every such node k with
-// node_distance(j, k) <= level h, read from row j. A CPU-less node gets
-// no masks. The masks hold online CPUs only, as the kernel's do.
+// buildHops computes the hop levels and masks as sched_init_numa() does:
+// only nodes with CPUs (N_CPU) take part; the levels are the sorted
+// unique distances between them; hop mask h of node j is the online CPUs
+// of every such node k with node_distance(j, k) <= level h. A CPU-less
+// node gets no masks.
 func (s *Snapshot) buildHops() {
 	var cpuNodes []int // indices into s.nodes
 	for i, n := range s.nodes {
@@ -41,11 +40,7 @@ func (s *Snapshot) buildHops() {
 			masks[h] = b.Mask()
 		}
 		s.hops[j] = masks
-		order := make([]int, 0, s.online.Weight())
-		for _, ring := range s.rings(j, s.online) {
-			order = append(order, ring...)
-		}
-		s.order[j] = order
+		s.order[j] = slices.Concat(s.rings(j, s.online)...)
 	}
 }
 
@@ -92,28 +87,16 @@ func (s *Snapshot) SpreadNode(node int) int {
 	return best
 }
 
-// Spread returns the CPUs of allowed in the order a device on node
-// should use them: the online CPUs sorted by hop (distance from node),
-// then CPU id, restricted to allowed. Its i-th entry is
-// cpumask_local_spread(i, node) when allowed is every online CPU. For
-// NoNode it is the allowed online CPUs in id order; a CPU-less node uses
-// SpreadNode's nearest node.
+// Spread returns the allowed online CPUs in the order a device on node
+// should use them: by hop from SpreadNode(node), then CPU id; by id for
+// NoNode. Its i-th entry is cpumask_local_spread(i, node) when allowed
+// is every online CPU.
 func (s *Snapshot) Spread(node int, allowed cpumask.Mask) []int {
 	n := s.SpreadNode(node)
 	if n == NoNode {
 		return allowed.And(s.online).CPUs()
 	}
-	order := s.order[s.nodeIndex[n]]
-	if allowed.Equal(s.online) {
-		return slices.Clone(order)
-	}
-	out := make([]int, 0, len(order))
-	for _, c := range order {
-		if allowed.Contains(c) {
-			out = append(out, c)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(s.order[s.nodeIndex[n]]), func(c int) bool { return !allowed.Contains(c) })
 }
 
 // Rings returns Spread split by hop: ring h holds the allowed CPUs that

@@ -60,33 +60,34 @@ type CPU struct {
 	LLC cpumask.Mask
 }
 
-// Read builds a Snapshot from the tree with what planning uses: CPUs,
-// nodes, distances and SMT siblings; Possible and Present are empty,
-// each CPU's Package is -1 and its LLC empty (see ReadDetail). A round reads it after every event, so
-// it reads no file that no plan needs. Errors name the file and the
-// value that was wrong; a missing optional file is not an error.
-func (fs FS) Read() (*Snapshot, error) { return fs.readRetrying(false) }
+// Read builds a Snapshot with what planning uses: CPUs, nodes, distances
+// and SMT siblings; Possible is empty, each CPU's Package -1 and its LLC
+// empty (see ReadDetail). A round reads it after every event, so it
+// reads no file that no plan needs. A missing optional file is not an
+// error.
+func (fs FS) Read() (*Snapshot, error) { return fs.readRetrying(false, nil) }
 
-// ReadDetail is Read plus what only a description of the machine shows
-// (`numairqd topology`): the possible CPUs, and each CPU's
-// package and last-level cache, about ten more files per cache group.
-func (fs FS) ReadDetail() (*Snapshot, error) { return fs.readRetrying(true) }
+// ReadDetail is Read plus what only `numairqd topology` shows: the
+// possible CPUs, and each CPU's package and last-level cache.
+func (fs FS) ReadDetail() (*Snapshot, error) { return fs.readRetrying(true, nil) }
 
-func (fs FS) readRetrying(detail bool) (*Snapshot, error) {
+// readRetrying reads up to readAttempts times while online CPUs are
+// missing from every node's cpulist: a CPU that goes offline after
+// cpu/online was read leaves nodeN/cpulist, so only an inconsistency
+// that persists is an error.
+func (fs FS) readRetrying(detail bool, k *kept) (*Snapshot, error) {
 	for attempt := 1; ; attempt++ {
-		s, err := fs.read(detail, nil)
+		s, err := fs.read(detail, k)
 		var race *noNodeError
-		if errors.As(err, &race) && attempt < readAttempts {
-			continue // a CPU may have gone offline between the reads
+		if !errors.As(err, &race) || attempt == readAttempts {
+			if err != nil {
+				return nil, fmt.Errorf("topology: %w", err)
+			}
+			return s, nil
 		}
-		return s, err
 	}
 }
 
-// readAttempts bounds Read's re-reads while online CPUs are missing from
-// every node's cpulist: a CPU that goes offline after cpu/online was read
-// leaves nodeN/cpulist, so only an inconsistency that persists is an
-// error.
 const readAttempts = 3
 
 // noNodeError is an online CPU that no node's cpulist holds.
@@ -95,22 +96,21 @@ type noNodeError struct{ err error }
 func (e *noNodeError) Error() string { return e.err.Error() }
 func (e *noNodeError) Unwrap() error { return e.err }
 
-// read reads a Snapshot. k, when not nil, holds facts of earlier reads
-// that stay true until reboot or until the nodes change: it is used and
-// filled in (see Reader).
+// read reads a Snapshot. k, when not nil, is a Reader's: what it keeps
+// is used and filled in.
 func (fs FS) read(detail bool, k *kept) (*Snapshot, error) {
 	s := &Snapshot{nodeIndex: map[int]int{}, cpus: map[int]CPU{}, cpuNode: map[int]int{}}
 	cpuDir := []string{"devices", "system", "cpu"}
 	var err error
 	if s.online, err = fs.readList(append(cpuDir, "online")...); err != nil {
-		return nil, fmt.Errorf("topology: %w", err)
+		return nil, err
 	}
 	if s.online.IsEmpty() {
-		return nil, fmt.Errorf("topology: %w", kernfs.Malformed(fs.path(append(cpuDir, "online")...), "no online CPU"))
+		return nil, kernfs.Malformed(fs.path(append(cpuDir, "online")...), "no online CPU")
 	}
 	if detail {
 		if s.possible, err = fs.readOptionalList(append(cpuDir, "possible")...); err != nil {
-			return nil, fmt.Errorf("topology: %w", err)
+			return nil, err
 		}
 		s.possible = s.possible.Or(s.online)
 	}
@@ -118,14 +118,14 @@ func (fs FS) read(detail bool, k *kept) (*Snapshot, error) {
 		s.isolated, s.nohzFull = k.isolated, k.nohzFull
 	} else {
 		if s.isolated, err = fs.readOptionalList(append(cpuDir, "isolated")...); err != nil {
-			return nil, fmt.Errorf("topology: %w", err)
+			return nil, err
 		}
 		if s.nohzFull, err = fs.readNohzFull(append(cpuDir, "nohz_full")...); err != nil {
-			return nil, fmt.Errorf("topology: %w", err)
+			return nil, err
 		}
 	}
 	if err := fs.readNodes(s, k); err != nil {
-		return nil, fmt.Errorf("topology: %w", err)
+		return nil, err
 	}
 	var cores map[int]cpumask.Mask
 	if k != nil {
@@ -133,11 +133,11 @@ func (fs FS) read(detail bool, k *kept) (*Snapshot, error) {
 		k.boot, k.isolated, k.nohzFull = true, s.isolated, s.nohzFull
 	}
 	if err := fs.readCPUs(s, cores); err != nil {
-		return nil, fmt.Errorf("topology: %w", err)
+		return nil, err
 	}
 	if detail {
 		if err := fs.readPackagesAndCaches(s); err != nil {
-			return nil, fmt.Errorf("topology: %w", err)
+			return nil, err
 		}
 	}
 	s.buildHops()
@@ -149,17 +149,10 @@ func (fs FS) read(detail bool, k *kept) (*Snapshot, error) {
 // mask was never allocated, so no CPU is adaptive-tick.
 func (fs FS) readNohzFull(elem ...string) (cpumask.Mask, error) {
 	s, err := fs.readString(elem...)
-	switch {
-	case errors.Is(err, os.ErrNotExist) || err == nil && s == "(null)":
+	if errors.Is(err, os.ErrNotExist) || err == nil && s == "(null)" {
 		return cpumask.Mask{}, nil
-	case err != nil:
-		return cpumask.Mask{}, err
 	}
-	m, err := cpumask.ParseList(s)
-	if err != nil {
-		return cpumask.Mask{}, kernfs.Malformed(fs.path(elem...), "%w", err)
-	}
-	return m, nil
+	return fs.parseList(s, err, elem...)
 }
 
 func (fs FS) readNodes(s *Snapshot, k *kept) error {
@@ -269,21 +262,15 @@ func (fs FS) readDistance(want int, elem ...string) ([]int, error) {
 	return row, nil
 }
 
-// readCPUs reads each online CPU's SMT siblings, once per core, which
-// keeps a 1024-CPU rebuild to about one read per core. With cores (a
-// Reader's), a CPU already in it is not read again: its siblings are
-// the ones kept, ANDed with the online CPUs; what is read is added.
+// readCPUs reads each online CPU's SMT siblings, once per core. With
+// cores (a Reader's), a CPU already in it is not read again: its
+// siblings are the ones kept, ANDed with the online CPUs.
 func (fs FS) readCPUs(s *Snapshot, cores map[int]cpumask.Mask) error {
 	for c := range s.online.All() {
-		node, ok := s.cpuNode[c]
-		if !ok {
-			node = NoNode
-		}
-		s.cpus[c] = CPU{ID: c, Node: node, Package: -1, Siblings: cpumask.New(c), Core: c}
+		s.cpus[c] = CPU{ID: c, Node: s.NodeOfCPU(c), Package: -1, Siblings: cpumask.New(c), Core: c}
 	}
 	for c := range s.online.All() {
-		cpu := s.cpus[c]
-		if cpu.Core != c || cpu.Siblings.Weight() > 1 {
+		if cpu := s.cpus[c]; cpu.Core != c || cpu.Siblings.Weight() > 1 {
 			continue // already filled in from an earlier sibling
 		}
 		sib, ok := cores[c]
@@ -331,17 +318,11 @@ func (fs FS) readSiblings(c int, online cpumask.Mask) (cpumask.Mask, error) {
 
 // Reader reads snapshots round after round and keeps what cannot change
 // while the machine runs, so that a round after a CPU event reads only
-// cpu/online, node/online and each node's cpulist:
-//   - which CPUs share a core, fixed by the hardware. A CPU's siblings
-//     are read when it is first seen online (a sibling that was offline
-//     then is read when it comes online, and joins the group); after
-//     that they are the group ANDed with the online CPUs.
-//   - the isolated and nohz_full CPUs, boot parameters (isolcpus=,
-//     nohz_full=).
-//   - each node's distance row, fixed by the firmware's table while the
-//     same nodes are online; a node coming or going drops them all.
-//
-// Forget drops all of it. A Reader is for one goroutine.
+// cpu/online, node/online and each node's cpulist: which CPUs share a
+// core (hardware; a CPU's siblings are read when it is first seen
+// online), the isolated and nohz_full CPUs (boot parameters), and each
+// node's distance row (firmware's, while the same nodes are online).
+// A Reader is for one goroutine.
 type Reader struct {
 	fs FS
 	k  kept
@@ -364,16 +345,7 @@ func NewReader(fs FS) *Reader {
 }
 
 // Read is FS.Read, reading siblings only of CPUs not seen before.
-func (r *Reader) Read() (*Snapshot, error) {
-	for attempt := 1; ; attempt++ {
-		s, err := r.fs.read(false, &r.k)
-		var race *noNodeError
-		if errors.As(err, &race) && attempt < readAttempts {
-			continue
-		}
-		return s, err
-	}
-}
+func (r *Reader) Read() (*Snapshot, error) { return r.fs.readRetrying(false, &r.k) }
 
 // Online is FS.Online of the Reader's tree.
 func (r *Reader) Online() (cpumask.Mask, error) { return r.fs.Online() }
@@ -404,9 +376,7 @@ func (fs FS) readPackagesAndCaches(s *Snapshot) error {
 		if errors.Is(err, os.ErrNotExist) {
 			members, err = fs.readList(append(dir, "core_siblings_list")...)
 		}
-		if errors.Is(err, os.ErrNotExist) {
-			members = cpumask.New(c)
-		} else if err != nil {
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 		for t := range members.And(s.online).Or(cpumask.New(c)).All() {
@@ -423,9 +393,10 @@ func (fs FS) readPackagesAndCaches(s *Snapshot) error {
 		if err != nil {
 			return err
 		}
-		for t := range llc.And(s.online).All() {
+		llc = llc.And(s.online)
+		for t := range llc.All() {
 			x := s.cpus[t]
-			x.LLC = llc.And(s.online)
+			x.LLC = llc
 			s.cpus[t] = x
 		}
 	}
