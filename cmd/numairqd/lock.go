@@ -17,11 +17,8 @@ import (
 const defaultLockFile = "/run/numairqd/numairqd.lock"
 
 // lockFile makes this process the only numairqd writing affinities on
-// the host: an exclusive, non-blocking flock on path (created, with its
-// directory, if needed), holding our pid. The kernel drops the lock
-// when the process exits, however it exits, so a crash never leaves a
-// stale lock behind. Keep the returned file open for as long as the
-// lock is needed.
+// the host: an exclusive flock on path, holding our pid, which the
+// kernel drops however the process exits. Keep the file open.
 func lockFile(path string) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)

@@ -12,10 +12,8 @@ import (
 )
 
 // newLogger builds the daemon's logger. format "auto" picks journald
-// when stderr is connected to the journal (no timestamp: journald stamps
-// each line; a <N> syslog prefix so `journalctl -p warning` works),
-// console with colours on a terminal, and JSON otherwise (a file or a
-// log shipper).
+// when stderr is the journal (no timestamp; a <N> priority prefix),
+// console on a terminal, and JSON otherwise.
 func newLogger(level, format string) (*zap.Logger, error) {
 	lvl, err := zapcore.ParseLevel(level)
 	if err != nil {

@@ -3,14 +3,14 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 )
 
-// procsCfg is how main bounded GOMAXPROCS; the zero value (tests)
-// leaves it alone.
+// procsCfg is how main bounded GOMAXPROCS; tests leave it zero.
 var procsCfg procsState
 
 func main() {
@@ -56,4 +56,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "numairqd: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
+}
+
+// parseArgs parses a subcommand's args into fl, its errors on stderr:
+// false (usage error, status 2) on a bad flag, an argument, or a format,
+// when not nil, other than text or json.
+func parseArgs(fl *flag.FlagSet, args []string, stderr io.Writer, format *string) bool {
+	fl.SetOutput(stderr)
+	switch {
+	case fl.Parse(args) != nil:
+		return false
+	case fl.NArg() > 0:
+		fmt.Fprintf(stderr, "numairqd %s: unexpected argument %q\n", fl.Name(), fl.Arg(0))
+		return false
+	case format != nil && *format != "text" && *format != "json":
+		fmt.Fprintf(stderr, "numairqd %s: --format %q: want text or json\n", fl.Name(), *format)
+		return false
+	}
+	return true
 }

@@ -15,8 +15,7 @@ import (
 )
 
 // configFile returns the config to read and whether it may be missing:
-// the file named by --config must exist; without --config,
-// config.DefaultPath is read if it exists, else the defaults apply.
+// config.DefaultPath may, a --config file may not.
 func configFile(flag string) (path string, optional bool) {
 	if flag != "" {
 		return flag, false
@@ -28,22 +27,13 @@ const configFlagHelp = "config file (default " + config.DefaultPath + " if it ex
 
 func runPlan(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("plan", flag.ContinueOnError)
-	fl.SetOutput(stderr)
 	cfgPath := fl.String("config", "", configFlagHelp)
 	sysfs := fl.String("sysfs", "/sys", "sysfs root to read")
 	procfs := fl.String("procfs", "/proc", "procfs root to read")
 	etc := fl.String("etc", "/etc", "where irqbalance_env_file: auto looks for sysconfig/irqbalance and default/irqbalance")
 	format := fl.String("format", "text", "output format: text or json")
 	sample := fl.Duration("load-sample", 2*time.Second, "with balance: load, measure interrupt loads over this long first (0: plan without loads)")
-	if err := fl.Parse(args); err != nil {
-		return 2
-	}
-	if fl.NArg() > 0 {
-		fmt.Fprintf(stderr, "numairqd plan: unexpected argument %q\n", fl.Arg(0))
-		return 2
-	}
-	if *format != "text" && *format != "json" {
-		fmt.Fprintf(stderr, "numairqd plan: --format %q: want text or json\n", *format)
+	if !parseArgs(fl, args, stderr, format) {
 		return 2
 	}
 	load := config.Load
@@ -92,8 +82,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 }
 
 // sampleLoads measures the loads over d in policy.MinIntervals equal
-// intervals, the fewest the planner proposes a move from: their
-// spread is the noise a move must beat, as in the daemon.
+// intervals, the fewest the planner proposes a move from.
 func sampleLoads(procfs string, cfg *config.Config, d time.Duration) (load.Loads, error) {
 	s := load.NewSampler(load.FS{Proc: procfs}, load.Config{HalfLife: cfg.LoadBalance.HalfLife})
 	l, err := s.Sample(time.Now())

@@ -17,17 +17,13 @@ import (
 )
 
 // defaultReloadStatus is where the daemon records each reload's outcome
-// for `numairqd reload`, beside the lock in the unit's RuntimeDirectory.
+// for `numairqd reload`, so that `systemctl reload` returns once the new
+// config is applied and fails when it was rejected.
 const defaultReloadStatus = "/run/numairqd/reload-status"
 
-// The reload status file is one line: the CLOCK_MONOTONIC microsecond at
-// which the last reload began reading the config, then "ok", or
-// "rejected: " and the first line of the reason. systemd ends a reload
-// job when ExecReload exits; `numairqd reload` waits on this file so that
-// `systemctl reload` returns only once the new config is applied, and
-// fails when it was rejected, on every systemd version.
-
-// reloadRecorder writes the status file for daemon.Options.Reloaded,
+// reloadRecorder writes the status file for daemon.Options.Reloaded: one
+// line, the CLOCK_MONOTONIC microsecond at which the reload began reading
+// the config, then "ok" or "rejected: " and the reason's first line;
 // atomically (a rename), so a reader never sees half a line.
 type reloadRecorder struct {
 	path string
@@ -79,22 +75,16 @@ func readReloadStatus(path string) (reloadStatus, error) {
 	return reloadStatus{}, fmt.Errorf("%s: %q is not a reload status (want MICROSECONDS ok|rejected: REASON)", path, line)
 }
 
-// reloadPoll is how often `numairqd reload` looks at the status file; a
-// reload takes a round, tens of milliseconds to seconds.
+// reloadPoll is how often `numairqd reload` reads the status file.
 const reloadPoll = 20 * time.Millisecond
 
 func runReload(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("reload", flag.ContinueOnError)
-	fl.SetOutput(stderr)
 	pid := fl.Int("pid", 0, "the daemon's process ID (systemd: $MAINPID); 0 reads it from --lock-file")
 	lockPath := fl.String("lock-file", defaultLockFile, "the running daemon's lock, for its pid when --pid is 0")
 	statusPath := fl.String("reload-status", defaultReloadStatus, "the daemon's --reload-status file")
 	timeout := fl.Duration("timeout", 60*time.Second, "how long to wait for the reload to be applied")
-	if err := fl.Parse(args); err != nil {
-		return 2
-	}
-	if fl.NArg() > 0 {
-		fmt.Fprintf(stderr, "numairqd reload: unexpected argument %q\n", fl.Arg(0))
+	if !parseArgs(fl, args, stderr, nil) {
 		return 2
 	}
 	if *pid < 0 || *timeout <= 0 || *statusPath == "" {
@@ -119,9 +109,8 @@ func runReload(args []string, stdout, stderr io.Writer) int {
 }
 
 // reload sends SIGHUP to pid and waits until the status file shows a
-// reload that began after the signal was sent: that reload read the
-// config as it is now. A reload already under way when the signal came
-// does not count; the daemon runs another for the signal.
+// reload that began after the signal: that one read the config as it is
+// now.
 func reload(pid int, statusPath string, timeout time.Duration) (string, error) {
 	sent := daemon.MonotonicUsec()
 	if err := unix.Kill(pid, unix.SIGHUP); err != nil {

@@ -15,18 +15,9 @@ import (
 
 func runTopology(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("topology", flag.ContinueOnError)
-	fl.SetOutput(stderr)
 	sysfs := fl.String("sysfs", "/sys", "sysfs root to read")
 	format := fl.String("format", "text", "output format: text or json")
-	if err := fl.Parse(args); err != nil {
-		return 2
-	}
-	if fl.NArg() > 0 {
-		fmt.Fprintf(stderr, "numairqd topology: unexpected argument %q\n", fl.Arg(0))
-		return 2
-	}
-	if *format != "text" && *format != "json" {
-		fmt.Fprintf(stderr, "numairqd topology: --format %q: want text or json\n", *format)
+	if !parseArgs(fl, args, stderr, format) {
 		return 2
 	}
 	s, err := topology.NewFS(*sysfs).ReadDetail()

@@ -46,8 +46,7 @@ func (s *Snapshot) buildHops() {
 
 // rings walks the hop masks of node index j as for_each_numa_hop_mask()
 // with for_each_cpu_andnot(cpu, mask, prev) does: ring h holds the
-// allowed CPUs that hop h adds, ascending. A level that adds no CPU for
-// this node gives an empty ring.
+// allowed CPUs that hop h adds, ascending, maybe none.
 func (s *Snapshot) rings(j int, allowed cpumask.Mask) [][]int {
 	out := make([][]int, len(s.hops[j]))
 	prev := cpumask.Mask{}
@@ -111,8 +110,7 @@ func (s *Snapshot) Rings(node int, allowed cpumask.Mask) [][]int {
 }
 
 // HopLevel returns the hop at which cpu joins node's masks (after
-// SpreadNode's fallback): 0 for the node's own CPUs. It is 0 for NoNode
-// and -1 for a CPU that is in none of the masks (offline).
+// SpreadNode's fallback): 0 for its own CPUs and NoNode, -1 offline.
 func (s *Snapshot) HopLevel(node, cpu int) int {
 	n := s.SpreadNode(node)
 	if n == NoNode {

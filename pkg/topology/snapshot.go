@@ -14,9 +14,8 @@ import (
 // NoNode is NUMA_NO_NODE: a device that reports numa_node -1.
 const NoNode = -1
 
-// Snapshot is the CPU and NUMA layout at one moment. It is never changed
-// after Read returns it, so any number of goroutines may use it while a
-// newer one is being built.
+// Snapshot is the CPU and NUMA layout at one moment, never changed after
+// Read returns it: any number of goroutines may use it.
 type Snapshot struct {
 	online, possible   cpumask.Mask
 	isolated, nohzFull cpumask.Mask
@@ -25,8 +24,7 @@ type Snapshot struct {
 	nodeIndex map[int]int // node id -> index into nodes and distance rows
 	implicit  bool        // no node directory: one node 0 holds every CPU
 
-	cpus    map[int]CPU // online CPUs
-	cpuNode map[int]int // online CPU -> node id
+	cpus map[int]CPU // online CPUs
 
 	levels []int            // sorted unique distances among CPU-bearing nodes
 	hops   [][]cpumask.Mask // per node index: hop masks; nil for a CPU-less node
@@ -47,7 +45,7 @@ type Node struct {
 // CPU is what sysfs tells about one online CPU.
 type CPU struct {
 	ID      int
-	Node    int // NoNode when no node lists it
+	Node    int
 	Package int // physical_package_id, -1 when unknown
 	// Siblings are the SMT threads of its core, itself included
 	// (topology_sibling_cpumask; the CPU alone when sysfs says nothing).
@@ -60,11 +58,9 @@ type CPU struct {
 	LLC cpumask.Mask
 }
 
-// Read builds a Snapshot with what planning uses: CPUs, nodes, distances
-// and SMT siblings; Possible is empty, each CPU's Package -1 and its LLC
-// empty (see ReadDetail). A round reads it after every event, so it
-// reads no file that no plan needs. A missing optional file is not an
-// error.
+// Read builds a Snapshot from only what planning uses (CPUs, nodes,
+// distances, SMT siblings), since a round reads it after every event:
+// Possible is empty, each CPU's Package -1 and its LLC empty.
 func (fs FS) Read() (*Snapshot, error) { return fs.readRetrying(false, nil) }
 
 // ReadDetail is Read plus what only `numairqd topology` shows: the
@@ -99,7 +95,7 @@ func (e *noNodeError) Unwrap() error { return e.err }
 // read reads a Snapshot. k, when not nil, is a Reader's: what it keeps
 // is used and filled in.
 func (fs FS) read(detail bool, k *kept) (*Snapshot, error) {
-	s := &Snapshot{nodeIndex: map[int]int{}, cpus: map[int]CPU{}, cpuNode: map[int]int{}}
+	s := &Snapshot{nodeIndex: map[int]int{}, cpus: map[int]CPU{}}
 	cpuDir := []string{"devices", "system", "cpu"}
 	var err error
 	if s.online, err = fs.readList(append(cpuDir, "online")...); err != nil {
@@ -155,6 +151,8 @@ func (fs FS) readNohzFull(elem ...string) (cpumask.Mask, error) {
 	return fs.parseList(s, err, elem...)
 }
 
+// readNodes reads the online nodes and their distance rows, and enters
+// each online CPU in s.cpus with its node.
 func (fs FS) readNodes(s *Snapshot, k *kept) error {
 	nodeDir := []string{"devices", "system", "node"}
 	ids, err := fs.readList(append(nodeDir, "online")...)
@@ -165,7 +163,7 @@ func (fs FS) readNodes(s *Snapshot, k *kept) error {
 			s.nodes = []Node{{ID: 0, CPUs: s.online, Distance: []int{10}}}
 			s.nodeIndex[0] = 0
 			for c := range s.online.All() {
-				s.cpuNode[c] = 0
+				s.cpus[c] = newCPU(c, 0)
 			}
 			return nil
 		}
@@ -194,14 +192,14 @@ func (fs FS) readNodes(s *Snapshot, k *kept) error {
 		if err != nil {
 			return err
 		}
-		// cpulist is already ANDed with the online CPUs by the kernel;
-		// AND again so a racing hotplug cannot leave an offline CPU in.
+		// The kernel ANDs cpulist with the online CPUs; so do we, so that a
+		// racing hotplug cannot leave an offline CPU in.
 		n.CPUs = cpus.And(s.online)
 		for c := range n.CPUs.All() {
-			if prev, dup := s.cpuNode[c]; dup {
-				return kernfs.Malformed(fs.path(append(dir, "cpulist")...), "CPU %d is also on node %d", c, prev)
+			if prev, dup := s.cpus[c]; dup {
+				return kernfs.Malformed(fs.path(append(dir, "cpulist")...), "CPU %d is also on node %d", c, prev.Node)
 			}
-			s.cpuNode[c] = n.ID
+			s.cpus[c] = newCPU(c, n.ID)
 		}
 		if row, ok := distances[n.ID]; ok {
 			n.Distance = row
@@ -211,8 +209,7 @@ func (fs FS) readNodes(s *Snapshot, k *kept) error {
 			return err
 		}
 		// node_distance(n, n) is LOCAL_DISTANCE; the kernel's ACPI SLIT
-		// check rejects a table that says otherwise. Another value would
-		// reorder every spread, so it is broken input, not a topology.
+		// check rejects a table that says otherwise: it is broken input.
 		if d := n.Distance[i]; d != localDistance {
 			return kernfs.Malformed(fs.path(append(dir, "distance")...),
 				"entry %d, node %d's distance to itself, is %d, want %d (LOCAL_DISTANCE)", i, n.ID, d, localDistance)
@@ -221,10 +218,8 @@ func (fs FS) readNodes(s *Snapshot, k *kept) error {
 			distances[n.ID] = n.Distance
 		}
 	}
-	// Every online CPU is on a node (the kernel maps each possible CPU
-	// to one; a memory-only node lists none). An online CPU that no
-	// cpulist holds, such as an empty cpulist for a node with online
-	// CPUs, would drop out of every spread order.
+	// The kernel maps every possible CPU to a node; an online CPU that no
+	// cpulist holds would drop out of every spread order.
 	var onNode cpumask.Builder
 	for _, n := range s.nodes {
 		onNode.Or(n.CPUs)
@@ -240,8 +235,7 @@ func (fs FS) readNodes(s *Snapshot, k *kept) error {
 const localDistance = 10
 
 // readDistance parses one row of the node distance table. The kernel
-// refuses distances below LOCAL_DISTANCE (10) or above 255, so a file
-// holding one is broken, not a topology to plan for.
+// refuses distances below LOCAL_DISTANCE (10) or above 255.
 func (fs FS) readDistance(want int, elem ...string) ([]int, error) {
 	s, err := fs.readString(elem...)
 	if err != nil {
@@ -266,9 +260,6 @@ func (fs FS) readDistance(want int, elem ...string) ([]int, error) {
 // cores (a Reader's), a CPU already in it is not read again: its
 // siblings are the ones kept, ANDed with the online CPUs.
 func (fs FS) readCPUs(s *Snapshot, cores map[int]cpumask.Mask) error {
-	for c := range s.online.All() {
-		s.cpus[c] = CPU{ID: c, Node: s.NodeOfCPU(c), Package: -1, Siblings: cpumask.New(c), Core: c}
-	}
 	for c := range s.online.All() {
 		if cpu := s.cpus[c]; cpu.Core != c || cpu.Siblings.Weight() > 1 {
 			continue // already filled in from an earlier sibling
@@ -295,6 +286,11 @@ func (fs FS) readCPUs(s *Snapshot, cores map[int]cpumask.Mask) error {
 	return nil
 }
 
+// newCPU is what is known of cpu on node before its topology files are read.
+func newCPU(cpu, node int) CPU {
+	return CPU{ID: cpu, Node: node, Package: -1, Siblings: cpumask.New(cpu), Core: cpu}
+}
+
 // readSiblings reads CPU c's online SMT siblings, c itself when sysfs
 // has no SMT information.
 func (fs FS) readSiblings(c int, online cpumask.Mask) (cpumask.Mask, error) {
@@ -317,12 +313,10 @@ func (fs FS) readSiblings(c int, online cpumask.Mask) (cpumask.Mask, error) {
 }
 
 // Reader reads snapshots round after round and keeps what cannot change
-// while the machine runs, so that a round after a CPU event reads only
-// cpu/online, node/online and each node's cpulist: which CPUs share a
-// core (hardware; a CPU's siblings are read when it is first seen
-// online), the isolated and nohz_full CPUs (boot parameters), and each
-// node's distance row (firmware's, while the same nodes are online).
-// A Reader is for one goroutine.
+// while the machine runs: which CPUs share a core (read when a CPU is
+// first seen online), the isolated and nohz_full CPUs (boot parameters),
+// and the distance rows (while the same nodes are online). A Reader is
+// for one goroutine.
 type Reader struct {
 	fs FS
 	k  kept
@@ -350,8 +344,7 @@ func (r *Reader) Read() (*Snapshot, error) { return r.fs.readRetrying(false, &r.
 // Online is FS.Online of the Reader's tree.
 func (r *Reader) Online() (cpumask.Mask, error) { return r.fs.Online() }
 
-// Forget drops everything kept, so the next Read reads every file: the
-// periodic resync trusts nothing kept.
+// Forget drops everything kept: the periodic resync trusts nothing kept.
 func (r *Reader) Forget() {
 	clear(r.k.cores)
 	clear(r.k.distance)
@@ -446,8 +439,7 @@ func (fs FS) readLLC(cpu int) (cpumask.Mask, error) {
 // Online are the online CPUs.
 func (s *Snapshot) Online() cpumask.Mask { return s.online }
 
-// Possible are the CPUs the kernel could ever bring online (ReadDetail
-// only).
+// Possible are the CPUs the kernel could ever bring online (ReadDetail).
 func (s *Snapshot) Possible() cpumask.Mask { return s.possible }
 
 // Isolated are the CPUs isolated from the scheduler (isolcpus=).
@@ -457,8 +449,7 @@ func (s *Snapshot) Isolated() cpumask.Mask { return s.isolated }
 // kernel lacks CONFIG_NO_HZ_FULL.
 func (s *Snapshot) NohzFull() cpumask.Mask { return s.nohzFull }
 
-// Nodes returns the online nodes in id order. The slice is shared: do
-// not modify it.
+// Nodes returns the online nodes in id order, in a shared slice.
 func (s *Snapshot) Nodes() []Node { return s.nodes }
 
 // ImplicitNode reports that sysfs had no node directory, so the snapshot
@@ -473,8 +464,8 @@ func (s *Snapshot) CPU(id int) (CPU, bool) {
 
 // NodeOfCPU returns the node of an online CPU, or NoNode.
 func (s *Snapshot) NodeOfCPU(cpu int) int {
-	if n, ok := s.cpuNode[cpu]; ok {
-		return n
+	if c, ok := s.cpus[cpu]; ok {
+		return c.Node
 	}
 	return NoNode
 }
