@@ -27,23 +27,17 @@ var (
 		"IRQs in the current plan, by device, policy and state (placed, managed, ignored, failed).",
 		[]string{"device", "policy", "state"}, nil)
 	descQueueIRQs = prometheus.NewDesc(namespace+"_device_queue_irqs",
-		"Queue IRQs of a device in the current plan.",
-		[]string{"device", "policy"}, nil)
+		"Queue IRQs of a device in the current plan.", []string{"device", "policy"}, nil)
 	descMeanDistance = prometheus.NewDesc(namespace+"_device_mean_numa_distance",
-		"Mean NUMA node distance from a device's node to the CPUs of its placed queue IRQs (10 = local).",
-		[]string{"device"}, nil)
+		"Mean NUMA node distance from a device's node to the CPUs of its placed queue IRQs (10 = local).", []string{"device"}, nil)
 	descAllowed = prometheus.NewDesc(namespace+"_allowed_cpus",
-		"CPUs IRQs may be placed on: online minus banned, isolated and nohz_full as configured.",
-		nil, nil)
+		"CPUs IRQs may be placed on: online minus banned, isolated and nohz_full as configured.", nil, nil)
 	descLastRound = prometheus.NewDesc(namespace+"_last_round_timestamp_seconds",
-		"When the last reconcile round finished.",
-		nil, nil)
+		"When the last reconcile round finished.", nil, nil)
 	descGeneration = prometheus.NewDesc(namespace+"_state_generation",
-		"Generation of the published state: 1 after the first round, +1 every round.",
-		nil, nil)
+		"Generation of the published state: 1 after the first round, +1 every round.", nil, nil)
 	descPlannedCPU = prometheus.NewDesc(namespace+"_irq_planned_cpu",
-		"CPU a queue IRQ is planned on (only with metrics_per_irq).",
-		[]string{"irq", "name", "device"}, nil)
+		"CPU a queue IRQ is planned on (only with metrics_per_irq).", []string{"irq", "name", "device"}, nil)
 	descCPULoad = prometheus.NewDesc(namespace+"_cpu_irq_load",
 		"Smoothed irq+softirq load of an allowed CPU (0..1) as the plan in force places the queues (only with balance: load).",
 		[]string{"cpu"}, nil)
@@ -59,8 +53,7 @@ var (
 		nil, nil)
 )
 
-// stateCollector turns the newest published State into gauges at
-// scrape time.
+// stateCollector turns the newest published State into gauges.
 type stateCollector struct{ m *Metrics }
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -161,14 +154,10 @@ func onBanned(st *state.State) (movable, managed int) {
 	for _, d := range st.Plan.Devices {
 		for _, q := range d.IRQs {
 			where := q.Planned
-			switch _, failed := st.Apply.Failed[q.Number]; {
-			case q.Managed:
+			switch s := irqState(q, st.Apply.Failed); {
+			case s == stateManaged || s == stateIgnored:
 				continue
-			case q.NoCPU || q.Unreadable:
-				where = q.Current
-			case q.LeftAlone():
-				continue
-			case failed || st.Apply.DryRun > 0:
+			case s == stateFailed || st.Apply.DryRun > 0:
 				where = q.Current
 			}
 			if where.Intersects(banned) {
@@ -207,11 +196,9 @@ func deviceLabel(pci string) string {
 
 var (
 	descUevents = prometheus.NewDesc(namespace+"_uevents_total",
-		"Interesting kernel uevents received, by subsystem and action.",
-		[]string{"subsystem", "action"}, nil)
+		"Interesting kernel uevents received, by subsystem and action.", []string{"subsystem", "action"}, nil)
 	descUeventsDropped = prometheus.NewDesc(namespace+"_uevents_dropped_total",
-		"Netlink messages discarded: not_kernel (sent by a process) or malformed.",
-		[]string{"reason"}, nil)
+		"Netlink messages discarded: not_kernel (sent by a process) or malformed.", []string{"reason"}, nil)
 	descOverflows = prometheus.NewDesc(namespace+"_netlink_overflows_total",
 		"Netlink receive buffer overflows (ENOBUFS), each forcing a full rescan, by socket (uevent, rtnetlink, ethtool).",
 		[]string{"socket"}, nil)
