@@ -20,13 +20,11 @@ func newLogger(level, format string) (*zap.Logger, error) {
 		return nil, fmt.Errorf("--log.level %q: want debug, info, warn or error", level)
 	}
 	if format == "auto" {
-		switch {
-		case isJournal():
+		format = "json"
+		if ok, err := journal.StderrIsJournalStream(); err == nil && ok {
 			format = "journald"
-		case isTerminal(os.Stderr):
+		} else if _, err := unix.IoctlGetTermios(int(os.Stderr.Fd()), unix.TCGETS); err == nil {
 			format = "console"
-		default:
-			format = "json"
 		}
 	}
 	ec := zap.NewProductionEncoderConfig()
@@ -48,11 +46,6 @@ func newLogger(level, format string) (*zap.Logger, error) {
 	}
 	core := zapcore.NewCore(enc, zapcore.Lock(os.Stderr), lvl)
 	return zap.New(core, zap.ErrorOutput(zapcore.Lock(os.Stderr))), nil
-}
-
-func isJournal() bool {
-	ok, err := journal.StderrIsJournalStream()
-	return err == nil && ok
 }
 
 // syslogPrefixEncoder prefixes each line with its syslog priority
@@ -84,9 +77,4 @@ func syslogPrefix(l zapcore.Level) string {
 	default:
 		return "<7>"
 	}
-}
-
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -74,4 +75,24 @@ func parseArgs(fl *flag.FlagSet, args []string, stderr io.Writer, format *string
 		return false
 	}
 	return true
+}
+
+// fail prints a subcommand's error and returns its exit status, 1.
+func fail(stderr io.Writer, cmd string, err error) int {
+	fmt.Fprintf(stderr, "numairqd %s: %v\n", cmd, err)
+	return 1
+}
+
+// output prints doc as indented JSON for --format json, else calls text.
+func output(stdout, stderr io.Writer, cmd, format string, doc any, text func(io.Writer)) int {
+	if format == "text" {
+		text(stdout)
+		return 0
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fail(stderr, cmd, err)
+	}
+	return 0
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -43,15 +42,13 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg, err := load(path)
 	if err != nil {
-		fmt.Fprintf(stderr, "numairqd plan: %v\n", err)
-		return 1
+		return fail(stderr, "plan", err)
 	}
 	var bal policy.Balancing
 	if cfg.WantsLoad() && *sample > 0 {
 		l, err := sampleLoads(*procfs, cfg, *sample)
 		if err != nil {
-			fmt.Fprintf(stderr, "numairqd plan: %v\n", err)
-			return 1
+			return fail(stderr, "plan", err)
 		}
 		// What the daemon would move now, from count's placement.
 		bal = policy.Balancing{Loads: &l, MaxMoves: cfg.LoadBalance.MovesPerMinute,
@@ -61,24 +58,13 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	// writes nothing, so the kernel has taught it nothing.
 	m, err := machine.Read(machine.Roots{Sys: *sysfs, Proc: *procfs, Etc: *etc}, cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "numairqd plan: %v\n", err)
-		return 1
+		return fail(stderr, "plan", err)
 	}
 	p := policy.Compute(m.Snapshot, m.Inventory, m.Config(cfg), policy.Memory{}, bal)
 	for _, q := range p.Unplaced() {
 		fmt.Fprintf(stderr, "numairqd plan: warning: IRQ %d (%s) could not be placed: %s\n", q.Number, q.Name, q.Reason)
 	}
-	if *format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(p.Doc()); err != nil {
-			fmt.Fprintf(stderr, "numairqd plan: %v\n", err)
-			return 1
-		}
-		return 0
-	}
-	writePlanText(stdout, p)
-	return 0
+	return output(stdout, stderr, "plan", *format, p.Doc(), func(w io.Writer) { writePlanText(w, p) })
 }
 
 // sampleLoads measures the loads over d in policy.MinIntervals equal
@@ -104,8 +90,12 @@ func writePlanText(w io.Writer, p *policy.Plan) {
 		if name == "" {
 			name = "(no PCI device)"
 		}
+		rule := d.Rule
+		if d.Balance == config.BalanceLoad {
+			rule = "balance load  " + rule
+		}
 		fmt.Fprintf(w, "\n%s  driver %s  interfaces %v  node %d  policy %s  mask %s  %s\n",
-			name, orDash(d.Driver), d.Interfaces, d.Node, d.Policy, d.Mask, balanceWord(d)+d.Rule)
+			name, orDash(d.Driver), d.Interfaces, d.Node, d.Policy, d.Mask, rule)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		loadHead := ""
 		if loads {
@@ -139,13 +129,6 @@ func writePlanText(w io.Writer, p *policy.Plan) {
 	if loads {
 		writeBalanceText(w, p.Balance)
 	}
-}
-
-func balanceWord(d policy.Device) string {
-	if d.Balance == config.BalanceLoad {
-		return "balance load  "
-	}
-	return ""
 }
 
 // writeBalanceText shows the loads the plan used and what load

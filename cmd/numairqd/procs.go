@@ -17,32 +17,29 @@ const (
 	largeHost = 2048
 )
 
-// procsState is whether numairqd sets GOMAXPROCS at all, and the most it
-// may use (the runtime's default, which follows a container's CPU limit).
-type procsState struct {
-	auto bool
-	max  int
-}
+// procsState is the most GOMAXPROCS numairqd may set (the runtime's
+// default, which follows a container's CPU limit), 0 when it sets none.
+type procsState int
 
 // boundProcs sets GOMAXPROCS to procs unless the environment sets it.
 func boundProcs() procsState {
 	if os.Getenv("GOMAXPROCS") != "" {
-		return procsState{}
+		return 0
 	}
-	s := procsState{auto: true, max: runtime.GOMAXPROCS(0)}
-	runtime.GOMAXPROCS(min(procs, s.max))
+	s := procsState(runtime.GOMAXPROCS(0))
+	runtime.GOMAXPROCS(min(procs, int(s)))
 	return s
 }
 
 // fit sets GOMAXPROCS for a host with irqs device IRQs, never above the
 // default, unless the environment set it.
 func (s procsState) fit(irqs int) {
-	if !s.auto {
+	if s == 0 {
 		return
 	}
 	n := procs
 	if irqs >= largeHost {
 		n = largeProcs
 	}
-	runtime.GOMAXPROCS(min(n, s.max))
+	runtime.GOMAXPROCS(min(n, int(s)))
 }

@@ -52,27 +52,23 @@ func writeAtomic(path string, b []byte) error {
 	return os.Rename(tmp, path)
 }
 
-// reloadStatus is one parsed line of the status file.
-type reloadStatus struct {
-	startedUsec uint64
-	rejected    string // "" when the reload was applied
-}
-
-func readReloadStatus(path string) (reloadStatus, error) {
+// readReloadStatus parses the status file: when the last reload began,
+// and why it was rejected ("" when it was applied).
+func readReloadStatus(path string) (startedUsec uint64, rejected string, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return reloadStatus{}, err
+		return 0, "", err
 	}
 	line := strings.TrimSuffix(string(b), "\n")
 	usec, rest, _ := strings.Cut(line, " ")
 	n, err := strconv.ParseUint(usec, 10, 64)
 	if err == nil && rest == "ok" {
-		return reloadStatus{startedUsec: n}, nil
+		return n, "", nil
 	}
 	if reason, ok := strings.CutPrefix(rest, "rejected: "); err == nil && ok {
-		return reloadStatus{startedUsec: n, rejected: reason}, nil
+		return n, reason, nil
 	}
-	return reloadStatus{}, fmt.Errorf("%s: %q is not a reload status (want MICROSECONDS ok|rejected: REASON)", path, line)
+	return 0, "", fmt.Errorf("%s: %q is not a reload status (want MICROSECONDS ok|rejected: REASON)", path, line)
 }
 
 // reloadPoll is how often `numairqd reload` reads the status file.
@@ -95,14 +91,12 @@ func runReload(args []string, stdout, stderr io.Writer) int {
 	if p == 0 {
 		var err error
 		if p, err = lockHolder(*lockPath); err != nil {
-			fmt.Fprintf(stderr, "numairqd reload: %v\n", err)
-			return 1
+			return fail(stderr, "reload", err)
 		}
 	}
 	msg, err := reload(p, *statusPath, *timeout)
 	if err != nil {
-		fmt.Fprintf(stderr, "numairqd reload: %v\n", err)
-		return 1
+		return fail(stderr, "reload", err)
 	}
 	fmt.Fprintln(stdout, msg)
 	return 0
@@ -118,12 +112,12 @@ func reload(pid int, statusPath string, timeout time.Duration) (string, error) {
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		st, err := readReloadStatus(statusPath)
+		started, rejected, err := readReloadStatus(statusPath)
 		switch {
-		case err == nil && st.startedUsec >= sent && st.rejected == "":
+		case err == nil && started >= sent && rejected == "":
 			return fmt.Sprintf("numairqd pid %d reloaded its config and applied it", pid), nil
-		case err == nil && st.startedUsec >= sent:
-			return "", fmt.Errorf("numairqd pid %d rejected the config, the previous one stays in force: %s", pid, st.rejected)
+		case err == nil && started >= sent:
+			return "", fmt.Errorf("numairqd pid %d rejected the config, the previous one stays in force: %s", pid, rejected)
 		case err != nil && !errors.Is(err, os.ErrNotExist):
 			return "", err
 		}

@@ -5,7 +5,6 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
-	"strings"
 )
 
 // version is the release, set by scripts/deb.sh with -ldflags
@@ -31,8 +30,7 @@ func runVersion(args []string, stdout, stderr io.Writer) int {
 // a checkout or with -buildvcs=false.
 func versionLine(v string, bi *debug.BuildInfo) string {
 	goVersion := runtime.Version()
-	var rev, at string
-	modified := false
+	var rev, at, modified string
 	if bi != nil {
 		if v == "" {
 			v = bi.Main.Version
@@ -47,27 +45,21 @@ func versionLine(v string, bi *debug.BuildInfo) string {
 			case "vcs.time":
 				at = s.Value
 			case "vcs.modified":
-				modified = s.Value == "true"
+				if s.Value == "true" {
+					modified = ", modified"
+				}
 			}
 		}
 	}
 	if v == "" {
 		v = "(devel)"
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "numairqd %s", v)
-	if rev == "" {
-		b.WriteString(" (commit unknown)")
-	} else {
-		fmt.Fprintf(&b, " (commit %s", rev)
-		if modified {
-			b.WriteString(", modified")
-		}
+	commit := "commit unknown"
+	if rev != "" {
+		commit = "commit " + rev + modified
 		if at != "" {
-			fmt.Fprintf(&b, ", %s", at)
+			commit += ", " + at
 		}
-		b.WriteString(")")
 	}
-	fmt.Fprintf(&b, " %s %s/%s", goVersion, runtime.GOOS, runtime.GOARCH)
-	return b.String()
+	return fmt.Sprintf("numairqd %s (%s) %s %s/%s", v, commit, goVersion, runtime.GOOS, runtime.GOARCH)
 }
