@@ -204,12 +204,6 @@ var (
 		[]string{"socket"}, nil)
 )
 
-// Label values of the watcher's counters reported at zero until seen.
-var (
-	dropReasons = []string{"not_kernel", "malformed"}
-	sockets     = []string{"uevent", "rtnetlink", "ethtool"}
-)
-
 // watchCollector reads the watcher's cumulative counters at scrape time.
 type watchCollector struct{ stats func() watch.Stats }
 
@@ -224,10 +218,11 @@ func (c watchCollector) Collect(ch chan<- prometheus.Metric) {
 	for k, n := range s.Uevents {
 		ch <- prometheus.MustNewConstMetric(descUevents, prometheus.CounterValue, float64(n), k.Subsystem, k.Action)
 	}
-	for _, r := range dropReasons {
+	// Known label values are reported at zero until seen.
+	for _, r := range []string{"not_kernel", "malformed"} {
 		ch <- prometheus.MustNewConstMetric(descUeventsDropped, prometheus.CounterValue, float64(s.Dropped[r]), r)
 	}
-	for _, sock := range sockets {
+	for _, sock := range []string{"uevent", "rtnetlink", "ethtool"} {
 		ch <- prometheus.MustNewConstMetric(descOverflows, prometheus.CounterValue, float64(s.Overflows[sock]), sock)
 	}
 }

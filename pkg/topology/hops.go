@@ -29,7 +29,7 @@ func (s *Snapshot) buildHops() {
 	s.hops = make([][]cpumask.Mask, len(s.nodes))
 	s.order = make([][]int, len(s.nodes))
 	for _, j := range cpuNodes {
-		masks := make([]cpumask.Mask, len(s.levels))
+		s.hops[j] = make([]cpumask.Mask, len(s.levels))
 		for h, level := range s.levels {
 			var b cpumask.Builder
 			for _, k := range cpuNodes {
@@ -37,9 +37,8 @@ func (s *Snapshot) buildHops() {
 					b.Or(s.nodes[k].CPUs)
 				}
 			}
-			masks[h] = b.Mask()
+			s.hops[j][h] = b.Mask()
 		}
-		s.hops[j] = masks
 		s.order[j] = slices.Concat(s.rings(j, s.online)...)
 	}
 }
@@ -76,10 +75,7 @@ func (s *Snapshot) SpreadNode(node int) int {
 	}
 	best, bestDist := NoNode, 0
 	for k, n := range s.nodes {
-		if s.hops[k] == nil {
-			continue
-		}
-		if d := s.nodes[i].Distance[k]; best == NoNode || d < bestDist {
+		if d := s.nodes[i].Distance[k]; s.hops[k] != nil && (best == NoNode || d < bestDist) {
 			best, bestDist = n.ID, d
 		}
 	}
@@ -112,14 +108,11 @@ func (s *Snapshot) Rings(node int, allowed cpumask.Mask) [][]int {
 // HopLevel returns the hop at which cpu joins node's masks (after
 // SpreadNode's fallback): 0 for its own CPUs and NoNode, -1 offline.
 func (s *Snapshot) HopLevel(node, cpu int) int {
-	n := s.SpreadNode(node)
-	if n == NoNode {
-		if s.online.Contains(cpu) {
-			return 0
-		}
-		return -1
+	masks := []cpumask.Mask{s.online}
+	if n := s.SpreadNode(node); n != NoNode {
+		masks = s.hops[s.nodeIndex[n]]
 	}
-	for h, mask := range s.hops[s.nodeIndex[n]] {
+	for h, mask := range masks {
 		if mask.Contains(cpu) {
 			return h
 		}
