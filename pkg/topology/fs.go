@@ -24,21 +24,14 @@ func (fs FS) path(elem ...string) string {
 	return filepath.Join(append([]string{fs.Root}, elem...)...)
 }
 
-// readString returns the file's content without surrounding white space.
-// Its parsers wrap kernfs.ErrMalformed, so callers can tell bad data
-// from a missing file (fs.ErrNotExist).
+// readString returns the file's content, trimmed. Its parsers wrap
+// kernfs.ErrMalformed: bad data, not a missing file (fs.ErrNotExist).
 func (fs FS) readString(elem ...string) (string, error) {
 	return kernfs.ReadTrimmed(fs.path(elem...))
 }
 
 func (fs FS) readList(elem ...string) (cpumask.Mask, error) {
 	s, err := fs.readString(elem...)
-	return fs.parseList(s, err, elem...)
-}
-
-// parseList parses s, the content of elem, unless reading it failed
-// with err.
-func (fs FS) parseList(s string, err error, elem ...string) (cpumask.Mask, error) {
 	if err != nil {
 		return cpumask.Mask{}, err
 	}

@@ -75,11 +75,10 @@ func (fs FS) readRetrying(detail bool, k *kept) (*Snapshot, error) {
 	for attempt := 1; ; attempt++ {
 		s, err := fs.read(detail, k)
 		var race *noNodeError
-		if !errors.As(err, &race) || attempt == readAttempts {
-			if err != nil {
-				return nil, fmt.Errorf("topology: %w", err)
-			}
+		if err == nil {
 			return s, nil
+		} else if !errors.As(err, &race) || attempt == readAttempts {
+			return nil, fmt.Errorf("topology: %w", err)
 		}
 	}
 }
@@ -144,11 +143,10 @@ func (fs FS) read(detail bool, k *kept) (*Snapshot, error) {
 // CONFIG_NO_HZ_FULL but booted without nohz_full= prints "(null)": the
 // mask was never allocated, so no CPU is adaptive-tick.
 func (fs FS) readNohzFull(elem ...string) (cpumask.Mask, error) {
-	s, err := fs.readString(elem...)
-	if errors.Is(err, os.ErrNotExist) || err == nil && s == "(null)" {
+	if s, err := fs.readString(elem...); err == nil && s == "(null)" {
 		return cpumask.Mask{}, nil
 	}
-	return fs.parseList(s, err, elem...)
+	return fs.readOptionalList(elem...)
 }
 
 // readNodes reads the online nodes and their distance rows, and enters
@@ -401,9 +399,7 @@ func (fs FS) readPackagesAndCaches(s *Snapshot) error {
 func (fs FS) readLLC(cpu int) (cpumask.Mask, error) {
 	dir := []string{"devices", "system", "cpu", "cpu" + strconv.Itoa(cpu), "cache"}
 	entries, err := os.ReadDir(fs.path(dir...))
-	if errors.Is(err, os.ErrNotExist) {
-		return cpumask.Mask{}, nil
-	} else if err != nil {
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return cpumask.Mask{}, err
 	}
 	best, bestLevel := "", 0
@@ -445,15 +441,13 @@ func (s *Snapshot) Possible() cpumask.Mask { return s.possible }
 // Isolated are the CPUs isolated from the scheduler (isolcpus=).
 func (s *Snapshot) Isolated() cpumask.Mask { return s.isolated }
 
-// NohzFull are the adaptive-tick CPUs (nohz_full=); empty when the
-// kernel lacks CONFIG_NO_HZ_FULL.
+// NohzFull are the adaptive-tick CPUs (nohz_full=).
 func (s *Snapshot) NohzFull() cpumask.Mask { return s.nohzFull }
 
 // Nodes returns the online nodes in id order, in a shared slice.
 func (s *Snapshot) Nodes() []Node { return s.nodes }
 
-// ImplicitNode reports that sysfs had no node directory, so the snapshot
-// holds one made-up node 0 with every CPU.
+// ImplicitNode reports that sysfs had no node directory: node 0 is made up.
 func (s *Snapshot) ImplicitNode() bool { return s.implicit }
 
 // CPU returns what is known of an online CPU.
