@@ -36,8 +36,7 @@ func (m *Metrics) Handler() http.Handler {
 		ErrorHandling:       promhttp.ContinueOnError,
 		MaxRequestsInFlight: 4,
 		Registry:            m.reg,
-		// The page is a few KiB, scraped over loopback; a gzip
-		// writer would add about 1.8 MiB to the daemon's RSS.
+		// A few KiB over loopback; gzip would add about 1.8 MiB of RSS.
 		DisableCompression: true,
 	})))
 	mux.HandleFunc("GET /healthz", m.healthz)

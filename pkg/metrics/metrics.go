@@ -18,8 +18,7 @@ import (
 
 const namespace = "numairqd"
 
-// ErrorKind is where an error happened: the kind label of
-// numairqd_errors_total.
+// ErrorKind is where an error happened: numairqd_errors_total's kind.
 type ErrorKind string
 
 // The error kinds; errorKinds lists them all.
@@ -102,9 +101,6 @@ func New(store *state.Store, opts Options) *Metrics {
 		}
 		return v
 	}
-	gauge := func(name, help string) prometheus.Gauge {
-		return prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: name, Help: help})
-	}
 	m.rounds = counterVec("rounds_total", "Reconcile rounds run, failed or not, by what triggered them.", "trigger", triggers...)
 	m.roundDuration = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: namespace, Name: "round_duration_seconds",
 		Help: "Time a reconcile round took: read, plan and apply.", Buckets: roundBuckets})
@@ -121,8 +117,10 @@ func New(store *state.Store, opts Options) *Metrics {
 		m.errors.WithLabelValues(string(k))
 	}
 	m.configReloads = counterVec("config_reloads_total", "Configuration reloads, by result.", "result", "success", "failure")
-	m.configLastSuccess = gauge("config_last_reload_success", "Whether the last configuration reload succeeded (1) or not (0).")
-	m.configLastSuccessT = gauge("config_last_reload_success_timestamp_seconds", "When the configuration was last loaded successfully.")
+	m.configLastSuccess = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: "config_last_reload_success",
+		Help: "Whether the last configuration reload succeeded (1) or not (0)."})
+	m.configLastSuccessT = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: "config_last_reload_success_timestamp_seconds",
+		Help: "When the configuration was last loaded successfully."})
 	m.balanceMoves = counterVec("balance_moves_total", "Queues moved by balance: load, by reason: load (to lower the busiest CPU's load) "+
 		"or reset (back to count's placement, which a topology or queue change made the held one leave).", "reason", "load", "reset")
 	m.balanceObjective = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "balance_peak_over_mean",
@@ -148,8 +146,7 @@ func (m *Metrics) SetPerIRQ(on bool) { m.perIRQ.Store(on) }
 func (m *Metrics) Watch(stats func() watch.Stats) { m.reg.MustRegister(watchCollector{stats}) }
 
 // RoundDone counts a round that published st; first, when not zero, is
-// the arrival of the event that caused it, for the event-to-applied
-// latency.
+// when the event that caused it arrived.
 func (m *Metrics) RoundDone(st *state.State, first time.Time) {
 	m.rounds.WithLabelValues(st.Trigger).Inc()
 	m.roundDuration.Observe(st.Took().Seconds())
