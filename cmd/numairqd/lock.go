@@ -11,9 +11,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// defaultLockFile is where a daemon that writes affinities takes its
-// lock; the unit's RuntimeDirectory=numairqd makes /run/numairqd
-// writable under ProtectSystem=strict.
+// defaultLockFile is in the unit's RuntimeDirectory, which is writable
+// under ProtectSystem=strict.
 const defaultLockFile = "/run/numairqd/numairqd.lock"
 
 // lockFile makes this process the only numairqd writing affinities on
@@ -34,10 +33,9 @@ func lockFile(path string) (*os.File, error) {
 		}
 		holder := "another process"
 		b := make([]byte, 32)
-		if n, _ := f.ReadAt(b, 0); n > 0 {
-			if pid, perr := strconv.Atoi(strings.TrimSpace(string(b[:n]))); perr == nil {
-				holder = fmt.Sprintf("numairqd pid %d", pid)
-			}
+		n, _ := f.ReadAt(b, 0)
+		if pid, perr := strconv.Atoi(strings.TrimSpace(string(b[:n]))); perr == nil {
+			holder = fmt.Sprintf("numairqd pid %d", pid)
 		}
 		return nil, fmt.Errorf("lock %s: held by %s: another numairqd is running on this host (two would fight over the same affinities)", path, holder)
 	}

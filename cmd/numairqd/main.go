@@ -59,9 +59,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-// parseArgs parses a subcommand's args into fl, its errors on stderr:
-// false (usage error, status 2) on a bad flag, an argument, or a format,
-// when not nil, other than text or json.
+// parseArgs parses a subcommand's args into fl: false (usage error) on a
+// bad flag, an argument, or a format, if any, other than text or json.
 func parseArgs(fl *flag.FlagSet, args []string, stderr io.Writer, format *string) bool {
 	fl.SetOutput(stderr)
 	switch {

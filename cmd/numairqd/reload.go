@@ -102,9 +102,8 @@ func runReload(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// reload sends SIGHUP to pid and waits until the status file shows a
-// reload that began after the signal: that one read the config as it is
-// now.
+// reload sends SIGHUP to pid and waits for the status file to show a
+// reload begun after the signal, which read the config as it is now.
 func reload(pid int, statusPath string, timeout time.Duration) (string, error) {
 	sent := daemon.MonotonicUsec()
 	if err := unix.Kill(pid, unix.SIGHUP); err != nil {
