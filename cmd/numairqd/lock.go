@@ -11,17 +11,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// defaultLockFile is where a daemon that writes affinities takes its
-// lock; the unit's RuntimeDirectory=numairqd makes /run/numairqd
-// writable under ProtectSystem=strict.
+// defaultLockFile is in the unit's RuntimeDirectory, which is writable
+// under ProtectSystem=strict.
 const defaultLockFile = "/run/numairqd/numairqd.lock"
 
 // lockFile makes this process the only numairqd writing affinities on
-// the host: an exclusive, non-blocking flock on path (created, with its
-// directory, if needed), holding our pid. The kernel drops the lock
-// when the process exits, however it exits, so a crash never leaves a
-// stale lock behind. Keep the returned file open for as long as the
-// lock is needed.
+// the host: an exclusive flock on path, holding our pid, which the
+// kernel drops however the process exits. Keep the file open.
 func lockFile(path string) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
@@ -37,10 +33,9 @@ func lockFile(path string) (*os.File, error) {
 		}
 		holder := "another process"
 		b := make([]byte, 32)
-		if n, _ := f.ReadAt(b, 0); n > 0 {
-			if pid, perr := strconv.Atoi(strings.TrimSpace(string(b[:n]))); perr == nil {
-				holder = fmt.Sprintf("numairqd pid %d", pid)
-			}
+		n, _ := f.ReadAt(b, 0)
+		if pid, perr := strconv.Atoi(strings.TrimSpace(string(b[:n]))); perr == nil {
+			holder = fmt.Sprintf("numairqd pid %d", pid)
 		}
 		return nil, fmt.Errorf("lock %s: held by %s: another numairqd is running on this host (two would fight over the same affinities)", path, holder)
 	}

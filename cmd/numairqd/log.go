@@ -12,23 +12,19 @@ import (
 )
 
 // newLogger builds the daemon's logger. format "auto" picks journald
-// when stderr is connected to the journal (no timestamp: journald stamps
-// each line; a <N> syslog prefix so `journalctl -p warning` works),
-// console with colours on a terminal, and JSON otherwise (a file or a
-// log shipper).
+// when stderr is the journal (no timestamp; a <N> priority prefix),
+// console on a terminal, and JSON otherwise.
 func newLogger(level, format string) (*zap.Logger, error) {
 	lvl, err := zapcore.ParseLevel(level)
 	if err != nil {
 		return nil, fmt.Errorf("--log.level %q: want debug, info, warn or error", level)
 	}
 	if format == "auto" {
-		switch {
-		case isJournal():
+		format = "json"
+		if ok, err := journal.StderrIsJournalStream(); err == nil && ok {
 			format = "journald"
-		case isTerminal(os.Stderr):
+		} else if _, err := unix.IoctlGetTermios(int(os.Stderr.Fd()), unix.TCGETS); err == nil {
 			format = "console"
-		default:
-			format = "json"
 		}
 	}
 	ec := zap.NewProductionEncoderConfig()
@@ -50,11 +46,6 @@ func newLogger(level, format string) (*zap.Logger, error) {
 	}
 	core := zapcore.NewCore(enc, zapcore.Lock(os.Stderr), lvl)
 	return zap.New(core, zap.ErrorOutput(zapcore.Lock(os.Stderr))), nil
-}
-
-func isJournal() bool {
-	ok, err := journal.StderrIsJournalStream()
-	return err == nil && ok
 }
 
 // syslogPrefixEncoder prefixes each line with its syslog priority
@@ -86,9 +77,4 @@ func syslogPrefix(l zapcore.Level) string {
 	default:
 		return "<7>"
 	}
-}
-
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }

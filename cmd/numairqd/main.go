@@ -3,14 +3,15 @@
 package main
 
 import (
+	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 )
 
-// procsCfg is how main bounded GOMAXPROCS; the zero value (tests)
-// leaves it alone.
+// procsCfg is how main bounded GOMAXPROCS; tests leave it zero.
 var procsCfg procsState
 
 func main() {
@@ -56,4 +57,41 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "numairqd: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
+}
+
+// parseArgs parses a subcommand's args into fl: false (usage error) on a
+// bad flag, an argument, or a format, if any, other than text or json.
+func parseArgs(fl *flag.FlagSet, args []string, stderr io.Writer, format *string) bool {
+	fl.SetOutput(stderr)
+	switch {
+	case fl.Parse(args) != nil:
+		return false
+	case fl.NArg() > 0:
+		fmt.Fprintf(stderr, "numairqd %s: unexpected argument %q\n", fl.Name(), fl.Arg(0))
+		return false
+	case format != nil && *format != "text" && *format != "json":
+		fmt.Fprintf(stderr, "numairqd %s: --format %q: want text or json\n", fl.Name(), *format)
+		return false
+	}
+	return true
+}
+
+// fail prints a subcommand's error and returns its exit status, 1.
+func fail(stderr io.Writer, cmd string, err error) int {
+	fmt.Fprintf(stderr, "numairqd %s: %v\n", cmd, err)
+	return 1
+}
+
+// output prints doc as indented JSON for --format json, else calls text.
+func output(stdout, stderr io.Writer, cmd, format string, doc any, text func(io.Writer)) int {
+	if format == "text" {
+		text(stdout)
+		return 0
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fail(stderr, cmd, err)
+	}
+	return 0
 }

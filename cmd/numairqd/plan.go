@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -15,8 +14,7 @@ import (
 )
 
 // configFile returns the config to read and whether it may be missing:
-// the file named by --config must exist; without --config,
-// config.DefaultPath is read if it exists, else the defaults apply.
+// config.DefaultPath may, a --config file may not.
 func configFile(flag string) (path string, optional bool) {
 	if flag != "" {
 		return flag, false
@@ -28,22 +26,13 @@ const configFlagHelp = "config file (default " + config.DefaultPath + " if it ex
 
 func runPlan(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("plan", flag.ContinueOnError)
-	fl.SetOutput(stderr)
 	cfgPath := fl.String("config", "", configFlagHelp)
 	sysfs := fl.String("sysfs", "/sys", "sysfs root to read")
 	procfs := fl.String("procfs", "/proc", "procfs root to read")
 	etc := fl.String("etc", "/etc", "where irqbalance_env_file: auto looks for sysconfig/irqbalance and default/irqbalance")
 	format := fl.String("format", "text", "output format: text or json")
 	sample := fl.Duration("load-sample", 2*time.Second, "with balance: load, measure interrupt loads over this long first (0: plan without loads)")
-	if err := fl.Parse(args); err != nil {
-		return 2
-	}
-	if fl.NArg() > 0 {
-		fmt.Fprintf(stderr, "numairqd plan: unexpected argument %q\n", fl.Arg(0))
-		return 2
-	}
-	if *format != "text" && *format != "json" {
-		fmt.Fprintf(stderr, "numairqd plan: --format %q: want text or json\n", *format)
+	if !parseArgs(fl, args, stderr, format) {
 		return 2
 	}
 	load := config.Load
@@ -53,15 +42,13 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg, err := load(path)
 	if err != nil {
-		fmt.Fprintf(stderr, "numairqd plan: %v\n", err)
-		return 1
+		return fail(stderr, "plan", err)
 	}
 	var bal policy.Balancing
 	if cfg.WantsLoad() && *sample > 0 {
 		l, err := sampleLoads(*procfs, cfg, *sample)
 		if err != nil {
-			fmt.Fprintf(stderr, "numairqd plan: %v\n", err)
-			return 1
+			return fail(stderr, "plan", err)
 		}
 		// What the daemon would move now, from count's placement.
 		bal = policy.Balancing{Loads: &l, MaxMoves: cfg.LoadBalance.MovesPerMinute,
@@ -71,29 +58,17 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	// writes nothing, so the kernel has taught it nothing.
 	m, err := machine.Read(machine.Roots{Sys: *sysfs, Proc: *procfs, Etc: *etc}, cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "numairqd plan: %v\n", err)
-		return 1
+		return fail(stderr, "plan", err)
 	}
 	p := policy.Compute(m.Snapshot, m.Inventory, m.Config(cfg), policy.Memory{}, bal)
 	for _, q := range p.Unplaced() {
 		fmt.Fprintf(stderr, "numairqd plan: warning: IRQ %d (%s) could not be placed: %s\n", q.Number, q.Name, q.Reason)
 	}
-	if *format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(p.Doc()); err != nil {
-			fmt.Fprintf(stderr, "numairqd plan: %v\n", err)
-			return 1
-		}
-		return 0
-	}
-	writePlanText(stdout, p)
-	return 0
+	return output(stdout, stderr, "plan", *format, p.Doc(), func(w io.Writer) { writePlanText(w, p) })
 }
 
 // sampleLoads measures the loads over d in policy.MinIntervals equal
-// intervals, the fewest the planner proposes a move from: their
-// spread is the noise a move must beat, as in the daemon.
+// intervals, the fewest the planner proposes a move from.
 func sampleLoads(procfs string, cfg *config.Config, d time.Duration) (load.Loads, error) {
 	s := load.NewSampler(load.FS{Proc: procfs}, load.Config{HalfLife: cfg.LoadBalance.HalfLife})
 	l, err := s.Sample(time.Now())
@@ -115,8 +90,12 @@ func writePlanText(w io.Writer, p *policy.Plan) {
 		if name == "" {
 			name = "(no PCI device)"
 		}
+		rule := d.Rule
+		if d.Balance == config.BalanceLoad {
+			rule = "balance load  " + rule
+		}
 		fmt.Fprintf(w, "\n%s  driver %s  interfaces %v  node %d  policy %s  mask %s  %s\n",
-			name, orDash(d.Driver), d.Interfaces, d.Node, d.Policy, d.Mask, balanceWord(d)+d.Rule)
+			name, orDash(d.Driver), d.Interfaces, d.Node, d.Policy, d.Mask, rule)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		loadHead := ""
 		if loads {
@@ -150,13 +129,6 @@ func writePlanText(w io.Writer, p *policy.Plan) {
 	if loads {
 		writeBalanceText(w, p.Balance)
 	}
-}
-
-func balanceWord(d policy.Device) string {
-	if d.Balance == config.BalanceLoad {
-		return "balance load  "
-	}
-	return ""
 }
 
 // writeBalanceText shows the loads the plan used and what load

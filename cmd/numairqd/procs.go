@@ -5,17 +5,10 @@ import (
 	"runtime"
 )
 
-// GOMAXPROCS, unless the GOMAXPROCS environment variable sets it.
-// numairqd is one loop: a round runs on one goroutine while the
-// watcher's pumps and the HTTP server wait in the kernel. With one P no
-// thread spins looking for work and no goroutine hand-off wakes another
-// thread: in the bench's TCG guest a round after a CPU event cost about
-// a third of the CPU time it cost with two Ps (54 against 155 ms over 20
-// hotplug cycles), and the runtime's default of one P per CPU (256 on a
-// large host) would add GC workers and idle threads to match. A host
-// whose round after a CPU event reads many IRQ files is the exception:
-// at 8192 IRQs those reads are about 30 ms of system calls, which two
-// readers on two CPUs halve, so the daemon gets a second P there.
+// GOMAXPROCS, unless the environment sets it. numairqd is one loop, and
+// with one P no thread spins looking for work and no hand-off wakes
+// another thread (README: a third of the CPU time of two Ps). A large
+// host gets a second P, for two readers of its many IRQ files.
 const (
 	procs      = 1
 	largeProcs = 2
@@ -24,34 +17,29 @@ const (
 	largeHost = 2048
 )
 
-// procsState is what boundProcs found: whether numairqd sets GOMAXPROCS
-// at all, and the most it may use (the runtime's default, which follows
-// a container's CPU limit).
-type procsState struct {
-	auto bool
-	max  int
-}
+// procsState is the most GOMAXPROCS numairqd may set (the runtime's
+// default, which follows a container's CPU limit), 0 when it sets none.
+type procsState int
 
 // boundProcs sets GOMAXPROCS to procs unless the environment sets it.
 func boundProcs() procsState {
 	if os.Getenv("GOMAXPROCS") != "" {
-		return procsState{}
+		return 0
 	}
-	s := procsState{auto: true, max: runtime.GOMAXPROCS(0)}
-	runtime.GOMAXPROCS(min(procs, s.max))
+	s := procsState(runtime.GOMAXPROCS(0))
+	runtime.GOMAXPROCS(min(procs, int(s)))
 	return s
 }
 
-// fit sets GOMAXPROCS for a host whose rounds read irqs device IRQs'
-// files: largeProcs on a large host, procs otherwise, never above the
-// default. It does nothing when the environment set GOMAXPROCS.
+// fit sets GOMAXPROCS for a host with irqs device IRQs, never above the
+// default, unless the environment set it.
 func (s procsState) fit(irqs int) {
-	if !s.auto {
+	if s == 0 {
 		return
 	}
 	n := procs
 	if irqs >= largeHost {
 		n = largeProcs
 	}
-	runtime.GOMAXPROCS(min(n, s.max))
+	runtime.GOMAXPROCS(min(n, int(s)))
 }

@@ -17,17 +17,13 @@ import (
 )
 
 // defaultReloadStatus is where the daemon records each reload's outcome
-// for `numairqd reload`, beside the lock in the unit's RuntimeDirectory.
+// for `numairqd reload`, so that `systemctl reload` returns once the new
+// config is applied and fails when it was rejected.
 const defaultReloadStatus = "/run/numairqd/reload-status"
 
-// The reload status file is one line: the CLOCK_MONOTONIC microsecond at
-// which the last reload began reading the config, then "ok", or
-// "rejected: " and the first line of the reason. systemd ends a reload
-// job when ExecReload exits; `numairqd reload` waits on this file so that
-// `systemctl reload` returns only once the new config is applied, and
-// fails when it was rejected, on every systemd version.
-
-// reloadRecorder writes the status file for daemon.Options.Reloaded,
+// reloadRecorder writes the status file for daemon.Options.Reloaded: one
+// line, the CLOCK_MONOTONIC microsecond at which the reload began reading
+// the config, then "ok" or "rejected: " and the reason's first line;
 // atomically (a rename), so a reader never sees half a line.
 type reloadRecorder struct {
 	path string
@@ -56,45 +52,35 @@ func writeAtomic(path string, b []byte) error {
 	return os.Rename(tmp, path)
 }
 
-// reloadStatus is one parsed line of the status file.
-type reloadStatus struct {
-	startedUsec uint64
-	rejected    string // "" when the reload was applied
-}
-
-func readReloadStatus(path string) (reloadStatus, error) {
+// readReloadStatus parses the status file: when the last reload began,
+// and why it was rejected ("" when it was applied).
+func readReloadStatus(path string) (startedUsec uint64, rejected string, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return reloadStatus{}, err
+		return 0, "", err
 	}
 	line := strings.TrimSuffix(string(b), "\n")
 	usec, rest, _ := strings.Cut(line, " ")
 	n, err := strconv.ParseUint(usec, 10, 64)
 	if err == nil && rest == "ok" {
-		return reloadStatus{startedUsec: n}, nil
+		return n, "", nil
 	}
 	if reason, ok := strings.CutPrefix(rest, "rejected: "); err == nil && ok {
-		return reloadStatus{startedUsec: n, rejected: reason}, nil
+		return n, reason, nil
 	}
-	return reloadStatus{}, fmt.Errorf("%s: %q is not a reload status (want MICROSECONDS ok|rejected: REASON)", path, line)
+	return 0, "", fmt.Errorf("%s: %q is not a reload status (want MICROSECONDS ok|rejected: REASON)", path, line)
 }
 
-// reloadPoll is how often `numairqd reload` looks at the status file; a
-// reload takes a round, tens of milliseconds to seconds.
+// reloadPoll is how often `numairqd reload` reads the status file.
 const reloadPoll = 20 * time.Millisecond
 
 func runReload(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("reload", flag.ContinueOnError)
-	fl.SetOutput(stderr)
 	pid := fl.Int("pid", 0, "the daemon's process ID (systemd: $MAINPID); 0 reads it from --lock-file")
 	lockPath := fl.String("lock-file", defaultLockFile, "the running daemon's lock, for its pid when --pid is 0")
 	statusPath := fl.String("reload-status", defaultReloadStatus, "the daemon's --reload-status file")
 	timeout := fl.Duration("timeout", 60*time.Second, "how long to wait for the reload to be applied")
-	if err := fl.Parse(args); err != nil {
-		return 2
-	}
-	if fl.NArg() > 0 {
-		fmt.Fprintf(stderr, "numairqd reload: unexpected argument %q\n", fl.Arg(0))
+	if !parseArgs(fl, args, stderr, nil) {
 		return 2
 	}
 	if *pid < 0 || *timeout <= 0 || *statusPath == "" {
@@ -105,23 +91,19 @@ func runReload(args []string, stdout, stderr io.Writer) int {
 	if p == 0 {
 		var err error
 		if p, err = lockHolder(*lockPath); err != nil {
-			fmt.Fprintf(stderr, "numairqd reload: %v\n", err)
-			return 1
+			return fail(stderr, "reload", err)
 		}
 	}
 	msg, err := reload(p, *statusPath, *timeout)
 	if err != nil {
-		fmt.Fprintf(stderr, "numairqd reload: %v\n", err)
-		return 1
+		return fail(stderr, "reload", err)
 	}
 	fmt.Fprintln(stdout, msg)
 	return 0
 }
 
-// reload sends SIGHUP to pid and waits until the status file shows a
-// reload that began after the signal was sent: that reload read the
-// config as it is now. A reload already under way when the signal came
-// does not count; the daemon runs another for the signal.
+// reload sends SIGHUP to pid and waits for the status file to show a
+// reload begun after the signal, which read the config as it is now.
 func reload(pid int, statusPath string, timeout time.Duration) (string, error) {
 	sent := daemon.MonotonicUsec()
 	if err := unix.Kill(pid, unix.SIGHUP); err != nil {
@@ -129,12 +111,12 @@ func reload(pid int, statusPath string, timeout time.Duration) (string, error) {
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		st, err := readReloadStatus(statusPath)
+		started, rejected, err := readReloadStatus(statusPath)
 		switch {
-		case err == nil && st.startedUsec >= sent && st.rejected == "":
+		case err == nil && started >= sent && rejected == "":
 			return fmt.Sprintf("numairqd pid %d reloaded its config and applied it", pid), nil
-		case err == nil && st.startedUsec >= sent:
-			return "", fmt.Errorf("numairqd pid %d rejected the config, the previous one stays in force: %s", pid, st.rejected)
+		case err == nil && started >= sent:
+			return "", fmt.Errorf("numairqd pid %d rejected the config, the previous one stays in force: %s", pid, rejected)
 		case err != nil && !errors.Is(err, os.ErrNotExist):
 			return "", err
 		}

@@ -28,7 +28,6 @@ func (n sdNotifier) Notify(state string) {
 
 func runDaemon(args []string, stderr io.Writer) int {
 	fl := flag.NewFlagSet("run", flag.ContinueOnError)
-	fl.SetOutput(stderr)
 	cfgPath := fl.String("config", "", configFlagHelp)
 	sysfs := fl.String("sysfs", "/sys", "sysfs root to read")
 	procfs := fl.String("procfs", "/proc", "procfs root to read and write (/proc/irq)")
@@ -41,11 +40,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 	logFormat := fl.String("log.format", "auto", "log format: auto, console, json or journald")
 	lockPath := fl.String("lock-file", defaultLockFile, `lock held while writing affinities, so only one numairqd runs per host ("" disables; not taken with --dry-run)`)
 	reloadStatus := fl.String("reload-status", defaultReloadStatus, `file where each reload's outcome is recorded, for "numairqd reload" to wait on ("" disables)`)
-	if err := fl.Parse(args); err != nil {
-		return 2
-	}
-	if fl.NArg() > 0 {
-		fmt.Fprintf(stderr, "numairqd run: unexpected argument %q\n", fl.Arg(0))
+	if !parseArgs(fl, args, stderr, nil) {
 		return 2
 	}
 	if err := config.CheckListen(*listen); err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -15,36 +14,16 @@ import (
 
 func runTopology(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("topology", flag.ContinueOnError)
-	fl.SetOutput(stderr)
 	sysfs := fl.String("sysfs", "/sys", "sysfs root to read")
 	format := fl.String("format", "text", "output format: text or json")
-	if err := fl.Parse(args); err != nil {
-		return 2
-	}
-	if fl.NArg() > 0 {
-		fmt.Fprintf(stderr, "numairqd topology: unexpected argument %q\n", fl.Arg(0))
-		return 2
-	}
-	if *format != "text" && *format != "json" {
-		fmt.Fprintf(stderr, "numairqd topology: --format %q: want text or json\n", *format)
+	if !parseArgs(fl, args, stderr, format) {
 		return 2
 	}
 	s, err := topology.NewFS(*sysfs).ReadDetail()
 	if err != nil {
-		fmt.Fprintf(stderr, "numairqd topology: %v\n", err)
-		return 1
+		return fail(stderr, "topology", err)
 	}
-	if *format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(topologyJSON(s)); err != nil {
-			fmt.Fprintf(stderr, "numairqd topology: %v\n", err)
-			return 1
-		}
-		return 0
-	}
-	writeTopologyText(stdout, s)
-	return 0
+	return output(stdout, stderr, "topology", *format, topologyJSON(s), func(w io.Writer) { writeTopologyText(w, s) })
 }
 
 // topologyDoc is the JSON form of a snapshot. Scripts rely on nodes,
@@ -145,11 +124,8 @@ func writeTopologyText(w io.Writer, s *topology.Snapshot) {
 	}
 
 	var smt []string
-	seen := map[int]bool{}
 	for c := range s.Online().All() {
-		cpu, _ := s.CPU(c)
-		if cpu.Siblings.Weight() > 1 && !seen[cpu.Core] {
-			seen[cpu.Core] = true
+		if cpu, _ := s.CPU(c); cpu.Siblings.Weight() > 1 && cpu.Core == c { // a core's first CPU
 			smt = append(smt, "{"+cpu.Siblings.String()+"}")
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
@@ -365,26 +370,29 @@ func TestRunReloadRestoreAndStop(t *testing.T) {
 	}
 }
 
-// counter returns the value of the series of name with label=value.
+// scrape returns the metric families the daemon's /metrics serves.
+func scrape(t *testing.T, d *Daemon) map[string]*dto.MetricFamily {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	d.Metrics().Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(rec.Body)
+	if err != nil {
+		t.Fatalf("/metrics: %v", err)
+	}
+	return mfs
+}
+
 // counter returns the value of the counter or gauge name{label=value}.
 func counter(t *testing.T, d *Daemon, name, label, value string) float64 {
 	t.Helper()
-	mfs, err := d.Metrics().Gatherer().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == label && l.GetValue() == value {
-					if g := m.GetGauge(); g != nil {
-						return g.GetValue()
-					}
-					return m.GetCounter().GetValue()
+	for _, m := range scrape(t, d)[name].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == label && l.GetValue() == value {
+				if g := m.GetGauge(); g != nil {
+					return g.GetValue()
 				}
+				return m.GetCounter().GetValue()
 			}
 		}
 	}
@@ -549,12 +557,9 @@ func TestOneBadIRQFileDegradesOnlyThatIRQ(t *testing.T) {
 				t.Errorf("warnings %v do not name IRQ 25's file", logs.All())
 			}
 			var failed float64
-			mfs, _ := d.Metrics().Gatherer().Gather()
-			for _, mf := range mfs {
-				for _, m := range mf.GetMetric() {
-					if mf.GetName() == "numairqd_irqs" && m.GetLabel()[2].GetValue() == "failed" {
-						failed += m.GetGauge().GetValue()
-					}
+			for _, m := range scrape(t, d)["numairqd_irqs"].GetMetric() {
+				if m.GetLabel()[2].GetValue() == "failed" {
+					failed += m.GetGauge().GetValue()
 				}
 			}
 			if failed != 1 {

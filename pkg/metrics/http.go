@@ -27,9 +27,8 @@ const landing = `<!DOCTYPE html>
 </body></html>
 `
 
-// Handler serves /metrics from the private registry, /healthz, /plan
-// (the newest State's plan as JSON, encoded per request) and a landing
-// page at /. Other paths are 404, methods other than GET and HEAD 405.
+// Handler serves /metrics, /healthz, /plan and a landing page at /.
+// Other paths are 404, methods other than GET and HEAD 405.
 func (m *Metrics) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.InstrumentMetricHandler(m.reg, promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
@@ -37,8 +36,7 @@ func (m *Metrics) Handler() http.Handler {
 		ErrorHandling:       promhttp.ContinueOnError,
 		MaxRequestsInFlight: 4,
 		Registry:            m.reg,
-		// The page is a few KiB, scraped over loopback; a gzip
-		// writer would add about 1.8 MiB to the daemon's RSS.
+		// A few KiB over loopback; gzip would add about 1.8 MiB of RSS.
 		DisableCompression: true,
 	})))
 	mux.HandleFunc("GET /healthz", m.healthz)
@@ -51,7 +49,7 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 // plan is 503 until a round has completed, then the newest State's
-// plan as `numairqd plan --format json` prints it, with its generation.
+// plan as `numairqd plan --format json` prints it.
 func (m *Metrics) plan(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	st := m.store.Load()
@@ -69,10 +67,9 @@ func (m *Metrics) plan(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(append(b, '\n'))
 }
 
-// healthz is 200 with the age of the last round while rounds complete,
-// and 503 with the reason when none has yet, when the last one failed
-// (sysfs or procfs unreadable), or when none completed within
-// StaleAfter (the loop is stuck). Liveness of the process itself is the
+// healthz is 503 with the reason before the first round, after a failed
+// one, or when none completed within StaleAfter (the loop is stuck);
+// else 200 with the last round's age. The process's own liveness is the
 // systemd watchdog's job.
 func (m *Metrics) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
@@ -106,12 +103,8 @@ func firstLine(s string) string {
 	return s
 }
 
-// Shutdown waits this long for open requests before closing them.
-const shutdownGrace = 5 * time.Second
-
-// Listen binds addr for Serve. The daemon binds before its first round,
-// so an address it cannot have (another numairqd, a typo) stops it at
-// start instead of leaving it running without metrics.
+// Listen binds addr for Serve, before the first round: an address the
+// daemon cannot have stops it at start, not later without metrics.
 func Listen(ctx context.Context, addr string) (net.Listener, error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(context.WithoutCancel(ctx), "tcp", addr)
@@ -122,12 +115,9 @@ func Listen(ctx context.Context, addr string) (net.Listener, error) {
 }
 
 // Serve serves h on ln until ctx is cancelled, then shuts down
-// gracefully, closes ln and returns nil. It returns the server's error
-// if serving fails.
+// gracefully (5s for open requests), closes ln and returns nil; or
+// returns the server's error if serving fails.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, log *zap.Logger) error {
-	if log == nil {
-		log = zap.NewNop()
-	}
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 5 * time.Second,
@@ -148,7 +138,7 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, log *zap.Logger
 	case <-ctx.Done():
 	}
 
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("HTTP shutdown timed out; closing connections", zap.Error(err))

@@ -18,8 +18,7 @@ import (
 
 const namespace = "numairqd"
 
-// ErrorKind is where an error happened: the kind label of
-// numairqd_errors_total.
+// ErrorKind is where an error happened: numairqd_errors_total's kind.
 type ErrorKind string
 
 // The error kinds; errorKinds lists them all.
@@ -35,13 +34,8 @@ const (
 
 var errorKinds = []ErrorKind{ErrReadTopology, ErrReadInventory, ErrConfig, ErrWatch, ErrHTTP, ErrLoad, ErrBans}
 
-// Label values known in advance, created at zero by New so that rate()
-// and absent() work before the first event.
 var (
 	triggers       = watch.Labels()
-	moveReasons    = []string{"load", "reset"}
-	objectiveWhen  = []string{"before", "after"}
-	reloadResults  = []string{"success", "failure"}
 	roundBuckets   = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 	appliedBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 )
@@ -49,13 +43,11 @@ var (
 // Options tune New.
 type Options struct {
 	// PerIRQ adds one series per planned IRQ (config metrics_per_irq).
-	// SetPerIRQ changes it later.
 	PerIRQ bool
-	// Log receives errors of the /metrics handler; nil discards them.
+	// Log receives the HTTP handlers' errors; nil discards them.
 	Log *zap.Logger
 	// StaleAfter is how long after the last completed round /healthz
-	// turns 503; 0 never. The daemon passes 2 x resync_interval: a
-	// round runs at least every resync_interval.
+	// turns 503; 0 never. The daemon passes 2 x resync_interval.
 	StaleAfter time.Duration
 }
 
@@ -65,10 +57,8 @@ type failure struct {
 	err string
 }
 
-// Metrics holds the daemon's private registry. Counters and histograms
-// are fed by the daemon's round and reload events; gauges are read from
-// the newest published State, and event counters from the watcher, at
-// scrape time. All methods are safe for concurrent use.
+// Metrics holds the daemon's private registry. All methods are safe for
+// concurrent use.
 type Metrics struct {
 	reg        *prometheus.Registry
 	store      *state.Store
@@ -102,13 +92,16 @@ func New(store *state.Store, opts Options) *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry(), store: store, log: log, now: time.Now, staleAfter: opts.StaleAfter}
 	m.perIRQ.Store(opts.PerIRQ)
 
-	counterVec := func(name, help string, labels ...string) *prometheus.CounterVec {
-		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help}, labels)
+	// Label values known in advance are created at zero, so that rate()
+	// and absent() work before the first event.
+	counterVec := func(name, help, label string, values ...string) *prometheus.CounterVec {
+		v := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help}, []string{label})
+		for _, s := range values {
+			v.WithLabelValues(s)
+		}
+		return v
 	}
-	gauge := func(name, help string) prometheus.Gauge {
-		return prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: name, Help: help})
-	}
-	m.rounds = counterVec("rounds_total", "Reconcile rounds run, failed or not, by what triggered them.", "trigger")
+	m.rounds = counterVec("rounds_total", "Reconcile rounds run, failed or not, by what triggered them.", "trigger", triggers...)
 	m.roundDuration = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: namespace, Name: "round_duration_seconds",
 		Help: "Time a reconcile round took: read, plan and apply.", Buckets: roundBuckets})
 	m.roundFailures = prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "round_failures_total",
@@ -116,30 +109,22 @@ func New(store *state.Store, opts Options) *Metrics {
 	m.eventToApplied = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: namespace, Name: "event_to_applied_seconds",
 		Help: "Time from the first event of a coalesced burst to the end of the apply it caused.", Buckets: appliedBuckets})
 	m.affinityWrites = counterVec("affinity_writes_total", "Writes of /proc/irq/N/smp_affinity_list, by result.", "result")
-	m.errors = counterVec("errors_total", "Errors, by where they happened.", "kind")
-	m.configReloads = counterVec("config_reloads_total", "Configuration reloads, by result.", "result")
-	m.configLastSuccess = gauge("config_last_reload_success", "Whether the last configuration reload succeeded (1) or not (0).")
-	m.configLastSuccessT = gauge("config_last_reload_success_timestamp_seconds", "When the configuration was last loaded successfully.")
-	m.balanceMoves = counterVec("balance_moves_total", "Queues moved by balance: load, by reason: load (to lower the busiest CPU's load) "+
-		"or reset (back to count's placement, which a topology or queue change made the held one leave).", "reason")
-	m.balanceObjective = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "balance_peak_over_mean",
-		Help: "The busiest CPU's interrupt load over the mean of the allowed CPUs, before and after the last load balancing move."}, []string{"when"})
-
-	for _, v := range triggers {
-		m.rounds.WithLabelValues(v)
-	}
 	for _, k := range apply.Kinds() {
 		m.affinityWrites.WithLabelValues(k.String())
 	}
+	m.errors = counterVec("errors_total", "Errors, by where they happened.", "kind")
 	for _, k := range errorKinds {
 		m.errors.WithLabelValues(string(k))
 	}
-	for _, v := range reloadResults {
-		m.configReloads.WithLabelValues(v)
-	}
-	for _, v := range moveReasons {
-		m.balanceMoves.WithLabelValues(v)
-	}
+	m.configReloads = counterVec("config_reloads_total", "Configuration reloads, by result.", "result", "success", "failure")
+	m.configLastSuccess = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: "config_last_reload_success",
+		Help: "Whether the last configuration reload succeeded (1) or not (0)."})
+	m.configLastSuccessT = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: "config_last_reload_success_timestamp_seconds",
+		Help: "When the configuration was last loaded successfully."})
+	m.balanceMoves = counterVec("balance_moves_total", "Queues moved by balance: load, by reason: load (to lower the busiest CPU's load) "+
+		"or reset (back to count's placement, which a topology or queue change made the held one leave).", "reason", "load", "reset")
+	m.balanceObjective = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "balance_peak_over_mean",
+		Help: "The busiest CPU's interrupt load over the mean of the allowed CPUs, before and after the last load balancing move."}, []string{"when"})
 
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -153,21 +138,15 @@ func New(store *state.Store, opts Options) *Metrics {
 	return m
 }
 
-// Gatherer is the private registry, for tests and for serving elsewhere.
-func (m *Metrics) Gatherer() prometheus.Gatherer { return m.reg }
-
-// SetPerIRQ switches the per-IRQ series on or off, as a config reload
-// of metrics_per_irq says.
+// SetPerIRQ switches the per-IRQ series on or off (metrics_per_irq).
 func (m *Metrics) SetPerIRQ(on bool) { m.perIRQ.Store(on) }
 
-// Watch adds the watcher's counters, read at every scrape: uevents,
-// dropped messages and netlink overflows. Call it once, when the
-// watcher exists.
+// Watch adds the watcher's counters, read at every scrape. Call it once,
+// when the watcher exists.
 func (m *Metrics) Watch(stats func() watch.Stats) { m.reg.MustRegister(watchCollector{stats}) }
 
-// RoundDone counts a round that published st: by trigger, its
-// duration, its writes by outcome and, when first is not zero (the
-// arrival of the event that caused it), the event-to-applied latency.
+// RoundDone counts a round that published st; first, when not zero, is
+// when the event that caused it arrived.
 func (m *Metrics) RoundDone(st *state.State, first time.Time) {
 	m.rounds.WithLabelValues(st.Trigger).Inc()
 	m.roundDuration.Observe(st.Took().Seconds())
@@ -178,8 +157,7 @@ func (m *Metrics) RoundDone(st *state.State, first time.Time) {
 		m.eventToApplied.Observe(st.Finished.Sub(first).Seconds())
 	}
 	if st.Plan != nil && st.Plan.Balance != nil && st.Plan.Balance.Reset > 0 {
-		b := st.Plan.Balance
-		m.balanceMoves.WithLabelValues("reset").Add(float64(b.Reset))
+		m.balanceMoves.WithLabelValues("reset").Add(float64(st.Plan.Balance.Reset))
 	}
 }
 
@@ -187,13 +165,12 @@ func (m *Metrics) RoundDone(st *state.State, first time.Time) {
 // objective (peak over mean CPU load) before and after them.
 func (m *Metrics) BalanceMoved(moves int, before, after float64) {
 	m.balanceMoves.WithLabelValues("load").Add(float64(moves))
-	m.balanceObjective.WithLabelValues(objectiveWhen[0]).Set(before)
-	m.balanceObjective.WithLabelValues(objectiveWhen[1]).Set(after)
+	m.balanceObjective.WithLabelValues("before").Set(before)
+	m.balanceObjective.WithLabelValues("after").Set(after)
 }
 
-// RoundFailed counts a round that failed before applying, by trigger,
-// with its duration and the error's kind; /healthz reports it until a
-// round succeeds.
+// RoundFailed counts a round that failed before applying; /healthz
+// reports it until a round succeeds.
 func (m *Metrics) RoundFailed(trigger string, took time.Duration, err error) {
 	m.failed.Store(&failure{at: m.now(), err: err.Error()})
 	m.rounds.WithLabelValues(trigger).Inc()

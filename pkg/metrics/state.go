@@ -22,31 +22,22 @@ const (
 
 var states = [...]string{statePlaced, stateManaged, stateIgnored, stateFailed}
 
-// noDevice is the device label of IRQs with no PCI device.
-const noDevice = "none"
-
 var (
 	descIRQs = prometheus.NewDesc(namespace+"_irqs",
 		"IRQs in the current plan, by device, policy and state (placed, managed, ignored, failed).",
 		[]string{"device", "policy", "state"}, nil)
 	descQueueIRQs = prometheus.NewDesc(namespace+"_device_queue_irqs",
-		"Queue IRQs of a device in the current plan.",
-		[]string{"device", "policy"}, nil)
+		"Queue IRQs of a device in the current plan.", []string{"device", "policy"}, nil)
 	descMeanDistance = prometheus.NewDesc(namespace+"_device_mean_numa_distance",
-		"Mean NUMA node distance from a device's node to the CPUs of its placed queue IRQs (10 = local).",
-		[]string{"device"}, nil)
+		"Mean NUMA node distance from a device's node to the CPUs of its placed queue IRQs (10 = local).", []string{"device"}, nil)
 	descAllowed = prometheus.NewDesc(namespace+"_allowed_cpus",
-		"CPUs IRQs may be placed on: online minus banned, isolated and nohz_full as configured.",
-		nil, nil)
+		"CPUs IRQs may be placed on: online minus banned, isolated and nohz_full as configured.", nil, nil)
 	descLastRound = prometheus.NewDesc(namespace+"_last_round_timestamp_seconds",
-		"When the last reconcile round finished.",
-		nil, nil)
+		"When the last reconcile round finished.", nil, nil)
 	descGeneration = prometheus.NewDesc(namespace+"_state_generation",
-		"Generation of the published state: 1 after the first round, +1 every round.",
-		nil, nil)
+		"Generation of the published state: 1 after the first round, +1 every round.", nil, nil)
 	descPlannedCPU = prometheus.NewDesc(namespace+"_irq_planned_cpu",
-		"CPU a queue IRQ is planned on (only with metrics_per_irq).",
-		[]string{"irq", "name", "device"}, nil)
+		"CPU a queue IRQ is planned on (only with metrics_per_irq).", []string{"irq", "name", "device"}, nil)
 	descCPULoad = prometheus.NewDesc(namespace+"_cpu_irq_load",
 		"Smoothed irq+softirq load of an allowed CPU (0..1) as the plan in force places the queues (only with balance: load).",
 		[]string{"cpu"}, nil)
@@ -62,8 +53,7 @@ var (
 		nil, nil)
 )
 
-// stateCollector turns the newest published State into gauges at
-// scrape time.
+// stateCollector turns the newest published State into gauges.
 type stateCollector struct{ m *Metrics }
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -83,52 +73,39 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descAllowed, prometheus.GaugeValue, float64(st.Plan.Allowed.Weight()))
 
 	// Devices are summed by label: every non-PCI entry is device="none",
-	// and a registry rejects two series with the same labels.
+	// and a registry rejects two series with the same labels. The
+	// registry sorts the series, so map order does not show.
 	type devPolicy struct{ device, policy string }
 	type distSum struct{ sum, n int }
-	var (
-		keys   []devPolicy
-		byKey  = map[devPolicy]*[len(states)]int{}
-		queues = map[devPolicy]int{}
-		devs   []string
-		dist   = map[string]*distSum{}
-	)
+	byKey := map[devPolicy]*[len(states)]int{}
+	queues := map[devPolicy]int{}
+	dist := map[string]distSum{}
 	for _, d := range st.Plan.Devices {
 		dev := deviceLabel(d.PCI)
 		k := devPolicy{dev, string(d.Policy)}
-		counts, ok := byKey[k]
-		if !ok {
-			counts = new([len(states)]int)
-			byKey[k] = counts
-			keys = append(keys, k)
+		if byKey[k] == nil {
+			byKey[k] = new([len(states)]int)
 		}
 		for _, q := range d.IRQs {
 			s := irqState(q, st.Apply.Failed)
-			counts[slices.Index(states[:], s)]++
+			byKey[k][slices.Index(states[:], s)]++
 			if q.Role != policy.RoleQueue {
 				continue
 			}
 			queues[k]++
 			if s == statePlaced && q.Distance >= 0 {
-				ds, ok := dist[dev]
-				if !ok {
-					ds = &distSum{}
-					dist[dev] = ds
-					devs = append(devs, dev)
-				}
-				ds.sum += q.Distance
-				ds.n++
+				ds := dist[dev]
+				dist[dev] = distSum{ds.sum + q.Distance, ds.n + 1}
 			}
 		}
 	}
-	for _, k := range keys {
+	for k, counts := range byKey {
 		for i, s := range states {
-			ch <- prometheus.MustNewConstMetric(descIRQs, prometheus.GaugeValue, float64(byKey[k][i]), k.device, k.policy, s)
+			ch <- prometheus.MustNewConstMetric(descIRQs, prometheus.GaugeValue, float64(counts[i]), k.device, k.policy, s)
 		}
 		ch <- prometheus.MustNewConstMetric(descQueueIRQs, prometheus.GaugeValue, float64(queues[k]), k.device, k.policy)
 	}
-	for _, dev := range devs {
-		ds := dist[dev]
+	for dev, ds := range dist {
 		ch <- prometheus.MustNewConstMetric(descMeanDistance, prometheus.GaugeValue, float64(ds.sum)/float64(ds.n), dev)
 	}
 
@@ -166,10 +143,9 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // onBanned counts the IRQs whose mask after st's round has an online
-// CPU the plan does not allow: where the write put them, or, when it
-// failed, was a dry run or the plan could not place them, where they
-// were. IRQs a rule leaves alone (policy ignore, no PCI device) are not
-// numairqd's and are not counted.
+// CPU the plan does not allow: where the write put them, else (failed,
+// dry run, unplaceable) where they were. IRQs a rule leaves alone are
+// not numairqd's and are not counted.
 func onBanned(st *state.State) (movable, managed int) {
 	banned := st.Banned()
 	if banned.IsEmpty() {
@@ -178,14 +154,10 @@ func onBanned(st *state.State) (movable, managed int) {
 	for _, d := range st.Plan.Devices {
 		for _, q := range d.IRQs {
 			where := q.Planned
-			switch _, failed := st.Apply.Failed[q.Number]; {
-			case q.Managed:
+			switch s := irqState(q, st.Apply.Failed); {
+			case s == stateManaged || s == stateIgnored:
 				continue
-			case q.NoCPU || q.Unreadable:
-				where = q.Current
-			case q.LeftAlone():
-				continue
-			case failed || st.Apply.DryRun > 0:
+			case s == stateFailed || st.Apply.DryRun > 0:
 				where = q.Current
 			}
 			if where.Intersects(banned) {
@@ -196,10 +168,8 @@ func onBanned(st *state.State) (movable, managed int) {
 	return movable, len(st.ManagedOnBanned())
 }
 
-// irqState sorts an IRQ into one of states. The kernel owns a managed
-// IRQ; one the plan found no allowed CPU for failed; one left alone by
-// choice was never written; a planned one failed when the last round's
-// write to it failed.
+// irqState sorts an IRQ into one of states; a planned one failed when
+// the last round's write to it failed.
 func irqState(q policy.IRQ, failed map[int]apply.Kind) string {
 	if q.Managed {
 		return stateManaged
@@ -216,33 +186,25 @@ func irqState(q policy.IRQ, failed map[int]apply.Kind) string {
 	return statePlaced
 }
 
+// deviceLabel is the device label: "none" for IRQs with no PCI device.
 func deviceLabel(pci string) string {
 	if pci == "" {
-		return noDevice
+		return "none"
 	}
 	return pci
 }
 
 var (
 	descUevents = prometheus.NewDesc(namespace+"_uevents_total",
-		"Interesting kernel uevents received, by subsystem and action.",
-		[]string{"subsystem", "action"}, nil)
+		"Interesting kernel uevents received, by subsystem and action.", []string{"subsystem", "action"}, nil)
 	descUeventsDropped = prometheus.NewDesc(namespace+"_uevents_dropped_total",
-		"Netlink messages discarded: not_kernel (sent by a process) or malformed.",
-		[]string{"reason"}, nil)
+		"Netlink messages discarded: not_kernel (sent by a process) or malformed.", []string{"reason"}, nil)
 	descOverflows = prometheus.NewDesc(namespace+"_netlink_overflows_total",
 		"Netlink receive buffer overflows (ENOBUFS), each forcing a full rescan, by socket (uevent, rtnetlink, ethtool).",
 		[]string{"socket"}, nil)
 )
 
-// Label values of the watcher's counters reported at zero until seen.
-var (
-	dropReasons = []string{"not_kernel", "malformed"}
-	sockets     = []string{"uevent", "rtnetlink", "ethtool"}
-)
-
-// watchCollector reads the watcher's cumulative counters at scrape
-// time, so nothing copies them between rounds.
+// watchCollector reads the watcher's cumulative counters at scrape time.
 type watchCollector struct{ stats func() watch.Stats }
 
 func (c watchCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -256,10 +218,11 @@ func (c watchCollector) Collect(ch chan<- prometheus.Metric) {
 	for k, n := range s.Uevents {
 		ch <- prometheus.MustNewConstMetric(descUevents, prometheus.CounterValue, float64(n), k.Subsystem, k.Action)
 	}
-	for _, r := range dropReasons {
+	// Known label values are reported at zero until seen.
+	for _, r := range []string{"not_kernel", "malformed"} {
 		ch <- prometheus.MustNewConstMetric(descUeventsDropped, prometheus.CounterValue, float64(s.Dropped[r]), r)
 	}
-	for _, sock := range sockets {
+	for _, sock := range []string{"uevent", "rtnetlink", "ethtool"} {
 		ch <- prometheus.MustNewConstMetric(descOverflows, prometheus.CounterValue, float64(s.Overflows[sock]), sock)
 	}
 }

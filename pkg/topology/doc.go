@@ -6,7 +6,4 @@
 // (kernel/sched/topology.c), walked the way for_each_numa_hop_mask() and
 // sched_numa_find_nth_cpu() walk them, so the i-th CPU of Spread(n) is
 // what cpumask_local_spread(i, n) returns on the same machine.
-//
-// A Snapshot is never changed after Read: the daemon publishes it as
-// part of a round's state.State, swapped in whole.
 package topology

@@ -24,10 +24,8 @@ func (fs FS) path(elem ...string) string {
 	return filepath.Join(append([]string{fs.Root}, elem...)...)
 }
 
-// readString returns the file's content without surrounding white space.
-// The readers that parse it return errors wrapping kernfs.ErrMalformed
-// for content that makes no sense, so callers can tell bad data from a
-// missing file (fs.ErrNotExist).
+// readString returns the file's content, trimmed. Its parsers wrap
+// kernfs.ErrMalformed: bad data, not a missing file (fs.ErrNotExist).
 func (fs FS) readString(elem ...string) (string, error) {
 	return kernfs.ReadTrimmed(fs.path(elem...))
 }

@@ -6,12 +6,11 @@ import (
 	"github.com/numairqd/numairqd/pkg/cpumask"
 )
 
-// buildHops computes the hop levels and masks the way sched_init_numa()
-// does: only nodes with CPUs (N_CPU) take part; the levels are the sorted
-// unique distances between them, global to the machine; hop mask h of
-// node j is the union of the CPUs of every such node k with
-// node_distance(j, k) <= level h, read from row j. A CPU-less node gets
-// no masks. The masks hold online CPUs only, as the kernel's do.
+// buildHops computes the hop levels and masks as sched_init_numa() does:
+// only nodes with CPUs (N_CPU) take part; the levels are the sorted
+// unique distances between them; hop mask h of node j is the online CPUs
+// of every such node k with node_distance(j, k) <= level h. A CPU-less
+// node gets no masks.
 func (s *Snapshot) buildHops() {
 	var cpuNodes []int // indices into s.nodes
 	for i, n := range s.nodes {
@@ -30,7 +29,7 @@ func (s *Snapshot) buildHops() {
 	s.hops = make([][]cpumask.Mask, len(s.nodes))
 	s.order = make([][]int, len(s.nodes))
 	for _, j := range cpuNodes {
-		masks := make([]cpumask.Mask, len(s.levels))
+		s.hops[j] = make([]cpumask.Mask, len(s.levels))
 		for h, level := range s.levels {
 			var b cpumask.Builder
 			for _, k := range cpuNodes {
@@ -38,21 +37,15 @@ func (s *Snapshot) buildHops() {
 					b.Or(s.nodes[k].CPUs)
 				}
 			}
-			masks[h] = b.Mask()
+			s.hops[j][h] = b.Mask()
 		}
-		s.hops[j] = masks
-		order := make([]int, 0, s.online.Weight())
-		for _, ring := range s.rings(j, s.online) {
-			order = append(order, ring...)
-		}
-		s.order[j] = order
+		s.order[j] = slices.Concat(s.rings(j, s.online)...)
 	}
 }
 
 // rings walks the hop masks of node index j as for_each_numa_hop_mask()
 // with for_each_cpu_andnot(cpu, mask, prev) does: ring h holds the
-// allowed CPUs that hop h adds, ascending. A level that adds no CPU for
-// this node gives an empty ring.
+// allowed CPUs that hop h adds, ascending, maybe none.
 func (s *Snapshot) rings(j int, allowed cpumask.Mask) [][]int {
 	out := make([][]int, len(s.hops[j]))
 	prev := cpumask.Mask{}
@@ -82,38 +75,23 @@ func (s *Snapshot) SpreadNode(node int) int {
 	}
 	best, bestDist := NoNode, 0
 	for k, n := range s.nodes {
-		if s.hops[k] == nil {
-			continue
-		}
-		if d := s.nodes[i].Distance[k]; best == NoNode || d < bestDist {
+		if d := s.nodes[i].Distance[k]; s.hops[k] != nil && (best == NoNode || d < bestDist) {
 			best, bestDist = n.ID, d
 		}
 	}
 	return best
 }
 
-// Spread returns the CPUs of allowed in the order a device on node
-// should use them: the online CPUs sorted by hop (distance from node),
-// then CPU id, restricted to allowed. Its i-th entry is
-// cpumask_local_spread(i, node) when allowed is every online CPU. For
-// NoNode it is the allowed online CPUs in id order; a CPU-less node uses
-// SpreadNode's nearest node.
+// Spread returns the allowed online CPUs in the order a device on node
+// should use them: by hop from SpreadNode(node), then CPU id; by id for
+// NoNode. Its i-th entry is cpumask_local_spread(i, node) when allowed
+// is every online CPU.
 func (s *Snapshot) Spread(node int, allowed cpumask.Mask) []int {
 	n := s.SpreadNode(node)
 	if n == NoNode {
 		return allowed.And(s.online).CPUs()
 	}
-	order := s.order[s.nodeIndex[n]]
-	if allowed.Equal(s.online) {
-		return slices.Clone(order)
-	}
-	out := make([]int, 0, len(order))
-	for _, c := range order {
-		if allowed.Contains(c) {
-			out = append(out, c)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(s.order[s.nodeIndex[n]]), func(c int) bool { return !allowed.Contains(c) })
 }
 
 // Rings returns Spread split by hop: ring h holds the allowed CPUs that
@@ -128,17 +106,13 @@ func (s *Snapshot) Rings(node int, allowed cpumask.Mask) [][]int {
 }
 
 // HopLevel returns the hop at which cpu joins node's masks (after
-// SpreadNode's fallback): 0 for the node's own CPUs. It is 0 for NoNode
-// and -1 for a CPU that is in none of the masks (offline).
+// SpreadNode's fallback): 0 for its own CPUs and NoNode, -1 offline.
 func (s *Snapshot) HopLevel(node, cpu int) int {
-	n := s.SpreadNode(node)
-	if n == NoNode {
-		if s.online.Contains(cpu) {
-			return 0
-		}
-		return -1
+	masks := []cpumask.Mask{s.online}
+	if n := s.SpreadNode(node); n != NoNode {
+		masks = s.hops[s.nodeIndex[n]]
 	}
-	for h, mask := range s.hops[s.nodeIndex[n]] {
+	for h, mask := range masks {
 		if mask.Contains(cpu) {
 			return h
 		}

@@ -14,9 +14,8 @@ import (
 // NoNode is NUMA_NO_NODE: a device that reports numa_node -1.
 const NoNode = -1
 
-// Snapshot is the CPU and NUMA layout at one moment. It is never changed
-// after Read returns it, so any number of goroutines may use it while a
-// newer one is being built.
+// Snapshot is the CPU and NUMA layout at one moment, never changed after
+// Read returns it: any number of goroutines may use it.
 type Snapshot struct {
 	online, possible   cpumask.Mask
 	isolated, nohzFull cpumask.Mask
@@ -25,8 +24,7 @@ type Snapshot struct {
 	nodeIndex map[int]int // node id -> index into nodes and distance rows
 	implicit  bool        // no node directory: one node 0 holds every CPU
 
-	cpus    map[int]CPU // online CPUs
-	cpuNode map[int]int // online CPU -> node id
+	cpus map[int]CPU // online CPUs
 
 	levels []int            // sorted unique distances among CPU-bearing nodes
 	hops   [][]cpumask.Mask // per node index: hop masks; nil for a CPU-less node
@@ -47,7 +45,7 @@ type Node struct {
 // CPU is what sysfs tells about one online CPU.
 type CPU struct {
 	ID      int
-	Node    int // NoNode when no node lists it
+	Node    int
 	Package int // physical_package_id, -1 when unknown
 	// Siblings are the SMT threads of its core, itself included
 	// (topology_sibling_cpumask; the CPU alone when sysfs says nothing).
@@ -60,33 +58,31 @@ type CPU struct {
 	LLC cpumask.Mask
 }
 
-// Read builds a Snapshot from the tree with what planning uses: CPUs,
-// nodes, distances and SMT siblings; Possible and Present are empty,
-// each CPU's Package is -1 and its LLC empty (see ReadDetail). A round reads it after every event, so
-// it reads no file that no plan needs. Errors name the file and the
-// value that was wrong; a missing optional file is not an error.
-func (fs FS) Read() (*Snapshot, error) { return fs.readRetrying(false) }
+// Read builds a Snapshot from only what planning uses (CPUs, nodes,
+// distances, SMT siblings), since a round reads it after every event:
+// Possible is empty, each CPU's Package -1 and its LLC empty.
+func (fs FS) Read() (*Snapshot, error) { return fs.readRetrying(false, nil) }
 
-// ReadDetail is Read plus what only a description of the machine shows
-// (`numairqd topology`): the possible CPUs, and each CPU's
-// package and last-level cache, about ten more files per cache group.
-func (fs FS) ReadDetail() (*Snapshot, error) { return fs.readRetrying(true) }
+// ReadDetail is Read plus what only `numairqd topology` shows: the
+// possible CPUs, and each CPU's package and last-level cache.
+func (fs FS) ReadDetail() (*Snapshot, error) { return fs.readRetrying(true, nil) }
 
-func (fs FS) readRetrying(detail bool) (*Snapshot, error) {
+// readRetrying reads up to readAttempts times while online CPUs are
+// missing from every node's cpulist: a CPU that goes offline after
+// cpu/online was read leaves nodeN/cpulist, so only an inconsistency
+// that persists is an error.
+func (fs FS) readRetrying(detail bool, k *kept) (*Snapshot, error) {
 	for attempt := 1; ; attempt++ {
-		s, err := fs.read(detail, nil)
+		s, err := fs.read(detail, k)
 		var race *noNodeError
-		if errors.As(err, &race) && attempt < readAttempts {
-			continue // a CPU may have gone offline between the reads
+		if err == nil {
+			return s, nil
+		} else if !errors.As(err, &race) || attempt == readAttempts {
+			return nil, fmt.Errorf("topology: %w", err)
 		}
-		return s, err
 	}
 }
 
-// readAttempts bounds Read's re-reads while online CPUs are missing from
-// every node's cpulist: a CPU that goes offline after cpu/online was read
-// leaves nodeN/cpulist, so only an inconsistency that persists is an
-// error.
 const readAttempts = 3
 
 // noNodeError is an online CPU that no node's cpulist holds.
@@ -95,22 +91,21 @@ type noNodeError struct{ err error }
 func (e *noNodeError) Error() string { return e.err.Error() }
 func (e *noNodeError) Unwrap() error { return e.err }
 
-// read reads a Snapshot. k, when not nil, holds facts of earlier reads
-// that stay true until reboot or until the nodes change: it is used and
-// filled in (see Reader).
+// read reads a Snapshot. k, when not nil, is a Reader's: what it keeps
+// is used and filled in.
 func (fs FS) read(detail bool, k *kept) (*Snapshot, error) {
-	s := &Snapshot{nodeIndex: map[int]int{}, cpus: map[int]CPU{}, cpuNode: map[int]int{}}
+	s := &Snapshot{nodeIndex: map[int]int{}, cpus: map[int]CPU{}}
 	cpuDir := []string{"devices", "system", "cpu"}
 	var err error
 	if s.online, err = fs.readList(append(cpuDir, "online")...); err != nil {
-		return nil, fmt.Errorf("topology: %w", err)
+		return nil, err
 	}
 	if s.online.IsEmpty() {
-		return nil, fmt.Errorf("topology: %w", kernfs.Malformed(fs.path(append(cpuDir, "online")...), "no online CPU"))
+		return nil, kernfs.Malformed(fs.path(append(cpuDir, "online")...), "no online CPU")
 	}
 	if detail {
 		if s.possible, err = fs.readOptionalList(append(cpuDir, "possible")...); err != nil {
-			return nil, fmt.Errorf("topology: %w", err)
+			return nil, err
 		}
 		s.possible = s.possible.Or(s.online)
 	}
@@ -118,14 +113,14 @@ func (fs FS) read(detail bool, k *kept) (*Snapshot, error) {
 		s.isolated, s.nohzFull = k.isolated, k.nohzFull
 	} else {
 		if s.isolated, err = fs.readOptionalList(append(cpuDir, "isolated")...); err != nil {
-			return nil, fmt.Errorf("topology: %w", err)
+			return nil, err
 		}
 		if s.nohzFull, err = fs.readNohzFull(append(cpuDir, "nohz_full")...); err != nil {
-			return nil, fmt.Errorf("topology: %w", err)
+			return nil, err
 		}
 	}
 	if err := fs.readNodes(s, k); err != nil {
-		return nil, fmt.Errorf("topology: %w", err)
+		return nil, err
 	}
 	var cores map[int]cpumask.Mask
 	if k != nil {
@@ -133,11 +128,11 @@ func (fs FS) read(detail bool, k *kept) (*Snapshot, error) {
 		k.boot, k.isolated, k.nohzFull = true, s.isolated, s.nohzFull
 	}
 	if err := fs.readCPUs(s, cores); err != nil {
-		return nil, fmt.Errorf("topology: %w", err)
+		return nil, err
 	}
 	if detail {
 		if err := fs.readPackagesAndCaches(s); err != nil {
-			return nil, fmt.Errorf("topology: %w", err)
+			return nil, err
 		}
 	}
 	s.buildHops()
@@ -148,20 +143,14 @@ func (fs FS) read(detail bool, k *kept) (*Snapshot, error) {
 // CONFIG_NO_HZ_FULL but booted without nohz_full= prints "(null)": the
 // mask was never allocated, so no CPU is adaptive-tick.
 func (fs FS) readNohzFull(elem ...string) (cpumask.Mask, error) {
-	s, err := fs.readString(elem...)
-	switch {
-	case errors.Is(err, os.ErrNotExist) || err == nil && s == "(null)":
+	if s, err := fs.readString(elem...); err == nil && s == "(null)" {
 		return cpumask.Mask{}, nil
-	case err != nil:
-		return cpumask.Mask{}, err
 	}
-	m, err := cpumask.ParseList(s)
-	if err != nil {
-		return cpumask.Mask{}, kernfs.Malformed(fs.path(elem...), "%w", err)
-	}
-	return m, nil
+	return fs.readOptionalList(elem...)
 }
 
+// readNodes reads the online nodes and their distance rows, and enters
+// each online CPU in s.cpus with its node.
 func (fs FS) readNodes(s *Snapshot, k *kept) error {
 	nodeDir := []string{"devices", "system", "node"}
 	ids, err := fs.readList(append(nodeDir, "online")...)
@@ -172,7 +161,7 @@ func (fs FS) readNodes(s *Snapshot, k *kept) error {
 			s.nodes = []Node{{ID: 0, CPUs: s.online, Distance: []int{10}}}
 			s.nodeIndex[0] = 0
 			for c := range s.online.All() {
-				s.cpuNode[c] = 0
+				s.cpus[c] = newCPU(c, 0)
 			}
 			return nil
 		}
@@ -201,14 +190,14 @@ func (fs FS) readNodes(s *Snapshot, k *kept) error {
 		if err != nil {
 			return err
 		}
-		// cpulist is already ANDed with the online CPUs by the kernel;
-		// AND again so a racing hotplug cannot leave an offline CPU in.
+		// The kernel ANDs cpulist with the online CPUs; so do we, so that a
+		// racing hotplug cannot leave an offline CPU in.
 		n.CPUs = cpus.And(s.online)
 		for c := range n.CPUs.All() {
-			if prev, dup := s.cpuNode[c]; dup {
-				return kernfs.Malformed(fs.path(append(dir, "cpulist")...), "CPU %d is also on node %d", c, prev)
+			if prev, dup := s.cpus[c]; dup {
+				return kernfs.Malformed(fs.path(append(dir, "cpulist")...), "CPU %d is also on node %d", c, prev.Node)
 			}
-			s.cpuNode[c] = n.ID
+			s.cpus[c] = newCPU(c, n.ID)
 		}
 		if row, ok := distances[n.ID]; ok {
 			n.Distance = row
@@ -218,8 +207,7 @@ func (fs FS) readNodes(s *Snapshot, k *kept) error {
 			return err
 		}
 		// node_distance(n, n) is LOCAL_DISTANCE; the kernel's ACPI SLIT
-		// check rejects a table that says otherwise. Another value would
-		// reorder every spread, so it is broken input, not a topology.
+		// check rejects a table that says otherwise: it is broken input.
 		if d := n.Distance[i]; d != localDistance {
 			return kernfs.Malformed(fs.path(append(dir, "distance")...),
 				"entry %d, node %d's distance to itself, is %d, want %d (LOCAL_DISTANCE)", i, n.ID, d, localDistance)
@@ -228,10 +216,8 @@ func (fs FS) readNodes(s *Snapshot, k *kept) error {
 			distances[n.ID] = n.Distance
 		}
 	}
-	// Every online CPU is on a node (the kernel maps each possible CPU
-	// to one; a memory-only node lists none). An online CPU that no
-	// cpulist holds, such as an empty cpulist for a node with online
-	// CPUs, would drop out of every spread order.
+	// The kernel maps every possible CPU to a node; an online CPU that no
+	// cpulist holds would drop out of every spread order.
 	var onNode cpumask.Builder
 	for _, n := range s.nodes {
 		onNode.Or(n.CPUs)
@@ -247,8 +233,7 @@ func (fs FS) readNodes(s *Snapshot, k *kept) error {
 const localDistance = 10
 
 // readDistance parses one row of the node distance table. The kernel
-// refuses distances below LOCAL_DISTANCE (10) or above 255, so a file
-// holding one is broken, not a topology to plan for.
+// refuses distances below LOCAL_DISTANCE (10) or above 255.
 func (fs FS) readDistance(want int, elem ...string) ([]int, error) {
 	s, err := fs.readString(elem...)
 	if err != nil {
@@ -269,21 +254,12 @@ func (fs FS) readDistance(want int, elem ...string) ([]int, error) {
 	return row, nil
 }
 
-// readCPUs reads each online CPU's SMT siblings, once per core, which
-// keeps a 1024-CPU rebuild to about one read per core. With cores (a
-// Reader's), a CPU already in it is not read again: its siblings are
-// the ones kept, ANDed with the online CPUs; what is read is added.
+// readCPUs reads each online CPU's SMT siblings, once per core. With
+// cores (a Reader's), a CPU already in it is not read again: its
+// siblings are the ones kept, ANDed with the online CPUs.
 func (fs FS) readCPUs(s *Snapshot, cores map[int]cpumask.Mask) error {
 	for c := range s.online.All() {
-		node, ok := s.cpuNode[c]
-		if !ok {
-			node = NoNode
-		}
-		s.cpus[c] = CPU{ID: c, Node: node, Package: -1, Siblings: cpumask.New(c), Core: c}
-	}
-	for c := range s.online.All() {
-		cpu := s.cpus[c]
-		if cpu.Core != c || cpu.Siblings.Weight() > 1 {
+		if cpu := s.cpus[c]; cpu.Core != c || cpu.Siblings.Weight() > 1 {
 			continue // already filled in from an earlier sibling
 		}
 		sib, ok := cores[c]
@@ -308,6 +284,11 @@ func (fs FS) readCPUs(s *Snapshot, cores map[int]cpumask.Mask) error {
 	return nil
 }
 
+// newCPU is what is known of cpu on node before its topology files are read.
+func newCPU(cpu, node int) CPU {
+	return CPU{ID: cpu, Node: node, Package: -1, Siblings: cpumask.New(cpu), Core: cpu}
+}
+
 // readSiblings reads CPU c's online SMT siblings, c itself when sysfs
 // has no SMT information.
 func (fs FS) readSiblings(c int, online cpumask.Mask) (cpumask.Mask, error) {
@@ -330,18 +311,10 @@ func (fs FS) readSiblings(c int, online cpumask.Mask) (cpumask.Mask, error) {
 }
 
 // Reader reads snapshots round after round and keeps what cannot change
-// while the machine runs, so that a round after a CPU event reads only
-// cpu/online, node/online and each node's cpulist:
-//   - which CPUs share a core, fixed by the hardware. A CPU's siblings
-//     are read when it is first seen online (a sibling that was offline
-//     then is read when it comes online, and joins the group); after
-//     that they are the group ANDed with the online CPUs.
-//   - the isolated and nohz_full CPUs, boot parameters (isolcpus=,
-//     nohz_full=).
-//   - each node's distance row, fixed by the firmware's table while the
-//     same nodes are online; a node coming or going drops them all.
-//
-// Forget drops all of it. A Reader is for one goroutine.
+// while the machine runs: which CPUs share a core (read when a CPU is
+// first seen online), the isolated and nohz_full CPUs (boot parameters),
+// and the distance rows (while the same nodes are online). A Reader is
+// for one goroutine.
 type Reader struct {
 	fs FS
 	k  kept
@@ -364,22 +337,12 @@ func NewReader(fs FS) *Reader {
 }
 
 // Read is FS.Read, reading siblings only of CPUs not seen before.
-func (r *Reader) Read() (*Snapshot, error) {
-	for attempt := 1; ; attempt++ {
-		s, err := r.fs.read(false, &r.k)
-		var race *noNodeError
-		if errors.As(err, &race) && attempt < readAttempts {
-			continue
-		}
-		return s, err
-	}
-}
+func (r *Reader) Read() (*Snapshot, error) { return r.fs.readRetrying(false, &r.k) }
 
 // Online is FS.Online of the Reader's tree.
 func (r *Reader) Online() (cpumask.Mask, error) { return r.fs.Online() }
 
-// Forget drops everything kept, so the next Read reads every file: the
-// periodic resync trusts nothing kept.
+// Forget drops everything kept: the periodic resync trusts nothing kept.
 func (r *Reader) Forget() {
 	clear(r.k.cores)
 	clear(r.k.distance)
@@ -404,9 +367,7 @@ func (fs FS) readPackagesAndCaches(s *Snapshot) error {
 		if errors.Is(err, os.ErrNotExist) {
 			members, err = fs.readList(append(dir, "core_siblings_list")...)
 		}
-		if errors.Is(err, os.ErrNotExist) {
-			members = cpumask.New(c)
-		} else if err != nil {
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 		for t := range members.And(s.online).Or(cpumask.New(c)).All() {
@@ -423,9 +384,10 @@ func (fs FS) readPackagesAndCaches(s *Snapshot) error {
 		if err != nil {
 			return err
 		}
-		for t := range llc.And(s.online).All() {
+		llc = llc.And(s.online)
+		for t := range llc.All() {
 			x := s.cpus[t]
-			x.LLC = llc.And(s.online)
+			x.LLC = llc
 			s.cpus[t] = x
 		}
 	}
@@ -437,9 +399,7 @@ func (fs FS) readPackagesAndCaches(s *Snapshot) error {
 func (fs FS) readLLC(cpu int) (cpumask.Mask, error) {
 	dir := []string{"devices", "system", "cpu", "cpu" + strconv.Itoa(cpu), "cache"}
 	entries, err := os.ReadDir(fs.path(dir...))
-	if errors.Is(err, os.ErrNotExist) {
-		return cpumask.Mask{}, nil
-	} else if err != nil {
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return cpumask.Mask{}, err
 	}
 	best, bestLevel := "", 0
@@ -475,23 +435,19 @@ func (fs FS) readLLC(cpu int) (cpumask.Mask, error) {
 // Online are the online CPUs.
 func (s *Snapshot) Online() cpumask.Mask { return s.online }
 
-// Possible are the CPUs the kernel could ever bring online (ReadDetail
-// only).
+// Possible are the CPUs the kernel could ever bring online (ReadDetail).
 func (s *Snapshot) Possible() cpumask.Mask { return s.possible }
 
 // Isolated are the CPUs isolated from the scheduler (isolcpus=).
 func (s *Snapshot) Isolated() cpumask.Mask { return s.isolated }
 
-// NohzFull are the adaptive-tick CPUs (nohz_full=); empty when the
-// kernel lacks CONFIG_NO_HZ_FULL.
+// NohzFull are the adaptive-tick CPUs (nohz_full=).
 func (s *Snapshot) NohzFull() cpumask.Mask { return s.nohzFull }
 
-// Nodes returns the online nodes in id order. The slice is shared: do
-// not modify it.
+// Nodes returns the online nodes in id order, in a shared slice.
 func (s *Snapshot) Nodes() []Node { return s.nodes }
 
-// ImplicitNode reports that sysfs had no node directory, so the snapshot
-// holds one made-up node 0 with every CPU.
+// ImplicitNode reports that sysfs had no node directory: node 0 is made up.
 func (s *Snapshot) ImplicitNode() bool { return s.implicit }
 
 // CPU returns what is known of an online CPU.
@@ -502,8 +458,8 @@ func (s *Snapshot) CPU(id int) (CPU, bool) {
 
 // NodeOfCPU returns the node of an online CPU, or NoNode.
 func (s *Snapshot) NodeOfCPU(cpu int) int {
-	if n, ok := s.cpuNode[cpu]; ok {
-		return n
+	if c, ok := s.cpus[cpu]; ok {
+		return c.Node
 	}
 	return NoNode
 }
