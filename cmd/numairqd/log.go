@@ -52,6 +52,10 @@ func newLogger(level, format string) (*zap.Logger, error) {
 // ("<3>" for errors), which journald strips and stores as PRIORITY.
 type syslogPrefixEncoder struct{ zapcore.Encoder }
 
+// linePool holds the prefixed lines' buffers, which the core frees
+// after writing them.
+var linePool = buffer.NewPool()
+
 func (e syslogPrefixEncoder) Clone() zapcore.Encoder { return syslogPrefixEncoder{e.Encoder.Clone()} }
 
 func (e syslogPrefixEncoder) EncodeEntry(ent zapcore.Entry, fields []zapcore.Field) (*buffer.Buffer, error) {
@@ -59,7 +63,7 @@ func (e syslogPrefixEncoder) EncodeEntry(ent zapcore.Entry, fields []zapcore.Fie
 	if err != nil {
 		return nil, err
 	}
-	out := buffer.NewPool().Get()
+	out := linePool.Get()
 	out.AppendString(syslogPrefix(ent.Level))
 	out.AppendBytes(line.Bytes())
 	line.Free()
