@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"runtime"
+
+	"github.com/numairqd/numairqd/pkg/inventory"
 )
 
 // GOMAXPROCS, unless the environment sets it. numairqd is one loop, and
@@ -12,9 +14,9 @@ import (
 const (
 	procs      = 1
 	largeProcs = 2
-	// largeHost is how many device IRQs make a host large: two of
-	// inventory's parallel readers' shares.
-	largeHost = 2048
+	// largeHost is how many device IRQs make a host large: enough for
+	// two of inventory's parallel readers.
+	largeHost = 2 * inventory.PerReader
 )
 
 // procsState is the most GOMAXPROCS numairqd may set (the runtime's

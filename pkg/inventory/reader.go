@@ -218,15 +218,16 @@ func readIRQs(ir *irqReader, irqs []IRQ, f []facts, todo []int) ([]IRQ, []facts)
 	return irqs2, f2
 }
 
-// perWorker is the fewest IRQs that make another reader worth its
-// goroutine: 8192 IRQs' reads are about 30 ms of system calls.
-const perWorker = 1024
+// PerReader is the fewest IRQs that make another parallel reader worth
+// its goroutine (8192 IRQs' reads are about 30 ms of system calls); the
+// command gives the daemon a second P from 2*PerReader IRQs on.
+const PerReader = 1024
 
 // inParallel calls read for i in [0, n), split into contiguous ranges
-// over up to GOMAXPROCS goroutines, one per perWorker, each with its own
+// over up to GOMAXPROCS goroutines, one per PerReader IRQs, each with its own
 // copy of ir (its buffers; the directory descriptor is shared).
 func inParallel(n int, ir *irqReader, read func(ir *irqReader, i int)) {
-	workers := min(runtime.GOMAXPROCS(0), max(1, n/perWorker))
+	workers := min(runtime.GOMAXPROCS(0), max(1, n/PerReader))
 	if workers == 1 {
 		for i := range n {
 			read(ir, i)

@@ -289,7 +289,7 @@ func mustReadFile(t *testing.T, path string) string {
 // split them and every IRQ is read exactly as a single reader would:
 // changed ones parsed, vanished ones dropped, order kept.
 func TestReadInParallel(t *testing.T) {
-	const n = 2*perWorker + 7
+	const n = 2*PerReader + 7
 	tr := fakesys.New(t)
 	tr.AddInterrupts([]int{0, 1, 2, 3})
 	specs := make([]fakesys.IRQSpec, n)
