@@ -34,7 +34,7 @@ const (
 	LabelConfig   = "config"
 	LabelBans     = "bans"
 	LabelOverflow = "overflow" // CauseLost
-	LabelStale    = "stale"    // a round run again because its apply found its inputs stale
+	LabelStale    = "stale"    // a round run again at once: its writes found its inputs stale or taught the memory
 	LabelLoad     = "load"     // a load-balancing round
 )
 
