@@ -3,7 +3,6 @@ package inventory
 import (
 	"errors"
 	"io/fs"
-	"math"
 	"path/filepath"
 	"slices"
 
@@ -14,13 +13,16 @@ import (
 // while it holds, a Reader reads only affinities. It is read before the
 // inventory, so a change during a read shows in the next key. An IRQ's
 // /proc/irq/N lives from its first request_irq (register_irq_proc) to
-// free_desc, so a vector freed and requested again changes irqs; an
-// interface added or renamed changes net; a bind or unbind changes
-// devices. An IRQ requested again under the same number by the same
-// driver, or freed by free_irq alone, keeps its facts until a DepthAll
-// read (the daemon's resync).
+// free_desc, and procfs counts a directory's subdirectories in its link
+// count (proc_register, remove_proc_entry), so vectors allocated or
+// freed change irqDirs with one fstat instead of a listing of every
+// IRQ; an interface added or renamed changes net; a bind or unbind
+// changes devices. An IRQ requested again under the same number by the
+// same driver, freed by free_irq alone, or freed while another was
+// allocated between two reads keeps its facts until a deeper read: the
+// daemon's link and channel rounds, or its resync.
 type key struct {
-	irqs    []int     // ascending
+	irqDirs uint64    // the link count of /proc/irq
 	net     []string  // sorted
 	devices []pciLink // sorted by BDF
 }
@@ -29,25 +31,18 @@ type key struct {
 type pciLink struct{ bdf, driver string }
 
 func (k key) equal(o key) bool {
-	return slices.Equal(k.irqs, o.irqs) && slices.Equal(k.net, o.net) && slices.Equal(k.devices, o.devices)
+	return k.irqDirs == o.irqDirs && slices.Equal(k.net, o.net) && slices.Equal(k.devices, o.devices)
 }
 
-// readKey reads the key with kr. Missing sysfs directories (no PCI, no
-// network) list nothing. nIRQs is how many IRQs the last key held.
-func (fsys FS) readKey(kr *kernfs.Reader, nIRQs int) (key, error) {
-	k := key{irqs: make([]int, 0, nIRQs)}
+// readKey reads the key with kr, irqDirs from dirfd, the open
+// <proc>/irq. Missing sysfs directories (no PCI, no network) list
+// nothing.
+func (fsys FS) readKey(kr *kernfs.Reader, dirfd int) (key, error) {
+	var k key
+	var err error
 	dir := filepath.Join(fsys.Proc, "irq")
-	err := kr.ReadDir(dir, func(name []byte) error {
-		if n, ok := kernfs.ParseUint(name); ok && n <= math.MaxInt32 {
-			k.irqs = append(k.irqs, int(n)) // not default_smp_affinity
-		}
-		return nil
-	})
-	if err != nil {
+	if k.irqDirs, err = kernfs.Links(dirfd, dir); err != nil {
 		return k, fileErr(dir, err)
-	}
-	if !slices.IsSorted(k.irqs) { // procfs lists them ascending
-		slices.Sort(k.irqs)
 	}
 	dir = filepath.Join(fsys.Sys, "class", "net")
 	if k.net, err = dirNames(kr, dir); err != nil && !errors.Is(err, fs.ErrNotExist) {

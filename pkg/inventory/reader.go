@@ -80,7 +80,7 @@ func (r *Reader) Read(online cpumask.Mask, least Depth) (*Inventory, Depth, erro
 		return nil, DepthAll, err
 	}
 	defer ir.Close()
-	k, err := r.fs.readKey(&ir.r, len(r.key.irqs))
+	k, err := r.fs.readKey(&ir.r, ir.dirfd)
 	depth := DepthAll
 	if r.last != nil {
 		depth = DepthInterrupts

@@ -229,6 +229,17 @@ var kinds = map[uint32]string{
 	syscall.S_IFBLK: "a block device", syscall.S_IFSOCK: "a socket",
 }
 
+// Links is the link count of the directory open as dirfd, one raw
+// fstat: for a procfs or sysfs directory two plus its subdirectories,
+// which the kernel keeps as they come and go.
+func Links(dirfd int, dirPath string) (uint64, error) {
+	var st syscall.Stat_t
+	if err := fstat(dirfd, &st); err != nil {
+		return 0, &fs.PathError{Op: "fstat", Path: dirPath, Err: err}
+	}
+	return uint64(st.Nlink), nil
+}
+
 // Open opens a kernel file too long for Reader, such as /proc/interrupts,
 // for streaming; like Reader it refuses, without blocking, anything but a
 // regular file. The caller bounds how much it reads.

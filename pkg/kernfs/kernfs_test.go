@@ -251,3 +251,42 @@ func TestReadNULInPath(t *testing.T) {
 		t.Errorf("Read of a path with a NUL = %v, want EINVAL", err)
 	}
 }
+
+// TestLinks: a directory's link count follows its subdirectories, as
+// procfs keeps it for /proc/irq; a bad descriptor is an error naming
+// the directory.
+func TestLinks(t *testing.T) {
+	dir := t.TempDir()
+	links := func() uint64 {
+		t.Helper()
+		fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer syscall.Close(fd)
+		n, err := kernfs.Links(fd, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	base := links()
+	for _, d := range []string{"24", "25"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, dir, "default_smp_affinity", "ff\n", 0o644)
+	if got := links(); got != base+2 {
+		t.Errorf("links with two subdirectories and a file = %d, want %d", got, base+2)
+	}
+	if err := os.Remove(filepath.Join(dir, "24")); err != nil {
+		t.Fatal(err)
+	}
+	if got := links(); got != base+1 {
+		t.Errorf("links after removing one = %d, want %d", got, base+1)
+	}
+	if _, err := kernfs.Links(-1, dir); err == nil || !strings.Contains(err.Error(), dir) {
+		t.Errorf("Links(-1) = %v, want an error naming %s", err, dir)
+	}
+}
