@@ -160,7 +160,8 @@ func (d *Daemon) Metrics() *metrics.Metrics { return d.metrics }
 // Round runs the pipeline once: read, plan with the memory, apply,
 // publish. trigger labels the round; least is how deep the read must
 // look at least (machine.Reader.Read); first, when not zero, is when
-// the event that caused it arrived. A round that cannot read the machine publishes nothing.
+// the event that caused it arrived. A round that cannot read the
+// machine publishes nothing.
 func (d *Daemon) Round(ctx context.Context, trigger string, least inventory.Depth, first time.Time) (*state.State, error) {
 	return d.round(ctx, trigger, least, first, d.balancing())
 }
@@ -169,10 +170,6 @@ func (d *Daemon) Round(ctx context.Context, trigger string, least inventory.Dept
 // the placement the plan holds, is the next round's.
 func (d *Daemon) round(ctx context.Context, trigger string, least inventory.Depth, first time.Time, bal policy.Balancing) (*state.State, error) {
 	d.alive()
-	if least == inventory.DepthAll {
-		// Vectors may have been freed since: try the full CPUs again.
-		d.mem.Full = cpumask.Mask{}
-	}
 	cfg := d.Config()
 	m, err := d.reader.Read(cfg, least)
 	if err != nil {
@@ -316,8 +313,12 @@ const maxReplans = 3
 // refused an IRQ nobody knew was managed, or had no free vector on a
 // CPU: the next plan places around them) or showed the plan was made
 // from stale CPUs (EINVAL). Only CPUs and affinities can differ from the
-// round's read, which the re-read's keyed cache finds.
+// round's read, which the re-read's keyed cache finds. A fresh read
+// first forgets the full CPUs: vectors may have been freed since.
 func (d *Daemon) settle(ctx context.Context, trigger string, least inventory.Depth, first time.Time) (*state.State, error) {
+	if least == inventory.DepthAll {
+		d.mem.Full = cpumask.Mask{}
+	}
 	for i := 0; ; i++ {
 		before := d.mem
 		st, err := d.Round(ctx, trigger, least, first)

@@ -106,6 +106,21 @@ func TestNoSpaceIsPlanned(t *testing.T) {
 	if len(w.log) != before {
 		t.Errorf("later rounds wrote %v", w.log[before:])
 	}
+
+	// A fresh read (the resync) tries the full CPU once more: vectors
+	// may have been freed. Still full, it is learned again and the
+	// re-plan keeps the queue where it is.
+	st, err = d.settle(ctx, "resync", inventory.DepthAll, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := w.log[before:]; len(got) != 1 || got[0] != "27:5" {
+		t.Errorf("resync wrote %v, want one try of CPU 5", got)
+	}
+	if st.Trigger != "stale" || len(st.Apply.Failed) != 0 || !st.Plan.Full.Equal(cpumask.New(5)) || affinity(t, tree, 27) != "6" {
+		t.Errorf("after the resync: trigger %q, failed %v, full %s, IRQ 27 on %s; want the re-plan, none, 5, 6",
+			st.Trigger, st.Apply.Failed, st.Plan.Full, affinity(t, tree, 27))
+	}
 }
 
 // countWrites counts the writes of log to mask m.
