@@ -5,6 +5,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"testing"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
 )
@@ -238,4 +239,23 @@ func TieredDistances(nodes, far int, tiers ...Tier) [][]int {
 		}
 	}
 	return rows
+}
+
+// NewQEMUGuestNIC is a tree of QEMUGuest with a 4-pair virtio NIC on node
+// 2 (IRQs 24-32), all 8 CPUs online, or with node 3's CPUs 6-7 offline
+// when cpus6and7 is false.
+func NewQEMUGuestNIC(tb testing.TB, cpus6and7 bool) *Tree {
+	tb.Helper()
+	tr := New(tb)
+	m := QEMUGuest()
+	online := []int{0, 1, 2, 3, 4, 5, 6, 7}
+	if !cpus6and7 {
+		m.Online, m.Possible = "0-5", "0-7"
+		m.Nodes[3].CPUs = ""
+		online = online[:6]
+	}
+	tr.AddMachine(m)
+	tr.AddInterrupts(online)
+	tr.AddVirtioNet(VirtioNet{BDF: "0000:41:00.0", Index: 0, Interface: "eth0", Pairs: 4, FirstIRQ: 24, NUMANode: 2})
+	return tr
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/numairqd/numairqd/internal/fakesys"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/machine"
@@ -44,7 +45,7 @@ func parse(t *testing.T, yaml string) *config.Config {
 // CPUs cri-o cleared from default_smp_affinity are banned on top of
 // banned_cpus; a malformed file keeps the previous bans.
 func TestPlanHonoursIrqbalanceBans(t *testing.T) {
-	tr := machineTree(t, true)
+	tr := fakesys.NewQEMUGuestNIC(t, true)
 	etc := filepath.Join(tr.Root, "etc")
 	env := filepath.Join(etc, "default", "irqbalance")
 	tr.WriteFile("etc/default/irqbalance", "IRQBALANCE_BANNED_CPUS=\"00000000,00000010\"\nIRQBALANCE_BANNED_CPULIST=0\n")
@@ -90,7 +91,7 @@ func TestPlanHonoursIrqbalanceBans(t *testing.T) {
 // TestPlanBansSwitches: honor_default_smp_affinity follows the env file
 // unless set; irqbalance_env_file "" and an empty Etc read nothing.
 func TestPlanBansSwitches(t *testing.T) {
-	tr := machineTree(t, true)
+	tr := fakesys.NewQEMUGuestNIC(t, true)
 	etc := filepath.Join(tr.Root, "etc")
 	tr.WriteFile("proc/irq/default_smp_affinity", "7f\n") // CPU 7 cleared
 	allowed := func(roots machine.Roots, yaml string) string {

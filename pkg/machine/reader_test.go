@@ -36,7 +36,7 @@ func offlineCPUs6and7(tr *fakesys.Tree) {
 // disagrees with the topology is read again afresh and reported
 // inconsistent.
 func TestReadKeepsWhatTheKernelShowsUnchanged(t *testing.T) {
-	tr := machineTree(t, true)
+	tr := fakesys.NewQEMUGuestNIC(t, true)
 	r := machine.NewReader(machine.Roots{Sys: tr.Sys(), Proc: tr.Proc()})
 	cfg := config.Default()
 	if m, err := r.Read(cfg, inventory.DepthAffinities); err != nil || !m.Consistent || m.Depth != inventory.DepthAll {

@@ -15,7 +15,7 @@ import (
 // machine is a fixture tree: the lab's 4-node guest with all 8 CPUs
 // online, or with node 3's CPUs 6-7 offline, and a virtio NIC on node 2.
 func roots(t *testing.T, cpus6and7 bool) machine.Roots {
-	tr := machineTree(t, cpus6and7)
+	tr := fakesys.NewQEMUGuestNIC(t, cpus6and7)
 	return machine.Roots{Sys: tr.Sys(), Proc: tr.Proc()}
 }
 
@@ -28,21 +28,6 @@ func plan(t *testing.T, r machine.Roots) state.State {
 		t.Fatal(err)
 	}
 	return state.State{Machine: m, Plan: policy.Compute(m.Snapshot, m.Inventory, cfg, policy.Memory{}, policy.Balancing{})}
-}
-
-func machineTree(t *testing.T, cpus6and7 bool) *fakesys.Tree {
-	tr := fakesys.New(t)
-	m := fakesys.QEMUGuest()
-	online := []int{0, 1, 2, 3, 4, 5, 6, 7}
-	if !cpus6and7 {
-		m.Online, m.Possible = "0-5", "0-7"
-		m.Nodes[3].CPUs = ""
-		online = online[:6]
-	}
-	tr.AddMachine(m)
-	tr.AddInterrupts(online)
-	tr.AddVirtioNet(fakesys.VirtioNet{BDF: "0000:41:00.0", Index: 0, Interface: "eth0", Pairs: 4, FirstIRQ: 24, NUMANode: 2})
-	return tr
 }
 
 // TestReadersNeverSeeTwoRounds publishes rounds of two machines in turn

@@ -143,10 +143,18 @@ func (fs FS) read(detail bool, k *kept) (*Snapshot, error) {
 // CONFIG_NO_HZ_FULL but booted without nohz_full= prints "(null)": the
 // mask was never allocated, so no CPU is adaptive-tick.
 func (fs FS) readNohzFull(elem ...string) (cpumask.Mask, error) {
-	if s, err := fs.readString(elem...); err == nil && s == "(null)" {
+	s, err := fs.readString(elem...)
+	switch {
+	case errors.Is(err, os.ErrNotExist) || err == nil && s == "(null)":
 		return cpumask.Mask{}, nil
+	case err != nil:
+		return cpumask.Mask{}, err
 	}
-	return fs.readOptionalList(elem...)
+	m, err := cpumask.ParseList(s)
+	if err != nil {
+		return cpumask.Mask{}, kernfs.Malformed(fs.path(elem...), "%w", err)
+	}
+	return m, nil
 }
 
 // readNodes reads the online nodes and their distance rows, and enters
