@@ -20,12 +20,21 @@
 //     thread names.
 //
 // Neither source says which queue a NAPI serves on these kernels, so a
-// driver rule fills Thread.Queue where one is known: virtio-net
-// (virtnet_alloc_queues adds rq[i] then sq[i] for i = 0..max-1, and NAPI
-// ids are handed out in increasing order) has RX queue k on the k-th
-// smallest id of the device. Its TX NAPIs all read "napi/<dev>-0" and
-// are left without a queue. The rule was checked on Debian's 6.1 in
-// the QEMU lab (test/e2e/napi_test.go).
+// driver rule fills Thread.Queue where one is known. virtio-net
+// (virtnet_alloc_queues adds rq[i], then sq[i], for i = 0..max-1; NAPI
+// ids are handed out in increasing order; writing threaded = 1 creates
+// the threads walking dev->napi_list, to which each add prepends):
+// RX queue k is the k-th smallest id of the device, and TX queue k,
+// whose NAPI has id 0 ("napi/<dev>-0" for every TX queue), is the
+// thread created just before RX queue k's, which the rule checks in
+// pid order and declines when the threads do not alternate. Both were
+// checked against which thread wakes for which queue's traffic on
+// Debian's 6.1 in the QEMU lab (test/e2e/napi_test.go). Other drivers
+// get no queue before 6.8 (and after, only the IRQ their driver sets).
+//
+// On 6.1 the threads outlive threaded = 0 (they stop polling but stay),
+// ethtool -L and CPU hotplug: the pids do not change, so a pin holds
+// until the device's NAPIs are deleted (driver unbind, device removal).
 //
 // The package only reads, except Pin, which sets one thread's CPU
 // affinity with sched_setaffinity(2) and reads it back.

@@ -92,17 +92,16 @@ func TestFindVirtioNet61(t *testing.T) {
 	if len(res.Threads) != 16 || len(res.Unresolved) != 0 || res.NetlinkErr != nil {
 		t.Fatalf("got %d threads, unresolved %v, netlink %v; want 16, none, nil: %+v", len(res.Threads), res.Unresolved, res.NetlinkErr, res.Threads)
 	}
-	// Sorted by kind: "" (the TX-only NAPIs, no queue known) before "rx".
-	tx, rx := res.Threads[:8], res.Threads[8:]
-	for k, th := range rx {
+	// Sorted by kind, then queue: rx before tx.
+	rx, tx := res.Threads[:8], res.Threads[8:]
+	for k := range 8 {
 		want := Thread{Iface: "eth0", PID: 360 - 2*k, NAPIID: 8193 + k, IRQ: -1, Queue: k, Kind: KindRX, Source: SourceProc}
-		if th != want {
-			t.Errorf("rx %d: got %+v, want %+v", k, th, want)
+		if rx[k] != want {
+			t.Errorf("rx %d: got %+v, want %+v", k, rx[k], want)
 		}
-	}
-	for i, th := range tx {
-		if th.NAPIID != 0 || th.Queue != -1 || th.Kind != "" || th.PID%2 == 0 || th.Source != SourceProc {
-			t.Errorf("tx %d: got %+v, want a TX-only NAPI (id 0) of an odd pid with no queue", i, th)
+		want = Thread{Iface: "eth0", PID: 359 - 2*k, NAPIID: 0, IRQ: -1, Queue: k, Kind: KindTX, Source: SourceProc}
+		if tx[k] != want {
+			t.Errorf("tx %d: got %+v, want %+v", k, tx[k], want)
 		}
 	}
 }
