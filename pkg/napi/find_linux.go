@@ -20,7 +20,9 @@ type FS struct{ Proc, Sys string }
 type Options struct {
 	FS FS
 	// Netlink asks the kernel's napi-get first. The answer is about the
-	// running kernel, so set it only with FS at the real roots.
+	// running kernel, so set it only with FS at the real roots. Its pids
+	// are the initial PID namespace's on kernels without the fix that
+	// translates them (docs/datapath-draft.md §9.3): run in the host's.
 	Netlink bool
 }
 
@@ -41,6 +43,7 @@ func Find(ifaces []string, o Options) (Result, error) {
 		return Result{}, fmt.Errorf("napi: %w", err)
 	}
 	slices.Sort(names)
+	ifaces = slices.Compact(slices.Sorted(slices.Values(ifaces)))
 	wanted := map[string]bool{}
 	for _, i := range ifaces {
 		wanted[i] = slices.Contains(names, i)

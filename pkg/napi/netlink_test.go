@@ -78,3 +78,19 @@ func TestUnavailable(t *testing.T) {
 		}
 	}
 }
+
+// TestDumpNAPIsLive asks this machine's kernel for the NAPIs of lo
+// (ifindex 1, which has none): a read that changes nothing. A kernel
+// before 6.8 must answer in a way unavailable recognises; a later one,
+// with no NAPI.
+func TestDumpNAPIsLive(t *testing.T) {
+	infos, err := dumpNAPIs(1)
+	switch {
+	case err != nil && !unavailable(err):
+		t.Fatalf("napi-get for lo: %v, neither an answer nor a kernel without napi-get", err)
+	case err != nil:
+		t.Logf("no napi-get on this kernel: %v", err)
+	case len(infos) != 0:
+		t.Errorf("napi-get for lo: %+v, want none", infos)
+	}
+}
