@@ -50,7 +50,10 @@
 // one boot of FourNodeGuest and report as subtests of their own; parts
 // f and g share one of MANAGuest: its linear placement, then channel
 // changes with ethtool -L, after which virtio-net rewrites its queues'
-// affinities and a round labelled "channels" must put them back. traffic_test.go checks, in both
+// affinities and a round labelled "channels" must put them back.
+// napi_test.go turns threaded NAPI on in MANAGuest and checks
+// pkg/napi's discovery, run on a copy of the guest's /proc, against
+// which thread wakes for each queue's traffic. traffic_test.go checks, in both
 // guests with packets flowing, that every busy queue IRQ fires on the
 // CPU of its plan. Expected placements come from the
 // Guest alone (expect.go: Guest.NetPlacement). Every expected state may

@@ -1,0 +1,54 @@
+//go:build linux
+
+package napi
+
+import (
+	"strconv"
+	"strings"
+)
+
+// commPrefix starts every NAPI kthread's name ("napi/%s-%d" in
+// napi_kthread_create, net/core/dev.c).
+const commPrefix = "napi/"
+
+// commMax is the longest comm the kernel keeps: TASK_COMM_LEN - 1.
+const commMax = 15
+
+// matchComm reports whether comm, as /proc shows it, can be the name
+// "napi/<iface>-<id>" cut to commMax bytes, and returns the id, or -1
+// when the cut may have taken some of its digits (a comm of exactly
+// commMax bytes is taken as cut).
+func matchComm(comm, iface string) (id int, ok bool) {
+	rest, found := strings.CutPrefix(comm, commPrefix)
+	if !found || iface == "" {
+		return 0, false
+	}
+	cut := len(comm) >= commMax
+	full := iface + "-"
+	digits, found := strings.CutPrefix(rest, full)
+	switch {
+	case !found:
+		// The cut fell inside the interface's name or on its dash.
+		return -1, cut && strings.HasPrefix(full, rest)
+	case !allDigits(digits):
+		return 0, false
+	case cut:
+		return -1, true
+	case digits == "":
+		return 0, false
+	}
+	n, err := strconv.Atoi(digits)
+	if err != nil {
+		return 0, false
+	}
+	return n, true
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

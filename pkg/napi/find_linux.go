@@ -1,0 +1,127 @@
+package napi
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/numairqd/numairqd/pkg/kernfs"
+)
+
+// FS are the roots Find reads: "/proc" and "/sys" on a machine, a
+// fixture tree in tests.
+type FS struct{ Proc, Sys string }
+
+// Options tune Find.
+type Options struct {
+	FS FS
+	// Netlink asks the kernel's napi-get first. The answer is about the
+	// running kernel, so set it only with FS at the real roots. Its pids
+	// are the initial PID namespace's on kernels without the fix that
+	// translates them (docs/datapath-draft.md §9.3): run in the host's.
+	Netlink bool
+}
+
+// Find returns the NAPI kthreads of the interfaces ifaces. With
+// Options.Netlink it takes what napi-get says (6.8+) and adds the
+// threads only /proc shows (TX-only NAPIs); on a kernel without
+// napi-get it says why in Result.NetlinkErr and reads /proc alone. An
+// interface that is not there, or not threaded, has no thread; one
+// removed while it is read is left out.
+func Find(ifaces []string, o Options) (Result, error) {
+	var (
+		r   kernfs.Reader
+		res Result
+	)
+	netDir := filepath.Join(o.FS.Sys, "class", "net")
+	var names []string
+	if err := r.ReadDir(netDir, func(n []byte) error { names = append(names, string(n)); return nil }); err != nil {
+		return Result{}, fmt.Errorf("napi: %w", err)
+	}
+	slices.Sort(names)
+	ifaces = slices.Compact(slices.Sorted(slices.Values(ifaces)))
+	wanted := map[string]bool{}
+	for _, i := range ifaces {
+		wanted[i] = slices.Contains(names, i)
+	}
+	pts, err := scanProc(&r, o.FS.Proc)
+	if err != nil {
+		return Result{}, fmt.Errorf("napi: %w", err)
+	}
+	threads, unresolved := byIface(pts, names, wanted)
+	res.Unresolved = unresolved
+	if o.Netlink {
+		threads, res.NetlinkErr, err = addNetlink(&r, netDir, ifaces, wanted, threads)
+		if err != nil {
+			return Result{}, err
+		}
+	}
+	for _, iface := range ifaces {
+		if !wanted[iface] {
+			continue
+		}
+		driver, err := r.Readlink(filepath.Join(netDir, iface, "device", "driver"))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return Result{}, fmt.Errorf("napi: %w", err)
+		}
+		var mine []Thread
+		for _, t := range threads {
+			if t.Iface == iface {
+				mine = append(mine, t)
+			}
+		}
+		applyDriverRule(filepath.Base(driver), mine)
+		res.Threads = append(res.Threads, mine...)
+	}
+	slices.SortFunc(res.Threads, func(a, b Thread) int {
+		return cmp.Or(cmp.Compare(a.Iface, b.Iface), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Queue, b.Queue),
+			cmp.Compare(a.NAPIID, b.NAPIID), cmp.Compare(a.PID, b.PID))
+	})
+	return res, nil
+}
+
+// addNetlink replaces the /proc view of each wanted interface's threads
+// by napi-get's where the kernel has it: napi-get's threads first, then
+// those only /proc shows. A kernel without napi-get returns threads
+// unchanged and why in unavail.
+func addNetlink(r *kernfs.Reader, netDir string, ifaces []string, wanted map[string]bool, threads []Thread) (_ []Thread, unavail, err error) {
+	for _, iface := range ifaces {
+		if !wanted[iface] {
+			continue
+		}
+		path := filepath.Join(netDir, iface, "ifindex")
+		s, ok, err := r.ReadOptional(path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("napi: %w", err)
+		}
+		if !ok {
+			continue // removed meanwhile
+		}
+		ifindex, err := strconv.Atoi(s)
+		if err != nil || ifindex <= 0 {
+			return nil, nil, fmt.Errorf("napi: %w", kernfs.Malformed(path, "ifindex %s", kernfs.Quote(s)))
+		}
+		infos, err := dumpNAPIs(ifindex)
+		switch {
+		case unavailable(err):
+			return threads, err, nil
+		case err != nil:
+			return nil, nil, fmt.Errorf("napi: %s: %w", iface, err)
+		}
+		byPID := map[int]Thread{}
+		for _, n := range infos {
+			if n.pid > 0 && n.ifindex == ifindex {
+				byPID[n.pid] = Thread{Iface: iface, PID: n.pid, NAPIID: n.id, IRQ: n.irq, Queue: -1, Source: SourceNetlink}
+			}
+		}
+		threads = slices.DeleteFunc(threads, func(t Thread) bool { _, dup := byPID[t.PID]; return dup })
+		for _, t := range byPID {
+			threads = append(threads, t)
+		}
+	}
+	return threads, nil, nil
+}

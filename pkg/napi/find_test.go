@@ -1,0 +1,155 @@
+package napi
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/numairqd/numairqd/pkg/kernfs"
+)
+
+// kthreadStat is a /proc/PID/stat line of a child of kthreadd, with
+// the flags Debian's 6.1 guest showed for its NAPI threads.
+func kthreadStat(pid int, comm string) string {
+	return fmt.Sprintf("%d (%s) S 2 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 612 0 0 18446744073709551615 0 0 0 0 0 0 0 2147483647 0 1 0 0 17 2 0 0 0 0 0 0 0 0 0 0 0 0 0\n", pid, comm)
+}
+
+// writeTree builds a fixture tree under a temporary root: files maps a
+// path to its content, links a path to a symbolic link's target.
+func writeTree(t *testing.T, files, links map[string]string) FS {
+	t.Helper()
+	root := t.TempDir()
+	for p, c := range files {
+		p = filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p, target := range links {
+		p = filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return FS{Proc: filepath.Join(root, "proc"), Sys: filepath.Join(root, "sys")}
+}
+
+// labTree is the guest of test/e2e/napi_test.go after `echo 1 >
+// /sys/class/net/eth0/threaded` (virtio-net, 8 queue pairs, Linux
+// 6.1): the kthreads come in dev->napi_list order, sq[7], rq[7], ...,
+// sq[0], rq[0], and rq[k] has id 8193+k. Around them: init, kthreadd,
+// a user process that calls itself like a NAPI thread, two interfaces
+// whose cut thread name is the same, one whose cut took the id, a
+// process gone while listed, and /proc's non-numeric entries.
+func labTree(t *testing.T) FS {
+	files := map[string]string{
+		"proc/1/stat":                         "1 (init) S 0 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 1 0 0\n",
+		"proc/2/stat":                         kthreadStat(2, "kthreadd"),
+		"proc/30/stat":                        kthreadStat(30, "kworker/0:1-events"),
+		"proc/400/stat":                       "400 (napi/eth0-8201) S 1 400 400 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 9 0 0\n",
+		"proc/401/stat":                       kthreadStat(401, "napi/enp129s0f0"),
+		"proc/402/stat":                       kthreadStat(402, "napi/enp1s0-819"),
+		"proc/self/stat":                      "not a pid directory",
+		"proc/uptime":                         "12.00 40.00\n",
+		"sys/class/net/lo/ifindex":            "1\n",
+		"sys/class/net/eth0/ifindex":          "2\n",
+		"sys/class/net/enp129s0f0np0/ifindex": "3\n",
+		"sys/class/net/enp129s0f0np1/ifindex": "4\n",
+		"sys/class/net/enp1s0/ifindex":        "5\n",
+	}
+	for k := 0; k < 8; k++ {
+		tx, rx := 360-2*k-1, 360-2*k
+		files[fmt.Sprintf("proc/%d/stat", tx)] = kthreadStat(tx, "napi/eth0-0")
+		files[fmt.Sprintf("proc/%d/stat", rx)] = kthreadStat(rx, fmt.Sprintf("napi/eth0-%d", 8193+k))
+	}
+	virtio := "../../../../../bus/virtio/drivers/virtio_net"
+	fsys := writeTree(t, files, map[string]string{
+		"sys/class/net/eth0/device/driver":          virtio,
+		"sys/class/net/enp1s0/device/driver":        virtio,
+		"sys/class/net/enp129s0f0np0/device/driver": "../../../../bus/pci/drivers/mlx5_core",
+	})
+	// A process that exited between the listing and the read.
+	if err := os.Mkdir(filepath.Join(fsys.Proc, "403"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return fsys
+}
+
+func TestFindVirtioNet61(t *testing.T) {
+	res, err := Find([]string{"eth0"}, Options{FS: labTree(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Threads) != 16 || len(res.Unresolved) != 0 || res.NetlinkErr != nil {
+		t.Fatalf("got %d threads, unresolved %v, netlink %v; want 16, none, nil: %+v", len(res.Threads), res.Unresolved, res.NetlinkErr, res.Threads)
+	}
+	// Sorted by kind, then queue: rx before tx.
+	rx, tx := res.Threads[:8], res.Threads[8:]
+	for k := range 8 {
+		want := Thread{Iface: "eth0", PID: 360 - 2*k, NAPIID: 8193 + k, IRQ: -1, Queue: k, Kind: KindRX, Source: SourceProc}
+		if rx[k] != want {
+			t.Errorf("rx %d: got %+v, want %+v", k, rx[k], want)
+		}
+		want = Thread{Iface: "eth0", PID: 359 - 2*k, NAPIID: 0, IRQ: -1, Queue: k, Kind: KindTX, Source: SourceProc}
+		if tx[k] != want {
+			t.Errorf("tx %d: got %+v, want %+v", k, tx[k], want)
+		}
+	}
+}
+
+func TestFindCutNames(t *testing.T) {
+	fsys := labTree(t)
+	res, err := Find([]string{"enp129s0f0np0", "enp1s0", "wlan9"}, Options{FS: fsys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// enp1s0's thread lost the end of its id: no id, so no queue.
+	want := Thread{Iface: "enp1s0", PID: 402, NAPIID: -1, IRQ: -1, Queue: -1, Source: SourceProc}
+	if len(res.Threads) != 1 || res.Threads[0] != want {
+		t.Errorf("threads %+v, want only %+v", res.Threads, want)
+	}
+	// "napi/enp129s0f0" fits both enp129s0f0np0 and enp129s0f0np1.
+	if len(res.Unresolved) != 1 || res.Unresolved[0].PID != 401 ||
+		strings.Join(res.Unresolved[0].Ifaces, ",") != "enp129s0f0np0,enp129s0f0np1" {
+		t.Errorf("unresolved %+v, want pid 401 fitting enp129s0f0np0 and enp129s0f0np1", res.Unresolved)
+	}
+}
+
+func TestFindBadStat(t *testing.T) {
+	for name, content := range map[string]string{
+		"no comm":    "77 napi S 2 0\n",
+		"few fields": "77 (napi/eth0-1) S 2 0 0\n",
+		"bad ppid":   "77 (napi/eth0-1) S x 0 0 0 -1 2129984 0\n",
+		"bad flags":  "77 (napi/eth0-1) S 2 0 0 0 -1 -5 0\n",
+		"empty":      "",
+	} {
+		fsys := writeTree(t, map[string]string{"proc/77/stat": content, "sys/class/net/eth0/ifindex": "2\n"}, nil)
+		_, err := Find([]string{"eth0"}, Options{FS: fsys})
+		if !errors.Is(err, kernfs.ErrMalformed) || !strings.Contains(err.Error(), filepath.Join(fsys.Proc, "77", "stat")) {
+			t.Errorf("%s: got %v, want ErrMalformed naming the file", name, err)
+		}
+	}
+}
+
+func TestFindNoSysClassNet(t *testing.T) {
+	fsys := writeTree(t, map[string]string{"proc/1/stat": "1 (init) S 0 1 1 0 -1 4194560 0\n"}, nil)
+	if _, err := Find([]string{"eth0"}, Options{FS: fsys}); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("got %v, want a missing /sys/class/net", err)
+	}
+}
+
+func TestStatCommWithParens(t *testing.T) {
+	st, err := parseStat("stat", []byte("9 (a) (b) c) S 2 0 0 0 -1 2129984 0\n"))
+	if err != nil || st.comm != "a) (b) c" || st.ppid != 2 || st.flags != 2129984 {
+		t.Errorf("got %+v, %v", st, err)
+	}
+}

@@ -1,0 +1,123 @@
+package napi
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"syscall"
+
+	"github.com/numairqd/numairqd/pkg/kernfs"
+)
+
+// kthreaddPID is the parent of every kernel thread.
+const kthreaddPID = 2
+
+// pfKthread is PF_KTHREAD in /proc/PID/stat's flags.
+const pfKthread = 0x00200000
+
+// procThread is a NAPI kthread as /proc shows it.
+type procThread struct {
+	pid  int
+	comm string
+}
+
+// scanProc lists the kernel threads under proc whose name starts with
+// "napi/": children of kthreadd with PF_KTHREAD, so that a user process
+// that calls itself so is never taken. A process that exits while it is
+// read is left out.
+func scanProc(r *kernfs.Reader, proc string) ([]procThread, error) {
+	var pids []int
+	err := r.ReadDir(proc, func(name []byte) error {
+		if pid, err := strconv.Atoi(string(name)); err == nil && pid > 0 {
+			pids = append(pids, pid)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []procThread
+	for _, pid := range pids {
+		path := filepath.Join(proc, strconv.Itoa(pid), "stat")
+		b, err := r.Read(path)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		st, err := parseStat(path, b)
+		if err != nil {
+			return nil, err
+		}
+		if st.ppid == kthreaddPID && st.flags&pfKthread != 0 && len(st.comm) > len(commPrefix) &&
+			st.comm[:len(commPrefix)] == commPrefix {
+			out = append(out, procThread{pid: pid, comm: st.comm})
+		}
+	}
+	return out, nil
+}
+
+// stat is the part of /proc/PID/stat scanProc needs.
+type stat struct {
+	comm  string
+	ppid  int
+	flags uint64
+}
+
+// parseStat parses /proc/PID/stat: "pid (comm) state ppid pgrp session
+// tty_nr tpgid flags ...". The comm may hold spaces and parentheses, so
+// it ends at the last ')'.
+func parseStat(path string, b []byte) (stat, error) {
+	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+	if open < 0 || end < open {
+		return stat{}, kernfs.Malformed(path, "no (comm) in %s", kernfs.Quote(b))
+	}
+	f := bytes.Fields(b[end+1:])
+	if len(f) < 7 {
+		return stat{}, kernfs.Malformed(path, "%d fields after the comm, want at least 7: %s", len(f), kernfs.Quote(b))
+	}
+	ppid, err1 := strconv.Atoi(string(f[1]))
+	flags, err2 := strconv.ParseUint(string(f[6]), 10, 64)
+	if err1 != nil || err2 != nil || ppid < 0 {
+		return stat{}, kernfs.Malformed(path, "ppid %s or flags %s is not a number", kernfs.Quote(f[1]), kernfs.Quote(f[6]))
+	}
+	return stat{comm: string(b[open+1 : end]), ppid: ppid, flags: flags}, nil
+}
+
+// byIface gives each NAPI kthread to the interface its name fits, among
+// all interfaces of the machine (names), so that a cut name that two
+// interfaces fit goes to neither; only those of wanted are returned.
+func byIface(threads []procThread, names []string, wanted map[string]bool) ([]Thread, []Unresolved) {
+	var (
+		out []Thread
+		bad []Unresolved
+	)
+	for _, pt := range threads {
+		var fits []string
+		id := 0
+		for _, n := range names {
+			if i, ok := matchComm(pt.comm, n); ok {
+				fits, id = append(fits, n), i
+			}
+		}
+		switch {
+		case len(fits) == 1 && wanted[fits[0]]:
+			out = append(out, Thread{Iface: fits[0], PID: pt.pid, NAPIID: id, IRQ: -1, Queue: -1, Source: SourceProc})
+		case len(fits) > 1 && anyWanted(fits, wanted):
+			bad = append(bad, Unresolved{PID: pt.pid, Comm: pt.comm, Ifaces: fits})
+		}
+	}
+	return out, bad
+}
+
+func anyWanted(names []string, wanted map[string]bool) bool {
+	for _, n := range names {
+		if wanted[n] {
+			return true
+		}
+	}
+	return false
+}

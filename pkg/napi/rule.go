@@ -1,0 +1,66 @@
+//go:build linux
+
+package napi
+
+import "sort"
+
+// driverVirtioNet is virtio-net's driver name in sysfs.
+const driverVirtioNet = "virtio_net"
+
+// applyDriverRule fills Queue and Kind of one interface's threads where
+// its driver's rule knows them (see the package doc). It leaves them
+// unknown when the rule's premise fails.
+func applyDriverRule(driver string, ts []Thread) {
+	if driver != driverVirtioNet {
+		return
+	}
+	virtioRX(ts)
+	virtioTX(ts)
+}
+
+// virtioRX gives RX queue k to the k-th smallest NAPI id: virtio-net
+// adds rq[0..max-1] in order and ids are handed out in increasing
+// order. An id lost to a cut name leaves every queue unknown.
+func virtioRX(ts []Thread) {
+	var rx []*Thread
+	for i := range ts {
+		switch {
+		case ts[i].NAPIID < 0:
+			return
+		case ts[i].NAPIID > 0:
+			rx = append(rx, &ts[i])
+		}
+	}
+	sort.Slice(rx, func(i, j int) bool { return rx[i].NAPIID < rx[j].NAPIID })
+	for k, t := range rx {
+		t.Queue, t.Kind = k, KindRX
+	}
+}
+
+// virtioTX gives TX queue k to the thread created just before RX queue
+// k's. Writing threaded = 1 creates the threads walking dev->napi_list,
+// to which netif_napi_add prepends, and virtio-net adds rq[i] then
+// sq[i]: so the pids come as sq[max-1], rq[max-1], ..., sq[0], rq[0].
+// The rule holds only if, in pid order, the threads alternate TX, RX
+// with RX queues falling; anything else (threads made one at a time, a
+// pid wrap between the two of a pair) leaves TX queues unknown. The
+// NAPI id of every TX thread is 0, so pids are all there is.
+func virtioTX(ts []Thread) {
+	byPID := make([]*Thread, len(ts))
+	for i := range ts {
+		byPID[i] = &ts[i]
+	}
+	sort.Slice(byPID, func(i, j int) bool { return byPID[i].PID < byPID[j].PID })
+	if len(byPID)%2 != 0 {
+		return
+	}
+	for i := 0; i < len(byPID); i += 2 {
+		tx, rx := byPID[i], byPID[i+1]
+		if tx.NAPIID != 0 || rx.Kind != KindRX || (i > 0 && rx.Queue >= byPID[i-1].Queue) {
+			return
+		}
+	}
+	for i := 0; i < len(byPID); i += 2 {
+		byPID[i].Queue, byPID[i].Kind = byPID[i+1].Queue, KindTX
+	}
+}
