@@ -64,7 +64,7 @@ type IRQ struct {
 	// with the write.
 	Effective      cpumask.Mask
 	EffectiveState EffectiveState
-	Reason        string  // why, for logs and `numairqd plan`
+	Reason         string // why, for logs and `numairqd plan`
 }
 
 // handsOff reports whether the planner must not place q: the kernel
