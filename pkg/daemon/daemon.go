@@ -10,7 +10,8 @@
 //
 // The memory (policy.Memory) is what the kernel taught earlier rounds
 // that no read shows: IRQs it refused to move, CPUs without a free
-// vector, and the placement load balancing chose.
+// vector, the placement load balancing chose, and the writes still to
+// verify against the IRQs' effective CPUs (verify.go).
 package daemon
 
 import (
