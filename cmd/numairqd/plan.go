@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/numairqd/numairqd/pkg/config"
+	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/load"
 	"github.com/numairqd/numairqd/pkg/machine"
@@ -69,13 +70,14 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	return output(stdout, stderr, "plan", *format, p.Doc(), func(w io.Writer) { writePlanText(w, p) })
 }
 
-// movable lists the IRQs the plan may place, whose effective CPUs the
-// plan shows: where the kernel has them now.
-func movable(inv *inventory.Inventory) []int {
-	var out []int
+// movable are the IRQs the plan may place, whose effective CPUs the
+// plan shows (where the kernel has them now), with no mask: it verifies
+// no write, so it reads no interrupt counts.
+func movable(inv *inventory.Inventory) map[int]cpumask.Mask {
+	out := map[int]cpumask.Mask{}
 	for _, q := range inv.IRQs {
 		if q.Movable() {
-			out = append(out, q.Number)
+			out[q.Number] = cpumask.Mask{}
 		}
 	}
 	return out

@@ -25,13 +25,14 @@ import (
 const VerifyDelay = 2 * time.Second
 
 // withEffective adds to m's inventory the effective CPUs of the IRQs
-// whose writes are being verified: two small reads each, only for them.
+// whose writes are being verified: a small read each, two for those
+// outside their mask, only for them.
 func (d *Daemon) withEffective(m *machine.Machine) {
 	if len(d.mem.Verify) == 0 {
 		return
 	}
 	fsys := inventory.FS{Proc: d.roots.Proc, Sys: d.roots.Sys}
-	m.Inventory = m.Inventory.WithEffective(fsys.ReadEffective(d.mem.Verify.IRQs()))
+	m.Inventory = m.Inventory.WithEffective(fsys.ReadEffective(d.mem.Verify.Masks()))
 }
 
 // warnMismatched warns once per IRQ and planned mask of an IRQ the

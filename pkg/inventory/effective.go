@@ -2,10 +2,13 @@ package inventory
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"path/filepath"
 	"strconv"
+	"syscall"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/kernfs"
@@ -31,29 +34,23 @@ type Effective struct {
 	Err string
 }
 
-// ReadEffective reads the effective CPUs and interrupt counts of irqs,
-// and leaves out those whose /proc/irq/N is gone. It costs two small
-// reads per IRQ, so it is for the few IRQs whose writes are being
-// verified, not for every IRQ of every round.
-func (fsys FS) ReadEffective(irqs []int) map[int]Effective {
-	out := make(map[int]Effective, len(irqs))
-	var r kernfs.Reader
-	for _, n := range irqs {
-		dir := filepath.Join(fsys.Proc, "irq", strconv.Itoa(n))
-		path := filepath.Join(dir, "effective_affinity_list")
-		var e Effective
-		text, ok, err := r.ReadOptional(path)
-		switch {
-		case err != nil:
-			e.Err = fileErr(path, err).Error()
-		case !ok && !r.Exists(dir):
-			continue // freed
-		case ok:
-			if e.CPUs, err = cpumask.ParseList(text); err != nil {
-				e.Err = fmt.Sprintf("read %s: %v", path, err)
-			}
+// ReadEffective reads the effective CPUs of the IRQs in want and, for
+// those outside their non-empty want mask, the interrupt count: an IRQ
+// already inside needs none. It leaves out IRQs whose /proc/irq/N is
+// gone. It costs one or two small reads per IRQ, so it is for the IRQs
+// whose writes are being verified, not for every IRQ of every round.
+func (fsys FS) ReadEffective(want map[int]cpumask.Mask) map[int]Effective {
+	out := make(map[int]Effective, len(want))
+	r := newEffectiveReader(fsys)
+	defer r.close()
+	for n, m := range want {
+		e, ok := r.effective(n)
+		if !ok {
+			continue
 		}
-		e.Count, e.Counted = fsys.InterruptCount(n)
+		if !m.IsEmpty() && !e.CPUs.IsEmpty() && !e.CPUs.IsSubsetOf(m) {
+			e.Count, e.Counted = r.count(n)
+		}
 		out[n] = e
 	}
 	return out
@@ -64,13 +61,79 @@ func (fsys FS) ReadEffective(irqs []int) map[int]Effective {
 // malformed (a count known wrongly would make a pending move look
 // failed).
 func (fsys FS) InterruptCount(irq int) (uint64, bool) {
-	var r kernfs.Reader
-	b, err := r.Read(filepath.Join(fsys.Sys, "kernel", "irq", strconv.Itoa(irq), "per_cpu_count"))
+	r := newEffectiveReader(fsys)
+	defer r.close()
+	return r.count(irq)
+}
+
+// effectiveReader reads /proc/irq/N/effective_affinity_list and
+// /sys/kernel/irq/N/per_cpu_count relative to descriptors of the two
+// directories, with one reused buffer, as the inventory reads
+// smp_affinity_list.
+type effectiveReader struct {
+	proc, sys     string
+	procfd, sysfd int // -1 when the directory cannot be opened
+	r             kernfs.Reader
+	name          []byte
+}
+
+func newEffectiveReader(fsys FS) *effectiveReader {
+	er := &effectiveReader{proc: filepath.Join(fsys.Proc, "irq"), sys: filepath.Join(fsys.Sys, "kernel", "irq")}
+	er.procfd, er.sysfd = openDir(er.proc), openDir(er.sys)
+	return er
+}
+
+func openDir(dir string) int {
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return -1
+	}
+	return fd
+}
+
+func (er *effectiveReader) close() {
+	for _, fd := range []int{er.procfd, er.sysfd} {
+		if fd >= 0 {
+			syscall.Close(fd)
+		}
+	}
+}
+
+// effective reads irq's effective CPUs; false when its /proc/irq/N is
+// gone.
+func (er *effectiveReader) effective(irq int) (Effective, bool) {
+	var e Effective
+	path := func() string { return filepath.Join(er.proc, string(er.name)) }
+	if er.procfd < 0 {
+		e.Err = fmt.Sprintf("open %s: cannot read effective CPUs", er.proc)
+		return e, true
+	}
+	er.name = append(strconv.AppendInt(er.name[:0], int64(irq), 10), "/effective_affinity_list"...)
+	data, err := er.r.ReadAt(er.procfd, er.proc, er.name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return e, er.r.Exists(filepath.Join(er.proc, strconv.Itoa(irq))) // no such file on this kernel, or freed
+	case err != nil:
+		e.Err = fileErr(path(), err).Error()
+	default:
+		if e.CPUs, err = cpumask.ParseList(string(data)); err != nil {
+			e.Err = fmt.Sprintf("read %s: %v", path(), err)
+		}
+	}
+	return e, true
+}
+
+// count is irq's interrupt count; false when unknown.
+func (er *effectiveReader) count(irq int) (uint64, bool) {
+	if er.sysfd < 0 {
+		return 0, false
+	}
+	er.name = append(strconv.AppendInt(er.name[:0], int64(irq), 10), "/per_cpu_count"...)
+	data, err := er.r.ReadAt(er.sysfd, er.sys, er.name)
 	if err != nil {
 		return 0, false
 	}
-	n, ok := sumCounts(b)
-	return n, ok
+	return sumCounts(data)
 }
 
 // sumCounts adds up "0,5,12": one count per possible CPU.

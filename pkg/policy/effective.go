@@ -44,11 +44,12 @@ type Verify struct {
 // Verifies are the writes to verify, by IRQ number; nil means none.
 type Verifies map[int]Verify
 
-// IRQs lists the numbers to read the effective CPUs of.
-func (v Verifies) IRQs() []int {
-	out := make([]int, 0, len(v))
-	for n := range v {
-		out = append(out, n)
+// Masks are the masks written, by IRQ: what to read the effective CPUs
+// of, and where they should be (inventory.FS.ReadEffective).
+func (v Verifies) Masks() map[int]cpumask.Mask {
+	out := make(map[int]cpumask.Mask, len(v))
+	for n, e := range v {
+		out[n] = e.Mask
 	}
 	return out
 }

@@ -123,8 +123,8 @@ func TestVerifiesFresh(t *testing.T) {
 	if f[25].Rewrites != 0 || f[25].Count != 7 || !f[25].Mask.Equal(cpumask.New(4)) || v[25].Rewrites != 3 {
 		t.Errorf("Fresh = %+v (from %+v), want the write with no re-writes, the original unchanged", f[25], v[25])
 	}
-	if got := v.IRQs(); len(got) != 1 || got[0] != 25 {
-		t.Errorf("IRQs = %v", got)
+	if got := v.Masks(); len(got) != 1 || !got[25].Equal(cpumask.New(4)) {
+		t.Errorf("Masks = %v", got)
 	}
 	if policy.Verifies(nil).Fresh() != nil {
 		t.Error("Fresh of none is not none")
