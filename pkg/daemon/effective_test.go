@@ -38,7 +38,7 @@ type deferredKernel struct {
 
 // newDeferredKernel puts every IRQ of irqs on CPU 3 (outside every plan
 // of the fixture), never fired.
-func newDeferredKernel(t *testing.T, tree *fakesys.Tree, irqs []int) *deferredKernel {
+func newDeferredKernel(tree *fakesys.Tree, irqs []int) *deferredKernel {
 	k := &deferredKernel{fileWriter: &fileWriter{proc: tree.Proc()}, tree: tree,
 		pending: map[int]cpumask.Mask{}, counts: map[int]uint64{}, stuck: map[int]bool{}}
 	for _, n := range irqs {
@@ -137,7 +137,7 @@ func gauge(t *testing.T, d *Daemon, name, label, value string) float64 {
 func TestEffectiveAffinityVerified(t *testing.T) {
 	tree := fixture(t)
 	irqs := []int{24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36}
-	k := newDeferredKernel(t, tree, irqs)
+	k := newDeferredKernel(tree, irqs)
 	k.stuck[27] = true
 	core, logs := observer.New(zapcore.WarnLevel)
 	d := newDaemon(t, tree, nil, "", func(o *Options) { o.Writer = k; o.Log = zap.New(core) })
