@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/numairqd/numairqd/pkg/config"
+	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/load"
 	"github.com/numairqd/numairqd/pkg/machine"
 	"github.com/numairqd/numairqd/pkg/policy"
@@ -60,11 +62,25 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "plan", err)
 	}
+	m.Inventory = m.Inventory.WithEffective(inventory.FS{Proc: *procfs, Sys: *sysfs}.ReadEffective(movable(m.Inventory)))
 	p := policy.Compute(m.Snapshot, m.Inventory, m.Config(cfg), policy.Memory{}, bal)
 	for _, q := range p.Unplaced() {
 		fmt.Fprintf(stderr, "numairqd plan: warning: IRQ %d (%s) could not be placed: %s\n", q.Number, q.Name, q.Reason)
 	}
 	return output(stdout, stderr, "plan", *format, p.Doc(), func(w io.Writer) { writePlanText(w, p) })
+}
+
+// movable are the IRQs the plan may place, whose effective CPUs the
+// plan shows (where the kernel has them now), with no mask: it verifies
+// no write, so it reads no interrupt counts.
+func movable(inv *inventory.Inventory) map[int]cpumask.Mask {
+	out := map[int]cpumask.Mask{}
+	for _, q := range inv.IRQs {
+		if q.Movable() {
+			out[q.Number] = cpumask.Mask{}
+		}
+	}
+	return out
 }
 
 // sampleLoads measures the loads over d in policy.MinIntervals equal
@@ -101,7 +117,7 @@ func writePlanText(w io.Writer, p *policy.Plan) {
 		if loads {
 			loadHead = "LOAD\t"
 		}
-		fmt.Fprintf(tw, "  IRQ\tNAME\tQUEUE\tCURRENT -> PLANNED\tMANAGED\t%sREASON\n", loadHead)
+		fmt.Fprintf(tw, "  IRQ\tNAME\tQUEUE\tCURRENT -> PLANNED\tEFFECTIVE\tMANAGED\t%sREASON\n", loadHead)
 		for _, q := range d.IRQs {
 			queue := "-"
 			if q.Queue >= 0 {
@@ -122,7 +138,8 @@ func writePlanText(w io.Writer, p *policy.Plan) {
 			if loads {
 				load = percent(q.Load) + "\t"
 			}
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s -> %s\t%s\t%s%s\n", q.Number, q.Name, queue, orDash(q.Current.String()), planned, managed, load, q.Reason)
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s -> %s\t%s\t%s\t%s%s\n", q.Number, q.Name, queue, orDash(q.Current.String()), planned,
+				effective(q), managed, load, q.Reason)
 		}
 		tw.Flush()
 	}
@@ -156,6 +173,17 @@ func writeBalanceText(w io.Writer, b *policy.BalanceView) {
 	for _, m := range pr.Moves {
 		fmt.Fprintf(w, "  %s queue %d (IRQs %v, load %s): CPU %d -> %d\n", m.PCI, m.Queue, m.IRQs, percent(m.Load), m.From, m.To)
 	}
+}
+
+// effective is the IRQ's effective CPUs, "-" when not read, marked
+// "(outside)" when they are outside a plan that writes nothing: the
+// kernel has not made (or not yet made, see /plan) the move asked for.
+func effective(q policy.IRQ) string {
+	s := orDash(q.Effective.String())
+	if !q.Effective.IsEmpty() && !q.LeftAlone() && q.Planned.Equal(q.Current) && !q.Effective.IsSubsetOf(q.Planned) {
+		s += " (outside)"
+	}
+	return s
 }
 
 func percent(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }

@@ -27,6 +27,11 @@ type Options struct {
 	// Progress, if set, is called after every write attempt, so a long
 	// Apply can tell a watchdog it is moving.
 	Progress func()
+	// Interrupts, if set, reads how many times an IRQ has fired
+	// (inventory.FS.InterruptCount), after each write, so the next plan
+	// can tell a move still waiting for an interrupt from one the kernel
+	// did not make (policy.Verify).
+	Interrupts func(irq int) (uint64, bool)
 }
 
 // Defaults filled in by New.
@@ -77,7 +82,8 @@ func New(w Writer, log *zap.Logger, opts Options) *Applier {
 // Apply makes p's writes, one per IRQ, and returns the outcome of each
 // and mem updated with what the kernel taught: the IRQs it refused to
 // move (EIO/EPERM) and the CPUs it had no free vector on (ENOSPC), for
-// the next plan, which places nothing there. A write whose CPUs were
+// the next plan, which places nothing there; and the writes whose effect
+// the next plan must verify (verifies). A write whose CPUs were
 // found full earlier in the same Apply is not tried again. It stops
 // early, leaving the rest for the next round, when ctx is done. p covers
 // every device IRQ the machine has, so Apply first forgets what mem and
@@ -104,6 +110,9 @@ func (a *Applier) Apply(ctx context.Context, p *policy.Plan, mem policy.Memory) 
 		kind := classify(err)
 		res.record(w, kind, errnoName(err))
 		a.learn(w, err, kind, &mem)
+	}
+	if !a.opts.DryRun {
+		mem.Verify = a.verifies(p, res, mem.Verify)
 	}
 	return res, mem
 }

@@ -18,6 +18,11 @@
 //   - EBUSY/EAGAIN: a previous move is pending; retried with backoff.
 //   - ENOENT: the IRQ was freed; not an error.
 //
+// A write that succeeds goes into Memory.Verify with the IRQ's interrupt
+// count (Options.Interrupts), so the next plans can check that the
+// kernel really moved it (effective_affinity_list) and ask for it again
+// when it did not (policy/effective.go).
+//
 // The Applier remembers each IRQ's mask from before its first change so
 // Restore can put it back on exit (restore_on_exit).
 //

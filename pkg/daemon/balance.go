@@ -126,7 +126,8 @@ func (d *Daemon) loadRound(ctx context.Context) {
 	d.log.Info("load balance moved queues", zap.Int("moves", len(prop.Moves)),
 		zap.Float64("peak_before", v.Peak), zap.Float64("peak_after", prop.Peak), zap.Float64("noise", prop.Noise), zap.Float64("mean", v.Mean),
 		zap.Any("queues", moveList(prop.Moves)))
-	d.settle(ctx, watch.LabelLoad, inventory.DepthAffinities, time.Time{}) //nolint:errcheck // Round logs and counts its errors
+	st, _ = d.settle(ctx, watch.LabelLoad, inventory.DepthAffinities, time.Time{}) // Round logs and counts its errors
+	d.verifyAfter(st)
 }
 
 // moveList is a proposal's moves for the log: "0000:00:03.0 q2 1->3".

@@ -10,7 +10,8 @@
 //
 // The memory (policy.Memory) is what the kernel taught earlier rounds
 // that no read shows: IRQs it refused to move, CPUs without a free
-// vector, and the placement load balancing chose.
+// vector, the placement load balancing chose, and the writes still to
+// verify against the IRQs' effective CPUs (verify.go).
 package daemon
 
 import (
@@ -100,6 +101,12 @@ type Daemon struct {
 	lastBans bans.Bans
 	// lastManagedOnBanned is what logManagedOnBanned last warned of.
 	lastManagedOnBanned string
+	// mismatched are the IRQs warnMismatched warned of, by number: name
+	// and planned mask.
+	mismatched map[int]string
+	// verifyC fires the verify round after a round that wrote (nil:
+	// none due).
+	verifyC <-chan time.Time
 }
 
 type nopNotifier struct{}
@@ -126,7 +133,8 @@ func New(opts Options) (*Daemon, error) {
 		return nil, err
 	}
 	d.cfg.Store(cfg)
-	d.applier = apply.New(opts.Writer, opts.Log, apply.Options{DryRun: opts.DryRun, Progress: d.alive})
+	d.applier = apply.New(opts.Writer, opts.Log, apply.Options{DryRun: opts.DryRun, Progress: d.alive,
+		Interrupts: inventory.FS{Proc: opts.Procfs, Sys: opts.Sysfs}.InterruptCount})
 	d.metrics = metrics.New(&d.store, metrics.Options{PerIRQ: cfg.MetricsPerIRQ, Log: opts.Log,
 		StaleAfter: 2 * cfg.ResyncInterval})
 	d.metrics.ConfigReload(true, time.Now())
@@ -177,6 +185,7 @@ func (d *Daemon) round(ctx context.Context, trigger string, least inventory.Dept
 		d.log.Error("round failed", zap.String("trigger", trigger), zap.Error(err))
 		return nil, err
 	}
+	d.withEffective(&m)
 	start := time.Now()
 	p := policy.Compute(m.Snapshot, m.Inventory, m.Config(cfg), d.mem, bal)
 	planning := time.Since(start)
@@ -186,6 +195,7 @@ func (d *Daemon) round(ctx context.Context, trigger string, least inventory.Dept
 		Applying: time.Since(start) - planning, Trigger: trigger, Finished: time.Now()})
 	d.logBans(st)
 	d.logManagedOnBanned(st)
+	d.warnMismatched(st)
 	d.metrics.RoundDone(st, first)
 	d.logRound(st)
 	if n := deviceIRQs(st); d.opts.FitProcs != nil && n != d.deviceIRQs {
@@ -314,10 +324,12 @@ const maxReplans = 3
 // CPU: the next plan places around them) or showed the plan was made
 // from stale CPUs (EINVAL). Only CPUs and affinities can differ from the
 // round's read, which the re-read's keyed cache finds. A fresh read
-// first forgets the full CPUs: vectors may have been freed since.
+// first forgets the full CPUs and the re-writes of IRQs the kernel kept
+// outside their plan: vectors may have been freed since.
 func (d *Daemon) settle(ctx context.Context, trigger string, least inventory.Depth, first time.Time) (*state.State, error) {
 	if least == inventory.DepthAll {
 		d.mem.Full = cpumask.Mask{}
+		d.mem.Verify = d.mem.Verify.Fresh()
 	}
 	for i := 0; ; i++ {
 		before := d.mem

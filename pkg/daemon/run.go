@@ -78,6 +78,9 @@ func (d *Daemon) Run(ctx context.Context, sighup <-chan os.Signal) error {
 			} else {
 				d.roundAndReport(ctx, t.Label(), readDepth(t), t.First)
 			}
+		case <-d.verifyC:
+			d.verifyC = nil
+			d.roundAndReport(ctx, watch.LabelVerify, inventory.DepthAffinities, time.Time{})
 		case <-idle:
 			d.alive()
 		}
@@ -185,9 +188,11 @@ func readDepth(t watch.Trigger) inventory.Depth {
 	return inventory.DepthAffinities
 }
 
-// roundAndReport runs the rounds for one trigger and updates STATUS=.
+// roundAndReport runs the rounds for one trigger, updates STATUS= and,
+// when they wrote, schedules the verify round.
 func (d *Daemon) roundAndReport(ctx context.Context, trigger string, least inventory.Depth, first time.Time) {
-	d.settle(ctx, trigger, least, first) //nolint:errcheck // Round logs and counts its errors
+	st, _ := d.settle(ctx, trigger, least, first) // Round logs and counts its errors
+	d.verifyAfter(st)
 	d.opts.Notify.Notify(d.statusLine())
 }
 
@@ -242,7 +247,8 @@ func (d *Daemon) statusLine() string {
 	if st == nil {
 		return "STATUS=no successful round yet"
 	}
-	return fmt.Sprintf("STATUS=%s; %d failed; last round %s", st.Plan.Summary(), len(st.Apply.Failed), st.Finished.Format(time.TimeOnly))
+	return fmt.Sprintf("STATUS=%s; %d failed%s; last round %s", st.Plan.Summary(), len(st.Apply.Failed), effectiveSummary(st.Plan),
+		st.Finished.Format(time.TimeOnly))
 }
 
 func firstLine(s string) string {

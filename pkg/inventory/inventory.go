@@ -28,6 +28,10 @@ type Inventory struct {
 	IRQs []IRQ
 	// Devices are the PCI devices, sorted by BDF (string order).
 	Devices []Device
+	// Effective is where the kernel really put the IRQs whose writes
+	// are being verified, by number; nil when none were read
+	// (WithEffective).
+	Effective map[int]Effective
 }
 
 // IRQ is one Linux IRQ line with what the planner needs to place it.

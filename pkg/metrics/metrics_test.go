@@ -102,6 +102,7 @@ numairqd_rounds_total{trigger="channels"} 0
 numairqd_rounds_total{trigger="config"} 0
 numairqd_rounds_total{trigger="link"} 0
 numairqd_rounds_total{trigger="load"} 0
+numairqd_rounds_total{trigger="verify"} 0
 numairqd_rounds_total{trigger="overflow"} 0
 numairqd_rounds_total{trigger="resync"} 1
 numairqd_rounds_total{trigger="sighup"} 0

@@ -18,13 +18,16 @@ const (
 	stateManaged = "managed" // kernel-managed: never touched
 	stateIgnored = "ignored" // left alone by the plan
 	stateFailed  = "failed"  // the last write failed, no allowed CPU was left, or its files were unreadable
+	// stateMismatch: written, but the kernel keeps it outside its
+	// planned CPUs after every re-write (policy.EffectiveMismatch).
+	stateMismatch = "effective_mismatch"
 )
 
-var states = [...]string{statePlaced, stateManaged, stateIgnored, stateFailed}
+var states = [...]string{statePlaced, stateManaged, stateIgnored, stateFailed, stateMismatch}
 
 var (
 	descIRQs = prometheus.NewDesc(namespace+"_irqs",
-		"IRQs in the current plan, by device, policy and state (placed, managed, ignored, failed).",
+		"IRQs in the current plan, by device, policy and state (placed, managed, ignored, failed, effective_mismatch).",
 		[]string{"device", "policy", "state"}, nil)
 	descQueueIRQs = prometheus.NewDesc(namespace+"_device_queue_irqs",
 		"Queue IRQs of a device in the current plan.", []string{"device", "policy"}, nil)
@@ -48,6 +51,9 @@ var (
 	descBanned = prometheus.NewDesc(namespace+"_banned_cpus",
 		"CPUs other tools banned from device IRQs, by source: irqbalance_env (IRQBALANCE_BANNED_CPUS/CPULIST) or default_smp_affinity (the online CPUs it leaves out).",
 		[]string{"source"}, nil)
+	descPending = prometheus.NewDesc(namespace+"_irqs_effective_pending",
+		"Placed IRQs whose effective CPU is still outside the mask written because they have not fired since: a move deferred to the next interrupt.",
+		nil, nil)
 	descObjective = prometheus.NewDesc(namespace+"_balance_objective",
 		"The busiest allowed CPU's interrupt load over their mean, as the plan in force places the queues (only with balance: load).",
 		nil, nil)
@@ -58,7 +64,7 @@ type stateCollector struct{ m *Metrics }
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descIRQs, descQueueIRQs, descMeanDistance, descAllowed, descLastRound, descGeneration, descPlannedCPU,
-		descCPULoad, descObjective, descBanned, descOnBanned} {
+		descCPULoad, descObjective, descBanned, descOnBanned, descPending} {
 		ch <- d
 	}
 }
@@ -71,6 +77,7 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descLastRound, prometheus.GaugeValue, unixSeconds(st.Finished))
 	ch <- prometheus.MustNewConstMetric(descGeneration, prometheus.GaugeValue, float64(st.Generation))
 	ch <- prometheus.MustNewConstMetric(descAllowed, prometheus.GaugeValue, float64(st.Plan.Allowed.Weight()))
+	ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(len(st.Plan.EffectiveIRQs(policy.EffectivePending))))
 
 	// Devices are summed by label: every non-PCI entry is device="none",
 	// and a registry rejects two series with the same labels. The
@@ -182,6 +189,9 @@ func irqState(q policy.IRQ, failed map[int]apply.Kind) string {
 	}
 	if _, ok := failed[q.Number]; ok {
 		return stateFailed
+	}
+	if q.EffectiveState == policy.EffectiveMismatch {
+		return stateMismatch
 	}
 	return statePlaced
 }

@@ -98,16 +98,19 @@ numairqd_device_mean_numa_distance{device="0000:41:00.0"} 15
 numairqd_device_queue_irqs{device="0000:41:00.0",policy="numa-hop"} 6
 numairqd_device_queue_irqs{device="0000:c1:00.0",policy="ignore"} 2
 numairqd_device_queue_irqs{device="none",policy="pinned"} 0
-# HELP numairqd_irqs IRQs in the current plan, by device, policy and state (placed, managed, ignored, failed).
+# HELP numairqd_irqs IRQs in the current plan, by device, policy and state (placed, managed, ignored, failed, effective_mismatch).
 # TYPE numairqd_irqs gauge
+numairqd_irqs{device="0000:41:00.0",policy="numa-hop",state="effective_mismatch"} 0
 numairqd_irqs{device="0000:41:00.0",policy="numa-hop",state="failed"} 1
 numairqd_irqs{device="0000:41:00.0",policy="numa-hop",state="ignored"} 0
 numairqd_irqs{device="0000:41:00.0",policy="numa-hop",state="managed"} 1
 numairqd_irqs{device="0000:41:00.0",policy="numa-hop",state="placed"} 5
+numairqd_irqs{device="0000:c1:00.0",policy="ignore",state="effective_mismatch"} 0
 numairqd_irqs{device="0000:c1:00.0",policy="ignore",state="failed"} 0
 numairqd_irqs{device="0000:c1:00.0",policy="ignore",state="ignored"} 2
 numairqd_irqs{device="0000:c1:00.0",policy="ignore",state="managed"} 0
 numairqd_irqs{device="0000:c1:00.0",policy="ignore",state="placed"} 0
+numairqd_irqs{device="none",policy="pinned",state="effective_mismatch"} 0
 numairqd_irqs{device="none",policy="pinned",state="failed"} 0
 numairqd_irqs{device="none",policy="pinned",state="ignored"} 0
 numairqd_irqs{device="none",policy="pinned",state="managed"} 0

@@ -9,6 +9,8 @@
 // driver's rule); pinned gives the rule's CPUs; ignore leaves the
 // device alone. IRQs are classified by their action names into queue
 // and control IRQs; managed IRQs (by the inventory or Memory.Refused)
-// are never planned, no IRQ is moved onto a full CPU (Memory.Full), and
+// are never planned, no IRQ is moved onto a full CPU (Memory.Full), an
+// IRQ the kernel kept outside a mask written earlier is written again a
+// bounded number of times (Memory.Verify, effective.go), and
 // Plan.Writes is all apply has to do.
 package policy

@@ -44,6 +44,11 @@ type IRQDoc struct {
 	Unreadable bool    `json:"unreadable"`
 	Load       float64 `json:"load"`
 	Reason     string  `json:"reason"`
+	// Effective is effective_affinity_list where it was read, and
+	// EffectiveState how it compares with the mask written: verified,
+	// pending (not fired since the write), rewrite or mismatch.
+	Effective      string `json:"effective,omitempty"`
+	EffectiveState string `json:"effective_state,omitempty"`
 }
 
 // Doc returns the JSON form of p.
@@ -57,7 +62,8 @@ func (p *Plan) Doc() Doc {
 		}
 		for _, q := range d.IRQs {
 			qd := IRQDoc{IRQ: q.Number, Name: q.Name, Role: q.Role.String(), Managed: q.Managed,
-				Current: q.Current.String(), Planned: q.Planned.String(), Hop: q.Hop, Distance: q.Distance, NoCPU: q.NoCPU, Unreadable: q.Unreadable, Load: q.Load, Reason: q.Reason}
+				Current: q.Current.String(), Planned: q.Planned.String(), Hop: q.Hop, Distance: q.Distance, NoCPU: q.NoCPU, Unreadable: q.Unreadable, Load: q.Load, Reason: q.Reason,
+				Effective: q.Effective.String(), EffectiveState: q.EffectiveState.String()}
 			if q.Queue >= 0 {
 				qd.Queue = &q.Queue
 			}

@@ -8,6 +8,7 @@ type Memory struct {
 	Refused Refusals     // IRQs the kernel refused to move
 	Full    cpumask.Mask // CPUs where a write got ENOSPC: no free vector
 	Held    Held         // the placement load balancing chose
+	Verify  Verifies     // writes the kernel has not shown in effect yet (effective.go)
 }
 
 // Learned reports whether m holds a refusal or a full CPU that before

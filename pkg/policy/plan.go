@@ -59,7 +59,12 @@ type IRQ struct {
 	Unreadable    bool    // left alone: its /proc/irq/N files are unreadable (see Reason)
 	NoCPU         bool    // left alone: its policy found no allowed CPU for it
 	Load          float64 // smoothed interrupt load, CPU-seconds per second
-	Reason        string  // why, for logs and `numairqd plan`
+	// Effective is effective_affinity_list, read only for IRQs whose
+	// writes are verified (Memory.Verify); EffectiveState compares it
+	// with the write.
+	Effective      cpumask.Mask
+	EffectiveState EffectiveState
+	Reason         string // why, for logs and `numairqd plan`
 }
 
 // handsOff reports whether the planner must not place q: the kernel
@@ -71,7 +76,9 @@ func (q IRQ) LeftAlone() bool { return q.Planned.IsEmpty() }
 
 // Compute plans every IRQ. It is pure: the same inputs always give the
 // same plan. IRQs in mem.Refused are planned as managed and none is
-// moved onto a CPU of mem.Full; bal gives the loads for load balancing.
+// moved onto a CPU of mem.Full; an IRQ mem.Verify and inv.Effective show
+// outside the mask written earlier is written again or reported
+// (effective.go); bal gives the loads for load balancing.
 func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config, mem Memory, bal Balancing) *Plan {
 	p := &Plan{Allowed: s.Online().AndNot(cfg.BannedCPUs), Full: mem.Full.And(s.Online())}
 	if cfg.ExcludeIsolated {
@@ -117,6 +124,7 @@ func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config,
 	}
 	p.Balance = pl.balance(p)
 	p.held = pl.chose
+	verify(p, inv.Effective, mem.Verify)
 	return p
 }
 

@@ -31,12 +31,13 @@ type Write struct {
 }
 
 // Writes lists, in plan order, each IRQ the plan places whose planned
-// mask differs from its current one.
+// mask differs from its current one, or that the kernel kept outside it
+// (EffectiveRewrite).
 func (p *Plan) Writes() []Write {
 	var out []Write
 	for _, d := range p.Devices {
 		for _, q := range d.IRQs {
-			if !q.LeftAlone() && !q.Planned.Equal(q.Current) {
+			if q.wantsWrite() {
 				out = append(out, Write{Kind: WriteIRQAffinity, IRQ: q.Number, Name: q.Name, Device: d.PCI, Before: q.Current, After: q.Planned})
 			}
 		}
@@ -44,12 +45,13 @@ func (p *Plan) Writes() []Write {
 	return out
 }
 
-// Unchanged counts the IRQs the plan places that are already there.
+// Unchanged counts the IRQs the plan places that are already there and
+// not written again.
 func (p *Plan) Unchanged() int {
 	n := 0
 	for _, d := range p.Devices {
 		for _, q := range d.IRQs {
-			if !q.LeftAlone() && q.Planned.Equal(q.Current) {
+			if !q.LeftAlone() && !q.wantsWrite() {
 				n++
 			}
 		}

@@ -23,7 +23,7 @@ const (
 )
 
 // The trigger labels, metric label values naming a round: one per
-// Cause, and three for the daemon's own rounds. Keep them stable.
+// Cause, and four for the daemon's own rounds. Keep them stable.
 const (
 	LabelStartup  = "startup" // the first round
 	LabelUevent   = "uevent"
@@ -36,13 +36,14 @@ const (
 	LabelOverflow = "overflow" // CauseLost
 	LabelStale    = "stale"    // a round run again at once: its writes found its inputs stale or taught the memory
 	LabelLoad     = "load"     // a load-balancing round
+	LabelVerify   = "verify"   // a round checking that the last writes took effect (effective_affinity_list)
 )
 
 // Labels returns every trigger label, for metrics to create their
 // series up front.
 func Labels() []string {
 	return []string{LabelStartup, LabelUevent, LabelLink, LabelChannels, LabelResync,
-		LabelSIGHUP, LabelConfig, LabelBans, LabelOverflow, LabelStale, LabelLoad}
+		LabelSIGHUP, LabelConfig, LabelBans, LabelOverflow, LabelStale, LabelLoad, LabelVerify}
 }
 
 var causeLabels = [numCauses]string{

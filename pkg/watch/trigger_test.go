@@ -26,7 +26,7 @@ func TestCauseString(t *testing.T) {
 func TestLabels(t *testing.T) {
 	// The trigger label values of numairqd_rounds_total, as the README
 	// lists them: they must not change.
-	want := []string{"startup", "uevent", "link", "channels", "resync", "sighup", "config", "bans", "overflow", "stale", "load"}
+	want := []string{"startup", "uevent", "link", "channels", "resync", "sighup", "config", "bans", "overflow", "stale", "load", "verify"}
 	got := Labels()
 	if !slices.Equal(got, want) {
 		t.Errorf("Labels() = %q, want %q", got, want)

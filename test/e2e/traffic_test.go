@@ -47,6 +47,8 @@ else
 	fail t-traffic-flows "no packet on $IF $DEADLINE_S s after asking for traffic"
 fi
 data t-samples guestcheck sample -interval @INTERVAL@ -count @COUNT@ -iface "$IF"
+data t-plan wget -q -O - "$URL/plan"
+data t-metrics sh -c "wget -q -O - $URL/metrics | grep -E '^numairqd_(rounds_total|irqs_effective_pending|irqs)[{ ]'"
 wp t-held t_held_ms -queues "@ALL_Q@" -control "@ALL_C@" -hold 0
 alive t-alive
 stop_daemon t-stop
@@ -163,6 +165,7 @@ func verifyTraffic(t *testing.T, r *Result, g Guest, want Placement, enabled int
 		}
 	}
 	r.Check("t-plan-held", len(moved) == 0, "queue IRQs off their plan during the window: %v", moved)
+	verifyEffective(r, busy)
 }
 
 // queueOf is the queue index of a virtio-net queue IRQ's name.

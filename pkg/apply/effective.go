@@ -1,0 +1,36 @@
+package apply
+
+import "github.com/numairqd/numairqd/pkg/policy"
+
+// verifies returns the writes to verify after res, the outcome of p:
+// each successful write, with the IRQ's interrupt count read just after
+// it (Options.Interrupts) and the re-writes of the same mask counted on;
+// and the earlier writes p found still outside (pending, mismatched, or
+// to re-write when that write failed or was not reached), kept as they
+// were. Writes p verified, IRQs p
+// moves elsewhere or no longer has, and those whose effective CPUs could
+// not be read, are forgotten.
+func (a *Applier) verifies(p *policy.Plan, res Result, old policy.Verifies) policy.Verifies {
+	out := policy.Verifies{}
+	for _, d := range p.Devices {
+		for _, q := range d.IRQs {
+			if v, ok := old[q.Number]; ok && q.EffectiveState > policy.EffectiveVerified {
+				out[q.Number] = v
+			}
+		}
+	}
+	for _, o := range res.Writes {
+		if o.Kind != KindOK || o.Write.Kind != policy.WriteIRQAffinity {
+			continue
+		}
+		v := policy.Verify{Name: o.Name, Mask: o.After}
+		if prev, ok := old[o.IRQ]; ok && prev.Name == o.Name && prev.Mask.Equal(o.After) {
+			v.Rewrites = prev.Rewrites + 1
+		}
+		if a.opts.Interrupts != nil {
+			v.Count, v.Counted = a.opts.Interrupts(o.IRQ)
+		}
+		out[o.IRQ] = v
+	}
+	return out
+}

@@ -1,0 +1,162 @@
+package inventory
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"path/filepath"
+	"strconv"
+	"syscall"
+
+	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/kernfs"
+)
+
+// Effective is what the kernel shows of where an IRQ really is: the
+// CPUs its vector is programmed on and how often it has fired. Where
+// moves are deferred (MSI without interrupt remapping, Hyper-V), a
+// written mask takes effect at the IRQ's next interrupt, so the two are
+// read together: an IRQ outside its mask that has not fired since the
+// write has not had its move yet (docs/kernel.md §3.1).
+type Effective struct {
+	// CPUs is /proc/irq/N/effective_affinity_list: one CPU on x86.
+	// Empty when the kernel has no such file
+	// (CONFIG_GENERIC_IRQ_EFFECTIVE_AFF_MASK) or it could not be read.
+	CPUs cpumask.Mask
+	// Count is the sum of /sys/kernel/irq/N/per_cpu_count, valid when
+	// Counted (the file needs CONFIG_SPARSE_IRQ).
+	Count   uint64
+	Counted bool
+	// Err says why effective_affinity_list could not be read or parsed,
+	// "" when it was or does not exist.
+	Err string
+}
+
+// ReadEffective reads the effective CPUs of the IRQs in want and, for
+// those outside their non-empty want mask, the interrupt count: an IRQ
+// already inside needs none. It leaves out IRQs whose /proc/irq/N is
+// gone. It costs one or two small reads per IRQ, so it is for the IRQs
+// whose writes are being verified, not for every IRQ of every round.
+func (fsys FS) ReadEffective(want map[int]cpumask.Mask) map[int]Effective {
+	out := make(map[int]Effective, len(want))
+	r := newEffectiveReader(fsys)
+	defer r.close()
+	for n, m := range want {
+		e, ok := r.effective(n)
+		if !ok {
+			continue
+		}
+		if !m.IsEmpty() && !e.CPUs.IsEmpty() && !e.CPUs.IsSubsetOf(m) {
+			e.Count, e.Counted = r.count(n)
+		}
+		out[n] = e
+	}
+	return out
+}
+
+// InterruptCount is how many times irq has fired on all CPUs, from
+// /sys/kernel/irq/N/per_cpu_count; false when that file is missing or
+// malformed (a count known wrongly would make a pending move look
+// failed).
+func (fsys FS) InterruptCount(irq int) (uint64, bool) {
+	r := newEffectiveReader(fsys)
+	defer r.close()
+	return r.count(irq)
+}
+
+// effectiveReader reads /proc/irq/N/effective_affinity_list and
+// /sys/kernel/irq/N/per_cpu_count relative to descriptors of the two
+// directories, with one reused buffer, as the inventory reads
+// smp_affinity_list.
+type effectiveReader struct {
+	proc, sys     string
+	procfd, sysfd int // -1 when the directory cannot be opened
+	r             kernfs.Reader
+	name          []byte
+}
+
+func newEffectiveReader(fsys FS) *effectiveReader {
+	er := &effectiveReader{proc: filepath.Join(fsys.Proc, "irq"), sys: filepath.Join(fsys.Sys, "kernel", "irq")}
+	er.procfd, er.sysfd = openDir(er.proc), openDir(er.sys)
+	return er
+}
+
+func openDir(dir string) int {
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return -1
+	}
+	return fd
+}
+
+func (er *effectiveReader) close() {
+	for _, fd := range []int{er.procfd, er.sysfd} {
+		if fd >= 0 {
+			syscall.Close(fd)
+		}
+	}
+}
+
+// effective reads irq's effective CPUs; false when its /proc/irq/N is
+// gone.
+func (er *effectiveReader) effective(irq int) (Effective, bool) {
+	var e Effective
+	path := func() string { return filepath.Join(er.proc, string(er.name)) }
+	if er.procfd < 0 {
+		e.Err = fmt.Sprintf("open %s: cannot read effective CPUs", er.proc)
+		return e, true
+	}
+	er.name = append(strconv.AppendInt(er.name[:0], int64(irq), 10), "/effective_affinity_list"...)
+	data, err := er.r.ReadAt(er.procfd, er.proc, er.name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return e, er.r.Exists(filepath.Join(er.proc, strconv.Itoa(irq))) // no such file on this kernel, or freed
+	case err != nil:
+		e.Err = fileErr(path(), err).Error()
+	default:
+		if e.CPUs, err = cpumask.ParseList(string(data)); err != nil {
+			e.Err = fmt.Sprintf("read %s: %v", path(), err)
+		}
+	}
+	return e, true
+}
+
+// count is irq's interrupt count; false when unknown.
+func (er *effectiveReader) count(irq int) (uint64, bool) {
+	if er.sysfd < 0 {
+		return 0, false
+	}
+	er.name = append(strconv.AppendInt(er.name[:0], int64(irq), 10), "/per_cpu_count"...)
+	data, err := er.r.ReadAt(er.sysfd, er.sys, er.name)
+	if err != nil {
+		return 0, false
+	}
+	return sumCounts(data)
+}
+
+// sumCounts adds up "0,5,12": one count per possible CPU.
+func sumCounts(b []byte) (uint64, bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	var sum uint64
+	for f := range bytes.SplitSeq(b, []byte(",")) {
+		n, ok := kernfs.ParseUint(f)
+		if !ok || sum+n < sum {
+			return 0, false
+		}
+		sum += n
+	}
+	return sum, true
+}
+
+// WithEffective returns a copy of inv that also holds eff, the
+// effective placement of the IRQs being verified (see
+// Inventory.Effective); inv itself is not changed.
+func (inv *Inventory) WithEffective(eff map[int]Effective) *Inventory {
+	c := *inv
+	c.Effective = maps.Clone(eff)
+	return &c
+}

@@ -1,0 +1,175 @@
+package policy
+
+import (
+	"fmt"
+	"maps"
+
+	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/inventory"
+)
+
+// A write to smp_affinity_list is only a request: the kernel may keep
+// the IRQ where it was (no free vector when the deferred move runs, a
+// driver that set it back). So every successful write is remembered in
+// Memory.Verify until the kernel shows it took effect, and each plan
+// compares the IRQ's effective CPUs (inventory.Effective, read for
+// those IRQs only) with the mask written:
+//
+//   - inside: verified, and apply forgets the write;
+//   - outside but not fired since the write: pending, as every move is
+//     where moves wait for the IRQ's next interrupt (MSI without
+//     interrupt remapping, Hyper-V): not re-written, not a failure;
+//   - outside after firing: written again, the same mask (the kernel
+//     then moves it), up to MaxRewrites times per planned mask;
+//   - then mismatch: reported and left alone until the plan changes or
+//     a fresh read (Verifies.Fresh) gives it MaxRewrites more.
+
+// MaxRewrites bounds the writes of the same mask to an IRQ the kernel
+// keeps outside it.
+const MaxRewrites = 3
+
+// Verify is a write whose effect the kernel has not shown yet.
+type Verify struct {
+	Name string       // the IRQ's name: the same number under another is a new IRQ
+	Mask cpumask.Mask // what was written
+	// Count is the IRQ's interrupt count read just after the write;
+	// without it (Counted false) the IRQ cannot be seen to fire and
+	// stays pending.
+	Count   uint64
+	Counted bool
+	// Rewrites counts the writes of Mask after the first.
+	Rewrites int
+}
+
+// Verifies are the writes to verify, by IRQ number; nil means none.
+type Verifies map[int]Verify
+
+// Masks are the masks written, by IRQ: what to read the effective CPUs
+// of, and where they should be (inventory.FS.ReadEffective).
+func (v Verifies) Masks() map[int]cpumask.Mask {
+	out := make(map[int]cpumask.Mask, len(v))
+	for n, e := range v {
+		out[n] = e.Mask
+	}
+	return out
+}
+
+// Fresh returns v with no re-writes counted: a fresh read (the resync, a
+// reload) gives every mismatched IRQ another MaxRewrites tries, as
+// vectors may have been freed since.
+func (v Verifies) Fresh() Verifies {
+	out := maps.Clone(v)
+	for n, e := range out {
+		e.Rewrites = 0
+		out[n] = e
+	}
+	return out
+}
+
+// EffectiveState is how an IRQ's effective CPUs compare with a write
+// made earlier of its planned mask.
+type EffectiveState uint8
+
+const (
+	// EffectiveUnchecked: no earlier write to verify, or nothing to read.
+	EffectiveUnchecked EffectiveState = iota
+	// EffectiveVerified: the effective CPUs are inside the planned mask.
+	EffectiveVerified
+	// EffectivePending: outside, and the IRQ has not fired since the
+	// write: the move waits for its next interrupt.
+	EffectivePending
+	// EffectiveRewrite: outside after firing; this round writes the
+	// mask again.
+	EffectiveRewrite
+	// EffectiveMismatch: outside after MaxRewrites re-writes; left so.
+	EffectiveMismatch
+)
+
+var effectiveNames = [...]string{"", "verified", "pending", "rewrite", "mismatch"}
+
+// String is the state's name in /plan ("" for unchecked).
+func (s EffectiveState) String() string {
+	if int(s) < len(effectiveNames) {
+		return effectiveNames[s]
+	}
+	return fmt.Sprintf("EffectiveState(%d)", uint8(s))
+}
+
+// verify sets the effective CPUs of every IRQ in eff, and the
+// EffectiveState of those the plan keeps on the mask mem says was
+// written. A plan that moves an IRQ elsewhere writes anew, so its old
+// write is not checked.
+func verify(p *Plan, eff map[int]inventory.Effective, mem Verifies) {
+	for di := range p.Devices {
+		for i := range p.Devices[di].IRQs {
+			q := &p.Devices[di].IRQs[i]
+			e, read := eff[q.Number]
+			if !read {
+				continue
+			}
+			q.Effective = e.CPUs
+			v, ok := mem[q.Number]
+			if !ok || v.Name != q.Name || q.LeftAlone() || !q.Planned.Equal(v.Mask) || !q.Planned.Equal(q.Current) {
+				continue
+			}
+			if e.CPUs.IsEmpty() {
+				if e.Err != "" {
+					q.Reason += "; effective CPUs unknown: " + e.Err
+				}
+				continue
+			}
+			q.EffectiveState = verdict(v, e)
+			q.Reason += effectiveNote(q, v)
+		}
+	}
+}
+
+// verdict compares e with the write v.
+func verdict(v Verify, e inventory.Effective) EffectiveState {
+	switch {
+	case e.CPUs.IsSubsetOf(v.Mask):
+		return EffectiveVerified
+	case !v.Counted || !e.Counted || e.Count == v.Count:
+		return EffectivePending
+	case v.Rewrites < MaxRewrites:
+		return EffectiveRewrite
+	}
+	return EffectiveMismatch
+}
+
+// effectiveNote is what q's reason adds for its state.
+func effectiveNote(q *IRQ, v Verify) string {
+	cpus := "CPU"
+	if q.Effective.Weight() > 1 {
+		cpus = "CPUs"
+	}
+	outside := fmt.Sprintf("; effective %s %s outside planned %s", cpus, q.Effective, q.Planned)
+	switch q.EffectiveState {
+	case EffectivePending:
+		return outside + ", not fired since the write: the move waits for its next interrupt"
+	case EffectiveRewrite:
+		return outside + fmt.Sprintf(" after firing; re-write %d/%d", v.Rewrites+1, MaxRewrites)
+	case EffectiveMismatch:
+		return outside + fmt.Sprintf(" after %d re-writes; left until the plan changes or a fresh read", MaxRewrites)
+	}
+	return ""
+}
+
+// wantsWrite reports whether the plan writes q: it is placed and not
+// where planned, or the kernel kept it outside the mask it has.
+func (q IRQ) wantsWrite() bool {
+	return !q.LeftAlone() && (!q.Planned.Equal(q.Current) || q.EffectiveState == EffectiveRewrite)
+}
+
+// EffectiveIRQs lists the IRQs in state s, for logs and metrics.
+func (p *Plan) EffectiveIRQs(s EffectiveState) []IRQ {
+	var out []IRQ
+	for _, d := range p.Devices {
+		for _, q := range d.IRQs {
+			if q.EffectiveState == s {
+				out = append(out, q)
+			}
+		}
+	}
+	return out
+}
