@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/kernfs"
@@ -30,6 +31,12 @@ type TxQueue struct {
 	// without CONFIG_XPS), or kernfs.ErrMalformed.
 	Err error
 }
+
+// ErrXPSUnsupported is a TxQueue.Err for an xps_cpus that exists but
+// whose read fails with ENOENT: a single-queue device (xps_cpus_show()
+// refuses when !netif_is_multiqueue()). A missing file is plain
+// fs.ErrNotExist.
+var ErrXPSUnsupported = errors.New("XPS unsupported on a single-queue device")
 
 // maxTxQueues bounds the tx queues read per interface: the kernel's
 // limit for a net device's queues is 4096 (dev->num_tx_queues).
@@ -87,6 +94,10 @@ func (fsys FS) interfaceTxQueues(kr *kernfs.Reader, name string) ([]TxQueue, err
 // readXPS reads and parses one xps_cpus file (hex, as smp_affinity).
 func readXPS(kr *kernfs.Reader, path string) (cpumask.Mask, error) {
 	data, err := kr.Read(path)
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Op == "read" && errors.Is(err, syscall.ENOENT) {
+		return cpumask.Mask{}, fmt.Errorf("read %s: %w: %w", path, ErrXPSUnsupported, syscall.ENOENT)
+	}
 	if err != nil {
 		return cpumask.Mask{}, fileErr(path, err)
 	}
