@@ -34,10 +34,14 @@ const (
 	KindVanished
 	// KindError: any other error (EOVERFLOW, ERANGE, ENOMEM, ...).
 	KindError
+	// KindUnsupported: an XPS map the queue's file refuses (ENOENT
+	// from a single-queue device, EINVAL for an unresolvable traffic
+	// class); only XPS writes have it.
+	KindUnsupported
 	numKinds
 )
 
-var kindNames = [numKinds]string{"ok", "dry_run", "managed", "no_space", "stale", "busy", "vanished", "error"}
+var kindNames = [numKinds]string{"ok", "dry_run", "managed", "no_space", "stale", "busy", "vanished", "error", "unsupported"}
 
 // Kinds are all outcome kinds, in order.
 func Kinds() []Kind {
@@ -91,15 +95,27 @@ type Result struct {
 	// Stale is set when a write got EINVAL: the snapshot planned from is
 	// out of date and the caller should rescan now.
 	Stale bool
+	// XPSByKind counts the outcome of every XPS write tried, which the
+	// counts above leave out (they are the IRQs'); XPSWritten counts
+	// the successful ones.
+	XPSByKind  map[Kind]int
+	XPSWritten int
 }
 
 func newResult() Result {
-	return Result{ByKind: map[Kind]int{}, Failed: map[int]Kind{}}
+	return Result{ByKind: map[Kind]int{}, Failed: map[int]Kind{}, XPSByKind: map[Kind]int{}}
 }
 
 // record counts one outcome.
 func (r *Result) record(w policy.Write, kind Kind, errno string) {
 	r.Writes = append(r.Writes, Outcome{Write: w, Kind: kind, Errno: errno})
+	if w.Kind == policy.WriteXPS {
+		r.XPSByKind[kind]++
+		if kind == KindOK {
+			r.XPSWritten++
+		}
+		return
+	}
 	r.ByKind[kind]++
 	switch {
 	case kind == KindOK:
