@@ -13,8 +13,9 @@ import (
 // Kind is the outcome of one IRQ in an Apply or Restore.
 type Kind uint8
 
-// The outcome kinds. Kinds lists them all; their names are the values
-// of numairqd_affinity_writes_total{result}.
+// The outcome kinds. Kinds lists those of IRQ writes, the values of
+// numairqd_affinity_writes_total{result}; XPSKinds those of XPS writes,
+// the values of numairqd_xps_writes_total{result}.
 const (
 	// KindOK: the IRQ was written.
 	KindOK Kind = iota
@@ -43,13 +44,19 @@ const (
 
 var kindNames = [numKinds]string{"ok", "dry_run", "managed", "no_space", "stale", "busy", "vanished", "error", "unsupported"}
 
-// Kinds are all outcome kinds, in order.
+// Kinds are the outcome kinds of IRQ writes, in order: all but
+// KindUnsupported.
 func Kinds() []Kind {
-	ks := make([]Kind, numKinds)
+	ks := make([]Kind, KindUnsupported)
 	for i := range ks {
 		ks[i] = Kind(i)
 	}
 	return ks
+}
+
+// XPSKinds are the outcome kinds an XPS write can have.
+func XPSKinds() []Kind {
+	return []Kind{KindOK, KindDryRun, KindUnsupported, KindBusy, KindVanished, KindError}
 }
 
 // String is the kind's name: "ok", "no_space", ...
