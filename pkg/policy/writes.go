@@ -55,7 +55,7 @@ func (p *Plan) Writes() []Write {
 			}
 		}
 		for _, t := range d.TxQueues {
-			if p.xpsDiffers(t) {
+			if p.XPSDiffers(t) {
 				out = append(out, Write{Kind: WriteXPS, IRQ: t.IRQ, Name: t.Interface + " tx-" + strconv.Itoa(t.Queue), Device: d.PCI,
 					Interface: t.Interface, Queue: t.Queue, Before: t.Current, After: t.Planned})
 			}
@@ -64,8 +64,9 @@ func (p *Plan) Writes() []Write {
 	return out
 }
 
-// xpsDiffers reports whether the plan sets t's map and it is not so.
-func (p *Plan) xpsDiffers(t TxQueue) bool {
+// XPSDiffers reports whether the plan sets t's map and it is not so
+// on the online CPUs: whether Writes lists it.
+func (p *Plan) XPSDiffers(t TxQueue) bool {
 	return !t.LeftAlone() && !t.Planned.Equal(t.Current.And(p.online))
 }
 
@@ -75,7 +76,7 @@ func (p *Plan) UnchangedXPS() int {
 	n := 0
 	for _, d := range p.Devices {
 		for _, t := range d.TxQueues {
-			if !t.LeftAlone() && !p.xpsDiffers(t) {
+			if !t.LeftAlone() && !p.XPSDiffers(t) {
 				n++
 			}
 		}

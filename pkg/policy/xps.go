@@ -127,7 +127,7 @@ func planInterfaceXPS(s *topology.Snapshot, d *Device, in []inventory.TxQueue, o
 		t.Planned = planned[j].Mask()
 		t.Reason = fmt.Sprintf("xps follows completion IRQ %d on CPU %s", irqs[j].Number, irqs[j].Planned)
 		if m := extra[j].Mask(); !m.IsEmpty() {
-			t.Reason += fmt.Sprintf(", and CPU %s, which have no queue of their own (nearest by NUMA distance)", m)
+			t.Reason += fmt.Sprintf(", plus CPU %s (no queue on them; this one is nearest by NUMA distance)", m)
 		}
 	}
 }
