@@ -142,6 +142,7 @@ func writePlanText(w io.Writer, p *policy.Plan) {
 				effective(q), managed, load, q.Reason)
 		}
 		tw.Flush()
+		writeTxQueuesText(w, p, d)
 	}
 	if loads {
 		writeBalanceText(w, p.Balance)

@@ -1,8 +1,12 @@
 // Package apply makes a plan's writes: it is the only code in numairqd
-// that writes to /proc.
+// that writes to /proc and /sys.
 //
-// A Writer makes one write of one mask to one IRQ (ProcWriter writes
-// <Proc>/irq/N/smp_affinity_list on a host or a fixture tree). An
+// A Writer makes one write of one mask to one IRQ or one tx queue's XPS
+// map (ProcWriter writes <Proc>/irq/N/smp_affinity_list and
+// <Sys>/class/net/IF/queues/tx-N/xps_cpus on a host or a fixture tree).
+// XPS writes are classified apart (xps.go): the file refusing the map
+// (ENOENT, EINVAL) is KindUnsupported, a missing file KindVanished, and
+// they are counted in Result.XPSByKind, not with the IRQs. An
 // Applier makes each of a policy.Plan's Writes, exactly as planned, and
 // sorts each kernel error into an outcome the daemon acts on, the way
 // irqbalance's activate.c does (docs/kernel.md §3.1). What an error
@@ -23,8 +27,9 @@
 // kernel really moved it (effective_affinity_list) and ask for it again
 // when it did not (policy/effective.go).
 //
-// The Applier remembers each IRQ's mask from before its first change so
-// Restore can put it back on exit (restore_on_exit).
+// The Applier remembers each IRQ's mask and each tx queue's XPS map
+// from before its first change so Restore can put them back on exit
+// (restore_on_exit).
 //
 // An Applier is not safe for concurrent use: it is meant to be called
 // from the daemon's one loop goroutine, and the Result each call returns

@@ -13,4 +13,8 @@
 // IRQ the kernel kept outside a mask written earlier is written again a
 // bounded number of times (Memory.Verify, effective.go), and
 // Plan.Writes is all apply has to do.
+//
+// Once the IRQs are placed, each NIC's tx queues get an XPS map that
+// follows them (xps.go): a CPU sends on the queue whose completion IRQ
+// is on it, or on the nearest one, so completions stay local.
 package policy
