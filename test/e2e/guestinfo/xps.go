@@ -131,3 +131,53 @@ func (s State) XPS(pci string) XPSReport {
 	}
 	return r
 }
+
+// NodeOf is the node holding cpu, -1 if none does.
+func (s State) NodeOf(cpu int) int {
+	for _, n := range s.Nodes {
+		if slices.Contains(n.CPUs, cpu) {
+			return n.ID
+		}
+	}
+	return -1
+}
+
+// Distance is the NUMA distance between the nodes of CPUs a and b, -1
+// when the state does not say.
+func (s State) Distance(a, b int) int {
+	na, nb := s.NodeOf(a), s.NodeOf(b)
+	for _, n := range s.Nodes {
+		if n.ID == na && nb >= 0 && nb < len(n.Distance) {
+			return n.Distance[nb]
+		}
+	}
+	return -1
+}
+
+// CompletionTargets is where a sender on cpu must see its transmit
+// completions when XPS follows the IRQ placement: on cpu itself when a
+// tx queue's completion IRQ fires there, else on the CPUs holding
+// completion IRQs at the smallest NUMA distance from it.
+func (s State) CompletionTargets(r XPSReport, cpu int) []int {
+	var holders []int
+	for _, q := range r.Queues {
+		if eff, err := cpumask.ParseList(q.Effective); err == nil {
+			holders = append(holders, eff.CPUs()...)
+		}
+	}
+	if slices.Contains(holders, cpu) {
+		return []int{cpu}
+	}
+	best, out := -1, []int(nil)
+	for _, c := range holders {
+		switch d := s.Distance(cpu, c); {
+		case d < 0:
+		case best < 0 || d < best:
+			best, out = d, []int{c}
+		case d == best && !slices.Contains(out, c):
+			out = append(out, c)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,6 +1,7 @@
 package guestinfo
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -80,5 +81,22 @@ func TestTxRunCompletions(t *testing.T) {
 	}
 	if _, err := ParseTxRun([]byte(`{"cpus":[1,2],"sent":[3]}`)); err == nil {
 		t.Error("ParseTxRun took 1 count for 2 CPUs")
+	}
+}
+
+func TestCompletionTargets(t *testing.T) {
+	s := xpsState("3", "c")
+	s.Nodes = []Node{{ID: 0, CPUs: []int{0, 1}, Distance: []int{10, 20}}, {ID: 1, CPUs: []int{2, 3}, Distance: []int{20, 10}}}
+	r := s.XPS("0000:41:00.0")
+	for cpu, want := range map[int]string{0: "[0]", 1: "[0]", 2: "[3]", 3: "[3]"} {
+		if got := fmt.Sprint(s.CompletionTargets(r, cpu)); got != want {
+			t.Errorf("cpu %d: %s, want %s", cpu, got, want)
+		}
+	}
+	if d := s.Distance(1, 3); d != 20 {
+		t.Errorf("Distance(1, 3) = %d", d)
+	}
+	if d := s.Distance(1, 9); d != -1 {
+		t.Errorf("Distance(1, 9) = %d, want -1", d)
 	}
 }
