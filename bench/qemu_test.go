@@ -199,6 +199,9 @@ func TestBench(t *testing.T) {
 			}
 		}
 	})
+	// Transmit: where each CPU's transmit completions fire, with and
+	// without XPS following the placement.
+	t.Run("transmit", func(t *testing.T) { raw.Transmit = transmitCase(t, files, hostBins) })
 	if len(raw.Placement) > 0 {
 		raw.Meta.GuestKernel = raw.Placement[0].Start.Kernel
 	}

@@ -27,7 +27,9 @@ import (
 // (XPS picks the queue per datagram), and at least txShare of the
 // completions in that window must fire on the sending CPU when a tx
 // queue's IRQ is there, else on the CPUs of the nearest such IRQs
-// (guestinfo.CompletionTargets).
+// (guestinfo.CompletionTargets). x86 moves an MSI IRQ only at its next
+// interrupt, so effective_affinity_list is read after the senders: it
+// is where their completions fired.
 
 const xpsScript = `
 ip link set lo up
@@ -47,16 +49,28 @@ online_cpus() {
 		if [ "$c" = 0 ] || [ "$(cat /sys/devices/system/cpu/cpu$c/online)" = 1 ]; then echo $c; fi
 	done
 }
-# stage NAME: wait (at most the deadline; the host judges) until XPS
-# and the completion IRQs agree, take the state, then send from each
-# online CPU in turn.
+# send ARGS...: guestcheck send to @DST@ on $IF, bounded.
+send() { guestcheck send -dst @DST@ -iface "$IF" -lladdr @LLADDR@ "$@"; }
+# xps_fired: a short send from every online CPU, so that every tx queue
+# XPS uses fires (x86 moves an MSI IRQ at its next interrupt: until
+# then effective_affinity_list shows the old CPU), then XPS against
+# the completion IRQs.
+xps_fired() {
+	send -cpus "$(cat /sys/devices/system/cpu/online)" -rate 1000 -duration 300ms >/dev/null &&
+		guestcheck xps -pci "$ADDR"
+}
+# stage NAME: wait (at most the deadline, by uptime; the host judges)
+# until XPS and the completion IRQs agree, send from each online CPU in
+# turn, then take XPS and the state, whose effective affinities are
+# those the senders' completions saw.
 stage() {
-	wait_for "$DEADLINE_S" guestcheck xps -pci "$ADDR"
+	_end=$(($(cut -d. -f1 /proc/uptime) + DEADLINE_S))
+	while ! xps_fired >/dev/null 2>&1 && [ "$(cut -d. -f1 /proc/uptime)" -lt "$_end" ]; do :; done
+	for c in $(online_cpus); do
+		data "$1-tx-$c" send -cpus "$c" -rate @RATE@ -duration @SECONDS@s
+	done
 	data "$1-xps" guestcheck xps -pci "$ADDR"
 	data "$1-state" guestcheck state
-	for c in $(online_cpus); do
-		data "$1-tx-$c" guestcheck send -cpus "$c" -dst @DST@ -rate @RATE@ -duration @SECONDS@s -iface "$IF" -lladdr @LLADDR@
-	done
 }
 tx_up
 stage driver
