@@ -165,11 +165,13 @@ func verifyXPSStage(r *Result, stage, addr string) {
 	for _, c := range s.Online {
 		name := fmt.Sprintf("%s-tx-%d", stage, c)
 		d, ok := r.Data(name)
-		if !r.Check(name+"-ran", ok && d.RC == 0, "guestcheck send on cpu %d: present %v, exit %d: %.300s", c, ok, d.RC, d.Output) {
+		if !ok || d.RC != 0 {
+			r.Check(name, false, "guestcheck send on cpu %d: present %v, exit %d: %.300s", c, ok, d.RC, d.Output)
 			continue
 		}
 		run, err := guestinfo.ParseTxRun(d.Output)
-		if !r.Check(name+"-ran", err == nil && run.TotalSent() > 0, "%v; sent %d", err, run.TotalSent()) {
+		if err != nil || run.TotalSent() == 0 {
+			r.Check(name, false, "guestcheck send on cpu %d: %v; sent %d", c, err, run.TotalSent())
 			continue
 		}
 		perCPU, perQueue, err := run.Completions()
