@@ -162,6 +162,7 @@ func verifyXPSStage(r *Result, stage, addr string) {
 	r.Metric(stage+"_tx_queues_aligned", rep.Aligned())
 
 	var shares []float64
+	var completions, weighted float64 // for the mean distance sender -> completion
 	for _, c := range s.Online {
 		name := fmt.Sprintf("%s-tx-%d", stage, c)
 		d, ok := r.Data(name)
@@ -179,6 +180,10 @@ func verifyXPSStage(r *Result, stage, addr string) {
 			r.Check(name, false, "%v", err)
 			continue
 		}
+		for to, n := range perCPU {
+			completions += float64(n)
+			weighted += float64(n) * float64(s.Distance(c, to))
+		}
 		want := s.CompletionTargets(rep, c)
 		share, total := shareOn(perCPU, want)
 		queue, _ := guestinfo.Busiest(perQueue)
@@ -186,6 +191,9 @@ func verifyXPSStage(r *Result, stage, addr string) {
 		r.Check(name, total > 0 && share >= txShare,
 			"sender on cpu %d (node %d) sent %d (%d errors%s): %d completions, %.0f%% on cpus %v (want >= %.0f%%); by CPU %v, by tx queue %v (mostly tx-%d)",
 			c, s.NodeOf(c), run.TotalSent(), sum(run.Errors), firstErr(run), total, 100*share, want, 100*txShare, perCPU, perQueue, queue)
+	}
+	if completions > 0 {
+		r.Metric(stage+"_tx_mean_distance", weighted/completions)
 	}
 	med, lo, hi := medianMinMax(shares)
 	r.Metric(stage+"_tx_share_on_target_median", med)
