@@ -125,6 +125,7 @@ func writePlanText(w io.Writer, p *policy.Plan) {
 			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s -> %s\t%s\t%s%s\n", q.Number, q.Name, queue, orDash(q.Current.String()), planned, managed, load, q.Reason)
 		}
 		tw.Flush()
+		writeTxQueuesText(w, p, d)
 	}
 	if loads {
 		writeBalanceText(w, p.Balance)

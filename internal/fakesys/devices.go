@@ -343,7 +343,9 @@ type VirtioNet struct {
 
 // AddVirtioNet adds a virtio-net device (virtio-pci with a virtioN child
 // bound to virtio_net) with config, input.K and output.K IRQs, and
-// returns their numbers in that order.
+// returns their numbers in that order. Its interface gets Pairs tx
+// queues whose xps_cpus are the driver's map (VirtioXPS) over the
+// tree's online CPUs.
 func (t *Tree) AddVirtioNet(v VirtioNet) []int {
 	t.tb.Helper()
 	name := "virtio" + strconv.Itoa(v.Index)
@@ -357,10 +359,15 @@ func (t *Tree) AddVirtioNet(v VirtioNet) []int {
 	if v.Interface != "" {
 		ifs = []string{v.Interface}
 	}
-	return t.AddMSIXDevice(PCIDevice{
+	nums := t.AddMSIXDevice(PCIDevice{
 		BDF: v.BDF, NUMANode: v.NUMANode, Driver: "virtio-pci", Class: "0x020000",
 		Interfaces: ifs, VirtioChild: name, VirtioDriver: "virtio_net",
 	}, specs...)
+	if v.Interface != "" {
+		online, nbits := t.fixtureOnline()
+		t.AddTxQueues(v.Interface, nbits, VirtioXPS(online, v.Pairs))
+	}
+	return nums
 }
 
 // AddQEMUGuestDevices adds the e2e guest's IRQs on top of QEMUGuest():

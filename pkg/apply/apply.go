@@ -49,6 +49,10 @@ type Applier struct {
 	originals map[int]original
 	// wouldWrite is, in a dry run, the last mask logged for each IRQ.
 	wouldWrite map[int]cpumask.Mask
+	// xpsOriginals and wouldXPS are originals and wouldWrite for tx
+	// queues' XPS maps (xps.go).
+	xpsOriginals map[xpsKey]cpumask.Mask
+	wouldXPS     map[xpsKey]cpumask.Mask
 }
 
 // original is an IRQ's mask before numairqd first changed it.
@@ -91,6 +95,10 @@ func (a *Applier) Apply(ctx context.Context, p *policy.Plan, mem policy.Memory) 
 	for _, w := range p.Writes() {
 		if ctx.Err() != nil {
 			break
+		}
+		if w.Kind == policy.WriteXPS {
+			a.applyXPS(w, &res)
+			continue
 		}
 		if a.opts.DryRun {
 			a.dryRun(w, &res)

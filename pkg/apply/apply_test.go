@@ -35,6 +35,16 @@ type fakeWriter struct {
 	always map[int]error
 	full   cpumask.Mask
 	calls  []call
+	// xps answers WriteXPS by "IF/N" (nil: success); xpsCalls logs
+	// them as "IF/N:mask".
+	xps      map[string]error
+	xpsCalls []call
+}
+
+func (f *fakeWriter) WriteXPS(iface string, queue int, m cpumask.Mask) error {
+	key := fmt.Sprintf("%s/%d", iface, queue)
+	f.xpsCalls = append(f.xpsCalls, call(key+":"+m.String()))
+	return f.xps[key]
 }
 
 func (f *fakeWriter) WriteAffinity(irq int, m cpumask.Mask) error {

@@ -54,6 +54,14 @@ func (w procfsLike) WriteAffinity(irq int, m cpumask.Mask) error {
 	return w.ProcWriter.WriteAffinity(irq, m)
 }
 
+func (w procfsLike) WriteXPS(iface string, queue int, m cpumask.Mask) error {
+	path := filepath.Join(w.Sys, "class", "net", iface, "queues", "tx-"+itoa(queue), "xps_cpus")
+	if err := os.Truncate(path, 0); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return w.ProcWriter.WriteXPS(iface, queue, m)
+}
+
 func readAll(t *testing.T, tree *fakesys.Tree) (*topology.Snapshot, *inventory.Inventory) {
 	t.Helper()
 	m, err := machine.Read(machine.Roots{Sys: tree.Sys(), Proc: tree.Proc()}, config.Default())
@@ -78,7 +86,7 @@ func affinities(t *testing.T, tree *fakesys.Tree) map[int]string {
 // ProcWriter, twice: the second round finds everything in place.
 func TestIdempotent(t *testing.T) {
 	tree := machineTree(t)
-	a := apply.New(procfsLike{ProcWriter: apply.ProcWriter{Proc: tree.Proc()}}, zap.NewNop(), apply.Options{})
+	a := apply.New(procfsLike{ProcWriter: apply.ProcWriter{Proc: tree.Proc(), Sys: tree.Sys()}}, zap.NewNop(), apply.Options{})
 	cfg := config.Default()
 
 	s, inv := readAll(t, tree)
@@ -111,7 +119,7 @@ func TestIdempotent(t *testing.T) {
 // round does not touch it.
 func TestRefusedIRQLeftAlone(t *testing.T) {
 	tree := machineTree(t)
-	w := procfsLike{ProcWriter: apply.ProcWriter{Proc: tree.Proc()}, fail: map[int]error{25: syscall.EIO}}
+	w := procfsLike{ProcWriter: apply.ProcWriter{Proc: tree.Proc(), Sys: tree.Sys()}, fail: map[int]error{25: syscall.EIO}}
 	a := apply.New(w, zap.NewNop(), apply.Options{})
 	cfg := config.Default()
 
@@ -137,7 +145,7 @@ func TestRefusedIRQLeftAlone(t *testing.T) {
 func TestRestoreFiles(t *testing.T) {
 	tree := machineTree(t)
 	before := affinities(t, tree)
-	a := apply.New(procfsLike{ProcWriter: apply.ProcWriter{Proc: tree.Proc()}}, zap.NewNop(), apply.Options{})
+	a := apply.New(procfsLike{ProcWriter: apply.ProcWriter{Proc: tree.Proc(), Sys: tree.Sys()}}, zap.NewNop(), apply.Options{})
 	s, inv := readAll(t, tree)
 	if r := applyOnce(context.Background(), a, policy.Compute(s, inv, config.Default(), policy.Memory{}, policy.Balancing{})); r.Written == 0 {
 		t.Fatalf("nothing written: %+v", r)
@@ -164,7 +172,7 @@ func TestRestoreFiles(t *testing.T) {
 func TestDryRunFiles(t *testing.T) {
 	tree := machineTree(t)
 	before := affinities(t, tree)
-	a := apply.New(apply.ProcWriter{Proc: tree.Proc()}, zap.NewNop(), apply.Options{DryRun: true})
+	a := apply.New(apply.ProcWriter{Proc: tree.Proc(), Sys: tree.Sys()}, zap.NewNop(), apply.Options{DryRun: true})
 	s, inv := readAll(t, tree)
 	p := policy.Compute(s, inv, config.Default(), policy.Memory{}, policy.Balancing{})
 	want := 0

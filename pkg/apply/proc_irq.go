@@ -11,10 +11,12 @@ import (
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// Writer sets the affinity of one IRQ. It is the seam tests use to
-// inject kernel errors; errors must wrap the errno so errors.Is works.
+// Writer sets the affinity of one IRQ or the XPS map of one tx queue.
+// It is the seam tests use to inject kernel errors; errors must wrap
+// the errno so errors.Is works.
 type Writer interface {
 	WriteAffinity(irq int, mask cpumask.Mask) error
+	WriteXPS(iface string, queue int, mask cpumask.Mask) error
 }
 
 // ErrEmptyMask is returned for a write of an empty mask, which is never
@@ -22,10 +24,12 @@ type Writer interface {
 var ErrEmptyMask = errors.New("empty CPU mask")
 
 // ProcWriter writes <Proc>/irq/N/smp_affinity_list (kernel/irq/proc.c
-// write_irq_affinity). Proc is the procfs root: "/proc" on a host, a
-// fixture directory in tests.
+// write_irq_affinity) and <Sys>/class/net/IF/queues/tx-N/xps_cpus
+// (xps.go). Proc and Sys are the procfs and sysfs roots: "/proc" and
+// "/sys" on a host, fixture directories in tests.
 type ProcWriter struct {
 	Proc string
+	Sys  string
 }
 
 // WriteAffinity opens smp_affinity_list write-only, without O_CREAT (a

@@ -19,7 +19,7 @@ import (
 // vanished (ENOENT) are skipped. Restored, vanished and renamed IRQs
 // are forgotten, so a second Restore only retries the ones that failed.
 // Outcomes are classified as in Apply; an original mask is put back as
-// it was.
+// it was. Then the tx queues' XPS maps are restored the same way.
 func (a *Applier) Restore(ctx context.Context, inv *inventory.Inventory) Result {
 	res := newResult()
 	for _, n := range slices.Sorted(maps.Keys(a.originals)) {
@@ -46,6 +46,7 @@ func (a *Applier) Restore(ctx context.Context, inv *inventory.Inventory) Result 
 			delete(a.originals, n)
 		}
 	}
+	a.restoreXPS(ctx, inv, &res)
 	if res.Written > 0 || len(res.Failed) > 0 {
 		a.log.Info("restored IRQ affinities found at start", zap.Int("written", res.Written),
 			zap.Int("failed", len(res.Failed)))

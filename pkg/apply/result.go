@@ -13,8 +13,9 @@ import (
 // Kind is the outcome of one IRQ in an Apply or Restore.
 type Kind uint8
 
-// The outcome kinds. Kinds lists them all; their names are the values
-// of numairqd_affinity_writes_total{result}.
+// The outcome kinds. Kinds lists those of IRQ writes, the values of
+// numairqd_affinity_writes_total{result}; XPSKinds those of XPS writes,
+// the values of numairqd_xps_writes_total{result}.
 const (
 	// KindOK: the IRQ was written.
 	KindOK Kind = iota
@@ -34,18 +35,28 @@ const (
 	KindVanished
 	// KindError: any other error (EOVERFLOW, ERANGE, ENOMEM, ...).
 	KindError
+	// KindUnsupported: an XPS map the queue's file refuses (ENOENT
+	// from a single-queue device, EINVAL for an unresolvable traffic
+	// class); only XPS writes have it.
+	KindUnsupported
 	numKinds
 )
 
-var kindNames = [numKinds]string{"ok", "dry_run", "managed", "no_space", "stale", "busy", "vanished", "error"}
+var kindNames = [numKinds]string{"ok", "dry_run", "managed", "no_space", "stale", "busy", "vanished", "error", "unsupported"}
 
-// Kinds are all outcome kinds, in order.
+// Kinds are the outcome kinds of IRQ writes, in order: all but
+// KindUnsupported.
 func Kinds() []Kind {
-	ks := make([]Kind, numKinds)
+	ks := make([]Kind, KindUnsupported)
 	for i := range ks {
 		ks[i] = Kind(i)
 	}
 	return ks
+}
+
+// XPSKinds are the outcome kinds an XPS write can have.
+func XPSKinds() []Kind {
+	return []Kind{KindOK, KindDryRun, KindUnsupported, KindBusy, KindVanished, KindError}
 }
 
 // String is the kind's name: "ok", "no_space", ...
@@ -91,15 +102,27 @@ type Result struct {
 	// Stale is set when a write got EINVAL: the snapshot planned from is
 	// out of date and the caller should rescan now.
 	Stale bool
+	// XPSByKind counts the outcome of every XPS write tried, which the
+	// counts above leave out (they are the IRQs'); XPSWritten counts
+	// the successful ones.
+	XPSByKind  map[Kind]int
+	XPSWritten int
 }
 
 func newResult() Result {
-	return Result{ByKind: map[Kind]int{}, Failed: map[int]Kind{}}
+	return Result{ByKind: map[Kind]int{}, Failed: map[int]Kind{}, XPSByKind: map[Kind]int{}}
 }
 
 // record counts one outcome.
 func (r *Result) record(w policy.Write, kind Kind, errno string) {
 	r.Writes = append(r.Writes, Outcome{Write: w, Kind: kind, Errno: errno})
+	if w.Kind == policy.WriteXPS {
+		r.XPSByKind[kind]++
+		if kind == KindOK {
+			r.XPSWritten++
+		}
+		return
+	}
 	r.ByKind[kind]++
 	switch {
 	case kind == KindOK:

@@ -63,6 +63,8 @@ type Rule struct {
 	Node *int
 	// Balance, when not "", overrides Config.Balance.
 	Balance Balance
+	// XPS, when not "", overrides Config.XPS.
+	XPS XPSMode
 	// QueueRegex, when set, finds the queue index in an IRQ name (its
 	// group "queue", matched anywhere in the name); nil leaves it to the planner.
 	QueueRegex *regexp.Regexp
@@ -120,7 +122,7 @@ const maxRules = 5000
 
 // Keys of a rule and of its match, in the example file's order.
 var (
-	ruleKeys  = []string{"name", "match", "policy", "mask", "balance", "cpus", "node", "queue_regex"}
+	ruleKeys  = []string{"name", "match", "policy", "mask", "balance", "xps", "cpus", "node", "queue_regex"}
 	matchKeys = []string{"pci", "driver", "interface", "irq"}
 )
 
@@ -171,6 +173,8 @@ func (p *parser) rule(n *yaml.Node, path string) Rule {
 			r.Mask = once(p, v, key, func() MaskMode { m, _ := oneOf(p, v, path, "mask mode", maskModes); return m })
 		case "balance":
 			r.Balance = once(p, v, key, func() Balance { b, _ := oneOf(p, v, path, "balance", balances); return b })
+		case "xps":
+			r.XPS = once(p, v, key, func() XPSMode { m, _ := oneOf(p, v, path, "xps mode", xpsModes); return m })
 		case "cpus":
 			cpusKey = k
 			c := once(p, v, key, func() checked[cpumask.Mask] {

@@ -56,7 +56,8 @@ type Options struct {
 	Listen string
 	// DryRun plans and counts, and writes nothing.
 	DryRun bool
-	// Writer writes affinities; nil means apply.ProcWriter on Procfs.
+	// Writer writes affinities and XPS maps; nil means apply.ProcWriter
+	// on Procfs and Sysfs.
 	Writer apply.Writer
 	// Events enables the kernel uevent, rtnetlink and ethtool monitor
 	// sources; without them the daemon still rescans on resync, SIGHUP
@@ -117,7 +118,7 @@ func New(opts Options) (*Daemon, error) {
 		opts.Notify = nopNotifier{}
 	}
 	if opts.Writer == nil {
-		opts.Writer = apply.ProcWriter{Proc: opts.Procfs}
+		opts.Writer = apply.ProcWriter{Proc: opts.Procfs, Sys: opts.Sysfs}
 	}
 	d := &Daemon{opts: opts, log: opts.Log, roots: machine.Roots{Sys: opts.Sysfs, Proc: opts.Procfs, Etc: opts.Etc}}
 	d.reader = machine.NewReader(d.roots)
@@ -270,14 +271,15 @@ func (d *Daemon) logRound(st *state.State) {
 	}
 	res := st.Apply
 	level := zap.DebugLevel
-	if res.Written+res.DryRun > 0 || len(res.Failed) > 0 {
+	if res.Written+res.DryRun+res.XPSWritten > 0 || len(res.Failed) > 0 {
 		level = zap.InfoLevel
 	}
 	d.log.Log(level, "round done", zap.String("trigger", st.Trigger), zap.Stringer("read_depth", st.Depth), zap.Duration("took", st.Took()),
 		zap.Duration("read", st.Machine.Took), zap.Duration("plan", st.Planning), zap.Duration("apply", st.Applying),
 		zap.Uint64("generation", st.Generation),
 		zap.Int("written", res.Written), zap.Int("unchanged", res.Unchanged),
-		zap.Int("dry_run", res.DryRun), zap.Int("failed", len(res.Failed)), zap.Bool("stale", res.Stale))
+		zap.Int("dry_run", res.DryRun), zap.Int("failed", len(res.Failed)), zap.Bool("stale", res.Stale),
+		zap.Int("xps_written", res.XPSWritten))
 }
 
 // Reload re-reads the config file. A config that fails to load is

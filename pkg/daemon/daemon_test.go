@@ -60,6 +60,13 @@ func (w *fileWriter) WriteAffinity(irq int, m cpumask.Mask) error {
 	return os.WriteFile(filepath.Join(w.proc, "irq", strconv.Itoa(irq), "smp_affinity_list"), []byte(m.String()+"\n"), 0o644)
 }
 
+// WriteXPS writes xps_cpus in the tree's sys beside proc, not counted
+// in writes.
+func (w *fileWriter) WriteXPS(iface string, queue int, m cpumask.Mask) error {
+	path := filepath.Join(filepath.Dir(w.proc), "sys", "class", "net", iface, "queues", "tx-"+strconv.Itoa(queue), "xps_cpus")
+	return os.WriteFile(path, []byte(m.Hex(0)+"\n"), 0o644)
+}
+
 func (w *fileWriter) writes() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -1,7 +1,8 @@
 // Package inventory reads the IRQ inventory of a machine: every IRQ line
 // with a handler (/proc/interrupts, /proc/irq/N), the PCI devices that
 // own them (/sys/bus/pci/devices), their network interfaces
-// (/sys/class/net), and which IRQs the kernel manages. Whether a device
+// (/sys/class/net) with their tx queues' XPS maps, and which IRQs the
+// kernel manages. Whether a device
 // IRQ serves a queue is the planner's call (pkg/policy).
 //
 // The package only reads. Roots are values (FS{Proc, Sys}), so the same

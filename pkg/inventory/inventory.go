@@ -75,6 +75,9 @@ type Device struct {
 	// IRQs are the device's IRQ numbers (msi_irqs, else the legacy irq)
 	// that have a handler, ascending.
 	IRQs []int
+	// TxQueues are the tx queues of Interfaces, by interface then queue,
+	// re-read with the affinities every round.
+	TxQueues []TxQueue
 }
 
 // IRQ returns the IRQ with the given number.

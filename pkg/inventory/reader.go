@@ -17,7 +17,7 @@ type Depth uint8
 
 const (
 	// DepthAffinities: the key held, so only the movable IRQs'
-	// affinities were read.
+	// affinities and the tx queues (listing and XPS maps) were read.
 	DepthAffinities Depth = iota
 	// DepthInterrupts: /proc/interrupts, the devices and the affinities
 	// were read, keeping facts where their keys held.
@@ -35,7 +35,7 @@ func (d Depth) String() string {
 
 // Reader reads the inventory round after round and keeps what the kernel
 // shows no sign of having changed: while the key holds, only the movable
-// IRQs' affinities are read; else an IRQ's managed state is kept while
+// IRQs' affinities and the tx queues' XPS maps are read; else an IRQ's managed state is kept while
 // its row and its device's driver hold, and a device's node, class and
 // drivers while its driver holds. A Reader is for one goroutine.
 type Reader struct {
@@ -93,7 +93,7 @@ func (r *Reader) Read(online cpumask.Mask, least Depth) (*Inventory, Depth, erro
 	case err != nil:
 	case depth == DepthInterrupts && least == DepthAffinities && k.equal(r.key):
 		depth = DepthAffinities
-		inv, f = r.affinities(ir, online)
+		inv, f, err = r.affinities(ir, online)
 	default:
 		inv, f, err = r.interrupts(ir, k)
 	}
@@ -105,9 +105,10 @@ func (r *Reader) Read(online cpumask.Mask, least Depth) (*Inventory, Depth, erro
 	return inv, depth, nil
 }
 
-// affinities re-reads the movable IRQs' affinities of the last read,
-// the only thing a CPU going on- or offline changes.
-func (r *Reader) affinities(ir *irqReader, online cpumask.Mask) (*Inventory, []facts) {
+// affinities re-reads the movable IRQs' affinities of the last read and
+// the tx queues' XPS maps, the only things a CPU going on- or offline
+// changes (virtio-net rewrites both on every CPU event).
+func (r *Reader) affinities(ir *irqReader, online cpumask.Mask) (*Inventory, []facts, error) {
 	irqs, f := slices.Clone(r.last.IRQs), slices.Clone(r.facts)
 	todo := make([]int, 0, len(irqs))
 	for i, q := range irqs {
@@ -116,7 +117,11 @@ func (r *Reader) affinities(ir *irqReader, online cpumask.Mask) (*Inventory, []f
 		}
 	}
 	irqs, f = readIRQs(ir, irqs, f, todo)
-	return &Inventory{CPUs: online, IRQs: irqs, Devices: r.last.Devices}, f
+	devs, err := r.fs.readTxQueues(&ir.r, r.last.Devices)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &Inventory{CPUs: online, IRQs: irqs, Devices: devs}, f, nil
 }
 
 // interrupts reads /proc/interrupts, the devices k lists and every
@@ -164,6 +169,9 @@ func (r *Reader) interrupts(ir *irqReader, k key) (*Inventory, []facts, error) {
 	irqs, f = readIRQs(ir, irqs, f, todo)
 	inv := &Inventory{CPUs: cpumask.New(ints.CPUs...), IRQs: irqs}
 	link(inv, devs)
+	if inv.Devices, err = r.fs.readTxQueues(&ir.r, inv.Devices); err != nil {
+		return nil, nil, err
+	}
 	return inv, f, nil
 }
 

@@ -119,6 +119,15 @@ func (w fileWriter) WriteAffinity(irq int, m cpumask.Mask) error {
 	return apply.ProcWriter{Proc: w.proc}.WriteAffinity(irq, m)
 }
 
+func (w fileWriter) WriteXPS(iface string, queue int, m cpumask.Mask) error {
+	sys := filepath.Join(filepath.Dir(w.proc), "sys")
+	path := filepath.Join(sys, "class", "net", iface, "queues", fmt.Sprintf("tx-%d", queue), "xps_cpus")
+	if err := os.Truncate(path, 0); err != nil {
+		return err
+	}
+	return apply.ProcWriter{Sys: sys}.WriteXPS(iface, queue, m)
+}
+
 // breakCPU rewrites the IRQs placed on CPU c as the kernel leaves them
 // when c goes offline: on every online CPU. The benchmark's CPU comes
 // back before the round (an online event), so the round writes them.

@@ -73,6 +73,7 @@ type Metrics struct {
 	roundFailures      prometheus.Counter
 	eventToApplied     prometheus.Histogram
 	affinityWrites     *prometheus.CounterVec
+	xpsWrites          *prometheus.CounterVec
 	errors             *prometheus.CounterVec
 	configReloads      *prometheus.CounterVec
 	configLastSuccess  prometheus.Gauge
@@ -112,6 +113,10 @@ func New(store *state.Store, opts Options) *Metrics {
 	for _, k := range apply.Kinds() {
 		m.affinityWrites.WithLabelValues(k.String())
 	}
+	m.xpsWrites = counterVec("xps_writes_total", "Writes of /sys/class/net/IF/queues/tx-N/xps_cpus, by result.", "result")
+	for _, k := range apply.XPSKinds() {
+		m.xpsWrites.WithLabelValues(k.String())
+	}
 	m.errors = counterVec("errors_total", "Errors, by where they happened.", "kind")
 	for _, k := range errorKinds {
 		m.errors.WithLabelValues(string(k))
@@ -131,7 +136,7 @@ func New(store *state.Store, opts Options) *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		versioncollector.NewCollector(namespace),
 		m.rounds, m.roundDuration, m.roundFailures, m.eventToApplied,
-		m.affinityWrites, m.errors, m.configReloads, m.configLastSuccess, m.configLastSuccessT,
+		m.affinityWrites, m.xpsWrites, m.errors, m.configReloads, m.configLastSuccess, m.configLastSuccessT,
 		m.balanceMoves, m.balanceObjective,
 		stateCollector{m},
 	)
@@ -152,6 +157,9 @@ func (m *Metrics) RoundDone(st *state.State, first time.Time) {
 	m.roundDuration.Observe(st.Took().Seconds())
 	for kind, n := range st.Apply.ByKind {
 		m.affinityWrites.WithLabelValues(kind.String()).Add(float64(n))
+	}
+	for kind, n := range st.Apply.XPSByKind {
+		m.xpsWrites.WithLabelValues(kind.String()).Add(float64(n))
 	}
 	if !first.IsZero() {
 		m.eventToApplied.Observe(st.Finished.Sub(first).Seconds())

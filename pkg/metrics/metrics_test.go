@@ -187,3 +187,27 @@ numairqd_balance_peak_over_mean{when="before"} 1.6
 		t.Error(err)
 	}
 }
+
+// TestXPSWrites: XPS writes are counted by result apart from the IRQ
+// writes, every result present from the start.
+func TestXPSWrites(t *testing.T) {
+	m := New(&state.Store{}, Options{})
+	st := round("startup", time.Millisecond, map[apply.Kind]int{apply.KindOK: 1})
+	st.Apply.XPSByKind = map[apply.Kind]int{apply.KindOK: 4, apply.KindUnsupported: 1}
+	m.RoundDone(st, time.Time{})
+	const want = `# HELP numairqd_xps_writes_total Writes of /sys/class/net/IF/queues/tx-N/xps_cpus, by result.
+# TYPE numairqd_xps_writes_total counter
+numairqd_xps_writes_total{result="busy"} 0
+numairqd_xps_writes_total{result="dry_run"} 0
+numairqd_xps_writes_total{result="error"} 0
+numairqd_xps_writes_total{result="ok"} 4
+numairqd_xps_writes_total{result="unsupported"} 1
+numairqd_xps_writes_total{result="vanished"} 0
+`
+	if err := testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(want), "numairqd_xps_writes_total"); err != nil {
+		t.Error(err)
+	}
+	if got := testutil.ToFloat64(m.affinityWrites.WithLabelValues("ok")); got != 1 {
+		t.Errorf("affinity writes ok = %g, want 1 (the XPS writes not among them)", got)
+	}
+}

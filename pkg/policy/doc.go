@@ -11,4 +11,8 @@
 // and control IRQs; managed IRQs (by the inventory or Memory.Refused)
 // are never planned, no IRQ is moved onto a full CPU (Memory.Full), and
 // Plan.Writes is all apply has to do.
+//
+// Once the IRQs are placed, each NIC's tx queues get an XPS map that
+// follows them (xps.go): a CPU sends on the queue whose completion IRQ
+// is on it, or on the nearest one, so completions stay local.
 package policy

@@ -26,6 +26,22 @@ type DeviceDoc struct {
 	Rule       string   `json:"rule"`
 	Balance    string   `json:"balance"`
 	IRQs       []IRQDoc `json:"irqs"`
+	// XPS and TxQueues are Device.XPS and TxQueues: the transmit
+	// steering of the device's interfaces.
+	XPS      string       `json:"xps"`
+	TxQueues []TxQueueDoc `json:"tx_queues"`
+}
+
+// TxQueueDoc is one tx queue of a DeviceDoc: its XPS CPUs before
+// (xps_cpus as read, list format) and after; Planned is "" when the
+// queue is left alone, IRQ null when it has no completion IRQ.
+type TxQueueDoc struct {
+	Interface string `json:"interface"`
+	Queue     int    `json:"queue"`
+	IRQ       *int   `json:"irq"`
+	Current   string `json:"current"`
+	Planned   string `json:"planned"`
+	Reason    string `json:"reason"`
 }
 
 // IRQDoc is one IRQ of a DeviceDoc. Queue is null for a control IRQ;
@@ -62,6 +78,14 @@ func (p *Plan) Doc() Doc {
 				qd.Queue = &q.Queue
 			}
 			dd.IRQs = append(dd.IRQs, qd)
+		}
+		dd.XPS, dd.TxQueues = string(d.XPS), []TxQueueDoc{}
+		for _, t := range d.TxQueues {
+			td := TxQueueDoc{Interface: t.Interface, Queue: t.Queue, Current: t.Current.String(), Planned: t.Planned.String(), Reason: t.Reason}
+			if t.IRQ >= 0 {
+				td.IRQ = &t.IRQ
+			}
+			dd.TxQueues = append(dd.TxQueues, td)
 		}
 		doc.Devices = append(doc.Devices, dd)
 	}

@@ -20,7 +20,8 @@ type Plan struct {
 	Devices []Device
 	Balance *BalanceView // nil when no device balances by load and no loads were given
 
-	held Held // see Held
+	held   Held         // see Held
+	online cpumask.Mask // the snapshot's: XPS maps are compared on these
 }
 
 // Device is the plan for one device's IRQs.
@@ -40,6 +41,10 @@ type Device struct {
 	// IRQ planned on a full CPU moves on along it.
 	Order []int
 	IRQs  []IRQ
+	// XPS is the xps mode applied to TxQueues, the transmit steering
+	// of the device's interfaces (xps.go).
+	XPS      config.XPSMode
+	TxQueues []TxQueue
 }
 
 // IRQ is the plan for one IRQ.
@@ -99,7 +104,7 @@ func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config,
 		if rule != nil {
 			re = rule.QueueRegex
 		}
-		d := Device{PCI: dev.PCI, Driver: dev.Driver, Interfaces: dev.Interfaces, Node: dev.NUMANode}
+		d := Device{PCI: dev.PCI, Driver: dev.Driver, Interfaces: dev.Interfaces, Node: dev.NUMANode, XPS: cfg.XPSFor(rule)}
 		p.Devices = append(p.Devices, pl.device(len(p.Devices), d, cfg, rule, irqs, classify(irqs, re)))
 	}
 	// IRQs with no PCI device (timer, i8042, ACPI) are left alone unless
@@ -117,6 +122,8 @@ func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config,
 	}
 	p.Balance = pl.balance(p)
 	p.held = pl.chose
+	p.online = s.Online()
+	planXPS(s, inv, p)
 	return p
 }
 

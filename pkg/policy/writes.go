@@ -6,32 +6,46 @@ import (
 	"github.com/numairqd/numairqd/pkg/cpumask"
 )
 
-// WriteKind is what a Write sets: only an IRQ's affinity today, later
-// perhaps a tx queue's XPS map or a NAPI thread's CPUs.
+// WriteKind is what a Write sets: an IRQ's affinity or a tx queue's XPS
+// map, later perhaps a NAPI thread's CPUs.
 type WriteKind uint8
 
-// WriteIRQAffinity writes /proc/irq/N/smp_affinity_list.
-const WriteIRQAffinity WriteKind = iota
+const (
+	// WriteIRQAffinity writes /proc/irq/N/smp_affinity_list.
+	WriteIRQAffinity WriteKind = iota
+	// WriteXPS writes /sys/class/net/IF/queues/tx-N/xps_cpus.
+	WriteXPS
+)
 
 // String names the kind for logs and metrics.
 func (k WriteKind) String() string {
-	if k == WriteIRQAffinity {
+	switch k {
+	case WriteIRQAffinity:
 		return "irq_affinity"
+	case WriteXPS:
+		return "xps"
 	}
 	return "write_kind(" + strconv.Itoa(int(k)) + ")"
 }
 
 // Write is one change the plan asks of the kernel.
 type Write struct {
-	Kind          WriteKind
-	IRQ           int    // the IRQ, for WriteIRQAffinity
-	Name          string // what is written, for logs: the IRQ's name
-	Device        string // its device's PCI address ("" for none)
+	Kind WriteKind
+	// IRQ is the IRQ for WriteIRQAffinity, the tx queue's completion
+	// IRQ for WriteXPS.
+	IRQ    int
+	Name   string // what is written, for logs: the IRQ's name, or "IF tx-N"
+	Device string // its device's PCI address ("" for none)
+	// Interface and Queue name the tx queue of a WriteXPS.
+	Interface     string
+	Queue         int
 	Before, After cpumask.Mask
 }
 
 // Writes lists, in plan order, each IRQ the plan places whose planned
-// mask differs from its current one.
+// mask differs from its current one, and after a device's IRQs its tx
+// queues whose planned XPS map differs from the current one on online
+// CPUs (the kernel keeps no offline CPU in a map it is given).
 func (p *Plan) Writes() []Write {
 	var out []Write
 	for _, d := range p.Devices {
@@ -40,8 +54,34 @@ func (p *Plan) Writes() []Write {
 				out = append(out, Write{Kind: WriteIRQAffinity, IRQ: q.Number, Name: q.Name, Device: d.PCI, Before: q.Current, After: q.Planned})
 			}
 		}
+		for _, t := range d.TxQueues {
+			if p.XPSDiffers(t) {
+				out = append(out, Write{Kind: WriteXPS, IRQ: t.IRQ, Name: t.Interface + " tx-" + strconv.Itoa(t.Queue), Device: d.PCI,
+					Interface: t.Interface, Queue: t.Queue, Before: t.Current, After: t.Planned})
+			}
+		}
 	}
 	return out
+}
+
+// XPSDiffers reports whether the plan sets t's map and it is not so
+// on the online CPUs: whether Writes lists it.
+func (p *Plan) XPSDiffers(t TxQueue) bool {
+	return !t.LeftAlone() && !t.Planned.Equal(t.Current.And(p.online))
+}
+
+// UnchangedXPS counts the tx queues whose XPS map the plan sets that
+// are already so.
+func (p *Plan) UnchangedXPS() int {
+	n := 0
+	for _, d := range p.Devices {
+		for _, t := range d.TxQueues {
+			if !t.LeftAlone() && !p.XPSDiffers(t) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // Unchanged counts the IRQs the plan places that are already there.

@@ -29,7 +29,8 @@ func TestWrites(t *testing.T) {
 		w(35, "virtio0-input.5", all, cpumask.New(1)),
 		w(36, "virtio0-output.5", all, cpumask.New(1)),
 	}
-	got := p.Writes()
+	// The tx queues' XPS writes are TestXPS's.
+	got := slices.DeleteFunc(p.Writes(), func(w policy.Write) bool { return w.Kind != policy.WriteIRQAffinity })
 	if !slices.EqualFunc(got, want, func(a, b policy.Write) bool {
 		return a.Kind == b.Kind && a.IRQ == b.IRQ && a.Name == b.Name && a.Device == b.Device && a.Before.Equal(b.Before) && a.After.Equal(b.After)
 	}) {

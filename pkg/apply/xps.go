@@ -1,0 +1,163 @@
+package apply
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"syscall"
+
+	"go.uber.org/zap"
+
+	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/inventory"
+	"github.com/numairqd/numairqd/pkg/kernfs"
+	"github.com/numairqd/numairqd/pkg/policy"
+)
+
+// WriteXPS writes <Sys>/class/net/IF/queues/tx-N/xps_cpus
+// (net/core/net-sysfs.c xps_cpus_store) as WriteAffinity writes
+// smp_affinity_list: no O_CREAT, one write of the whole mask, in hex,
+// the only syntax the store parses. The kernel drops offline CPUs from
+// it. A missing file (the queue or interface is gone) gives
+// `open PATH: no such file or directory`; a file that exists but
+// refuses the write with ENOENT (a single-queue device) wraps
+// inventory.ErrXPSUnsupported too.
+func (w ProcWriter) WriteXPS(iface string, queue int, mask cpumask.Mask) error {
+	path := filepath.Join(w.Sys, "class", "net", iface, "queues", "tx-"+strconv.Itoa(queue), "xps_cpus")
+	val := mask.Hex(0)
+	buf := []byte(val + "\n")
+	n, err := kernfs.WriteOnce(path, buf)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		switch {
+		case pe.Op == "open":
+			return fmt.Errorf("open %s: %w", path, pe.Err)
+		case errors.Is(pe.Err, syscall.ENOENT):
+			return fmt.Errorf("write %s %q: %w: %w", path, val, inventory.ErrXPSUnsupported, pe.Err)
+		}
+		return fmt.Errorf("write %s %q: %w", path, val, pe.Err)
+	}
+	if n != len(buf) {
+		return fmt.Errorf("write %s %q: short write (%d of %d bytes)", path, val, n, len(buf))
+	}
+	return nil
+}
+
+// classifyXPS maps an XPS write error to its outcome kind: the file
+// refusing the map (ENOENT from a single-queue device, EINVAL for a
+// queue whose traffic class cannot be resolved) is KindUnsupported; a
+// missing file KindVanished.
+func classifyXPS(err error) Kind {
+	switch {
+	case err == nil:
+		return KindOK
+	case errors.Is(err, inventory.ErrXPSUnsupported), errors.Is(err, syscall.EINVAL):
+		return KindUnsupported
+	case errors.Is(err, syscall.ENOENT):
+		return KindVanished
+	case retryable(err):
+		return KindBusy
+	default:
+		return KindError
+	}
+}
+
+// xpsKey names a tx queue.
+type xpsKey struct {
+	iface string
+	queue int
+}
+
+// applyXPS makes one XPS write, or logs it in a dry run. It is not
+// retried: the store takes RTNL by restarting the system call (before
+// v6.15) or waiting (since), so no EBUSY reaches userspace.
+func (a *Applier) applyXPS(w policy.Write, res *Result) {
+	k := xpsKey{w.Interface, w.Queue}
+	fields := []zap.Field{zap.String("interface", w.Interface), zap.Int("queue", w.Queue), zap.Int("irq", w.IRQ),
+		zap.Stringer("from", w.Before), zap.Stringer("to", w.After)}
+	if a.opts.DryRun {
+		res.record(w, KindDryRun, "")
+		if last, ok := a.wouldXPS[k]; !ok || !last.Equal(w.After) {
+			if a.wouldXPS == nil {
+				a.wouldXPS = map[xpsKey]cpumask.Mask{}
+			}
+			a.wouldXPS[k] = w.After
+			a.log.Info("dry run: would set XPS CPUs", fields...)
+		}
+		return
+	}
+	err := a.w.WriteXPS(w.Interface, w.Queue, w.After)
+	if a.opts.Progress != nil {
+		a.opts.Progress()
+	}
+	kind := classifyXPS(err)
+	res.record(w, kind, errnoName(err))
+	switch kind {
+	case KindOK:
+		if a.xpsOriginals == nil {
+			a.xpsOriginals = map[xpsKey]cpumask.Mask{}
+		}
+		if _, ok := a.xpsOriginals[k]; !ok {
+			a.xpsOriginals[k] = w.Before
+		}
+		a.log.Debug("wrote XPS CPUs", fields...)
+	case KindUnsupported:
+		a.log.Info("the kernel takes no XPS map for this queue (single-queue device or unresolvable traffic class)",
+			append(fields, zap.String("errno", errnoName(err)), zap.Error(err))...)
+	case KindVanished:
+		a.log.Debug("tx queue vanished before its XPS map was written", fields...)
+	default:
+		a.log.Warn("cannot set XPS CPUs", append(fields, zap.Stringer("kind", kind), zap.String("errno", errnoName(err)), zap.Error(err))...)
+	}
+}
+
+// restoreXPS writes back the XPS map each tx queue had before Apply
+// first changed it, for the queues inv (nil: all) still lists; those
+// restored, gone or refusing are forgotten.
+func (a *Applier) restoreXPS(ctx context.Context, inv *inventory.Inventory, res *Result) {
+	var listed map[xpsKey]bool
+	if inv != nil {
+		listed = map[xpsKey]bool{}
+		for _, d := range inv.Devices {
+			for _, q := range d.TxQueues {
+				listed[xpsKey{q.Interface, q.Queue}] = true
+			}
+		}
+	}
+	keys := slices.SortedFunc(maps.Keys(a.xpsOriginals), func(x, y xpsKey) int {
+		return cmp.Or(cmp.Compare(x.iface, y.iface), cmp.Compare(x.queue, y.queue))
+	})
+	written := 0
+	for _, k := range keys {
+		if ctx.Err() != nil {
+			break
+		}
+		if listed != nil && !listed[k] {
+			delete(a.xpsOriginals, k)
+			continue
+		}
+		m := a.xpsOriginals[k]
+		w := policy.Write{Kind: policy.WriteXPS, IRQ: -1, Name: k.iface + " tx-" + strconv.Itoa(k.queue), Interface: k.iface, Queue: k.queue, After: m}
+		err := a.w.WriteXPS(k.iface, k.queue, m)
+		kind := classifyXPS(err)
+		res.record(w, kind, errnoName(err))
+		switch kind {
+		case KindOK:
+			written++
+			delete(a.xpsOriginals, k)
+		case KindVanished, KindUnsupported:
+			delete(a.xpsOriginals, k)
+		default:
+			a.log.Warn("cannot restore XPS CPUs", zap.String("interface", k.iface), zap.Int("queue", k.queue),
+				zap.Stringer("mask", m), zap.Stringer("kind", kind), zap.Error(err))
+		}
+	}
+	if written > 0 {
+		a.log.Info("restored XPS maps found at start", zap.Int("written", written))
+	}
+}

@@ -1,0 +1,109 @@
+package inventory
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/kernfs"
+)
+
+// TxQueue is one transmit queue of a network interface and its transmit
+// steering (XPS) map, which the planner makes follow the queue's
+// completion IRQ (docs/datapath-draft.md §8).
+type TxQueue struct {
+	Interface string
+	Queue     int
+	// XPS is xps_cpus, the CPUs whose sends go to this queue; empty
+	// (and not known) when Err is set.
+	XPS cpumask.Mask
+	// Err says why xps_cpus could not be read, nil when it could. It
+	// wraps ENOENT on a single-queue device (XPS unsupported, the file
+	// exists), EINVAL for a queue whose traffic class cannot be
+	// resolved, fs.ErrNotExist too when the file is absent (a kernel
+	// without CONFIG_XPS), or kernfs.ErrMalformed.
+	Err error
+}
+
+// ErrXPSUnsupported is a TxQueue.Err for an xps_cpus that exists but
+// whose read fails with ENOENT: a single-queue device (xps_cpus_show()
+// refuses when !netif_is_multiqueue()). A missing file is plain
+// fs.ErrNotExist.
+var ErrXPSUnsupported = errors.New("XPS unsupported on a single-queue device")
+
+// maxTxQueues bounds the tx queues read per interface: the kernel's
+// limit for a net device's queues is 4096 (dev->num_tx_queues).
+const maxTxQueues = 4096
+
+// readTxQueues returns the tx queues of every interface of devs, a
+// fresh copy of each device that has interfaces: queues/tx-N directories
+// are the interface's real_num_tx_queues, so the listing is re-read with
+// each map (ethtool -L changes it with no IRQ requested or freed). A
+// queue's read error stays with the queue; an interface removed while
+// it is read is left out.
+func (fsys FS) readTxQueues(kr *kernfs.Reader, devs []Device) ([]Device, error) {
+	out := slices.Clone(devs)
+	for i := range out {
+		out[i].TxQueues = nil
+		for _, name := range out[i].Interfaces {
+			qs, err := fsys.interfaceTxQueues(kr, name)
+			if err != nil {
+				return nil, err
+			}
+			out[i].TxQueues = append(out[i].TxQueues, qs...)
+		}
+	}
+	return out, nil
+}
+
+// interfaceTxQueues reads the tx queues of interface name, in queue order.
+func (fsys FS) interfaceTxQueues(kr *kernfs.Reader, name string) ([]TxQueue, error) {
+	dir := filepath.Join(fsys.Sys, "class", "net", name, "queues")
+	names, err := dirNames(kr, dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // the interface is gone
+	}
+	if err != nil {
+		return nil, fileErr(dir, err)
+	}
+	var qs []TxQueue
+	for _, n := range names {
+		num, ok := strings.CutPrefix(n, "tx-")
+		if !ok {
+			continue
+		}
+		k, err := strconv.Atoi(num)
+		if err != nil || k < 0 || k >= maxTxQueues || strconv.Itoa(k) != num {
+			return nil, kernfs.Malformed(dir, "entry %s is not tx-N with N below %d", kernfs.Quote(n), maxTxQueues)
+		}
+		q := TxQueue{Interface: name, Queue: k}
+		q.XPS, q.Err = readXPS(kr, filepath.Join(dir, n, "xps_cpus"))
+		qs = append(qs, q)
+	}
+	slices.SortFunc(qs, func(a, b TxQueue) int { return cmp.Compare(a.Queue, b.Queue) })
+	return qs, nil
+}
+
+// readXPS reads and parses one xps_cpus file (hex, as smp_affinity).
+func readXPS(kr *kernfs.Reader, path string) (cpumask.Mask, error) {
+	data, err := kr.Read(path)
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Op == "read" && errors.Is(err, syscall.ENOENT) {
+		return cpumask.Mask{}, fmt.Errorf("read %s: %w: %w", path, ErrXPSUnsupported, syscall.ENOENT)
+	}
+	if err != nil {
+		return cpumask.Mask{}, fileErr(path, err)
+	}
+	m, err := cpumask.ParseHex(string(data))
+	if err != nil {
+		return cpumask.Mask{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	return m, nil
+}

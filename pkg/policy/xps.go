@@ -1,0 +1,169 @@
+package policy
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"syscall"
+
+	"github.com/numairqd/numairqd/pkg/config"
+	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/inventory"
+	"github.com/numairqd/numairqd/pkg/topology"
+)
+
+// TxQueue is the transmit steering (XPS) plan of one tx queue: the CPUs
+// whose sends should go to it, so that its completions run where its
+// IRQ is planned (docs/datapath-draft.md §8).
+type TxQueue struct {
+	Interface string
+	Queue     int
+	// IRQ is the queue's completion IRQ, -1 when none was found.
+	IRQ int
+	// Current is xps_cpus as read; Planned is what it should be, empty
+	// when the queue is left alone.
+	Current, Planned cpumask.Mask
+	Reason           string
+}
+
+// LeftAlone reports whether the plan does not touch the queue's XPS map.
+func (t TxQueue) LeftAlone() bool { return t.Planned.IsEmpty() }
+
+// receiveOnly matches the queue IRQ names that complete no transmits:
+// virtio-net's input.K and the "-rx-K" of drivers with separate rx and
+// tx vectors. Every other queue IRQ of a NIC (output.K, TxRx-K,
+// mlx5_compK, mana_qK, gve-ntfy-blkK, -tx-K) completes tx queue K.
+var receiveOnly = regexp.MustCompile(`^virtio\d+-input\.\d+$|-rx-\d+$`)
+
+// planXPS plans the tx queues of each device with interfaces, once the
+// IRQs are placed: queue k follows the placed queue IRQ of normalised
+// index k that is not receive-only.
+func planXPS(s *topology.Snapshot, inv *inventory.Inventory, p *Plan) {
+	for i := range p.Devices {
+		d := &p.Devices[i]
+		if d.PCI == "" {
+			continue
+		}
+		dev, ok := inv.Device(d.PCI)
+		if !ok || len(dev.TxQueues) == 0 {
+			continue
+		}
+		d.TxQueues = make([]TxQueue, len(dev.TxQueues))
+		for j, tq := range dev.TxQueues {
+			d.TxQueues[j] = TxQueue{Interface: tq.Interface, Queue: tq.Queue, IRQ: -1, Current: tq.XPS}
+		}
+		for lo := 0; lo < len(dev.TxQueues); {
+			hi := lo + 1
+			for hi < len(dev.TxQueues) && dev.TxQueues[hi].Interface == dev.TxQueues[lo].Interface {
+				hi++
+			}
+			planInterfaceXPS(s, d, dev.TxQueues[lo:hi], d.TxQueues[lo:hi])
+			lo = hi
+		}
+	}
+}
+
+// planInterfaceXPS plans the tx queues out (read as in) of one interface
+// of d: each CPU in a completion IRQ's planned mask sends on those
+// queues; every other online CPU (banned and isolated ones too: their
+// applications still send) on its nearest queue.
+func planInterfaceXPS(s *topology.Snapshot, d *Device, in []inventory.TxQueue, out []TxQueue) {
+	irqs := make([]IRQ, len(out))
+	var targets []int // indices into out of the queues CPUs may send on
+	for j, tq := range in {
+		t := &out[j]
+		q, found := completionIRQ(d, tq.Queue)
+		if found {
+			t.IRQ, irqs[j] = q.Number, q
+		}
+		switch {
+		case d.XPS == config.XPSLeave:
+			t.Reason = "xps leave: " + cmp.Or(d.Rule, "config")
+		case tq.Err != nil:
+			t.Reason = "left alone, " + xpsReadWhy(tq.Err)
+		case !found:
+			t.Reason = fmt.Sprintf("left alone: no completion IRQ for tx queue %d", tq.Queue)
+		case q.LeftAlone():
+			t.Reason = fmt.Sprintf("left alone: its completion IRQ %d is left alone", q.Number)
+		default:
+			targets = append(targets, j)
+		}
+	}
+	if len(targets) == 0 {
+		return
+	}
+	planned := make([]cpumask.Builder, len(out))
+	own := map[int]bool{}
+	for _, j := range targets {
+		m := irqs[j].Planned.And(s.Online())
+		planned[j].Or(m)
+		for c := range m.All() {
+			own[c] = true
+		}
+	}
+	// Each CPU without a queue goes to the nearest one, ties to the one
+	// with the fewest such CPUs so far, then to the lowest queue.
+	extra := make([]cpumask.Builder, len(out))
+	count := make([]int, len(out))
+	for c := range s.Online().All() {
+		if own[c] {
+			continue
+		}
+		best, bestDist := -1, 0
+		for _, j := range targets {
+			dist := cpuDistance(s, c, irqs[j].Planned)
+			if best < 0 || dist < bestDist || (dist == bestDist && count[j] < count[best]) {
+				best, bestDist = j, dist
+			}
+		}
+		planned[best].Set(c)
+		extra[best].Set(c)
+		count[best]++
+	}
+	for _, j := range targets {
+		t := &out[j]
+		t.Planned = planned[j].Mask()
+		t.Reason = fmt.Sprintf("xps follows completion IRQ %d on CPU %s", irqs[j].Number, irqs[j].Planned)
+		if m := extra[j].Mask(); !m.IsEmpty() {
+			t.Reason += fmt.Sprintf(", plus CPU %s (no queue on them; this one is nearest by NUMA distance)", m)
+		}
+	}
+}
+
+// completionIRQ returns d's queue IRQ of normalised index k that
+// completes transmits, the first in IRQ order.
+func completionIRQ(d *Device, k int) (IRQ, bool) {
+	for _, q := range d.IRQs {
+		if q.Role == RoleQueue && q.Queue == k && !receiveOnly.MatchString(q.Name) {
+			return q, true
+		}
+	}
+	return IRQ{}, false
+}
+
+// cpuDistance is the least NUMA distance from cpu's node to a node of a
+// CPU of m; math.MaxInt when no distance is known (a CPU without a
+// node), so such queues tie and the CPUs spread evenly.
+func cpuDistance(s *topology.Snapshot, cpu int, m cpumask.Mask) int {
+	best := math.MaxInt
+	from := s.NodeOfCPU(cpu)
+	for c := range m.All() {
+		if d := s.Distance(from, s.NodeOfCPU(c)); d >= 0 && d < best {
+			best = d
+		}
+	}
+	return best
+}
+
+// xpsReadWhy explains a read error of xps_cpus.
+func xpsReadWhy(err error) string {
+	switch {
+	case errors.Is(err, inventory.ErrXPSUnsupported):
+		return "XPS unsupported: " + err.Error()
+	case errors.Is(err, syscall.EINVAL):
+		return "traffic class unresolvable: " + err.Error()
+	}
+	return "xps_cpus unreadable: " + err.Error()
+}
