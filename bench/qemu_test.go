@@ -204,6 +204,8 @@ func TestBench(t *testing.T) {
 	t.Run("transmit", func(t *testing.T) { raw.Transmit = transmitCase(t, files, hostBins) })
 	if len(raw.Placement) > 0 {
 		raw.Meta.GuestKernel = raw.Placement[0].Start.Kernel
+	} else if raw.Meta.GuestKernel == "" && raw.Transmit != nil && len(raw.Transmit.States) > 0 {
+		raw.Meta.GuestKernel = raw.Transmit.States[0].State.Kernel
 	}
 }
 
