@@ -4,7 +4,9 @@
 // the e2e harness (test/e2e): placement quality after one run of each,
 // reaction to CPU hotplug and driver re-binds, and each daemon's cost
 // (CPU time, syscalls and rounds per event, peak RSS), with the floor
-// (benchagent floor) as the yardstick for the cost of hotplug churn.
+// (benchagent floor) as the yardstick for the cost of hotplug churn, and
+// where transmit completions fire with and without XPS following the
+// placement (transmit_test.go).
 // It writes raw.json to $BENCH_OUT; bench/report turns that into
 // RESULTS.md. Run it through bench/run.sh.
 package bench
