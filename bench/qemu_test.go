@@ -4,7 +4,9 @@
 // the e2e harness (test/e2e): placement quality after one run of each,
 // reaction to CPU hotplug and driver re-binds, and each daemon's cost
 // (CPU time, syscalls and rounds per event, peak RSS), with the floor
-// (benchagent floor) as the yardstick for the cost of hotplug churn.
+// (benchagent floor) as the yardstick for the cost of hotplug churn, and
+// where transmit completions fire with and without XPS following the
+// placement (transmit_test.go).
 // It writes raw.json to $BENCH_OUT; bench/report turns that into
 // RESULTS.md. Run it through bench/run.sh.
 package bench
@@ -199,8 +201,13 @@ func TestBench(t *testing.T) {
 			}
 		}
 	})
+	// Transmit: where each CPU's transmit completions fire, with and
+	// without XPS following the placement.
+	t.Run("transmit", func(t *testing.T) { raw.Transmit = transmitCase(t, files, hostBins) })
 	if len(raw.Placement) > 0 {
 		raw.Meta.GuestKernel = raw.Placement[0].Start.Kernel
+	} else if raw.Meta.GuestKernel == "" && raw.Transmit != nil && len(raw.Transmit.States) > 0 {
+		raw.Meta.GuestKernel = raw.Transmit.States[0].State.Kernel
 	}
 }
 

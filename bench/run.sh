@@ -2,7 +2,8 @@
 # Regenerates bench/RESULTS.md and the charts bench/placement.png,
 # bench/traffic.png and bench/balance.png from one run:
 #   1. the QEMU bench (go test -tags e2e ./bench/, as root): placement,
-#      softirq load under traffic, reaction and cost (CPU time, syscalls
+#      softirq load under traffic, transmit completions against XPS,
+#      reaction and cost (CPU time, syscalls
 #      and rounds per event, peak RSS) of irqbalance and numairqd, and
 #      the cost of the floor (benchagent floor) under the same churn, in
 #      guests of the e2e harness, written to $BENCH_WORK/raw.json;

@@ -12,6 +12,7 @@ type Raw struct {
 	Daemons   []DaemonRun    `json:"daemons"`
 	Traffic   []TrafficRun   `json:"traffic"`
 	Bans      []BansRun      `json:"bans,omitempty"`
+	Transmit  *TransmitRun   `json:"transmit,omitempty"`
 }
 
 // Meta describes the run.

@@ -68,6 +68,7 @@ func run(rawPath, gobench, benchstat, goBase, out, pngPath, trafficPNG, command,
 	w.cost(raw.Daemons)
 	w.eventCost(raw.Daemons)
 	w.bans(raw.Bans)
+	w.transmit(raw.Transmit)
 	if gobench != "" {
 		gb, err := os.ReadFile(gobench)
 		if err != nil {

@@ -64,6 +64,16 @@
 // signal before E2E-END, or /init never started) is retried once and
 // logged as E2E-RETRY; one with a failed check never is.
 //
+// xps_test.go checks issue 27 in one boot of FourNodeGuest: in the
+// driver's state, after numairqd's first round, with CPU 5 offline and
+// back, and after a re-bind, every tx queue's completion IRQ
+// (virtioN-output.K) fires on a CPU of its queues/tx-K/xps_cpus and
+// every online CPU is in some queue's mask; and `guestcheck send`
+// (pinned UDP senders, unconnected sendto to 198.18.0.2 on the tap
+// side, which has no address, bounded) from each online CPU in turn
+// sees at least 90% of its completions on its own CPU, or on the
+// nearest CPU holding a completion IRQ.
+//
 // systemd_test.go boots Debian 12 instead of the busybox initramfs: a
 // Scenario with a Root (rootfs.go) gets a virtio disk with a Debian
 // root filesystem that mmdebstrap builds from Debian's packages on first

@@ -13,6 +13,11 @@
 //	                                  IRQs are on the given CPUs and stay; print the latency (see wait.go)
 //	guestcheck sample [-interval D] [-count N] [-irqs REGEXP] [-iface NAME]
 //	                                  one JSON line (guestinfo.LoadSample) per sample (see sample.go)
+//	guestcheck send -cpus LIST -dst IP [-rate PPS] [-duration D] ...
+//	                                  pinned UDP senders; one JSON line (guestinfo.TxRun) (see send.go)
+//	guestcheck xps -pci ADDR          the NIC's XPS against its completion IRQs (guestinfo.XPSReport):
+//	                                  one line, exit 0 only when every tx queue is aligned and
+//	                                  every online CPU is in some queue's xps_cpus
 package main
 
 import (
@@ -44,7 +49,7 @@ func badUsage(usage, format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...), usage: usage}
 }
 
-const usage = "usage: guestcheck state | irqs REGEXP | write-affinity IRQ LIST | wait-placement -pci ADDR -queues CPUS ... | sample [-interval D] [-count N] ..."
+const usage = "usage: guestcheck state | irqs REGEXP | write-affinity IRQ LIST | wait-placement -pci ADDR -queues CPUS ... | sample [-interval D] [-count N] ... | send -cpus LIST -dst IP ... | xps -pci ADDR"
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
@@ -98,6 +103,18 @@ func run(args []string) error {
 		return waitPlacement(fs.Root, args[1:], os.Stdout)
 	case "sample":
 		return sample(fs, args[1:], os.Stdout)
+	case "send":
+		return send(fs, args[1:], os.Stdout)
+	case "xps":
+		if len(args) != 3 || args[1] != "-pci" {
+			return badUsage(usage, "xps: want -pci ADDR")
+		}
+		rep := fs.Read().XPS(args[2])
+		fmt.Println(rep)
+		if !rep.OK() {
+			return errReported
+		}
+		return nil
 	}
 	return badUsage(usage, "unknown command %q", args[0])
 }

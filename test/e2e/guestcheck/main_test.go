@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"strings"
@@ -34,6 +35,25 @@ func TestUsageErrors(t *testing.T) {
 		}
 		if ue.Error() != tc.msg || ue.usage != tc.usage || strings.Contains(ue.Error(), "\n") {
 			t.Errorf("%s: %q with usage %.30q, want %q with usage %.30q", tc.name, ue.Error(), ue.usage, tc.msg, tc.usage)
+		}
+	}
+}
+
+func TestSendRejectsBeforeSending(t *testing.T) {
+	fs := guestinfo.FS{Root: t.TempDir()}
+	for _, args := range [][]string{
+		{"-cpus", "0", "-dst", "10.0.0.1"},                     // outside the lab's range
+		{"-cpus", "0", "-dst", "198.20.0.1"},                   // just past 198.18.0.0/15
+		{"-cpus", "", "-dst", "198.18.0.2"},                    // no CPU
+		{"-cpus", "0", "-dst", "198.18.0.2", "-rate", "20001"}, // over the bound
+		{"-cpus", "0", "-dst", "198.18.0.2", "-duration", "61s"},
+		{"-cpus", "0", "-dst", "198.18.0.2", "-size", "0"},
+		{"-cpus", "0", "-dst", "198.18.0.2", "-lladdr", "nope", "-iface", "eth0"},
+		{"-cpus", "0", "-dst", "198.18.0.2", "-lladdr", "02:00:00:00:00:02"}, // no -iface
+	} {
+		var out bytes.Buffer
+		if err := send(fs, args, &out); err == nil || out.Len() > 0 {
+			t.Errorf("send %q: err %v, output %q; want an error and nothing sent", args, err, out.String())
 		}
 	}
 }

@@ -78,6 +78,10 @@ type NetDevice struct {
 	PCI      string `json:"pci"`
 	RxQueues int    `json:"rx_queues"`
 	TxQueues int    `json:"tx_queues"`
+	// XPS is queues/tx-K/xps_cpus for K = 0..TxQueues-1, the kernel's
+	// hex mask ("" where the file is absent or unreadable: a
+	// single-queue device answers ENOENT).
+	XPS []string `json:"xps_cpus,omitempty"`
 }
 
 // Read takes a snapshot. Files that cannot be read are listed in
@@ -337,6 +341,9 @@ func (r reader) net() []NetDevice {
 			case strings.HasPrefix(q.Name(), "tx-"):
 				n.TxQueues++
 			}
+		}
+		for k := range n.TxQueues {
+			n.XPS = append(n.XPS, r.optional(fmt.Sprintf("sys/class/net/%s/queues/tx-%d/xps_cpus", e.Name(), k)))
 		}
 		out = append(out, n)
 	}
