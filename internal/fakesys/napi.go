@@ -1,8 +1,12 @@
 package fakesys
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"syscall"
 	"strconv"
 	"strings"
 
@@ -80,3 +84,28 @@ func VirtioNAPIThreads(ifname string, pairs, firstID, firstPID int, allowed cpum
 
 // cut15 cuts a kthread name to what the kernel keeps (TASK_COMM_LEN-1).
 func cut15(s string) string { return s[:min(len(s), 15)] }
+
+// PinThread is sched_setaffinity on a fixture: it rewrites
+// Cpus_allowed_list (and Cpus_allowed) in proc/PID/status, and fails
+// with ESRCH when the thread's status is gone, as the kernel would.
+func PinThread(proc string, pid int, m cpumask.Mask) error {
+	path := filepath.Join(proc, strconv.Itoa(pid), "status")
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("sched_setaffinity pid %d: %w", pid, syscall.ESRCH)
+	}
+	if err != nil {
+		return err
+	}
+	var out strings.Builder
+	for line := range strings.Lines(string(data)) {
+		switch {
+		case strings.HasPrefix(line, "Cpus_allowed_list:"):
+			line = "Cpus_allowed_list:\t" + m.String() + "\n"
+		case strings.HasPrefix(line, "Cpus_allowed:"):
+			line = "Cpus_allowed:\t" + m.Hex(0) + "\n"
+		}
+		out.WriteString(line)
+	}
+	return os.WriteFile(path, []byte(out.String()), 0o644)
+}
