@@ -6,9 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
 )

@@ -25,7 +25,9 @@ import (
 // shows there.
 type threadPinner struct{ procfsLike }
 
-func (w threadPinner) PinThread(pid int, m cpumask.Mask) error { return fakesys.PinThread(w.Proc, pid, m) }
+func (w threadPinner) PinThread(pid int, m cpumask.Mask) error {
+	return fakesys.PinThread(w.Proc, pid, m)
+}
 
 // napiTree is machineTree with threaded NAPI on eth0 (4 pairs): its
 // threads all on CPUs 0-7; rx[k], tx[k] are queue k's pids.
