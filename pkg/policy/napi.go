@@ -62,7 +62,11 @@ func planNAPI(inv *inventory.Inventory, p *Plan) {
 			d.NAPIThreads = append(d.NAPIThreads, planNAPIThread(p, d, th))
 		}
 		for _, u := range n.Unresolved {
-			d.NAPIThreads = append(d.NAPIThreads, NAPIThread{Interface: u.Interfaces[0], NAPIID: -1, PID: u.PID, Comm: u.Comm, Queue: -1, IRQ: -1,
+			iface := u.Interfaces[0]
+			if i := slices.IndexFunc(u.Interfaces, func(s string) bool { return slices.Contains(dev.Interfaces, s) }); i >= 0 {
+				iface = u.Interfaces[i]
+			}
+			d.NAPIThreads = append(d.NAPIThreads, NAPIThread{Interface: iface, NAPIID: -1, PID: u.PID, Comm: u.Comm, Queue: -1, IRQ: -1,
 				Reason: fmt.Sprintf("left alone: its cut name %q fits interfaces %v", u.Comm, u.Interfaces)})
 		}
 		slices.SortStableFunc(d.NAPIThreads, func(a, b NAPIThread) int {

@@ -179,3 +179,21 @@ func TestNAPIThreadsLeftAloneWithAReason(t *testing.T) {
 		t.Errorf("%d threads without a queue, %d RX threads following; want 7 and 5", unknown, rxFollow)
 	}
 }
+
+// A thread whose cut name fits two interfaces is shown under the
+// device's own, left alone.
+func TestNAPIThreadUnresolvedLeftAlone(t *testing.T) {
+	f := newFixture(t, fourNodes())
+	f.tree.AddVirtioNet(fakesys.VirtioNet{BDF: "0000:41:00.0", Index: 0, Interface: "enp65s0f0np0", Pairs: 1, FirstIRQ: 24, NUMANode: 2})
+	f.tree.AddVirtioNet(fakesys.VirtioNet{BDF: "0000:42:00.0", Index: 1, Interface: "enp65s0f0np1", Pairs: 1, FirstIRQ: 30, NUMANode: 2})
+	f.tree.AddNAPIThreads("enp65s0f0np1", fakesys.NAPIThread{PID: 950, Comm: "napi/enp65s0f0n", Allowed: cpumask.New(0, 1)})
+	p := readBack(t, f).compute(nil, policy.Memory{}, policy.Balancing{})
+	d := nicPlan(t, p, "0000:42:00.0")
+	if len(d.NAPIThreads) != 1 {
+		t.Fatalf("threads %+v, want the one unresolved", d.NAPIThreads)
+	}
+	th := d.NAPIThreads[0]
+	if th.Interface != "enp65s0f0np1" || th.PID != 950 || !th.LeftAlone() || !strings.Contains(th.Reason, "fits interfaces") || len(napiWrites(p)) != 0 {
+		t.Errorf("thread %+v, %d writes", th, len(napiWrites(p)))
+	}
+}
