@@ -73,9 +73,17 @@ done
 ip addr add 198.18.0.2/24 dev $IF
 arp -s 198.18.0.1 02:00:00:00:00:01
 # TX: ping from each CPU, whose XPS queue's output IRQ fires; with 8
-# pairs and with 4, so that every TX queue is used once.
+# pairs and with 4, so that every TX queue is used once. With 8 pairs
+# on 4 CPUs the driver maps CPU c to queues c and c+4, and which one a
+# flow takes depends on its hash: so CPU c is given queue c+4 alone.
 for pairs in 8 4; do
 	ethtool -L $IF combined $pairs
+	if [ "$pairs" = 8 ]; then
+		for q in 0 1 2 3; do
+			echo 0 >/sys/class/net/$IF/queues/tx-$q/xps_cpus
+			echo $((1 << q)) >/sys/class/net/$IF/queues/tx-$((q + 4))/xps_cpus
+		done
+	fi
 	for cpu in 0 1 2 3; do
 		snap >/tmp/a
 		taskset -c $cpu ping -q -c 100 -i 0.01 -W 1 198.18.0.1 >/dev/null 2>&1
