@@ -129,13 +129,15 @@ func (fsys FS) readNAPI(kr *kernfs.Reader, devs []Device) error {
 
 // isThreaded reads /sys/class/net/name/threaded (5.12+): any value
 // but 0 is on. A missing file (an older kernel, a removed interface)
-// is off.
+// or one the kernel refuses to show is off.
 func (fsys FS) isThreaded(kr *kernfs.Reader, name string) (bool, error) {
 	path := filepath.Join(fsys.Sys, "class", "net", name, "threaded")
 	s, ok, err := kr.ReadOptional(path)
 	switch {
-	case err != nil && errors.Is(err, syscall.EOPNOTSUPP):
-		return false, nil // a device without NAPI (threaded_show refuses)
+	case errors.Is(err, syscall.EINVAL), errors.Is(err, syscall.EOPNOTSUPP):
+		// threaded_show refuses a device being unregistered (EINVAL);
+		// EOPNOTSUPP is the store's answer for one without NAPI.
+		return false, nil
 	case err != nil:
 		return false, fileErr(path, err)
 	case !ok:
