@@ -351,7 +351,7 @@ func verifyNAPIFollow(t *testing.T, r *Result, queues int, rx, tx map[int]int) {
 		"the probe tied %d RX and %d TX threads to their queues, want %d each: RX %v TX %v", len(rx), len(tx), queues, rx, tx)
 	for _, step := range []string{"p-start", "p-offline", "p-online"} {
 		d, ok := r.Data(step)
-		if !r.Check(step+"-data", ok && d.RC == 0, "data %s missing or failed", step) {
+		if !r.Check(step+"-data", ok && d.RC == 0, "data %s sent %t, exit status %d", step, ok, d.RC) {
 			continue
 		}
 		t.Logf("%s:\n%s", step, d.Output)
