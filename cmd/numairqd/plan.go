@@ -143,6 +143,7 @@ func writePlanText(w io.Writer, p *policy.Plan) {
 		}
 		tw.Flush()
 		writeTxQueuesText(w, p, d)
+		writeNAPIThreadsText(w, p, d)
 	}
 	if loads {
 		writeBalanceText(w, p.Balance)

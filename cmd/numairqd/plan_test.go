@@ -8,15 +8,20 @@ import (
 	"testing"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
+	"github.com/numairqd/numairqd/pkg/cpumask"
 )
 
 // planFixture is the e2e guest: 4 nodes of 2 CPUs (distances
-// 10/12/20/22), a virtio-net with 6 queue pairs on node 2 and an NVMe on
-// node 1 whose queues are managed.
+// 10/12/20/22), a virtio-net with 6 queue pairs on node 2, threaded
+// NAPI on (its kthreads on every CPU but RX 0's, on CPU 4 already), and
+// an NVMe on node 1 whose queues are managed.
 func planFixture(t *testing.T) *fakesys.Tree {
 	tree := fakesys.New(t)
 	tree.AddMachine(fakesys.QEMUGuest())
 	tree.AddQEMUGuestDevices()
+	threads, _, _ := fakesys.VirtioNAPIThreads("eth0", 6, 8193, 700, cpumask.New(0, 1, 2, 3, 4, 5, 6, 7))
+	threads[len(threads)-1].Allowed = cpumask.New(4)
+	tree.AddNAPIThreads("eth0", threads...)
 	return tree
 }
 

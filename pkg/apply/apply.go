@@ -58,6 +58,10 @@ type Applier struct {
 	// queues' XPS maps (xps.go).
 	xpsOriginals map[xpsKey]cpumask.Mask
 	wouldXPS     map[xpsKey]cpumask.Mask
+	// napiOriginals and wouldNAPI are the same for NAPI kthreads'
+	// CPUs (napi.go).
+	napiOriginals map[threadKey]cpumask.Mask
+	wouldNAPI     map[threadKey]cpumask.Mask
 }
 
 // original is an IRQ's mask before numairqd first changed it.
@@ -104,6 +108,10 @@ func (a *Applier) Apply(ctx context.Context, p *policy.Plan, mem policy.Memory) 
 		}
 		if w.Kind == policy.WriteXPS {
 			a.applyXPS(w, &res)
+			continue
+		}
+		if w.Kind == policy.WriteNAPIThread {
+			a.applyNAPI(w, &res)
 			continue
 		}
 		if a.opts.DryRun {

@@ -39,6 +39,15 @@ type fakeWriter struct {
 	// them as "IF/N:mask".
 	xps      map[string]error
 	xpsCalls []call
+	// pin answers PinThread by pid (nil: success); pinCalls logs them
+	// as "pid:mask".
+	pin      map[int]error
+	pinCalls []call
+}
+
+func (f *fakeWriter) PinThread(pid int, m cpumask.Mask) error {
+	f.pinCalls = append(f.pinCalls, call(fmt.Sprintf("%d:%s", pid, m)))
+	return f.pin[pid]
 }
 
 func (f *fakeWriter) WriteXPS(iface string, queue int, m cpumask.Mask) error {

@@ -1,9 +1,14 @@
 // Package apply makes a plan's writes: it is the only code in numairqd
-// that writes to /proc and /sys.
+// that writes to /proc and /sys, or sets a thread's CPU affinity.
 //
-// A Writer makes one write of one mask to one IRQ or one tx queue's XPS
-// map (ProcWriter writes <Proc>/irq/N/smp_affinity_list and
-// <Sys>/class/net/IF/queues/tx-N/xps_cpus on a host or a fixture tree).
+// A Writer makes one write of one mask to one IRQ, one tx queue's XPS
+// map or one NAPI kthread (ProcWriter writes
+// <Proc>/irq/N/smp_affinity_list and
+// <Sys>/class/net/IF/queues/tx-N/xps_cpus on a host or a fixture tree,
+// and pins threads with sched_setaffinity only at the host's /proc).
+// NAPI thread writes are classified apart too (napi.go): ESRCH is
+// KindVanished, EINVAL KindStale, EPERM KindRefused, counted in
+// Result.NAPIByKind.
 // XPS writes are classified apart (xps.go): the file refusing the map
 // (ENOENT, EINVAL) is KindUnsupported, a missing file KindVanished, and
 // they are counted in Result.XPSByKind, not with the IRQs. An
@@ -27,8 +32,9 @@
 // kernel really moved it (effective_affinity_list) and ask for it again
 // when it did not (policy/effective.go).
 //
-// The Applier remembers each IRQ's mask and each tx queue's XPS map
-// from before its first change so Restore can put them back on exit
+// The Applier remembers each IRQ's mask, each tx queue's XPS map and
+// each NAPI kthread's CPUs (by pid and name) from before its first
+// change so Restore can put them back on exit
 // (restore_on_exit).
 //
 // An Applier is not safe for concurrent use: it is meant to be called

@@ -11,12 +11,15 @@ import (
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// Writer sets the affinity of one IRQ or the XPS map of one tx queue.
+// Writer sets the affinity of one IRQ, the XPS map of one tx queue or
+// the CPUs of one NAPI kthread.
 // It is the seam tests use to inject kernel errors; errors must wrap
 // the errno so errors.Is works.
 type Writer interface {
 	WriteAffinity(irq int, mask cpumask.Mask) error
 	WriteXPS(iface string, queue int, mask cpumask.Mask) error
+	// PinThread sets the CPU affinity of NAPI kthread pid (napi.go).
+	PinThread(pid int, mask cpumask.Mask) error
 }
 
 // ErrEmptyMask is returned for a write of an empty mask, which is never

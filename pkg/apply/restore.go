@@ -19,7 +19,8 @@ import (
 // vanished (ENOENT) are skipped. Restored, vanished and renamed IRQs
 // are forgotten, so a second Restore only retries the ones that failed.
 // Outcomes are classified as in Apply; an original mask is put back as
-// it was. Then the tx queues' XPS maps are restored the same way.
+// it was. Then the tx queues' XPS maps are restored the same way, and
+// the NAPI kthreads' CPUs (restoreNAPI).
 func (a *Applier) Restore(ctx context.Context, inv *inventory.Inventory) Result {
 	res := newResult()
 	for _, n := range slices.Sorted(maps.Keys(a.originals)) {
@@ -47,6 +48,7 @@ func (a *Applier) Restore(ctx context.Context, inv *inventory.Inventory) Result 
 		}
 	}
 	a.restoreXPS(ctx, inv, &res)
+	a.restoreNAPI(ctx, inv, &res)
 	if res.Written > 0 || len(res.Failed) > 0 {
 		a.log.Info("restored IRQ affinities found at start", zap.Int("written", res.Written),
 			zap.Int("failed", len(res.Failed)))

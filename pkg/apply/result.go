@@ -15,7 +15,8 @@ type Kind uint8
 
 // The outcome kinds. Kinds lists those of IRQ writes, the values of
 // numairqd_affinity_writes_total{result}; XPSKinds those of XPS writes,
-// the values of numairqd_xps_writes_total{result}.
+// the values of numairqd_xps_writes_total{result}; NAPIKinds those of
+// NAPI thread writes, of numairqd_napi_thread_writes_total{result}.
 const (
 	// KindOK: the IRQ was written.
 	KindOK Kind = iota
@@ -39,10 +40,13 @@ const (
 	// from a single-queue device, EINVAL for an unresolvable traffic
 	// class); only XPS writes have it.
 	KindUnsupported
+	// KindRefused: a NAPI kthread the daemon may not move (EPERM);
+	// only NAPI thread writes have it.
+	KindRefused
 	numKinds
 )
 
-var kindNames = [numKinds]string{"ok", "dry_run", "managed", "no_space", "stale", "busy", "vanished", "error", "unsupported"}
+var kindNames = [numKinds]string{"ok", "dry_run", "managed", "no_space", "stale", "busy", "vanished", "error", "unsupported", "refused"}
 
 // Kinds are the outcome kinds of IRQ writes, in order: all but
 // KindUnsupported.
@@ -52,6 +56,12 @@ func Kinds() []Kind {
 		ks[i] = Kind(i)
 	}
 	return ks
+}
+
+// NAPIKinds are the outcome kinds a NAPI thread write can have, the
+// values of numairqd_napi_thread_writes_total{result}.
+func NAPIKinds() []Kind {
+	return []Kind{KindOK, KindDryRun, KindStale, KindVanished, KindRefused, KindError}
 }
 
 // XPSKinds are the outcome kinds an XPS write can have.
@@ -107,10 +117,13 @@ type Result struct {
 	// the successful ones.
 	XPSByKind  map[Kind]int
 	XPSWritten int
+	// NAPIByKind and NAPIWritten are the same for NAPI thread writes.
+	NAPIByKind  map[Kind]int
+	NAPIWritten int
 }
 
 func newResult() Result {
-	return Result{ByKind: map[Kind]int{}, Failed: map[int]Kind{}, XPSByKind: map[Kind]int{}}
+	return Result{ByKind: map[Kind]int{}, Failed: map[int]Kind{}, XPSByKind: map[Kind]int{}, NAPIByKind: map[Kind]int{}}
 }
 
 // record counts one outcome.
@@ -121,6 +134,15 @@ func (r *Result) record(w policy.Write, kind Kind, errno string) {
 		if kind == KindOK {
 			r.XPSWritten++
 		}
+		return
+	}
+	if w.Kind == policy.WriteNAPIThread {
+		r.NAPIByKind[kind]++
+		if kind == KindOK {
+			r.NAPIWritten++
+		}
+		// No CPU of the mask online: the plan predates a CPU event.
+		r.Stale = r.Stale || kind == KindStale
 		return
 	}
 	r.ByKind[kind]++

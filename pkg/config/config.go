@@ -49,6 +49,8 @@ type Config struct {
 	Balance Balance
 	// XPS applies to devices whose rule sets none (xps).
 	XPS XPSMode
+	// NAPIThreads applies to devices whose rule sets none (napi_threads).
+	NAPIThreads NAPIThreadsMode
 	// LoadBalance tunes BalanceLoad.
 	LoadBalance LoadBalance
 
@@ -77,6 +79,7 @@ func Default() *Config {
 		CoalesceMaxDelay:  500 * time.Millisecond,
 		Balance:           BalanceCount,
 		XPS:               XPSFollow,
+		NAPIThreads:       NAPIThreadsFollow,
 		IrqbalanceEnvFile: "auto",
 		LoadBalance: LoadBalance{
 			Interval:       5 * time.Second,
@@ -141,10 +144,10 @@ func (c *Config) Summary() string {
 	}
 	return fmt.Sprintf("config %s: %d device rules, banned_cpus=%q exclude_isolated=%t exclude_nohz_full=%t "+
 		"listen=%q resync_interval=%s restore_on_exit=%t coalesce_window=%s coalesce_max_delay=%s metrics_per_irq=%t "+
-		"balance=%s xps=%s load_balance={interval=%s half_life=%s min_gain=%g min_drop=%g min_peak=%g samples=%d moves_per_minute=%d} "+
+		"balance=%s xps=%s napi_threads=%s load_balance={interval=%s half_life=%s min_gain=%g min_drop=%g min_peak=%g samples=%d moves_per_minute=%d} "+
 		"irqbalance_env_file=%q honor_default_smp_affinity=%s",
 		src, len(c.Devices), c.BannedCPUs.String(), c.ExcludeIsolated, c.ExcludeNohzFull,
 		c.Listen, c.ResyncInterval, c.RestoreOnExit, c.CoalesceWindow, c.CoalesceMaxDelay, c.MetricsPerIRQ,
-		c.Balance, c.XPS, c.LoadBalance.Interval, c.LoadBalance.HalfLife, c.LoadBalance.MinGain, c.LoadBalance.MinDrop, c.LoadBalance.MinPeak, c.LoadBalance.Samples,
+		c.Balance, c.XPS, c.NAPIThreads, c.LoadBalance.Interval, c.LoadBalance.HalfLife, c.LoadBalance.MinGain, c.LoadBalance.MinDrop, c.LoadBalance.MinPeak, c.LoadBalance.Samples,
 		c.LoadBalance.MovesPerMinute, c.IrqbalanceEnvFile, honor)
 }

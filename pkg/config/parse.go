@@ -44,7 +44,7 @@ func Parse(name string, data []byte) (*Config, error) {
 
 // Keys in the order the example file lists them, for "want one of".
 var (
-	topKeys  = []string{"banned_cpus", "exclude_isolated", "exclude_nohz_full", "devices", "listen", "resync_interval", "restore_on_exit", "coalesce_window", "coalesce_max_delay", "metrics_per_irq", "balance", "xps", "load_balance", "irqbalance_env_file", "honor_default_smp_affinity"}
+	topKeys  = []string{"banned_cpus", "exclude_isolated", "exclude_nohz_full", "devices", "listen", "resync_interval", "restore_on_exit", "coalesce_window", "coalesce_max_delay", "metrics_per_irq", "balance", "xps", "napi_threads", "load_balance", "irqbalance_env_file", "honor_default_smp_affinity"}
 	loadKeys = []string{"interval", "half_life", "min_gain", "min_drop", "min_peak", "samples", "moves_per_minute"}
 )
 
@@ -91,6 +91,8 @@ func (p *parser) config(root *yaml.Node, c *Config) {
 			c.Balance, _ = oneOf(p, v, path, "balance", balances)
 		case "xps":
 			c.XPS, _ = oneOf(p, v, path, "xps mode", xpsModes)
+		case "napi_threads":
+			c.NAPIThreads, _ = oneOf(p, v, path, "napi_threads mode", napiThreadsModes)
 		case "load_balance":
 			p.loadBalance(v, path, &c.LoadBalance)
 		case "irqbalance_env_file":

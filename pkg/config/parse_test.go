@@ -55,7 +55,7 @@ func TestDefault(t *testing.T) {
 		t.Error("Default returned a shared Config")
 	}
 	const want = `config defaults: 0 device rules, banned_cpus="" exclude_isolated=true exclude_nohz_full=true listen="127.0.0.1:9768" resync_interval=1m0s restore_on_exit=false coalesce_window=100ms coalesce_max_delay=500ms metrics_per_irq=false ` +
-		`balance=count xps=follow load_balance={interval=5s half_life=30s min_gain=0.1 min_drop=0.03 min_peak=0.1 samples=3 moves_per_minute=6} ` +
+		`balance=count xps=follow napi_threads=follow load_balance={interval=5s half_life=30s min_gain=0.1 min_drop=0.03 min_peak=0.1 samples=3 moves_per_minute=6} ` +
 		`irqbalance_env_file="auto" honor_default_smp_affinity=auto`
 	if got := c.Summary(); got != want {
 		t.Errorf("Summary\n got %s\nwant %s", got, want)
@@ -271,7 +271,7 @@ func TestParseInvalid(t *testing.T) {
 		{"unknown top-level key", doc(
 			"listen: ':1'",
 			"banned_cpu: 3",
-		), `2: banned_cpu: unknown key (want one of banned_cpus, exclude_isolated, exclude_nohz_full, devices, listen, resync_interval, restore_on_exit, coalesce_window, coalesce_max_delay, metrics_per_irq, balance, xps, load_balance, irqbalance_env_file, honor_default_smp_affinity)`},
+		), `2: banned_cpu: unknown key (want one of banned_cpus, exclude_isolated, exclude_nohz_full, devices, listen, resync_interval, restore_on_exit, ... oalesce_max_delay, metrics_per_irq, balance, xps, napi_threads, load_balance, irqbalance_env_file, honor_default_smp_affinity)`},
 		{"env file relative", `irqbalance_env_file: etc/irqbalance`,
 			`1: irqbalance_env_file: "etc/irqbalance" is not an absolute path (want an absolute path, "auto"`},
 		{"honor not a bool", `honor_default_smp_affinity: sometimes`,
@@ -319,7 +319,7 @@ func TestParseInvalid(t *testing.T) {
 			"  - match: {driver: x}",
 			"  - match: {driver: y}",
 			"    polcy: linear",
-		), `4: devices[1].polcy: unknown key (want one of name, match, policy, mask, balance, xps, cpus, node, queue_regex)`},
+		), `4: devices[1].polcy: unknown key (want one of name, match, policy, mask, balance, xps, napi_threads, cpus, node, queue_regex)`},
 		{"unknown key in match", doc(
 			"devices:",
 			"  - match:",
@@ -421,7 +421,7 @@ func TestParseInvalid(t *testing.T) {
 		{"syntax error", "listen: ':1'\ndevices: [\n",
 			`2: invalid YAML: did not find expected node content`},
 		{"non-string key", "devices:\n  - match: {driver: a}\n    1: x",
-			`3: devices[0]: key is integer 1 (want one of name, match, policy, mask, balance, xps, cpus, node, queue_regex)`},
+			`3: devices[0]: key is integer 1 (want one of name, match, policy, mask, balance, xps, napi_threads, cpus, node, queue_regex)`},
 		{"merge key", "devices:\n  - match: &m {driver: a}\n  - match:\n      <<: *m",
 			`4: devices[1].match.<<: merge keys are not supported (want the keys written out, or an alias for the whole value)`},
 	}

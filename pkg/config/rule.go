@@ -65,6 +65,8 @@ type Rule struct {
 	Balance Balance
 	// XPS, when not "", overrides Config.XPS.
 	XPS XPSMode
+	// NAPIThreads, when not "", overrides Config.NAPIThreads.
+	NAPIThreads NAPIThreadsMode
 	// QueueRegex, when set, finds the queue index in an IRQ name (its
 	// group "queue", matched anywhere in the name); nil leaves it to the planner.
 	QueueRegex *regexp.Regexp
@@ -122,7 +124,7 @@ const maxRules = 5000
 
 // Keys of a rule and of its match, in the example file's order.
 var (
-	ruleKeys  = []string{"name", "match", "policy", "mask", "balance", "xps", "cpus", "node", "queue_regex"}
+	ruleKeys  = []string{"name", "match", "policy", "mask", "balance", "xps", "napi_threads", "cpus", "node", "queue_regex"}
 	matchKeys = []string{"pci", "driver", "interface", "irq"}
 )
 
@@ -175,6 +177,11 @@ func (p *parser) rule(n *yaml.Node, path string) Rule {
 			r.Balance = once(p, v, key, func() Balance { b, _ := oneOf(p, v, path, "balance", balances); return b })
 		case "xps":
 			r.XPS = once(p, v, key, func() XPSMode { m, _ := oneOf(p, v, path, "xps mode", xpsModes); return m })
+		case "napi_threads":
+			r.NAPIThreads = once(p, v, key, func() NAPIThreadsMode {
+				m, _ := oneOf(p, v, path, "napi_threads mode", napiThreadsModes)
+				return m
+			})
 		case "cpus":
 			cpusKey = k
 			c := once(p, v, key, func() checked[cpumask.Mask] {

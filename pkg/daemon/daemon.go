@@ -281,7 +281,7 @@ func (d *Daemon) logRound(st *state.State) {
 	}
 	res := st.Apply
 	level := zap.DebugLevel
-	if res.Written+res.DryRun+res.XPSWritten > 0 || len(res.Failed) > 0 {
+	if res.Written+res.DryRun+res.XPSWritten+res.NAPIWritten > 0 || len(res.Failed) > 0 {
 		level = zap.InfoLevel
 	}
 	d.log.Log(level, "round done", zap.String("trigger", st.Trigger), zap.Stringer("read_depth", st.Depth), zap.Duration("took", st.Took()),
@@ -289,7 +289,7 @@ func (d *Daemon) logRound(st *state.State) {
 		zap.Uint64("generation", st.Generation),
 		zap.Int("written", res.Written), zap.Int("unchanged", res.Unchanged),
 		zap.Int("dry_run", res.DryRun), zap.Int("failed", len(res.Failed)), zap.Bool("stale", res.Stale),
-		zap.Int("xps_written", res.XPSWritten))
+		zap.Int("xps_written", res.XPSWritten), zap.Int("napi_threads_written", res.NAPIWritten))
 }
 
 // Reload re-reads the config file. A config that fails to load is

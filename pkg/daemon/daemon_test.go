@@ -48,6 +48,7 @@ type fileWriter struct {
 	mu   sync.Mutex
 	fail map[int]syscall.Errno
 	n    int
+	pins int
 }
 
 func (w *fileWriter) WriteAffinity(irq int, m cpumask.Mask) error {
@@ -65,6 +66,15 @@ func (w *fileWriter) WriteAffinity(irq int, m cpumask.Mask) error {
 func (w *fileWriter) WriteXPS(iface string, queue int, m cpumask.Mask) error {
 	path := filepath.Join(filepath.Dir(w.proc), "sys", "class", "net", iface, "queues", "tx-"+strconv.Itoa(queue), "xps_cpus")
 	return os.WriteFile(path, []byte(m.Hex(0)+"\n"), 0o644)
+}
+
+// PinThread rewrites the thread's status in the tree's proc, counted
+// in pins.
+func (w *fileWriter) PinThread(pid int, m cpumask.Mask) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pins++
+	return fakesys.PinThread(w.proc, pid, m)
 }
 
 func (w *fileWriter) writes() int {

@@ -1,8 +1,12 @@
 // Package inventory reads the IRQ inventory of a machine: every IRQ line
 // with a handler (/proc/interrupts, /proc/irq/N), the PCI devices that
 // own them (/sys/bus/pci/devices), their network interfaces
-// (/sys/class/net) with their tx queues' XPS maps, and which IRQs the
-// kernel manages. Whether a device
+// (/sys/class/net) with their tx queues' XPS maps and, for those with
+// threaded NAPI on, their NAPI kthreads (pkg/napi) and the kthreads'
+// affinities (/proc/PID/status), and which IRQs the kernel manages.
+// /proc is scanned for kthreads only when an interface is threaded; at
+// the host's roots the netdev family's napi-get is asked first (6.8+).
+// Whether a device
 // IRQ serves a queue is the planner's call (pkg/policy).
 //
 // The package only reads. Roots are values (FS{Proc, Sys}), so the same

@@ -82,6 +82,9 @@ type Device struct {
 	// TxQueues are the tx queues of Interfaces, by interface then queue,
 	// re-read with the affinities every round.
 	TxQueues []TxQueue
+	// NAPI are the kthreads of the interfaces with threaded NAPI on,
+	// re-read with the affinities every round.
+	NAPI NAPI
 }
 
 // IRQ returns the IRQ with the given number.

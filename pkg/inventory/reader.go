@@ -17,7 +17,8 @@ type Depth uint8
 
 const (
 	// DepthAffinities: the key held, so only the movable IRQs'
-	// affinities and the tx queues (listing and XPS maps) were read.
+	// affinities, the tx queues (listing and XPS maps) and the NAPI
+	// kthreads with their affinities were read.
 	DepthAffinities Depth = iota
 	// DepthInterrupts: /proc/interrupts, the devices and the affinities
 	// were read, keeping facts where their keys held.
@@ -105,9 +106,11 @@ func (r *Reader) Read(online cpumask.Mask, least Depth) (*Inventory, Depth, erro
 	return inv, depth, nil
 }
 
-// affinities re-reads the movable IRQs' affinities of the last read and
-// the tx queues' XPS maps, the only things a CPU going on- or offline
-// changes (virtio-net rewrites both on every CPU event).
+// affinities re-reads the movable IRQs' affinities of the last read,
+// the tx queues' XPS maps and the NAPI kthreads' affinities, the only
+// things a CPU going on- or offline changes (virtio-net rewrites the
+// first two on every CPU event; the kernel resets a kthread whose CPUs
+// all went offline).
 func (r *Reader) affinities(ir *irqReader, online cpumask.Mask) (*Inventory, []facts, error) {
 	irqs, f := slices.Clone(r.last.IRQs), slices.Clone(r.facts)
 	todo := make([]int, 0, len(irqs))
@@ -117,7 +120,7 @@ func (r *Reader) affinities(ir *irqReader, online cpumask.Mask) (*Inventory, []f
 		}
 	}
 	irqs, f = readIRQs(ir, irqs, f, todo)
-	devs, err := r.fs.readTxQueues(&ir.r, r.last.Devices)
+	devs, err := r.fs.readQueues(&ir.r, r.last.Devices)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -169,7 +172,7 @@ func (r *Reader) interrupts(ir *irqReader, k key) (*Inventory, []facts, error) {
 	irqs, f = readIRQs(ir, irqs, f, todo)
 	inv := &Inventory{CPUs: cpumask.New(ints.CPUs...), IRQs: irqs}
 	link(inv, devs)
-	if inv.Devices, err = r.fs.readTxQueues(&ir.r, inv.Devices); err != nil {
+	if inv.Devices, err = r.fs.readQueues(&ir.r, inv.Devices); err != nil {
 		return nil, nil, err
 	}
 	return inv, f, nil

@@ -42,6 +42,20 @@ var ErrXPSUnsupported = errors.New("XPS unsupported on a single-queue device")
 // limit for a net device's queues is 4096 (dev->num_tx_queues).
 const maxTxQueues = 4096
 
+// readQueues returns a fresh copy of devs with the tx queues
+// (readTxQueues) and the NAPI kthreads (readNAPI) of their interfaces:
+// what is re-read whenever the IRQs' affinities are.
+func (fsys FS) readQueues(kr *kernfs.Reader, devs []Device) ([]Device, error) {
+	out, err := fsys.readTxQueues(kr, devs)
+	if err != nil {
+		return nil, err
+	}
+	if err := fsys.readNAPI(kr, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // readTxQueues returns the tx queues of every interface of devs, a
 // fresh copy of each device that has interfaces: queues/tx-N directories
 // are the interface's real_num_tx_queues, so the listing is re-read with

@@ -119,6 +119,10 @@ func (w fileWriter) WriteAffinity(irq int, m cpumask.Mask) error {
 	return apply.ProcWriter{Proc: w.proc}.WriteAffinity(irq, m)
 }
 
+func (w fileWriter) PinThread(pid int, m cpumask.Mask) error {
+	return fakesys.PinThread(w.proc, pid, m)
+}
+
 func (w fileWriter) WriteXPS(iface string, queue int, m cpumask.Mask) error {
 	sys := filepath.Join(filepath.Dir(w.proc), "sys")
 	path := filepath.Join(sys, "class", "net", iface, "queues", fmt.Sprintf("tx-%d", queue), "xps_cpus")

@@ -74,6 +74,7 @@ type Metrics struct {
 	eventToApplied     prometheus.Histogram
 	affinityWrites     *prometheus.CounterVec
 	xpsWrites          *prometheus.CounterVec
+	napiWrites         *prometheus.CounterVec
 	errors             *prometheus.CounterVec
 	configReloads      *prometheus.CounterVec
 	configLastSuccess  prometheus.Gauge
@@ -117,6 +118,10 @@ func New(store *state.Store, opts Options) *Metrics {
 	for _, k := range apply.XPSKinds() {
 		m.xpsWrites.WithLabelValues(k.String())
 	}
+	m.napiWrites = counterVec("napi_thread_writes_total", "CPU affinity writes (sched_setaffinity) of threaded NAPI kthreads, by result.", "result")
+	for _, k := range apply.NAPIKinds() {
+		m.napiWrites.WithLabelValues(k.String())
+	}
 	m.errors = counterVec("errors_total", "Errors, by where they happened.", "kind")
 	for _, k := range errorKinds {
 		m.errors.WithLabelValues(string(k))
@@ -136,7 +141,7 @@ func New(store *state.Store, opts Options) *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		versioncollector.NewCollector(namespace),
 		m.rounds, m.roundDuration, m.roundFailures, m.eventToApplied,
-		m.affinityWrites, m.xpsWrites, m.errors, m.configReloads, m.configLastSuccess, m.configLastSuccessT,
+		m.affinityWrites, m.xpsWrites, m.napiWrites, m.errors, m.configReloads, m.configLastSuccess, m.configLastSuccessT,
 		m.balanceMoves, m.balanceObjective,
 		stateCollector{m},
 	)
@@ -160,6 +165,9 @@ func (m *Metrics) RoundDone(st *state.State, first time.Time) {
 	}
 	for kind, n := range st.Apply.XPSByKind {
 		m.xpsWrites.WithLabelValues(kind.String()).Add(float64(n))
+	}
+	for kind, n := range st.Apply.NAPIByKind {
+		m.napiWrites.WithLabelValues(kind.String()).Add(float64(n))
 	}
 	if !first.IsZero() {
 		m.eventToApplied.Observe(st.Finished.Sub(first).Seconds())

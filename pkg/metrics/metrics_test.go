@@ -212,3 +212,30 @@ numairqd_xps_writes_total{result="vanished"} 0
 		t.Errorf("affinity writes ok = %g, want 1 (the XPS writes not among them)", got)
 	}
 }
+
+// TestNAPIThreadWrites: NAPI thread pins are counted by result apart
+// from the IRQ and XPS writes, every result present from the start.
+func TestNAPIThreadWrites(t *testing.T) {
+	m := New(&state.Store{}, Options{})
+	st := round("startup", time.Millisecond, map[apply.Kind]int{apply.KindOK: 1})
+	st.Apply.NAPIByKind = map[apply.Kind]int{apply.KindOK: 6, apply.KindVanished: 1, apply.KindRefused: 2}
+	m.RoundDone(st, time.Time{})
+	const want = `# HELP numairqd_napi_thread_writes_total CPU affinity writes (sched_setaffinity) of threaded NAPI kthreads, by result.
+# TYPE numairqd_napi_thread_writes_total counter
+numairqd_napi_thread_writes_total{result="dry_run"} 0
+numairqd_napi_thread_writes_total{result="error"} 0
+numairqd_napi_thread_writes_total{result="ok"} 6
+numairqd_napi_thread_writes_total{result="refused"} 2
+numairqd_napi_thread_writes_total{result="stale"} 0
+numairqd_napi_thread_writes_total{result="vanished"} 1
+`
+	if err := testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(want), "numairqd_napi_thread_writes_total"); err != nil {
+		t.Error(err)
+	}
+	if got := testutil.ToFloat64(m.affinityWrites.WithLabelValues("ok")); got != 1 {
+		t.Errorf("affinity writes ok = %g, want 1 (the NAPI writes not among them)", got)
+	}
+	if got := testutil.ToFloat64(m.xpsWrites.WithLabelValues("ok")); got != 0 {
+		t.Errorf("xps writes ok = %g, want 0", got)
+	}
+}

@@ -16,5 +16,7 @@
 //
 // Once the IRQs are placed, each NIC's tx queues get an XPS map that
 // follows them (xps.go): a CPU sends on the queue whose completion IRQ
-// is on it, or on the nearest one, so completions stay local.
+// is on it, or on the nearest one, so completions stay local; and each
+// kthread of threaded NAPI is pinned to the CPUs of the IRQ it serves
+// (napi.go), which the kernel never does itself.
 package policy

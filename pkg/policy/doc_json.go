@@ -30,6 +30,28 @@ type DeviceDoc struct {
 	// steering of the device's interfaces.
 	XPS      string       `json:"xps"`
 	TxQueues []TxQueueDoc `json:"tx_queues"`
+	// NAPIMode, NAPIThreads and NAPIError are Device.NAPIMode,
+	// NAPIThreads and NAPIError: the kthreads of threaded NAPI.
+	NAPIMode    string          `json:"napi_threads_mode"`
+	NAPIThreads []NAPIThreadDoc `json:"napi_threads"`
+	NAPIError   string          `json:"napi_threads_error,omitempty"`
+}
+
+// NAPIThreadDoc is one NAPI kthread of a DeviceDoc: its CPUs before
+// (Cpus_allowed_list as read) and after; Planned is "" when the thread
+// is left alone; NAPIID -1 when its name was cut; Queue and IRQ null
+// and Direction "" when not known.
+type NAPIThreadDoc struct {
+	Interface string `json:"interface"`
+	NAPIID    int    `json:"napi_id"`
+	PID       int    `json:"pid"`
+	Name      string `json:"name"`
+	Queue     *int   `json:"queue"`
+	Direction string `json:"direction"`
+	IRQ       *int   `json:"irq"`
+	Current   string `json:"current"`
+	Planned   string `json:"planned"`
+	Reason    string `json:"reason"`
 }
 
 // TxQueueDoc is one tx queue of a DeviceDoc: its XPS CPUs before
@@ -92,6 +114,18 @@ func (p *Plan) Doc() Doc {
 				td.IRQ = &t.IRQ
 			}
 			dd.TxQueues = append(dd.TxQueues, td)
+		}
+		dd.NAPIMode, dd.NAPIThreads, dd.NAPIError = string(d.NAPIMode), []NAPIThreadDoc{}, d.NAPIError
+		for _, t := range d.NAPIThreads {
+			nd := NAPIThreadDoc{Interface: t.Interface, NAPIID: t.NAPIID, PID: t.PID, Name: t.Comm, Direction: string(t.Kind),
+				Current: t.Current.String(), Planned: t.Planned.String(), Reason: t.Reason}
+			if t.Queue >= 0 {
+				nd.Queue = &t.Queue
+			}
+			if t.IRQ >= 0 {
+				nd.IRQ = &t.IRQ
+			}
+			dd.NAPIThreads = append(dd.NAPIThreads, nd)
 		}
 		doc.Devices = append(doc.Devices, dd)
 	}

@@ -45,6 +45,12 @@ type Device struct {
 	// of the device's interfaces (xps.go).
 	XPS      config.XPSMode
 	TxQueues []TxQueue
+	// NAPIMode is the napi_threads mode applied to NAPIThreads, the
+	// kthreads of the interfaces with threaded NAPI on (napi.go);
+	// NAPIError is why they could not be found, "" when they were.
+	NAPIMode    config.NAPIThreadsMode
+	NAPIThreads []NAPIThread
+	NAPIError   string
 }
 
 // IRQ is the plan for one IRQ.
@@ -111,7 +117,7 @@ func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config,
 		if rule != nil {
 			re = rule.QueueRegex
 		}
-		d := Device{PCI: dev.PCI, Driver: dev.Driver, Interfaces: dev.Interfaces, Node: dev.NUMANode, XPS: cfg.XPSFor(rule)}
+		d := Device{PCI: dev.PCI, Driver: dev.Driver, Interfaces: dev.Interfaces, Node: dev.NUMANode, XPS: cfg.XPSFor(rule), NAPIMode: cfg.NAPIThreadsFor(rule)}
 		p.Devices = append(p.Devices, pl.device(len(p.Devices), d, cfg, rule, irqs, classify(irqs, re)))
 	}
 	// IRQs with no PCI device (timer, i8042, ACPI) are left alone unless
@@ -132,6 +138,7 @@ func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config,
 	verify(p, inv.Effective, mem.Verify)
 	p.online = s.Online()
 	planXPS(s, inv, p)
+	planNAPI(inv, p)
 	return p
 }
 

@@ -6,8 +6,8 @@ import (
 	"github.com/numairqd/numairqd/pkg/cpumask"
 )
 
-// WriteKind is what a Write sets: an IRQ's affinity or a tx queue's XPS
-// map, later perhaps a NAPI thread's CPUs.
+// WriteKind is what a Write sets: an IRQ's affinity, a tx queue's XPS
+// map or a NAPI kthread's CPUs.
 type WriteKind uint8
 
 const (
@@ -15,6 +15,9 @@ const (
 	WriteIRQAffinity WriteKind = iota
 	// WriteXPS writes /sys/class/net/IF/queues/tx-N/xps_cpus.
 	WriteXPS
+	// WriteNAPIThread sets a NAPI kthread's CPU affinity
+	// (sched_setaffinity).
+	WriteNAPIThread
 )
 
 // String names the kind for logs and metrics.
@@ -24,6 +27,8 @@ func (k WriteKind) String() string {
 		return "irq_affinity"
 	case WriteXPS:
 		return "xps"
+	case WriteNAPIThread:
+		return "napi_thread"
 	}
 	return "write_kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -32,13 +37,18 @@ func (k WriteKind) String() string {
 type Write struct {
 	Kind WriteKind
 	// IRQ is the IRQ for WriteIRQAffinity, the tx queue's completion
-	// IRQ for WriteXPS.
-	IRQ    int
-	Name   string // what is written, for logs: the IRQ's name, or "IF tx-N"
+	// IRQ for WriteXPS, the IRQ the thread follows for WriteNAPIThread.
+	IRQ int
+	// Name is what is written, for logs: the IRQ's name, "IF tx-N", or
+	// the thread's name.
+	Name   string
 	Device string // its device's PCI address ("" for none)
-	// Interface and Queue name the tx queue of a WriteXPS.
-	Interface     string
-	Queue         int
+	// Interface and Queue name the tx queue of a WriteXPS, the
+	// interface and queue (-1: unknown) of a WriteNAPIThread.
+	Interface string
+	Queue     int
+	// PID is the thread of a WriteNAPIThread.
+	PID           int
 	Before, After cpumask.Mask
 }
 
@@ -46,7 +56,8 @@ type Write struct {
 // mask differs from its current one, or that the kernel kept outside it
 // (EffectiveRewrite), and after a device's IRQs its tx queues whose
 // planned XPS map differs from the current one on online CPUs (the
-// kernel keeps no offline CPU in a map it is given).
+// kernel keeps no offline CPU in a map it is given), then its NAPI
+// kthreads whose planned CPUs differ so (NAPIThreadDiffers).
 func (p *Plan) Writes() []Write {
 	var out []Write
 	for _, d := range p.Devices {
@@ -61,6 +72,12 @@ func (p *Plan) Writes() []Write {
 					Interface: t.Interface, Queue: t.Queue, Before: t.Current, After: t.Planned})
 			}
 		}
+		for _, t := range d.NAPIThreads {
+			if p.NAPIThreadDiffers(t) {
+				out = append(out, Write{Kind: WriteNAPIThread, IRQ: t.IRQ, Name: t.Comm, Device: d.PCI,
+					Interface: t.Interface, Queue: t.Queue, PID: t.PID, Before: t.Current, After: t.Planned})
+			}
+		}
 	}
 	return out
 }
@@ -68,6 +85,13 @@ func (p *Plan) Writes() []Write {
 // XPSDiffers reports whether the plan sets t's map and it is not so
 // on the online CPUs: whether Writes lists it.
 func (p *Plan) XPSDiffers(t TxQueue) bool {
+	return !t.LeftAlone() && !t.Planned.Equal(t.Current.And(p.online))
+}
+
+// NAPIThreadDiffers reports whether the plan pins t and its CPUs are
+// not so on the online CPUs (the kernel keeps only online ones from a
+// sched_setaffinity): whether Writes lists it.
+func (p *Plan) NAPIThreadDiffers(t NAPIThread) bool {
 	return !t.LeftAlone() && !t.Planned.Equal(t.Current.And(p.online))
 }
 

@@ -73,9 +73,17 @@ done
 ip addr add 198.18.0.2/24 dev $IF
 arp -s 198.18.0.1 02:00:00:00:00:01
 # TX: ping from each CPU, whose XPS queue's output IRQ fires; with 8
-# pairs and with 4, so that every TX queue is used once.
+# pairs and with 4, so that every TX queue is used once. With 8 pairs
+# on 4 CPUs the driver maps CPU c to queues c and c+4, and which one a
+# flow takes depends on its hash: so CPU c is given queue c+4 alone.
 for pairs in 8 4; do
 	ethtool -L $IF combined $pairs
+	if [ "$pairs" = 8 ]; then
+		for q in 0 1 2 3; do
+			echo 0 >/sys/class/net/$IF/queues/tx-$q/xps_cpus
+			echo $((1 << q)) >/sys/class/net/$IF/queues/tx-$((q + 4))/xps_cpus
+		done
+	fi
 	for cpu in 0 1 2 3; do
 		snap >/tmp/a
 		taskset -c $cpu ping -q -c 100 -i 0.01 -W 1 198.18.0.1 >/dev/null 2>&1
@@ -107,16 +115,76 @@ data n-cpu3on snap
 pass n-done "probe finished"
 `
 
+// napiDaemonScript runs numairqd with threaded NAPI on since before it
+// starts (the probe above turned it on), then cycles CPU 3 offline and
+// online; after each step, once the queue IRQs are where they must be
+// and the threads' CPUs and the IRQs' affinities have held for 3 s, it
+// records both (tsnap). The host checks each thread against the IRQ
+// the probe showed it serves.
+const napiDaemonScript = `
+# tsnap: "T pid comm Cpus_allowed_list" per NAPI kthread, "A name
+# smp_affinity_list" per virtio queue IRQ.
+tsnap() {
+	for d in /proc/[0-9]*; do
+		_comm=$(cat $d/comm 2>/dev/null)
+		case "$_comm" in napi/*)
+			echo "T ${d#/proc/} $_comm $(awk '/^Cpus_allowed_list/{print $2}' $d/status)";;
+		esac
+	done
+	awk '/virtio[0-9]+-(input|output)\./{sub(":","",$1); print $1, $NF}' /proc/interrupts | while read n name; do
+		echo "A $name $(cat /proc/irq/$n/smp_affinity_list)"
+	done
+}
+# settle CHECK SECONDS: until tsnap holds for 3 s, at most SECONDS.
+settle() {
+	_prev= _same=0 _n=$2
+	while [ "$_n" -gt 0 ]; do
+		_cur=$(tsnap | md5sum)
+		if [ "$_cur" = "$_prev" ]; then
+			_same=$((_same + 1))
+			[ "$_same" -ge 3 ] && { pass "$1" "threads and IRQs held 3 s"; return 0; }
+		else
+			_same=0
+		fi
+		_prev=$_cur
+		sleep 1
+		_n=$((_n - 1))
+	done
+	fail "$1" "threads or IRQs still changing after $2 s"
+}
+ethtool -L $IF combined 8
+start_daemon
+wp p-placed p_startup_to_placed_ms -since "$T0" -queues "@ALL_Q@" -control "@ALL_C@" -hold 500ms
+settle p-settled-start 30
+data p-start tsnap
+wp p-offline p_offline_cpu3_ms -write /sys/devices/system/cpu/cpu3/online=0 -queues "@OFF_Q@" -control "@OFF_C@" -hold 300ms
+settle p-settled-offline 30
+data p-offline tsnap
+wp p-online p_online_cpu3_ms -write /sys/devices/system/cpu/cpu3/online=1 -queues "@ALL_Q@" -control "@ALL_C@" -hold 300ms
+settle p-settled-online 30
+data p-online tsnap
+alive p-alive
+data p-plan numairqd plan --format json
+data p-log cat "$LOG"
+pass p-done "daemon part finished"
+`
+
 func TestNAPI(t *testing.T) {
 	g := MANAGuest()
+	all := allCPUs(g.NumCPUs())
+	pAll, pOff := g.NetPlacement(0, all), g.NetPlacement(0, without(all, 3))
+	daemon := strings.NewReplacer("@ALL_Q@", pAll.QueueArg(), "@ALL_C@", pAll.ControlList(),
+		"@OFF_Q@", pOff.QueueArg(), "@OFF_C@", pOff.ControlList()).Replace(napiDaemonScript)
 	Run(t, Scenario{
 		Name:    "napi",
 		Guest:   g,
-		Script:  "ADDR=" + g.NetAddress(0) + "\n" + napiScript,
-		Timeout: 300 * time.Second,
-		Expect:  []string{"n-done"},
+		Script:  daemonScript(g.NetAddress(0), napiScript+daemon),
+		Timeout: 420 * time.Second,
+		Expect: []string{"n-done", "p-placed", "p-settled-start", "p-offline", "p-settled-offline",
+			"p-online", "p-settled-online", "p-alive", "p-done"},
 		Verify: func(t *testing.T, r *Result) {
-			verifyNAPI(t, r, g.Net[0].Queues)
+			rx, tx := verifyNAPI(t, r, g.Net[0].Queues)
+			verifyNAPIFollow(t, r, g.Net[0].Queues, rx, tx)
 		},
 	})
 }
@@ -192,11 +260,13 @@ func napiStep(r *Result, name string) (woke []int, fired []string, err error) {
 	return woke, fired, nil
 }
 
-func verifyNAPI(t *testing.T, r *Result, queues int) {
+// verifyNAPI checks napi.Find against the probe and returns what the
+// probe alone showed: the pid of each RX and TX queue's thread, by
+// queue (only queues whose thread was seen without doubt).
+func verifyNAPI(t *testing.T, r *Result, queues int) (rx, tx map[int]int) {
+	rx, tx = map[int]int{}, map[int]int{}
 	res, err := findInFixture(t, r)
-	if !r.Check("n-find", err == nil && len(res.Threads) > 0, "napi.Find on the guest's /proc: %d threads, err %v", len(res.Threads), err) {
-		return
-	}
+	r.Check("n-find", err == nil && len(res.Threads) > 0, "napi.Find on the guest's /proc: %d threads, err %v", len(res.Threads), err)
 	found := map[napi.Kind]map[int]int{napi.KindRX: {}, napi.KindTX: {}} // queue -> pid, as napi.Find says
 	for _, th := range res.Threads {
 		t.Logf("napi.Find: %+v", th)
@@ -222,6 +292,9 @@ func verifyNAPI(t *testing.T, r *Result, queues int) {
 		q := k - 1
 		input := fmt.Sprintf("-input.%d", q)
 		irqFired := slices.ContainsFunc(fired, func(s string) bool { return strings.HasSuffix(s, input) })
+		if len(fresh) == 1 && irqFired {
+			rx[q] = fresh[0]
+		}
 		r.Check(fmt.Sprintf("n-rx-queue%d", q), len(fresh) == 1 && irqFired && found[napi.KindRX][q] == fresh[0],
 			"combined %d: newly woken %v (all woken %v), IRQs fired %v; napi.Find says queue %d is pid %d",
 			k, fresh, woke, fired, q, found[napi.KindRX][q])
@@ -245,9 +318,12 @@ func verifyNAPI(t *testing.T, r *Result, queues int) {
 			}
 			var txWoke []int
 			for _, pid := range woke {
-				if !slices.Contains(slices.Collect(maps.Values(found[napi.KindRX])), pid) {
+				if !slices.Contains(slices.Collect(maps.Values(rx)), pid) {
 					txWoke = append(txWoke, pid)
 				}
+			}
+			if len(outputs) == 1 && len(txWoke) == 1 {
+				tx[outputs[0]] = txWoke[0]
 			}
 			ok := len(outputs) == 1 && len(txWoke) == 1 && found[napi.KindTX][outputs[0]] == txWoke[0]
 			if ok {
@@ -263,6 +339,88 @@ func verifyNAPI(t *testing.T, r *Result, queues int) {
 		d, _ := r.Data(name)
 		t.Logf("%s:\n%s", name, d.Output)
 	}
+	return rx, tx
+}
+
+// verifyNAPIFollow checks, at each step of the daemon part, that every
+// NAPI kthread's CPUs are its IRQ's smp_affinity_list, by the probe's
+// own answer of which thread serves which queue (rx, tx), not
+// napi.Find's.
+func verifyNAPIFollow(t *testing.T, r *Result, queues int, rx, tx map[int]int) {
+	r.Check("p-truth", len(rx) == queues && len(tx) == queues,
+		"the probe tied %d RX and %d TX threads to their queues, want %d each: RX %v TX %v", len(rx), len(tx), queues, rx, tx)
+	for _, step := range []string{"p-start", "p-offline", "p-online"} {
+		d, ok := r.Data(step)
+		if !r.Check(step+"-data", ok && d.RC == 0, "data %s sent %t, exit status %d", step, ok, d.RC) {
+			continue
+		}
+		t.Logf("%s:\n%s", step, d.Output)
+		threads, irqs, err := parseTSnap(string(d.Output))
+		if !r.Check(step+"-parse", err == nil, "%v", err) {
+			continue
+		}
+		var good, bad []string
+		for _, side := range []struct {
+			name string
+			pids map[int]int
+		}{{"input", rx}, {"output", tx}} {
+			for q := range queues {
+				pid, known := side.pids[q]
+				irq := irqBySuffix(irqs, fmt.Sprintf("-%s.%d", side.name, q))
+				got, alive := threads[pid]
+				line := fmt.Sprintf("%s.%d: pid %d on %q, IRQ on %q", side.name, q, pid, got, irq)
+				if known && alive && irq != "" && got == irq {
+					good = append(good, line)
+				} else {
+					bad = append(bad, line)
+				}
+			}
+		}
+		r.Check(step+"-follow", len(bad) == 0 && len(good) == 2*queues,
+			"%d of %d threads on their IRQ's CPUs; wrong: %v", len(good), 2*queues, bad)
+	}
+	if d, ok := r.Data("p-log"); ok {
+		n := strings.Count(string(d.Output), `"msg":"round done"`)
+		t.Logf("numairqd logged %d rounds; its last lines:\n%s", n, tail(string(d.Output), 5))
+	}
+}
+
+// parseTSnap parses tsnap: NAPI kthreads' Cpus_allowed_list by pid and
+// queue IRQs' smp_affinity_list by name.
+func parseTSnap(s string) (threads map[int]string, irqs map[string]string, err error) {
+	threads, irqs = map[int]string{}, map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) == 4 && f[0] == "T":
+			pid, err := strconv.Atoi(f[1])
+			if err != nil {
+				return nil, nil, fmt.Errorf("bad thread line %q", l)
+			}
+			threads[pid] = f[3]
+		case len(f) == 3 && f[0] == "A":
+			irqs[f[1]] = f[2]
+		default:
+			return nil, nil, fmt.Errorf("bad tsnap line %q", l)
+		}
+	}
+	return threads, irqs, nil
+}
+
+// irqBySuffix is the list of the one IRQ whose name ends in suffix.
+func irqBySuffix(irqs map[string]string, suffix string) string {
+	for name, list := range irqs {
+		if strings.HasSuffix(name, suffix) {
+			return list
+		}
+	}
+	return ""
+}
+
+// tail is the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // findInFixture unpacks the guest's copy of /proc/*/stat and

@@ -1,0 +1,202 @@
+package inventory
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/kernfs"
+	"github.com/numairqd/numairqd/pkg/napi"
+)
+
+// NAPIThread is one kthread of threaded NAPI on an interface of a
+// device, what pkg/napi found it serves and its CPU affinity, which the
+// planner makes follow its IRQ (docs/datapath-draft.md §9).
+type NAPIThread struct {
+	Interface string
+	PID       int
+	// Comm is the thread's name (/proc/PID/status Name), e.g.
+	// "napi/eth0-8193": with PID, what tells it from a later thread
+	// that reuses the pid.
+	Comm   string
+	NAPIID int // napi.Thread.NAPIID
+	// IRQ is the IRQ napi-get gives (6.8+, drivers that set it); -1
+	// when unknown.
+	IRQ int
+	// Queue and Kind are the queue the NAPI serves when known (napi-get
+	// gives none; a driver rule does): Queue -1 and Kind "" when not.
+	Queue  int
+	Kind   napi.Kind
+	Source napi.Source
+	// Affinity is Cpus_allowed_list; empty (and not known) when Err is set.
+	Affinity cpumask.Mask
+	// Err says why the thread's affinity is not known or why it is not
+	// to be touched (a pid napi-get gave that is not a NAPI kthread in
+	// this pid namespace), nil when all is well.
+	Err error
+}
+
+// NAPIUnresolved is a NAPI kthread whose cut name fits more than one
+// interface of the machine, this device's among them.
+type NAPIUnresolved struct {
+	PID        int
+	Comm       string
+	Interfaces []string
+}
+
+// NAPI says how a device's NAPI kthreads were found.
+type NAPI struct {
+	// Threaded are the device's interfaces whose threaded is on.
+	Threaded []string
+	Threads  []NAPIThread
+	// Unresolved are threads whose name fits several interfaces.
+	Unresolved []NAPIUnresolved
+	// Err is why the threads could not be found (napi.Find failed),
+	// nil when they were.
+	Err error
+	// NetlinkErr is why napi-get was not used (a kernel before 6.8),
+	// nil when it was or was not asked (fixture roots).
+	NetlinkErr error
+}
+
+// readNAPI fills each device's NAPI with its threaded interfaces'
+// kthreads. Only /sys/class/net/IF/threaded is read per interface; /proc
+// is scanned only when one of them is on, once for all. Netlink is
+// asked only at the host's roots: napi-get describes the running
+// kernel, not a fixture tree.
+func (fsys FS) readNAPI(kr *kernfs.Reader, devs []Device) error {
+	var threaded []string
+	for i := range devs {
+		devs[i].NAPI = NAPI{}
+		for _, name := range devs[i].Interfaces {
+			on, err := fsys.isThreaded(kr, name)
+			if err != nil {
+				return err
+			}
+			if on {
+				devs[i].NAPI.Threaded = append(devs[i].NAPI.Threaded, name)
+				threaded = append(threaded, name)
+			}
+		}
+	}
+	if len(threaded) == 0 {
+		return nil
+	}
+	res, err := napi.Find(threaded, napi.Options{FS: napi.FS{Proc: fsys.Proc, Sys: fsys.Sys}, Netlink: fsys.Proc == "/proc" && fsys.Sys == "/sys"})
+	for i := range devs {
+		d := &devs[i]
+		if len(d.NAPI.Threaded) == 0 {
+			continue
+		}
+		if err != nil {
+			d.NAPI.Err = err
+			continue
+		}
+		d.NAPI.NetlinkErr = res.NetlinkErr
+		mine := map[string]bool{}
+		for _, n := range d.NAPI.Threaded {
+			mine[n] = true
+		}
+		for _, t := range res.Threads {
+			if !mine[t.Iface] {
+				continue
+			}
+			th, ok, err := fsys.napiThread(kr, t)
+			if err != nil {
+				return err
+			}
+			if ok {
+				d.NAPI.Threads = append(d.NAPI.Threads, th)
+			}
+		}
+		for _, u := range res.Unresolved {
+			for _, n := range u.Ifaces {
+				if mine[n] {
+					d.NAPI.Unresolved = append(d.NAPI.Unresolved, NAPIUnresolved{PID: u.PID, Comm: u.Comm, Interfaces: u.Ifaces})
+					break
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// isThreaded reads /sys/class/net/name/threaded (5.12+): any value
+// but 0 is on. A missing file (an older kernel, a removed interface)
+// or one the kernel refuses to show is off.
+func (fsys FS) isThreaded(kr *kernfs.Reader, name string) (bool, error) {
+	path := filepath.Join(fsys.Sys, "class", "net", name, "threaded")
+	s, ok, err := kr.ReadOptional(path)
+	switch {
+	case errors.Is(err, syscall.EINVAL), errors.Is(err, syscall.EOPNOTSUPP):
+		// threaded_show refuses a device being unregistered (EINVAL);
+		// EOPNOTSUPP is the store's answer for one without NAPI.
+		return false, nil
+	case err != nil:
+		return false, fileErr(path, err)
+	case !ok:
+		return false, nil
+	}
+	if _, err := strconv.Atoi(s); err != nil {
+		return false, kernfs.Malformed(path, "threaded %s is not a number", kernfs.Quote(s))
+	}
+	return s != "0", nil
+}
+
+// napiThread reads thread t's name and affinity from /proc/PID/status;
+// ok is false when it exited meanwhile. A thread whose status cannot be
+// read or parsed is kept with Err.
+func (fsys FS) napiThread(kr *kernfs.Reader, t napi.Thread) (NAPIThread, bool, error) {
+	th := NAPIThread{Interface: t.Iface, PID: t.PID, NAPIID: t.NAPIID, IRQ: t.IRQ, Queue: t.Queue, Kind: t.Kind, Source: t.Source}
+	path := filepath.Join(fsys.Proc, strconv.Itoa(t.PID), "status")
+	b, err := kr.Read(path)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+		return th, false, nil
+	}
+	if err != nil {
+		th.Err = fileErr(path, err)
+		return th, true, nil
+	}
+	th.Comm, th.Affinity, th.Err = parseStatus(path, b)
+	if th.Err == nil && !strings.HasPrefix(th.Comm, "napi/") {
+		// napi-get's pids are the initial namespace's on kernels that
+		// do not translate them: in a container's namespace the pid
+		// names another task.
+		th.Err = fmt.Errorf("%s: pid %d is %s here, not a NAPI kthread (a pid from another pid namespace?)", path, t.PID, kernfs.Quote(th.Comm))
+	}
+	return th, true, nil
+}
+
+// parseStatus returns Name and Cpus_allowed_list of /proc/PID/status.
+func parseStatus(path string, b []byte) (string, cpumask.Mask, error) {
+	var (
+		name    string
+		allowed []byte
+	)
+	for line := range bytes.Lines(b) {
+		k, v, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		switch string(k) {
+		case "Name":
+			name = string(bytes.TrimSpace(v))
+		case "Cpus_allowed_list":
+			allowed = bytes.TrimSpace(v)
+		}
+	}
+	if name == "" || allowed == nil {
+		return name, cpumask.Mask{}, kernfs.Malformed(path, "no Name or Cpus_allowed_list")
+	}
+	m, err := cpumask.ParseList(string(allowed))
+	if err != nil {
+		return name, cpumask.Mask{}, fmt.Errorf("read %s: Cpus_allowed_list: %w", path, err)
+	}
+	return name, m, nil
+}

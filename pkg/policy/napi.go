@@ -1,0 +1,135 @@
+package policy
+
+import (
+	"cmp"
+	"fmt"
+	"regexp"
+	"slices"
+
+	"github.com/numairqd/numairqd/pkg/config"
+	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/inventory"
+	"github.com/numairqd/numairqd/pkg/napi"
+)
+
+// NAPIThread is the plan of one kthread of threaded NAPI: the CPUs it
+// may run on, those of the IRQ it serves, so that its polling stays
+// where its interrupts are (docs/datapath-draft.md §9). The kernel
+// never moves a NAPI kthread itself.
+type NAPIThread struct {
+	Interface string
+	NAPIID    int
+	PID       int
+	Comm      string
+	// Queue and Kind are the queue the NAPI serves when known (Queue
+	// -1, Kind "" when not).
+	Queue int
+	Kind  napi.Kind
+	// IRQ is the IRQ the thread follows, -1 when none was found.
+	IRQ int
+	// Current is Cpus_allowed_list as read; Planned what it should be,
+	// empty when the thread is left alone.
+	Current, Planned cpumask.Mask
+	Reason           string
+}
+
+// LeftAlone reports whether the plan does not touch the thread.
+func (t NAPIThread) LeftAlone() bool { return t.Planned.IsEmpty() }
+
+// transmitOnly matches the queue IRQ names that serve no receive queue:
+// virtio-net's output.K and the "-tx-K" of drivers with separate rx and
+// tx vectors; receiveOnly (xps.go) those that serve no transmit queue.
+var transmitOnly = regexp.MustCompile(`^virtio\d+-output\.\d+$|-tx-\d+$`)
+
+// planNAPI plans the NAPI kthreads of each device once the IRQs are
+// placed: each follows the IRQ napi-get names, else its queue's IRQ for
+// its direction; a thread with no IRQ, or not resolved, is left alone.
+func planNAPI(inv *inventory.Inventory, p *Plan) {
+	for i := range p.Devices {
+		d := &p.Devices[i]
+		if d.PCI == "" {
+			continue
+		}
+		dev, ok := inv.Device(d.PCI)
+		if !ok {
+			continue
+		}
+		n := dev.NAPI
+		if n.Err != nil {
+			d.NAPIError = n.Err.Error()
+		}
+		for _, th := range n.Threads {
+			d.NAPIThreads = append(d.NAPIThreads, planNAPIThread(p, d, th))
+		}
+		for _, u := range n.Unresolved {
+			iface := u.Interfaces[0]
+			if i := slices.IndexFunc(u.Interfaces, func(s string) bool { return slices.Contains(dev.Interfaces, s) }); i >= 0 {
+				iface = u.Interfaces[i]
+			}
+			d.NAPIThreads = append(d.NAPIThreads, NAPIThread{Interface: iface, NAPIID: -1, PID: u.PID, Comm: u.Comm, Queue: -1, IRQ: -1,
+				Reason: fmt.Sprintf("left alone: its cut name %q fits interfaces %v", u.Comm, u.Interfaces)})
+		}
+		slices.SortStableFunc(d.NAPIThreads, func(a, b NAPIThread) int {
+			return cmp.Or(cmp.Compare(a.Interface, b.Interface), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Queue, b.Queue), cmp.Compare(a.PID, b.PID))
+		})
+	}
+}
+
+// planNAPIThread plans one thread of d.
+func planNAPIThread(p *Plan, d *Device, th inventory.NAPIThread) NAPIThread {
+	t := NAPIThread{Interface: th.Interface, NAPIID: th.NAPIID, PID: th.PID, Comm: th.Comm, Queue: th.Queue, Kind: th.Kind,
+		IRQ: -1, Current: th.Affinity}
+	q, found, why := threadIRQ(d, th)
+	if found {
+		t.IRQ = q.Number
+	}
+	switch {
+	case d.NAPIMode == config.NAPIThreadsLeave:
+		t.Reason = "napi_threads leave: " + cmp.Or(d.Rule, "config")
+		return t
+	case th.Err != nil:
+		t.Reason = "left alone: " + th.Err.Error()
+		return t
+	case !found:
+		t.Reason = "left alone: " + why
+		return t
+	}
+	mask, src := q.Planned, "planned"
+	if q.LeftAlone() {
+		mask, src = q.Current, "current (the IRQ is left alone)"
+	}
+	t.Planned = mask.And(p.online)
+	if t.Planned.IsEmpty() {
+		t.Reason = fmt.Sprintf("left alone: IRQ %d's %s CPUs %s are none online", q.Number, src, mask)
+		return t
+	}
+	t.Reason = fmt.Sprintf("follows IRQ %d (%s) on its %s CPUs %s", q.Number, q.Name, src, t.Planned)
+	return t
+}
+
+// threadIRQ finds the IRQ thread th serves among d's: napi-get's when
+// it gave one, else the queue IRQ of th's queue that serves its
+// direction (a combined queue IRQ serves both). why says why none.
+func threadIRQ(d *Device, th inventory.NAPIThread) (IRQ, bool, string) {
+	if th.IRQ >= 0 {
+		for _, q := range d.IRQs {
+			if q.Number == th.IRQ {
+				return q, true, ""
+			}
+		}
+		return IRQ{}, false, fmt.Sprintf("napi-get's IRQ %d is not the device's", th.IRQ)
+	}
+	if th.Queue < 0 || th.Kind == "" {
+		return IRQ{}, false, "no IRQ known: napi-get gave none and no driver rule knows its queue"
+	}
+	other := receiveOnly
+	if th.Kind == napi.KindRX {
+		other = transmitOnly
+	}
+	for _, q := range d.IRQs {
+		if q.Role == RoleQueue && q.Queue == th.Queue && !other.MatchString(q.Name) {
+			return q, true, ""
+		}
+	}
+	return IRQ{}, false, fmt.Sprintf("no %s IRQ for queue %d", th.Kind, th.Queue)
+}
