@@ -62,6 +62,9 @@ type Applier struct {
 	// CPUs (napi.go).
 	napiOriginals map[threadKey]cpumask.Mask
 	wouldNAPI     map[threadKey]cpumask.Mask
+	// warned is, by XPS queue or NAPI thread, the errno last warned of
+	// (warnOnce).
+	warned map[string]string
 }
 
 // original is an IRQ's mask before numairqd first changed it.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"syscall"
 
 	"go.uber.org/zap"
@@ -64,6 +65,7 @@ type threadKey struct {
 // applyNAPI pins one NAPI kthread, or logs it in a dry run.
 func (a *Applier) applyNAPI(w policy.Write, res *Result) {
 	k := threadKey{w.PID, w.Name}
+	warnKey := "napi " + strconv.Itoa(w.PID) + " " + w.Name
 	fields := []zap.Field{zap.String("interface", w.Interface), zap.Int("pid", w.PID), zap.String("name", w.Name),
 		zap.Int("queue", w.Queue), zap.Int("irq", w.IRQ), zap.Stringer("from", w.Before), zap.Stringer("to", w.After)}
 	if a.opts.DryRun {
@@ -85,6 +87,7 @@ func (a *Applier) applyNAPI(w policy.Write, res *Result) {
 	res.record(w, kind, errnoName(err))
 	switch kind {
 	case KindOK:
+		a.settled(warnKey)
 		if a.napiOriginals == nil {
 			a.napiOriginals = map[threadKey]cpumask.Mask{}
 		}
@@ -97,7 +100,7 @@ func (a *Applier) applyNAPI(w policy.Write, res *Result) {
 	case KindStale:
 		a.log.Info("no CPU of the NAPI thread's mask is online; rescanning", append(fields, zap.Error(err))...)
 	default:
-		a.log.Warn("cannot pin NAPI thread", append(fields, zap.Stringer("kind", kind), zap.String("errno", errnoName(err)), zap.Error(err))...)
+		a.warnOnce(warnKey, errnoName(err), "cannot pin NAPI thread", append(fields, zap.Stringer("kind", kind), zap.String("errno", errnoName(err)), zap.Error(err))...)
 	}
 }
 

@@ -40,8 +40,9 @@ const (
 	// from a single-queue device, EINVAL for an unresolvable traffic
 	// class); only XPS writes have it.
 	KindUnsupported
-	// KindRefused: a NAPI kthread the daemon may not move (EPERM);
-	// only NAPI thread writes have it.
+	// KindRefused: a NAPI kthread the daemon may not move (EPERM), or
+	// an XPS map it may not write (EPERM without CAP_NET_ADMIN, EACCES,
+	// EROFS); only NAPI thread and XPS writes have it.
 	KindRefused
 	numKinds
 )
@@ -66,7 +67,7 @@ func NAPIKinds() []Kind {
 
 // XPSKinds are the outcome kinds an XPS write can have.
 func XPSKinds() []Kind {
-	return []Kind{KindOK, KindDryRun, KindUnsupported, KindBusy, KindVanished, KindError}
+	return []Kind{KindOK, KindDryRun, KindUnsupported, KindBusy, KindVanished, KindRefused, KindError}
 }
 
 // String is the kind's name: "ok", "no_space", ...

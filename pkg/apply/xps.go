@@ -51,7 +51,8 @@ func (w ProcWriter) WriteXPS(iface string, queue int, mask cpumask.Mask) error {
 // classifyXPS maps an XPS write error to its outcome kind: the file
 // refusing the map (ENOENT from a single-queue device, EINVAL for a
 // queue whose traffic class cannot be resolved) is KindUnsupported; a
-// missing file KindVanished.
+// missing file KindVanished; EPERM (no CAP_NET_ADMIN), EACCES or EROFS
+// (a read-only sysfs) KindRefused.
 func classifyXPS(err error) Kind {
 	switch {
 	case err == nil:
@@ -60,6 +61,8 @@ func classifyXPS(err error) Kind {
 		return KindUnsupported
 	case errors.Is(err, syscall.ENOENT):
 		return KindVanished
+	case errors.Is(err, syscall.EPERM), errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EROFS):
+		return KindRefused
 	case retryable(err):
 		return KindBusy
 	default:
@@ -78,6 +81,7 @@ type xpsKey struct {
 // v6.15) or waiting (since), so no EBUSY reaches userspace.
 func (a *Applier) applyXPS(w policy.Write, res *Result) {
 	k := xpsKey{w.Interface, w.Queue}
+	warnKey := "xps " + w.Name
 	fields := []zap.Field{zap.String("interface", w.Interface), zap.Int("queue", w.Queue), zap.Int("irq", w.IRQ),
 		zap.Stringer("from", w.Before), zap.Stringer("to", w.After)}
 	if a.opts.DryRun {
@@ -99,6 +103,7 @@ func (a *Applier) applyXPS(w policy.Write, res *Result) {
 	res.record(w, kind, errnoName(err))
 	switch kind {
 	case KindOK:
+		a.settled(warnKey)
 		if a.xpsOriginals == nil {
 			a.xpsOriginals = map[xpsKey]cpumask.Mask{}
 		}
@@ -111,8 +116,11 @@ func (a *Applier) applyXPS(w policy.Write, res *Result) {
 			append(fields, zap.String("errno", errnoName(err)), zap.Error(err))...)
 	case KindVanished:
 		a.log.Debug("tx queue vanished before its XPS map was written", fields...)
+	case KindRefused:
+		a.warnOnce(warnKey, errnoName(err), "not permitted to set XPS CPUs (numairqd needs CAP_NET_ADMIN and a writable /sys); set xps: leave to stop trying",
+			append(fields, zap.String("errno", errnoName(err)), zap.Error(err))...)
 	default:
-		a.log.Warn("cannot set XPS CPUs", append(fields, zap.Stringer("kind", kind), zap.String("errno", errnoName(err)), zap.Error(err))...)
+		a.warnOnce(warnKey, errnoName(err), "cannot set XPS CPUs", append(fields, zap.Stringer("kind", kind), zap.String("errno", errnoName(err)), zap.Error(err))...)
 	}
 }
 

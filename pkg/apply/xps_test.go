@@ -128,9 +128,9 @@ func TestApplyXPSFollowsAndRestores(t *testing.T) {
 
 // TestApplyXPSClassifies: a map the file refuses (ENOENT from a
 // single-queue device, EINVAL from an unresolvable traffic class) is
-// unsupported, a missing file vanished, anything else an error; none
-// marks the round stale or an IRQ failed, and only the written queues
-// are restored.
+// unsupported, a missing file vanished, EPERM (no CAP_NET_ADMIN)
+// refused and warned of once while it lasts; none marks the round stale
+// or an IRQ failed, and only the written queues are restored.
 func TestApplyXPSClassifies(t *testing.T) {
 	tree := machineTree(t)
 	p := planTree(t, tree, config.Default())
@@ -144,7 +144,7 @@ func TestApplyXPSClassifies(t *testing.T) {
 	logger, logs := observed()
 	a := apply.New(w, logger, apply.Options{})
 	r, _ := a.Apply(context.Background(), p, policy.Memory{})
-	want := map[apply.Kind]int{apply.KindUnsupported: 2, apply.KindVanished: 1, apply.KindError: 1, apply.KindOK: 2}
+	want := map[apply.Kind]int{apply.KindUnsupported: 2, apply.KindVanished: 1, apply.KindRefused: 1, apply.KindOK: 2}
 	if !maps.Equal(r.XPSByKind, want) || r.XPSWritten != 2 {
 		t.Errorf("XPSByKind %v, written %d; want %v and 2", r.XPSByKind, r.XPSWritten, want)
 	}
@@ -156,8 +156,12 @@ func TestApplyXPSClassifies(t *testing.T) {
 			t.Errorf("%s: no errno", o.Name)
 		}
 	}
-	if n := logs.FilterMessage("cannot set XPS CPUs").Len(); n != 1 {
-		t.Errorf("%d warnings, want 1 (EPERM)", n)
+	if r2, _ := a.Apply(context.Background(), p, policy.Memory{}); r2.XPSByKind[apply.KindRefused] != 1 {
+		t.Errorf("second round: XPSByKind %v, want the refusal counted again", r2.XPSByKind)
+	}
+	warns := logs.FilterLevelExact(zapcore.WarnLevel).FilterMessageSnippet("XPS")
+	if n := warns.Len(); n != 1 || !strings.Contains(warns.All()[0].Message, "CAP_NET_ADMIN") {
+		t.Errorf("%d XPS warnings over two rounds, want 1 (EPERM, naming CAP_NET_ADMIN): %v", n, warns.All())
 	}
 	w.xps, w.xpsCalls = nil, nil
 	res := a.Restore(context.Background(), nil)

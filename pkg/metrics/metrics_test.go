@@ -202,6 +202,7 @@ numairqd_xps_writes_total{result="busy"} 0
 numairqd_xps_writes_total{result="dry_run"} 0
 numairqd_xps_writes_total{result="error"} 0
 numairqd_xps_writes_total{result="ok"} 4
+numairqd_xps_writes_total{result="refused"} 0
 numairqd_xps_writes_total{result="unsupported"} 1
 numairqd_xps_writes_total{result="vanished"} 0
 `

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/numairqd/numairqd/pkg/cpumask"
 )
 
 // The systemd scenario boots Debian 12 (systemd 252 as PID 1, udev,
@@ -22,8 +24,9 @@ import (
 // installs the package scripts/deb.sh builds with dpkg -i and checks the
 // daemon through systemd: its unit's sandbox (ProtectSystem=strict with
 // ReadWritePaths=/proc/irq, ProtectProc=invisible, PrivateDevices, the
-// system call filter, IPAddressAllow=localhost, no capabilities) must
-// let it write /proc/irq, hear uevents and answer on loopback, and
+// system call filter, IPAddressAllow=localhost, CAP_NET_ADMIN alone,
+// for xps_cpus) must let it write /proc/irq and the XPS maps, hear
+// uevents and answer on loopback, and
 // reload, the watchdog, the journal's priorities, restore_on_exit and
 // Conflicts=irqbalance.service must work as the README says. Parts i-w
 // share the boot and report as subtests, as the daemon scenarios do.
@@ -116,6 +119,7 @@ metric s_systemctl_start_ms "$(elapsed_ms "$T0")"
 check_state s-active "$UNIT" active
 PID=$(prop MainPID)
 data s-proc-status cat /proc/$PID/status
+data s-state guestcheck state
 data s-security systemd-analyze security --no-pager "$UNIT"
 data s-security-offline systemd-analyze security --no-pager --offline=true /lib/systemd/system/numairqd.service
 if wait_healthy "$DEADLINE_S"; then pass s-healthz 200; else fail s-healthz "status '$(http_status /healthz)'"; fi
@@ -273,7 +277,7 @@ func runSystemdScenario(t *testing.T, name string, root DebianRoot) {
 	}}
 	s.parts = []daemonPart{
 		{"i-dpkg-install", "i-", func(t *testing.T, r *Result) {}},
-		{"s-systemctl-start", "s-", verifySandbox},
+		{"s-systemctl-start", "s-", func(t *testing.T, r *Result) { verifySandbox(t, r); verifyXPSWritten(r, g.NetAddress(0)) }},
 		{"h-cpu-hotplug", "h-", func(t *testing.T, r *Result) {}},
 		{"m-metrics", "m-", func(t *testing.T, r *Result) { verifySystemdMetrics(t, r, g.NetAddress(0)) }},
 		{"r-reload", "r-", func(t *testing.T, r *Result) {}},
@@ -283,6 +287,34 @@ func runSystemdScenario(t *testing.T, name string, root DebianRoot) {
 		{"w-watchdog", "w-", func(t *testing.T, r *Result) {}},
 	}
 	runDaemonScenario(t, s)
+}
+
+// verifyXPSWritten checks that the sandboxed daemon wrote the XPS maps:
+// each tx queue's xps_cpus holds its completion IRQ's smp_affinity_list
+// (not its effective CPU: an idle queue's IRQ moves at its next
+// interrupt), and every online CPU sends on some queue.
+func verifyXPSWritten(r *Result, addr string) {
+	s, err := r.GuestState("s-state")
+	if !r.Check("s-state", err == nil, "%v", err) {
+		return
+	}
+	rep := s.XPS(addr)
+	var outside []string
+	for _, q := range rep.Queues {
+		xps, err1 := cpumask.ParseList(q.XPS)
+		var aff cpumask.Mask
+		var err2 error = fmt.Errorf("no completion IRQ")
+		for _, irq := range s.IRQs {
+			if irq.Number == q.IRQ {
+				aff, err2 = cpumask.ParseList(irq.Affinity)
+			}
+		}
+		if err1 != nil || err2 != nil || aff.IsEmpty() || !aff.IsSubsetOf(xps) {
+			outside = append(outside, fmt.Sprintf("tx-%d xps %q irq %d (%v %v)", q.Index, q.XPS, q.IRQ, err1, err2))
+		}
+	}
+	r.Check("s-xps-written", len(rep.Queues) > 0 && len(outside) == 0 && len(rep.Uncovered) == 0 && len(rep.Errors) == 0,
+		"tx queues whose xps_cpus lacks their completion IRQ's CPUs: %v; uncovered CPUs %v; %s", outside, rep.Uncovered, rep)
 }
 
 // verifySandbox checks the running daemon's credentials as the kernel
@@ -295,8 +327,10 @@ func verifySandbox(t *testing.T, r *Result) {
 				st[k] = strings.TrimSpace(v)
 			}
 		}
-		r.Check("s-no-capabilities", st["CapEff"] == "0000000000000000" && st["CapBnd"] == "0000000000000000",
-			"CapEff %s CapBnd %s", st["CapEff"], st["CapBnd"])
+		// CAP_NET_ADMIN is bit 12: xps_cpus_store() asks for it.
+		const netAdminOnly = "0000000000001000"
+		r.Check("s-cap-net-admin-only", st["CapEff"] == netAdminOnly && st["CapBnd"] == netAdminOnly,
+			"CapEff %s CapBnd %s, want %s (CAP_NET_ADMIN alone)", st["CapEff"], st["CapBnd"], netAdminOnly)
 		r.Check("s-no-new-privs", st["NoNewPrivs"] == "1", "NoNewPrivs %s", st["NoNewPrivs"])
 		r.Check("s-seccomp", st["Seccomp"] == "2", "Seccomp %s (2: filter)", st["Seccomp"])
 	}

@@ -1,0 +1,24 @@
+package apply
+
+import "go.uber.org/zap"
+
+// warnOnce logs a failed XPS write or NAPI pin at Warn the first time
+// key fails with errno, and at Debug while it keeps failing the same
+// way: a refusal that lasts (a unit without CAP_NET_ADMIN, a read-only
+// sysfs) would otherwise log every queue every round. The failure still
+// counts in every round's Result and metrics; a success (settled)
+// re-arms the warning.
+func (a *Applier) warnOnce(key, errno, msg string, fields ...zap.Field) {
+	if a.warned == nil {
+		a.warned = map[string]string{}
+	}
+	if last, ok := a.warned[key]; ok && last == errno {
+		a.log.Debug(msg, fields...)
+		return
+	}
+	a.warned[key] = errno
+	a.log.Warn(msg, fields...)
+}
+
+// settled re-arms warnOnce for key after a success.
+func (a *Applier) settled(key string) { delete(a.warned, key) }
