@@ -4,7 +4,10 @@ import "github.com/numairqd/numairqd/pkg/policy"
 
 // verifies returns the writes to verify after res, the outcome of p:
 // each successful write, with the IRQ's interrupt count read just after
-// it (Options.Interrupts) and the re-writes of the same mask counted on;
+// it (Options.Interrupts), counted as a re-write only when p asked for
+// it because the IRQ fired outside its mask (EffectiveRewrite): a write
+// of the same mask after a driver reset it (virtio-net on every CPU
+// event) starts the count again instead of using up the tries;
 // and the earlier writes p found still outside (pending, mismatched, or
 // to re-write when that write failed or was not reached), kept as they
 // were. Writes p verified, IRQs p
@@ -12,11 +15,13 @@ import "github.com/numairqd/numairqd/pkg/policy"
 // not be read, are forgotten.
 func (a *Applier) verifies(p *policy.Plan, res Result, old policy.Verifies) policy.Verifies {
 	out := policy.Verifies{}
+	rewrite := map[int]bool{}
 	for _, d := range p.Devices {
 		for _, q := range d.IRQs {
 			if v, ok := old[q.Number]; ok && q.EffectiveState > policy.EffectiveVerified {
 				out[q.Number] = v
 			}
+			rewrite[q.Number] = q.EffectiveState == policy.EffectiveRewrite
 		}
 	}
 	for _, o := range res.Writes {
@@ -24,7 +29,7 @@ func (a *Applier) verifies(p *policy.Plan, res Result, old policy.Verifies) poli
 			continue
 		}
 		v := policy.Verify{Name: o.Name, Mask: o.After}
-		if prev, ok := old[o.IRQ]; ok && prev.Name == o.Name && prev.Mask.Equal(o.After) {
+		if prev, ok := old[o.IRQ]; ok && rewrite[o.IRQ] && prev.Name == o.Name && prev.Mask.Equal(o.After) {
 			v.Rewrites = prev.Rewrites + 1
 		}
 		if a.opts.Interrupts != nil {

@@ -12,7 +12,9 @@ import (
 
 // TestVerifiesFollowWrites: what Apply keeps to verify. A successful
 // write is kept with the count read just after it; a re-write of the
-// same mask counts on, a new mask (the plan changed) starts again at
+// same mask that the plan asked for (EffectiveRewrite) counts on; a new
+// mask (the plan changed), or the same mask written again because a
+// driver reset the IRQ (the virtio-net hotplug case), starts again at
 // zero; pending and mismatched writes are kept as they were, a failed
 // re-write too; verified writes and IRQs gone from the plan are
 // forgotten.
@@ -32,6 +34,7 @@ func TestVerifiesFollowWrites(t *testing.T) {
 		49: old("e", "2", 0), // gone
 		50: old("f", "0", 2),
 		51: old("g", "3", 3),
+		53: old("i", "6", 2), // pending; the driver reset it to 0-7
 	}}
 	p := plan(order8,
 		irq(t, 45, "a", "3", "4"),
@@ -41,6 +44,7 @@ func TestVerifiesFollowWrites(t *testing.T) {
 		state(irq(t, 50, "f", "0", "0"), policy.EffectiveRewrite),
 		state(irq(t, 51, "g", "3", "3"), policy.EffectiveMismatch),
 		irq(t, 52, "h", "0-7", "2"),
+		state(irq(t, 53, "i", "0-7", "6"), policy.EffectivePending),
 	)
 	w := &fakeWriter{always: map[int]error{50: syscall.EBUSY}}
 	counts := map[int]uint64{45: 99, 46: 20}
@@ -49,9 +53,9 @@ func TestVerifiesFollowWrites(t *testing.T) {
 		return c, ok
 	}})
 	res, got := a.Apply(context.Background(), p, mem)
-	checkCalls(t, w.reset(), "45:4", "46:5", "50:0", "52:2")
-	if res.Written != 3 || res.Unchanged != 3 {
-		t.Errorf("written %d unchanged %d, want 3 and 3 (pending, verified, mismatched)", res.Written, res.Unchanged)
+	checkCalls(t, w.reset(), "45:4", "46:5", "50:0", "52:2", "53:6")
+	if res.Written != 4 || res.Unchanged != 3 {
+		t.Errorf("written %d unchanged %d, want 4 and 3 (pending, verified, mismatched)", res.Written, res.Unchanged)
 	}
 	want := policy.Verifies{
 		45: {Name: "a", Mask: mask(t, "4"), Count: 99, Counted: true}, // plan changed: re-writes reset
@@ -60,6 +64,7 @@ func TestVerifiesFollowWrites(t *testing.T) {
 		50: old("f", "0", 2), // the re-write failed: still to re-write
 		51: old("g", "3", 3),
 		52: {Name: "h", Mask: mask(t, "2")}, // no count: stays pending until it moves
+		53: {Name: "i", Mask: mask(t, "6")}, // written back after a reset: not a re-write
 	}
 	if len(got.Verify) != len(want) {
 		t.Errorf("verify %v, want %v", got.Verify, want)
