@@ -95,20 +95,6 @@ func (p *Plan) NAPIThreadDiffers(t NAPIThread) bool {
 	return !t.LeftAlone() && !t.Planned.Equal(t.Current.And(p.online))
 }
 
-// UnchangedXPS counts the tx queues whose XPS map the plan sets that
-// are already so.
-func (p *Plan) UnchangedXPS() int {
-	n := 0
-	for _, d := range p.Devices {
-		for _, t := range d.TxQueues {
-			if !t.LeftAlone() && !p.XPSDiffers(t) {
-				n++
-			}
-		}
-	}
-	return n
-}
-
 // Unchanged counts the IRQs the plan places that are already there and
 // not written again.
 func (p *Plan) Unchanged() int {
