@@ -156,14 +156,30 @@ func (a *Applier) dryRun(w policy.Write, res *Result) {
 // the load placement p holds, which the next plan keeps; and it drops
 // the originals whose number p lists under another name (the
 // number was reused). Originals of IRQs p does not list stay, for
-// Restore.
+// Restore, as do the XPS originals. What it holds of NAPI threads p
+// does not list under their pid and name, and the warnings of tx
+// queues and threads p does not list, go: a thread that exited never
+// comes back under its pid, and a daemon runs for months.
 func (a *Applier) forget(p *policy.Plan, mem policy.Memory) policy.Memory {
 	names := map[int]string{}
+	threads := map[threadKey]bool{}
+	warnable := map[string]bool{}
 	for _, d := range p.Devices {
 		for _, q := range d.IRQs {
 			names[q.Number] = q.Name
 		}
+		for _, t := range d.TxQueues {
+			warnable[xpsWarnKey(t.Interface, t.Queue)] = true
+		}
+		for _, t := range d.NAPIThreads {
+			threads[threadKey{t.PID, t.Comm}] = true
+			warnable[napiWarnKey(t.PID, t.Comm)] = true
+		}
 	}
+	gone := func(k threadKey, _ cpumask.Mask) bool { return !threads[k] }
+	maps.DeleteFunc(a.napiOriginals, gone)
+	maps.DeleteFunc(a.wouldNAPI, gone)
+	maps.DeleteFunc(a.warned, func(k, _ string) bool { return !warnable[k] })
 	mem.Refused = maps.Clone(mem.Refused)
 	if mem.Refused == nil {
 		mem.Refused = policy.Refusals{}

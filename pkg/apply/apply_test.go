@@ -45,7 +45,7 @@ type fakeWriter struct {
 	pinCalls []call
 }
 
-func (f *fakeWriter) PinThread(pid int, m cpumask.Mask) error {
+func (f *fakeWriter) PinThread(pid int, _ string, m cpumask.Mask) error {
 	f.pinCalls = append(f.pinCalls, call(fmt.Sprintf("%d:%s", pid, m)))
 	return f.pin[pid]
 }

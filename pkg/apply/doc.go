@@ -5,9 +5,11 @@
 // map or one NAPI kthread (ProcWriter writes
 // <Proc>/irq/N/smp_affinity_list and
 // <Sys>/class/net/IF/queues/tx-N/xps_cpus on a host or a fixture tree,
-// and pins threads with sched_setaffinity only at the host's /proc).
-// NAPI thread writes are classified apart too (napi.go): ESRCH is
-// KindVanished, EINVAL KindStale, EPERM KindRefused, counted in
+// and pins threads with sched_setaffinity only at the host's /proc,
+// after checking the pid is still the thread; pin.go).
+// NAPI thread writes are classified apart too (napi.go): ESRCH or a
+// reused pid is KindVanished; EPERM, EINVAL and a mask the thread's
+// cpuset trimmed KindRefused, never a rescan; counted in
 // Result.NAPIByKind.
 // XPS writes are classified apart (xps.go): the file refusing the map
 // (ENOENT, EINVAL) is KindUnsupported, a missing file KindVanished, and
@@ -35,7 +37,8 @@
 // The Applier remembers each IRQ's mask, each tx queue's XPS map and
 // each NAPI kthread's CPUs (by pid and name) from before its first
 // change so Restore can put them back on exit
-// (restore_on_exit).
+// (restore_on_exit); what it keeps of a NAPI kthread goes when a plan
+// no longer lists it.
 //
 // An Applier is not safe for concurrent use: it is meant to be called
 // from the daemon's one loop goroutine, and the Result each call returns

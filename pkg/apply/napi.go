@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -18,41 +17,38 @@ import (
 	"github.com/numairqd/numairqd/pkg/policy"
 )
 
-// ErrNotHostProc is PinThread's answer on a procfs root other than
-// /proc: a fixture tree's pids are not this machine's threads, and
-// sched_setaffinity would move whatever runs under them.
-var ErrNotHostProc = errors.New("NAPI threads are pinned only at the host's /proc")
-
-// PinThread sets thread pid's CPU affinity with sched_setaffinity(2)
-// (napi.Pin), only when Proc is "/proc". The kernel keeps the online
-// CPUs of mask; errors wrap napi.ErrThreadGone (ESRCH),
-// napi.ErrNoOnlineCPU (EINVAL) or napi.ErrNotPermitted (EPERM) and the
-// errno.
-func (w ProcWriter) PinThread(pid int, mask cpumask.Mask) error {
-	if w.Proc != "/proc" {
-		return fmt.Errorf("pin pid %d: %w (procfs root %s)", pid, ErrNotHostProc, w.Proc)
-	}
-	_, err := napi.Pin(pid, mask)
-	return err
-}
-
 // classifyNAPI maps a pin error to its outcome kind: the thread gone
-// (ESRCH) is KindVanished, no online CPU in the mask (EINVAL: the plan
-// predates a CPU going offline) KindStale, a thread the daemon may not
-// move (EPERM: no CAP_SYS_NICE, or PF_NO_SETAFFINITY) KindRefused.
+// (ESRCH), or its pid now another task's (ErrNotThatThread), is
+// KindVanished. A pin the kernel will not make as asked is
+// KindRefused: EPERM (no CAP_SYS_NICE), EINVAL (no CPU of the mask
+// both online and in the thread's cpuset, or a PF_NO_SETAFFINITY
+// thread; sched_setaffinity answers those with EINVAL, not EPERM) and
+// ErrPinRestricted (the cpuset left only part of the mask). None of
+// them asks for a rescan: a cpuset is not in the snapshot, so a new
+// plan would ask the same, and a CPU going offline brings its own
+// rescan (a uevent).
 func classifyNAPI(err error) Kind {
 	switch {
 	case err == nil:
 		return KindOK
-	case errors.Is(err, napi.ErrThreadGone), errors.Is(err, syscall.ESRCH):
+	case errors.Is(err, napi.ErrThreadGone), errors.Is(err, syscall.ESRCH), errors.Is(err, ErrNotThatThread):
 		return KindVanished
-	case errors.Is(err, napi.ErrNoOnlineCPU), errors.Is(err, syscall.EINVAL):
-		return KindStale
-	case errors.Is(err, napi.ErrNotPermitted), errors.Is(err, syscall.EPERM):
+	case errors.Is(err, ErrPinRestricted), errors.Is(err, napi.ErrNoOnlineCPU), errors.Is(err, syscall.EINVAL),
+		errors.Is(err, napi.ErrNotPermitted), errors.Is(err, syscall.EPERM):
 		return KindRefused
 	default:
 		return KindError
 	}
+}
+
+// napiErrno is errnoName for a pin error, and "restricted" for
+// ErrPinRestricted, which wraps no errno: the value of Outcome.Errno
+// and of the logs' errno field.
+func napiErrno(err error) string {
+	if errors.Is(err, ErrPinRestricted) {
+		return "restricted"
+	}
+	return errnoName(err)
 }
 
 // threadKey names a thread: its pid and name, so a later task that
@@ -62,10 +58,13 @@ type threadKey struct {
 	comm string
 }
 
+// napiWarnKey is a thread's key in warned.
+func napiWarnKey(pid int, comm string) string { return "napi " + strconv.Itoa(pid) + " " + comm }
+
 // applyNAPI pins one NAPI kthread, or logs it in a dry run.
 func (a *Applier) applyNAPI(w policy.Write, res *Result) {
 	k := threadKey{w.PID, w.Name}
-	warnKey := "napi " + strconv.Itoa(w.PID) + " " + w.Name
+	warnKey := napiWarnKey(w.PID, w.Name)
 	fields := []zap.Field{zap.String("interface", w.Interface), zap.Int("pid", w.PID), zap.String("name", w.Name),
 		zap.Int("queue", w.Queue), zap.Int("irq", w.IRQ), zap.Stringer("from", w.Before), zap.Stringer("to", w.After)}
 	if a.opts.DryRun {
@@ -79,28 +78,31 @@ func (a *Applier) applyNAPI(w policy.Write, res *Result) {
 		}
 		return
 	}
-	err := a.w.PinThread(w.PID, w.After)
+	err := a.w.PinThread(w.PID, w.Name, w.After)
 	if a.opts.Progress != nil {
 		a.opts.Progress()
 	}
 	kind := classifyNAPI(err)
-	res.record(w, kind, errnoName(err))
-	switch kind {
-	case KindOK:
-		a.settled(warnKey)
+	errno := napiErrno(err)
+	res.record(w, kind, errno)
+	// A restricted pin moved the thread too, to part of the mask:
+	// Restore must put it back as well.
+	if kind == KindOK || errors.Is(err, ErrPinRestricted) {
 		if a.napiOriginals == nil {
 			a.napiOriginals = map[threadKey]cpumask.Mask{}
 		}
 		if _, ok := a.napiOriginals[k]; !ok {
 			a.napiOriginals[k] = w.Before
 		}
+	}
+	switch kind {
+	case KindOK:
+		a.settled(warnKey)
 		a.log.Debug("pinned NAPI thread", fields...)
 	case KindVanished:
-		a.log.Debug("NAPI thread exited before it was pinned", fields...)
-	case KindStale:
-		a.log.Info("no CPU of the NAPI thread's mask is online; rescanning", append(fields, zap.Error(err))...)
+		a.log.Debug("NAPI thread exited before it was pinned", append(fields, zap.Error(err))...)
 	default:
-		a.warnOnce(warnKey, errnoName(err), "cannot pin NAPI thread", append(fields, zap.Stringer("kind", kind), zap.String("errno", errnoName(err)), zap.Error(err))...)
+		a.warnOnce(warnKey, errno, "cannot pin NAPI thread", append(fields, zap.Stringer("kind", kind), zap.String("errno", errno), zap.Error(err))...)
 	}
 }
 
@@ -133,9 +135,9 @@ func (a *Applier) restoreNAPI(ctx context.Context, inv *inventory.Inventory, res
 		m := a.napiOriginals[k]
 		w := policy.Write{Kind: policy.WriteNAPIThread, IRQ: -1, Name: k.comm, Interface: t.Interface, Queue: t.Queue, PID: k.pid,
 			Before: t.Affinity, After: m}
-		err := a.w.PinThread(k.pid, m)
+		err := a.w.PinThread(k.pid, k.comm, m)
 		kind := classifyNAPI(err)
-		res.record(w, kind, errnoName(err))
+		res.record(w, kind, napiErrno(err))
 		switch kind {
 		case KindOK:
 			written++

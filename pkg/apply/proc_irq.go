@@ -18,8 +18,9 @@ import (
 type Writer interface {
 	WriteAffinity(irq int, mask cpumask.Mask) error
 	WriteXPS(iface string, queue int, mask cpumask.Mask) error
-	// PinThread sets the CPU affinity of NAPI kthread pid (napi.go).
-	PinThread(pid int, mask cpumask.Mask) error
+	// PinThread sets the CPU affinity of NAPI kthread pid, named comm
+	// (pin.go).
+	PinThread(pid int, comm string, mask cpumask.Mask) error
 }
 
 // ErrEmptyMask is returned for a write of an empty mask, which is never

@@ -40,9 +40,12 @@ const (
 	// from a single-queue device, EINVAL for an unresolvable traffic
 	// class); only XPS writes have it.
 	KindUnsupported
-	// KindRefused: a NAPI kthread the daemon may not move (EPERM), or
-	// an XPS map it may not write (EPERM without CAP_NET_ADMIN, EACCES,
-	// EROFS); only NAPI thread and XPS writes have it.
+	// KindRefused: a NAPI kthread the kernel will not pin as asked
+	// (EPERM without CAP_SYS_NICE; EINVAL for no CPU of the mask in its
+	// cpuset, or PF_NO_SETAFFINITY; Errno "restricted" when its cpuset
+	// kept only part of the mask), or an XPS map the daemon may not
+	// write (EPERM without CAP_NET_ADMIN, EACCES, EROFS); only NAPI
+	// thread and XPS writes have it.
 	KindRefused
 	numKinds
 )
@@ -50,7 +53,8 @@ const (
 var kindNames = [numKinds]string{"ok", "dry_run", "managed", "no_space", "stale", "busy", "vanished", "error", "unsupported", "refused"}
 
 // Kinds are the outcome kinds of IRQ writes, in order: all but
-// KindUnsupported.
+// KindUnsupported and KindRefused, which only XPS and NAPI thread
+// writes have.
 func Kinds() []Kind {
 	ks := make([]Kind, KindUnsupported)
 	for i := range ks {
@@ -62,7 +66,7 @@ func Kinds() []Kind {
 // NAPIKinds are the outcome kinds a NAPI thread write can have, the
 // values of numairqd_napi_thread_writes_total{result}.
 func NAPIKinds() []Kind {
-	return []Kind{KindOK, KindDryRun, KindStale, KindVanished, KindRefused, KindError}
+	return []Kind{KindOK, KindDryRun, KindVanished, KindRefused, KindError}
 }
 
 // XPSKinds are the outcome kinds an XPS write can have.
@@ -110,8 +114,8 @@ type Result struct {
 	// Failed maps each IRQ that could not be placed to its kind (one
 	// with Kind.Failed).
 	Failed map[int]Kind
-	// Stale is set when a write got EINVAL: the snapshot planned from is
-	// out of date and the caller should rescan now.
+	// Stale is set when an IRQ write got EINVAL: the snapshot planned
+	// from is out of date and the caller should rescan now.
 	Stale bool
 	// XPSByKind counts the outcome of every XPS write tried, which the
 	// counts above leave out (they are the IRQs'); XPSWritten counts
@@ -142,8 +146,8 @@ func (r *Result) record(w policy.Write, kind Kind, errno string) {
 		if kind == KindOK {
 			r.NAPIWritten++
 		}
-		// No CPU of the mask online: the plan predates a CPU event.
-		r.Stale = r.Stale || kind == KindStale
+		// Never Stale: a pin the kernel refuses is KindRefused
+		// (classifyNAPI), which a new plan would not change.
 		return
 	}
 	r.ByKind[kind]++

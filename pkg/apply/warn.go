@@ -7,7 +7,8 @@ import "go.uber.org/zap"
 // way: a refusal that lasts (a unit without CAP_NET_ADMIN, a read-only
 // sysfs) would otherwise log every queue every round. The failure still
 // counts in every round's Result and metrics; a success (settled)
-// re-arms the warning.
+// re-arms the warning, and forget drops the keys of queues and threads
+// a plan no longer lists.
 func (a *Applier) warnOnce(key, errno, msg string, fields ...zap.Field) {
 	if a.warned == nil {
 		a.warned = map[string]string{}

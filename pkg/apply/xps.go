@@ -76,12 +76,15 @@ type xpsKey struct {
 	queue int
 }
 
+// xpsWarnKey is a tx queue's key in warned.
+func xpsWarnKey(iface string, queue int) string { return "xps " + iface + " tx-" + strconv.Itoa(queue) }
+
 // applyXPS makes one XPS write, or logs it in a dry run. It is not
 // retried: the store takes RTNL by restarting the system call (before
 // v6.15) or waiting (since), so no EBUSY reaches userspace.
 func (a *Applier) applyXPS(w policy.Write, res *Result) {
 	k := xpsKey{w.Interface, w.Queue}
-	warnKey := "xps " + w.Name
+	warnKey := xpsWarnKey(w.Interface, w.Queue)
 	fields := []zap.Field{zap.String("interface", w.Interface), zap.Int("queue", w.Queue), zap.Int("irq", w.IRQ),
 		zap.Stringer("from", w.Before), zap.Stringer("to", w.After)}
 	if a.opts.DryRun {

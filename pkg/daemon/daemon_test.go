@@ -70,7 +70,7 @@ func (w *fileWriter) WriteXPS(iface string, queue int, m cpumask.Mask) error {
 
 // PinThread rewrites the thread's status in the tree's proc, counted
 // in pins.
-func (w *fileWriter) PinThread(pid int, m cpumask.Mask) error {
+func (w *fileWriter) PinThread(pid int, _ string, m cpumask.Mask) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.pins++

@@ -119,7 +119,7 @@ func (w fileWriter) WriteAffinity(irq int, m cpumask.Mask) error {
 	return apply.ProcWriter{Proc: w.proc}.WriteAffinity(irq, m)
 }
 
-func (w fileWriter) PinThread(pid int, m cpumask.Mask) error {
+func (w fileWriter) PinThread(pid int, _ string, m cpumask.Mask) error {
 	return fakesys.PinThread(w.proc, pid, m)
 }
 

@@ -227,7 +227,6 @@ numairqd_napi_thread_writes_total{result="dry_run"} 0
 numairqd_napi_thread_writes_total{result="error"} 0
 numairqd_napi_thread_writes_total{result="ok"} 6
 numairqd_napi_thread_writes_total{result="refused"} 2
-numairqd_napi_thread_writes_total{result="stale"} 0
 numairqd_napi_thread_writes_total{result="vanished"} 1
 `
 	if err := testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(want), "numairqd_napi_thread_writes_total"); err != nil {

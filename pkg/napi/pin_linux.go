@@ -12,11 +12,12 @@ var (
 	// ErrThreadGone: the thread exited (ESRCH), as after its device was
 	// removed or its NAPI deleted; rediscover.
 	ErrThreadGone = errors.New("thread gone")
-	// ErrNoOnlineCPU: none of the CPUs asked for is online and allowed
-	// (EINVAL from sched_setaffinity).
+	// ErrNoOnlineCPU: EINVAL from sched_setaffinity, which means none
+	// of the CPUs asked for is online and in the thread's cpuset, or a
+	// thread no one may move (PF_NO_SETAFFINITY).
 	ErrNoOnlineCPU = errors.New("no CPU of the mask is online")
 	// ErrNotPermitted: the caller may not move the thread (EPERM: no
-	// CAP_SYS_NICE, or a thread with PF_NO_SETAFFINITY).
+	// CAP_SYS_NICE).
 	ErrNotPermitted = errors.New("not permitted")
 )
 

@@ -1,0 +1,15 @@
+package apply
+
+import "github.com/numairqd/numairqd/pkg/cpumask"
+
+// PinThreadWith is ProcWriter.PinThread with setAffinity for
+// napi.Pin, on any procfs root.
+func (w ProcWriter) PinThreadWith(pid int, comm string, mask cpumask.Mask, setAffinity func(int, cpumask.Mask) (cpumask.Mask, error)) error {
+	return w.pinThread(pid, comm, mask, setAffinity)
+}
+
+// Remembered counts what a keeps of NAPI threads and warnings: NAPI
+// originals, dry-run NAPI masks and warned keys.
+func (a *Applier) Remembered() (napiOriginals, wouldNAPI, warned int) {
+	return len(a.napiOriginals), len(a.wouldNAPI), len(a.warned)
+}
