@@ -11,6 +11,9 @@ import (
 // writeTxQueuesText shows each tx queue of d with its XPS CPUs before
 // and after, as the IRQ table shows affinities.
 func writeTxQueuesText(w io.Writer, p *policy.Plan, d policy.Device) {
+	if d.XPSError != "" {
+		fmt.Fprintf(w, "  xps %s: tx queues not listed (left alone): %s\n", d.XPS, d.XPSError)
+	}
 	if len(d.TxQueues) == 0 {
 		return
 	}

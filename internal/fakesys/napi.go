@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -32,14 +33,35 @@ func (t *Tree) AddNAPIThreads(ifname string, threads ...NAPIThread) {
 	}
 }
 
-// WriteNAPIThread writes (or rewrites) one kthread's stat and status.
+// WriteNAPIThread writes (or rewrites) one kthread's stat and status,
+// and lists it among kthreadd's children (/proc/2/task/2/children),
+// where pkg/napi looks first.
 func (t *Tree) WriteNAPIThread(th NAPIThread) {
 	t.tb.Helper()
+	t.addKthreaddChild(th.PID)
 	dir := "proc/" + strconv.Itoa(th.PID) + "/"
 	// flags 0x208040: PF_KTHREAD | PF_NOFREEZE | PF_FORKNOEXEC.
 	t.WriteFile(dir+"stat", fmt.Sprintf("%d (%s) S 2 0 0 0 -1 2129984 0 0 0 0 0 4 0 0 20 0 1 0 100 0 0\n", th.PID, th.Comm))
 	t.WriteFile(dir+"status", fmt.Sprintf("Name:\t%s\nState:\tS (sleeping)\nPid:\t%d\nPPid:\t2\nCpus_allowed:\t%s\nCpus_allowed_list:\t%s\n",
 		th.Comm, th.PID, th.Allowed.Hex(0), th.Allowed))
+}
+
+// kthreaddChildrenFile is where CONFIG_PROC_CHILDREN lists kthreadd's
+// children: pids, each followed by a space.
+const kthreaddChildrenFile = "proc/2/task/2/children"
+
+// addKthreaddChild lists pid in kthreaddChildrenFile once.
+func (t *Tree) addKthreaddChild(pid int) {
+	t.tb.Helper()
+	data, err := os.ReadFile(t.Path(kthreaddChildrenFile))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.tb.Fatal(err)
+	}
+	p := strconv.Itoa(pid)
+	if slices.Contains(strings.Fields(string(data)), p) {
+		return
+	}
+	t.WriteFile(kthreaddChildrenFile, string(data)+p+" ")
 }
 
 // NAPIThreadAllowed reads back Cpus_allowed_list of thread pid.

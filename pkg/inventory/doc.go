@@ -4,8 +4,12 @@
 // (/sys/class/net) with their tx queues' XPS maps and, for those with
 // threaded NAPI on, their NAPI kthreads (pkg/napi) and the kthreads'
 // affinities (/proc/PID/status), and which IRQs the kernel manages.
-// /proc is scanned for kthreads only when an interface is threaded; at
-// the host's roots the netdev family's napi-get is asked first (6.8+).
+// /proc is read for kthreads only when an interface is threaded (and
+// then kthreadd's children, pkg/napi); at the host's roots the netdev
+// family's napi-get is asked first (6.8+). A queue, interface or
+// thread that cannot be read keeps its error (TxQueue.Err,
+// Device.TxQueuesErr, NAPI.Err, NAPIThread.Err) and never fails the
+// read: the IRQs are placed all the same.
 // Whether a device
 // IRQ serves a queue is the planner's call (pkg/policy).
 //

@@ -82,6 +82,10 @@ type Device struct {
 	// TxQueues are the tx queues of Interfaces, by interface then queue,
 	// re-read with the affinities every round.
 	TxQueues []TxQueue
+	// TxQueuesErr is why the tx queues of some of Interfaces could not
+	// be listed (queues/ unreadable, an entry not tx-N): those have
+	// none in TxQueues, the others do. nil when all were listed.
+	TxQueuesErr error
 	// NAPI are the kthreads of the interfaces with threaded NAPI on,
 	// re-read with the affinities every round.
 	NAPI NAPI

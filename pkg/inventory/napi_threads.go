@@ -57,8 +57,9 @@ type NAPI struct {
 	Threads  []NAPIThread
 	// Unresolved are threads whose name fits several interfaces.
 	Unresolved []NAPIUnresolved
-	// Err is why the threads could not be found (napi.Find failed),
-	// nil when they were.
+	// Err is why the threads could not be found (napi.Find failed)
+	// and which interfaces' threaded could not be read (taken as off),
+	// nil when all was read.
 	Err error
 	// NetlinkErr is why napi-get was not used (a kernel before 6.8),
 	// nil when it was or was not asked (fixture roots).
@@ -69,16 +70,15 @@ type NAPI struct {
 // kthreads. Only /sys/class/net/IF/threaded is read per interface; /proc
 // is scanned only when one of them is on, once for all. Netlink is
 // asked only at the host's roots: napi-get describes the running
-// kernel, not a fixture tree.
-func (fsys FS) readNAPI(kr *kernfs.Reader, devs []Device) error {
+// kernel, not a fixture tree. An interface whose threaded cannot be
+// read, and a failed search, are in the device's NAPI.Err.
+func (fsys FS) readNAPI(kr *kernfs.Reader, devs []Device) {
 	var threaded []string
 	for i := range devs {
 		devs[i].NAPI = NAPI{}
 		for _, name := range devs[i].Interfaces {
 			on, err := fsys.isThreaded(kr, name)
-			if err != nil {
-				return err
-			}
+			devs[i].NAPI.Err = errors.Join(devs[i].NAPI.Err, err)
 			if on {
 				devs[i].NAPI.Threaded = append(devs[i].NAPI.Threaded, name)
 				threaded = append(threaded, name)
@@ -86,7 +86,7 @@ func (fsys FS) readNAPI(kr *kernfs.Reader, devs []Device) error {
 		}
 	}
 	if len(threaded) == 0 {
-		return nil
+		return
 	}
 	res, err := napi.Find(threaded, napi.Options{FS: napi.FS{Proc: fsys.Proc, Sys: fsys.Sys}, Netlink: fsys.Proc == "/proc" && fsys.Sys == "/sys"})
 	for i := range devs {
@@ -95,7 +95,7 @@ func (fsys FS) readNAPI(kr *kernfs.Reader, devs []Device) error {
 			continue
 		}
 		if err != nil {
-			d.NAPI.Err = err
+			d.NAPI.Err = errors.Join(d.NAPI.Err, err)
 			continue
 		}
 		d.NAPI.NetlinkErr = res.NetlinkErr
@@ -107,11 +107,7 @@ func (fsys FS) readNAPI(kr *kernfs.Reader, devs []Device) error {
 			if !mine[t.Iface] {
 				continue
 			}
-			th, ok, err := fsys.napiThread(kr, t)
-			if err != nil {
-				return err
-			}
-			if ok {
+			if th, ok := fsys.napiThread(kr, t); ok {
 				d.NAPI.Threads = append(d.NAPI.Threads, th)
 			}
 		}
@@ -124,7 +120,6 @@ func (fsys FS) readNAPI(kr *kernfs.Reader, devs []Device) error {
 			}
 		}
 	}
-	return nil
 }
 
 // isThreaded reads /sys/class/net/name/threaded (5.12+): any value
@@ -152,16 +147,16 @@ func (fsys FS) isThreaded(kr *kernfs.Reader, name string) (bool, error) {
 // napiThread reads thread t's name and affinity from /proc/PID/status;
 // ok is false when it exited meanwhile. A thread whose status cannot be
 // read or parsed is kept with Err.
-func (fsys FS) napiThread(kr *kernfs.Reader, t napi.Thread) (NAPIThread, bool, error) {
+func (fsys FS) napiThread(kr *kernfs.Reader, t napi.Thread) (NAPIThread, bool) {
 	th := NAPIThread{Interface: t.Iface, PID: t.PID, NAPIID: t.NAPIID, IRQ: t.IRQ, Queue: t.Queue, Kind: t.Kind, Source: t.Source}
 	path := filepath.Join(fsys.Proc, strconv.Itoa(t.PID), "status")
 	b, err := kr.Read(path)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
-		return th, false, nil
+		return th, false
 	}
 	if err != nil {
 		th.Err = fileErr(path, err)
-		return th, true, nil
+		return th, true
 	}
 	th.Comm, th.Affinity, th.Err = parseStatus(path, b)
 	if th.Err == nil && !strings.HasPrefix(th.Comm, "napi/") {
@@ -170,7 +165,7 @@ func (fsys FS) napiThread(kr *kernfs.Reader, t napi.Thread) (NAPIThread, bool, e
 		// names another task.
 		th.Err = fmt.Errorf("%s: pid %d is %s here, not a NAPI kthread (a pid from another pid namespace?)", path, t.PID, kernfs.Quote(th.Comm))
 	}
-	return th, true, nil
+	return th, true
 }
 
 // parseStatus returns Name and Cpus_allowed_list of /proc/PID/status.

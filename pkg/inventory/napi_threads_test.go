@@ -1,11 +1,14 @@
 package inventory
 
 import (
+	"errors"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
 	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/kernfs"
 	"github.com/numairqd/numairqd/pkg/napi"
 )
 
@@ -57,11 +60,14 @@ func TestNAPIThreadsOfAThreadedVirtioNet(t *testing.T) {
 	}
 }
 
-// A bad /proc/PID/stat fails only the threaded interface's NAPI, and
-// /proc is not scanned at all while no interface is threaded.
+// A /proc/PID/stat that cannot be read fails only the threaded
+// interface's NAPI, and /proc is not read at all while no interface is
+// threaded; a threaded that is not a number is that interface's NAPI
+// error, and it is taken as off.
 func TestNAPIProcScannedOnlyWhenThreaded(t *testing.T) {
 	tr := readerFixture(t)
-	tr.WriteFile("proc/77/stat", "77 napi/eth0-1 no closing paren\n")
+	tr.WriteFile("proc/2/task/2/children", "77 ")
+	tr.Mkdir("proc/77/stat") // EISDIR
 	tr.WriteFile("sys/class/net/eth0/threaded", "0\n")
 	inv, err := FS{Proc: tr.Proc(), Sys: tr.Sys()}.Read()
 	if err != nil {
@@ -73,14 +79,44 @@ func TestNAPIProcScannedOnlyWhenThreaded(t *testing.T) {
 	tr.WriteFile("sys/class/net/eth0/threaded", "1\n")
 	inv, err = FS{Proc: tr.Proc(), Sys: tr.Sys()}.Read()
 	if err != nil {
-		t.Fatalf("a bad stat failed the whole read: %v", err)
+		t.Fatalf("an unreadable stat failed the whole read: %v", err)
 	}
 	if n := napiOf(t, inv, bdf41); n.Err == nil || !strings.Contains(n.Err.Error(), "proc/77/stat") {
-		t.Errorf("threaded 1: NAPI.Err = %v, want the bad stat named", n.Err)
+		t.Errorf("threaded 1: NAPI.Err = %v, want the stat named", n.Err)
 	}
 	tr.WriteFile("sys/class/net/eth0/threaded", "on\n")
-	if _, err := (FS{Proc: tr.Proc(), Sys: tr.Sys()}).Read(); err == nil || !strings.Contains(err.Error(), "threaded") {
-		t.Errorf("threaded \"on\": err %v, want it named", err)
+	inv, err = FS{Proc: tr.Proc(), Sys: tr.Sys()}.Read()
+	if err != nil {
+		t.Fatalf("a bad threaded failed the whole read: %v", err)
+	}
+	n := napiOf(t, inv, bdf41)
+	if !errors.Is(n.Err, kernfs.ErrMalformed) || !strings.Contains(n.Err.Error(), "eth0/threaded") || !strings.Contains(n.Err.Error(), `"on"`) ||
+		len(n.Threaded) != 0 {
+		t.Errorf("threaded \"on\": NAPI %+v, want it off with the file and value named", n)
+	}
+	if len(inv.IRQs) == 0 {
+		t.Errorf("threaded \"on\": no IRQs read")
+	}
+}
+
+// A malformed /proc/PID/stat is that task's alone (one exiting mid-read
+// is normal): the interface's threads are all found.
+func TestNAPIMalformedStatSkipped(t *testing.T) {
+	tr := readerFixture(t)
+	threads, _, _ := fakesys.VirtioNAPIThreads("eth0", 1, 8193, 300, cpumask.New(1))
+	tr.AddNAPIThreads("eth0", threads...)
+	tr.WriteFile("proc/77/stat", "77 napi/eth0-1 no closing paren\n")
+	children, err := os.ReadFile(tr.Path("proc/2/task/2/children"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.WriteFile("proc/2/task/2/children", "77 "+string(children))
+	inv, err := FS{Proc: tr.Proc(), Sys: tr.Sys()}.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := napiOf(t, inv, bdf41); n.Err != nil || len(n.Threads) != 2 {
+		t.Errorf("NAPI %+v, want both threads and no error", n)
 	}
 }
 

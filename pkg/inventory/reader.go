@@ -120,10 +120,7 @@ func (r *Reader) affinities(ir *irqReader, online cpumask.Mask) (*Inventory, []f
 		}
 	}
 	irqs, f = readIRQs(ir, irqs, f, todo)
-	devs, err := r.fs.readQueues(&ir.r, r.last.Devices)
-	if err != nil {
-		return nil, nil, err
-	}
+	devs := r.fs.readQueues(&ir.r, r.last.Devices)
 	return &Inventory{CPUs: online, IRQs: irqs, Devices: devs}, f, nil
 }
 
@@ -172,9 +169,7 @@ func (r *Reader) interrupts(ir *irqReader, k key) (*Inventory, []facts, error) {
 	irqs, f = readIRQs(ir, irqs, f, todo)
 	inv := &Inventory{CPUs: cpumask.New(ints.CPUs...), IRQs: irqs}
 	link(inv, devs)
-	if inv.Devices, err = r.fs.readQueues(&ir.r, inv.Devices); err != nil {
-		return nil, nil, err
-	}
+	inv.Devices = r.fs.readQueues(&ir.r, inv.Devices)
 	return inv, f, nil
 }
 

@@ -44,40 +44,38 @@ const maxTxQueues = 4096
 
 // readQueues returns a fresh copy of devs with the tx queues
 // (readTxQueues) and the NAPI kthreads (readNAPI) of their interfaces:
-// what is re-read whenever the IRQs' affinities are.
-func (fsys FS) readQueues(kr *kernfs.Reader, devs []Device) ([]Device, error) {
-	out, err := fsys.readTxQueues(kr, devs)
-	if err != nil {
-		return nil, err
-	}
-	if err := fsys.readNAPI(kr, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+// what is re-read whenever the IRQs' affinities are. What cannot be
+// read stays with its queue, interface or device, never failing the
+// round: the IRQs are placed all the same.
+func (fsys FS) readQueues(kr *kernfs.Reader, devs []Device) []Device {
+	out := fsys.readTxQueues(kr, devs)
+	fsys.readNAPI(kr, out)
+	return out
 }
 
 // readTxQueues returns the tx queues of every interface of devs, a
 // fresh copy of each device that has interfaces: queues/tx-N directories
 // are the interface's real_num_tx_queues, so the listing is re-read with
 // each map (ethtool -L changes it with no IRQ requested or freed). A
-// queue's read error stays with the queue; an interface removed while
-// it is read is left out.
-func (fsys FS) readTxQueues(kr *kernfs.Reader, devs []Device) ([]Device, error) {
+// queue's read error stays with the queue, an interface's listing error
+// in its device's TxQueuesErr; an interface removed while it is read is
+// left out.
+func (fsys FS) readTxQueues(kr *kernfs.Reader, devs []Device) []Device {
 	out := slices.Clone(devs)
 	for i := range out {
-		out[i].TxQueues = nil
+		out[i].TxQueues, out[i].TxQueuesErr = nil, nil
 		for _, name := range out[i].Interfaces {
 			qs, err := fsys.interfaceTxQueues(kr, name)
-			if err != nil {
-				return nil, err
-			}
+			out[i].TxQueuesErr = errors.Join(out[i].TxQueuesErr, err)
 			out[i].TxQueues = append(out[i].TxQueues, qs...)
 		}
 	}
-	return out, nil
+	return out
 }
 
-// interfaceTxQueues reads the tx queues of interface name, in queue order.
+// interfaceTxQueues reads the tx queues of interface name, in queue
+// order; none when its queues/ directory cannot be listed or holds an
+// entry that is not tx-N, so that the interface is left alone whole.
 func (fsys FS) interfaceTxQueues(kr *kernfs.Reader, name string) ([]TxQueue, error) {
 	dir := filepath.Join(fsys.Sys, "class", "net", name, "queues")
 	names, err := dirNames(kr, dir)

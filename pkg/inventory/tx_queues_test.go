@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
@@ -76,12 +77,35 @@ func TestTxQueueErrorsStayWithTheQueue(t *testing.T) {
 	}
 }
 
-func TestTxQueueDirectoryMalformed(t *testing.T) {
-	tr := readerFixture(t)
-	tr.Mkdir("sys/class/net/eth0/queues/tx-01")
-	_, err := FS{Proc: tr.Proc(), Sys: tr.Sys()}.Read()
-	if !errors.Is(err, kernfs.ErrMalformed) || !strings.Contains(err.Error(), `"tx-01"`) {
-		t.Errorf("Read error %v, want a malformed error quoting tx-01", err)
+// A queues/ directory that cannot be listed, or holds an entry that is
+// not tx-N, leaves that interface without tx queues and its error in
+// the device's TxQueuesErr: the read, and the IRQs, go on.
+func TestTxQueueDirectoryBad(t *testing.T) {
+	for name, tc := range map[string]struct {
+		breakIt func(tr *fakesys.Tree)
+		is      error
+		names   string
+	}{
+		"entry not tx-N": {func(tr *fakesys.Tree) { tr.Mkdir("sys/class/net/eth0/queues/tx-01") }, kernfs.ErrMalformed, `"tx-01"`},
+		"not a directory": {func(tr *fakesys.Tree) {
+			tr.Remove("sys/class/net/eth0/queues")
+			tr.WriteFile("sys/class/net/eth0/queues", "")
+		}, syscall.ENOTDIR, "eth0/queues"},
+	} {
+		tr := readerFixture(t)
+		tr.AddTxQueues("eth0", 4, []cpumask.Mask{cpumask.New(0), cpumask.New(1)})
+		tc.breakIt(tr)
+		inv, err := FS{Proc: tr.Proc(), Sys: tr.Sys()}.Read()
+		if err != nil {
+			t.Fatalf("%s: the read failed: %v", name, err)
+		}
+		d, _ := inv.Device(bdf41)
+		if len(d.TxQueues) != 0 || !errors.Is(d.TxQueuesErr, tc.is) || !strings.Contains(d.TxQueuesErr.Error(), tc.names) {
+			t.Errorf("%s: tx queues %+v, error %v; want none, and %v naming %s", name, d.TxQueues, d.TxQueuesErr, tc.is, tc.names)
+		}
+		if q, ok := inv.IRQ(31); !ok || q.Device != bdf41 || !q.Affinity.Equal(cpumask.New(1)) {
+			t.Errorf("%s: IRQ 31 = %+v, want read", name, q)
+		}
 	}
 }
 

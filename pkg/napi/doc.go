@@ -13,7 +13,9 @@
 //     netif_napi_set_irq; virtio-net before 6.15 does not). TX-only
 //     NAPIs (netif_napi_add_tx, id 0) are not listed.
 //   - Before 6.8 (the "netdev" family does not exist, or has no
-//     napi-get): only /proc. Each thread is a child of kthreadd named
+//     napi-get): only /proc. Each thread is a child of kthreadd (so
+//     only the pids of /proc/2/task/2/children are read, all of /proc
+//     without CONFIG_PROC_CHILDREN) named
 //     "napi/<dev>-<napi id>", cut to 15 bytes (TASK_COMM_LEN), so the id,
 //     and for names of 10 bytes or more even the device, may be lost.
 //     The name is fixed at creation: a renamed device keeps its old

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"syscall"
 
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
@@ -31,7 +32,8 @@ type Options struct {
 // threads only /proc shows (TX-only NAPIs); on a kernel without
 // napi-get it says why in Result.NetlinkErr and reads /proc alone. An
 // interface that is not there, or not threaded, has no thread; one
-// removed while it is read is left out.
+// removed while it is read (napi-get's ENODEV) is left out, and so is
+// a task whose /proc/PID/stat cannot be parsed.
 func Find(ifaces []string, o Options) (Result, error) {
 	var (
 		r   kernfs.Reader
@@ -55,7 +57,7 @@ func Find(ifaces []string, o Options) (Result, error) {
 	threads, unresolved := byIface(pts, names, wanted)
 	res.Unresolved = unresolved
 	if o.Netlink {
-		threads, res.NetlinkErr, err = addNetlink(&r, netDir, ifaces, wanted, threads)
+		threads, res.NetlinkErr, err = addNetlink(&r, netDir, ifaces, wanted, threads, dumpNAPIs)
 		if err != nil {
 			return Result{}, err
 		}
@@ -87,8 +89,9 @@ func Find(ifaces []string, o Options) (Result, error) {
 // addNetlink replaces the /proc view of each wanted interface's threads
 // by napi-get's where the kernel has it: napi-get's threads first, then
 // those only /proc shows. A kernel without napi-get returns threads
-// unchanged and why in unavail.
-func addNetlink(r *kernfs.Reader, netDir string, ifaces []string, wanted map[string]bool, threads []Thread) (_ []Thread, unavail, err error) {
+// unchanged and why in unavail. dump is dumpNAPIs, a fake in tests.
+func addNetlink(r *kernfs.Reader, netDir string, ifaces []string, wanted map[string]bool, threads []Thread,
+	dump func(ifindex int) ([]napiInfo, error)) (_ []Thread, unavail, err error) {
 	for _, iface := range ifaces {
 		if !wanted[iface] {
 			continue
@@ -105,10 +108,12 @@ func addNetlink(r *kernfs.Reader, netDir string, ifaces []string, wanted map[str
 		if err != nil || ifindex <= 0 {
 			return nil, nil, fmt.Errorf("napi: %w", kernfs.Malformed(path, "ifindex %s", kernfs.Quote(s)))
 		}
-		infos, err := dumpNAPIs(ifindex)
+		infos, err := dump(ifindex)
 		switch {
 		case unavailable(err):
 			return threads, err, nil
+		case errors.Is(err, syscall.ENODEV):
+			continue // removed between its ifindex and the dump
 		case err != nil:
 			return nil, nil, fmt.Errorf("napi: %s: %w", iface, err)
 		}

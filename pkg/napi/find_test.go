@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/numairqd/numairqd/pkg/kernfs"
@@ -49,7 +51,8 @@ func writeTree(t *testing.T, files, links map[string]string) FS {
 // sq[0], rq[0], and rq[k] has id 8193+k. Around them: init, kthreadd,
 // a user process that calls itself like a NAPI thread, two interfaces
 // whose cut thread name is the same, one whose cut took the id, a
-// process gone while listed, and /proc's non-numeric entries.
+// process gone while listed, /proc's non-numeric entries and
+// kthreadd's children file.
 func labTree(t *testing.T) FS {
 	files := map[string]string{
 		"proc/1/stat":                         "1 (init) S 0 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 1 0 0\n",
@@ -66,11 +69,16 @@ func labTree(t *testing.T) FS {
 		"sys/class/net/enp129s0f0np1/ifindex": "4\n",
 		"sys/class/net/enp1s0/ifindex":        "5\n",
 	}
+	children := "30 401 402 403 "
 	for k := 0; k < 8; k++ {
 		tx, rx := 360-2*k-1, 360-2*k
 		files[fmt.Sprintf("proc/%d/stat", tx)] = kthreadStat(tx, "napi/eth0-0")
 		files[fmt.Sprintf("proc/%d/stat", rx)] = kthreadStat(rx, fmt.Sprintf("napi/eth0-%d", 8193+k))
+		children += fmt.Sprintf("%d %d ", tx, rx)
 	}
+	// kthreadd's children as CONFIG_PROC_CHILDREN lists them, with a
+	// trailing space; 400 is a user process, not among them.
+	files["proc/2/task/2/children"] = children
 	virtio := "../../../../../bus/virtio/drivers/virtio_net"
 	fsys := writeTree(t, files, map[string]string{
 		"sys/class/net/eth0/device/driver":          virtio,
@@ -124,7 +132,9 @@ func TestFindCutNames(t *testing.T) {
 	}
 }
 
-func TestFindBadStat(t *testing.T) {
+// A stat that cannot be parsed (a task exiting mid-read, a kernel's
+// odd line) is that task's alone: the other threads are still found.
+func TestFindBadStatSkipped(t *testing.T) {
 	for name, content := range map[string]string{
 		"no comm":    "77 napi S 2 0\n",
 		"few fields": "77 (napi/eth0-1) S 2 0 0\n",
@@ -132,11 +142,98 @@ func TestFindBadStat(t *testing.T) {
 		"bad flags":  "77 (napi/eth0-1) S 2 0 0 0 -1 -5 0\n",
 		"empty":      "",
 	} {
-		fsys := writeTree(t, map[string]string{"proc/77/stat": content, "sys/class/net/eth0/ifindex": "2\n"}, nil)
-		_, err := Find([]string{"eth0"}, Options{FS: fsys})
-		if !errors.Is(err, kernfs.ErrMalformed) || !strings.Contains(err.Error(), filepath.Join(fsys.Proc, "77", "stat")) {
-			t.Errorf("%s: got %v, want ErrMalformed naming the file", name, err)
+		fsys := labTree(t)
+		writeFile(t, filepath.Join(fsys.Proc, "77", "stat"), content)
+		writeFile(t, filepath.Join(fsys.Proc, "2", "task", "2", "children"), "77 "+readFile(t, filepath.Join(fsys.Proc, "2", "task", "2", "children")))
+		res, err := Find([]string{"eth0"}, Options{FS: fsys})
+		if err != nil || len(res.Threads) != 16 {
+			t.Errorf("%s: got %d threads, err %v; want eth0's 16", name, len(res.Threads), err)
 		}
+	}
+}
+
+// Only kthreadd's children are read while /proc/2/task/2/children can
+// be; without it (no CONFIG_PROC_CHILDREN), or when it is not a list of
+// pids, every pid of /proc is. Pid 500 passes every check but is not
+// listed, so it tells which walk ran.
+func TestFindCandidates(t *testing.T) {
+	children := func(fsys FS) string { return filepath.Join(fsys.Proc, "2", "task", "2", "children") }
+	for name, tc := range map[string]struct {
+		edit func(t *testing.T, fsys FS)
+		want int
+	}{
+		"children":      {func(*testing.T, FS) {}, 16},
+		"no children":   {func(t *testing.T, fsys FS) { removeFile(t, children(fsys)) }, 17},
+		"bad children":  {func(t *testing.T, fsys FS) { writeFile(t, children(fsys), "30 x 401\n") }, 17},
+		"children dir":  {func(t *testing.T, fsys FS) { removeFile(t, children(fsys)); mkdir(t, children(fsys)) }, 17},
+		"empty, listed": {func(t *testing.T, fsys FS) { writeFile(t, children(fsys), "") }, 0},
+	} {
+		fsys := labTree(t)
+		writeFile(t, filepath.Join(fsys.Proc, "500", "stat"), kthreadStat(500, "napi/eth0-9999"))
+		tc.edit(t, fsys)
+		res, err := Find([]string{"eth0"}, Options{FS: fsys})
+		if err != nil || len(res.Threads) != tc.want {
+			t.Errorf("%s: got %d threads, err %v; want %d", name, len(res.Threads), err, tc.want)
+		}
+		if tc.want == 17 && !slices.ContainsFunc(res.Threads, func(th Thread) bool { return th.PID == 500 }) {
+			t.Errorf("%s: the full walk missed pid 500: %+v", name, res.Threads)
+		}
+	}
+}
+
+// An interface removed between its ifindex and the napi-get dump
+// (ENODEV) is skipped; the next one still gets napi-get's threads.
+func TestAddNetlinkRemovedInterface(t *testing.T) {
+	fsys := labTree(t)
+	dump := func(ifindex int) ([]napiInfo, error) {
+		if ifindex == 2 {
+			return nil, fmt.Errorf("dump: %w", syscall.ENODEV)
+		}
+		return []napiInfo{{ifindex: ifindex, id: 9000, irq: 40, pid: 700}}, nil
+	}
+	var r kernfs.Reader
+	netDir := filepath.Join(fsys.Sys, "class", "net")
+	ifaces := []string{"enp1s0", "eth0"}
+	threads, unavail, err := addNetlink(&r, netDir, ifaces, map[string]bool{"eth0": true, "enp1s0": true}, nil, dump)
+	if err != nil || unavail != nil {
+		t.Fatalf("err %v, unavailable %v; want eth0 skipped", err, unavail)
+	}
+	want := Thread{Iface: "enp1s0", PID: 700, NAPIID: 9000, IRQ: 40, Queue: -1, Source: SourceNetlink}
+	if len(threads) != 1 || threads[0] != want {
+		t.Errorf("threads %+v, want only %+v", threads, want)
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func removeFile(t *testing.T, path string) {
+	t.Helper()
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mkdir(t *testing.T, path string) {
+	t.Helper()
+	if err := os.Mkdir(path, 0o755); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -25,16 +25,11 @@ type procThread struct {
 
 // scanProc lists the kernel threads under proc whose name starts with
 // "napi/": children of kthreadd with PF_KTHREAD, so that a user process
-// that calls itself so is never taken. A process that exits while it is
-// read is left out.
+// that calls itself so is never taken. Only kthreadd's children are
+// read (candidates), not every task of the machine. A process that
+// exits while it is read, or whose stat cannot be parsed, is left out.
 func scanProc(r *kernfs.Reader, proc string) ([]procThread, error) {
-	var pids []int
-	err := r.ReadDir(proc, func(name []byte) error {
-		if pid, err := strconv.Atoi(string(name)); err == nil && pid > 0 {
-			pids = append(pids, pid)
-		}
-		return nil
-	})
+	pids, err := candidates(r, proc)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +45,7 @@ func scanProc(r *kernfs.Reader, proc string) ([]procThread, error) {
 		}
 		st, err := parseStat(path, b)
 		if err != nil {
-			return nil, err
+			continue // one task's stat says nothing of the others
 		}
 		if st.ppid == kthreaddPID && st.flags&pfKthread != 0 && len(st.comm) > len(commPrefix) &&
 			st.comm[:len(commPrefix)] == commPrefix {
@@ -58,6 +53,44 @@ func scanProc(r *kernfs.Reader, proc string) ([]procThread, error) {
 		}
 	}
 	return out, nil
+}
+
+// candidates returns the pids that may be NAPI kthreads: kthreadd's
+// children from /proc/2/task/2/children (CONFIG_PROC_CHILDREN, which
+// Debian enables), a few hundred reads where walking all of /proc is
+// one per task of the machine; every pid of proc when that file is
+// missing, unreadable or not a list of pids.
+func candidates(r *kernfs.Reader, proc string) ([]int, error) {
+	k := strconv.Itoa(kthreaddPID)
+	if b, err := r.Read(filepath.Join(proc, k, "task", k, "children")); err == nil {
+		if pids, ok := parsePIDs(b); ok {
+			return pids, nil
+		}
+	}
+	var pids []int
+	err := r.ReadDir(proc, func(name []byte) error {
+		if pid, err := strconv.Atoi(string(name)); err == nil && pid > 0 {
+			pids = append(pids, pid)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return pids, nil
+}
+
+// parsePIDs parses a children file: pids separated by spaces.
+func parsePIDs(b []byte) ([]int, bool) {
+	var pids []int
+	for _, f := range bytes.Fields(b) {
+		pid, err := strconv.Atoi(string(f))
+		if err != nil || pid <= 0 {
+			return nil, false
+		}
+		pids = append(pids, pid)
+	}
+	return pids, true
 }
 
 // stat is the part of /proc/PID/stat scanProc needs.

@@ -26,10 +26,11 @@ type DeviceDoc struct {
 	Rule       string   `json:"rule"`
 	Balance    string   `json:"balance"`
 	IRQs       []IRQDoc `json:"irqs"`
-	// XPS and TxQueues are Device.XPS and TxQueues: the transmit
-	// steering of the device's interfaces.
+	// XPS, TxQueues and XPSError are Device.XPS, TxQueues and
+	// XPSError: the transmit steering of the device's interfaces.
 	XPS      string       `json:"xps"`
 	TxQueues []TxQueueDoc `json:"tx_queues"`
+	XPSError string       `json:"xps_error,omitempty"`
 	// NAPIMode, NAPIThreads and NAPIError are Device.NAPIMode,
 	// NAPIThreads and NAPIError: the kthreads of threaded NAPI.
 	NAPIMode    string          `json:"napi_threads_mode"`
@@ -107,7 +108,7 @@ func (p *Plan) Doc() Doc {
 			}
 			dd.IRQs = append(dd.IRQs, qd)
 		}
-		dd.XPS, dd.TxQueues = string(d.XPS), []TxQueueDoc{}
+		dd.XPS, dd.TxQueues, dd.XPSError = string(d.XPS), []TxQueueDoc{}, d.XPSError
 		for _, t := range d.TxQueues {
 			td := TxQueueDoc{Interface: t.Interface, Queue: t.Queue, Current: t.Current.String(), Planned: t.Planned.String(), Reason: t.Reason}
 			if t.IRQ >= 0 {

@@ -42,9 +42,12 @@ type Device struct {
 	Order []int
 	IRQs  []IRQ
 	// XPS is the xps mode applied to TxQueues, the transmit steering
-	// of the device's interfaces (xps.go).
+	// of the device's interfaces (xps.go); XPSError is why the tx
+	// queues of some of them could not be listed (those are left
+	// alone), "" when all were.
 	XPS      config.XPSMode
 	TxQueues []TxQueue
+	XPSError string
 	// NAPIMode is the napi_threads mode applied to NAPIThreads, the
 	// kthreads of the interfaces with threaded NAPI on (napi.go);
 	// NAPIError is why they could not be found, "" when they were.

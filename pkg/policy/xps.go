@@ -47,7 +47,13 @@ func planXPS(s *topology.Snapshot, inv *inventory.Inventory, p *Plan) {
 			continue
 		}
 		dev, ok := inv.Device(d.PCI)
-		if !ok || len(dev.TxQueues) == 0 {
+		if !ok {
+			continue
+		}
+		if dev.TxQueuesErr != nil {
+			d.XPSError = dev.TxQueuesErr.Error()
+		}
+		if len(dev.TxQueues) == 0 {
 			continue
 		}
 		d.TxQueues = make([]TxQueue, len(dev.TxQueues))
