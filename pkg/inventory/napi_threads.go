@@ -61,9 +61,6 @@ type NAPI struct {
 	// and which interfaces' threaded could not be read (taken as off),
 	// nil when all was read.
 	Err error
-	// NetlinkErr is why napi-get was not used (a kernel before 6.8),
-	// nil when it was or was not asked (fixture roots).
-	NetlinkErr error
 }
 
 // readNAPI fills each device's NAPI with its threaded interfaces'
@@ -98,7 +95,6 @@ func (fsys FS) readNAPI(kr *kernfs.Reader, devs []Device) {
 			d.NAPI.Err = errors.Join(d.NAPI.Err, err)
 			continue
 		}
-		d.NAPI.NetlinkErr = res.NetlinkErr
 		mine := map[string]bool{}
 		for _, n := range d.NAPI.Threaded {
 			mine[n] = true

@@ -50,6 +50,7 @@ type NAPIThreadDoc struct {
 	Queue     *int   `json:"queue"`
 	Direction string `json:"direction"`
 	IRQ       *int   `json:"irq"`
+	Source    string `json:"source"`
 	Current   string `json:"current"`
 	Planned   string `json:"planned"`
 	Reason    string `json:"reason"`
@@ -119,7 +120,7 @@ func (p *Plan) Doc() Doc {
 		dd.NAPIMode, dd.NAPIThreads, dd.NAPIError = string(d.NAPIMode), []NAPIThreadDoc{}, d.NAPIError
 		for _, t := range d.NAPIThreads {
 			nd := NAPIThreadDoc{Interface: t.Interface, NAPIID: t.NAPIID, PID: t.PID, Name: t.Comm, Direction: string(t.Kind),
-				Current: t.Current.String(), Planned: t.Planned.String(), Reason: t.Reason}
+				Source: string(t.Source), Current: t.Current.String(), Planned: t.Planned.String(), Reason: t.Reason}
 			if t.Queue >= 0 {
 				nd.Queue = &t.Queue
 			}

@@ -27,6 +27,9 @@ type NAPIThread struct {
 	Kind  napi.Kind
 	// IRQ is the IRQ the thread follows, -1 when none was found.
 	IRQ int
+	// Source says how the thread was found: napi-get (6.8+) or the
+	// names in /proc with a driver's rule, "" when not resolved.
+	Source napi.Source
 	// Current is Cpus_allowed_list as read; Planned what it should be,
 	// empty when the thread is left alone.
 	Current, Planned cpumask.Mask
@@ -78,7 +81,7 @@ func planNAPI(inv *inventory.Inventory, p *Plan) {
 // planNAPIThread plans one thread of d.
 func planNAPIThread(p *Plan, d *Device, th inventory.NAPIThread) NAPIThread {
 	t := NAPIThread{Interface: th.Interface, NAPIID: th.NAPIID, PID: th.PID, Comm: th.Comm, Queue: th.Queue, Kind: th.Kind,
-		IRQ: -1, Current: th.Affinity}
+		IRQ: -1, Source: th.Source, Current: th.Affinity}
 	q, found, why := threadIRQ(d, th)
 	if found {
 		t.IRQ = q.Number
