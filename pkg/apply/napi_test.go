@@ -257,7 +257,7 @@ func TestProcWriterPinThread(t *testing.T) {
 	tree, rx, _ := napiTree(t)
 	pid := rx[0]
 	comm := "napi/eth0-8193"
-	tree.WriteFile("proc/77/status", "Name:\tnapi/eth0-8193\nPid:\t77\nPPid:\t1\n")
+	tree.WriteFile("proc/77/stat", "77 (napi/eth0-8193) S 1 77 77 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 100 0 0\n")
 	cases := []struct {
 		name     string
 		pid      int

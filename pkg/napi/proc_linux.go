@@ -3,7 +3,9 @@ package napi
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -47,7 +49,7 @@ func scanProc(r *kernfs.Reader, proc string) ([]procThread, error) {
 		if err != nil {
 			continue // one task's stat says nothing of the others
 		}
-		if st.ppid == kthreaddPID && st.flags&pfKthread != 0 && len(st.comm) > len(commPrefix) &&
+		if st.kthread() && len(st.comm) > len(commPrefix) &&
 			st.comm[:len(commPrefix)] == commPrefix {
 			out = append(out, procThread{pid: pid, comm: st.comm})
 		}
@@ -99,6 +101,10 @@ type stat struct {
 	ppid  int
 	flags uint64
 }
+
+// kthread reports whether the task is a kernel thread: a child of
+// kthreadd with PF_KTHREAD, which no user process can claim by its name.
+func (st stat) kthread() bool { return st.ppid == kthreaddPID && st.flags&pfKthread != 0 }
 
 // parseStat parses /proc/PID/stat: "pid (comm) state ppid pgrp session
 // tty_nr tpgid flags ...". The comm may hold spaces and parentheses, so
@@ -153,4 +159,33 @@ func anyWanted(names []string, wanted map[string]bool) bool {
 		}
 	}
 	return false
+}
+
+// ErrNotThatThread: the pid no longer names the NAPI kthread it was
+// found as (it exited and the pid was reused).
+var ErrNotThatThread = errors.New("pid is no longer the NAPI kthread")
+
+// CheckThread reads <proc>/PID/stat and returns nil when pid is still a
+// kernel thread (child of kthreadd, PF_KTHREAD) named comm, as scanProc
+// found it; ErrThreadGone when the pid is gone, ErrNotThatThread when
+// another task has it. A pin checks this right before
+// sched_setaffinity, so a reused pid is never moved.
+func CheckThread(proc string, pid int, comm string) error {
+	path := filepath.Join(proc, strconv.Itoa(pid), "stat")
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("read %s: %w: %w", path, ErrThreadGone, err)
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	st, err := parseStat(path, b)
+	if err != nil {
+		return err
+	}
+	if st.comm != comm || !st.kthread() {
+		return fmt.Errorf("%s: comm %q ppid %d flags %#x, want %q, kthreadd's child, PF_KTHREAD: %w",
+			path, st.comm, st.ppid, st.flags, comm, ErrNotThatThread)
+	}
+	return nil
 }
