@@ -140,13 +140,9 @@ func (a *Applier) Apply(ctx context.Context, p *policy.Plan, mem policy.Memory) 
 // differs from what the last round would have written.
 func (a *Applier) dryRun(w policy.Write, res *Result) {
 	res.record(w, KindDryRun, "")
-	if last, ok := a.wouldWrite[w.IRQ]; ok && last.Equal(w.After) {
+	if !noteChanged(&a.wouldWrite, w.IRQ, w.After) {
 		return
 	}
-	if a.wouldWrite == nil {
-		a.wouldWrite = map[int]cpumask.Mask{}
-	}
-	a.wouldWrite[w.IRQ] = w.After
 	a.log.Info("dry run: would set IRQ affinity", zap.Int("irq", w.IRQ), zap.String("name", w.Name),
 		zap.Stringer("from", w.Before), zap.Stringer("to", w.After))
 }

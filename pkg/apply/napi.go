@@ -11,7 +11,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/napi"
 	"github.com/numairqd/numairqd/pkg/policy"
@@ -69,11 +68,7 @@ func (a *Applier) applyNAPI(w policy.Write, res *Result) {
 		zap.Int("queue", w.Queue), zap.Int("irq", w.IRQ), zap.Stringer("from", w.Before), zap.Stringer("to", w.After)}
 	if a.opts.DryRun {
 		res.record(w, KindDryRun, "")
-		if last, ok := a.wouldNAPI[k]; !ok || !last.Equal(w.After) {
-			if a.wouldNAPI == nil {
-				a.wouldNAPI = map[threadKey]cpumask.Mask{}
-			}
-			a.wouldNAPI[k] = w.After
+		if noteChanged(&a.wouldNAPI, k, w.After) {
 			a.log.Info("dry run: would pin NAPI thread", fields...)
 		}
 		return
@@ -88,12 +83,7 @@ func (a *Applier) applyNAPI(w policy.Write, res *Result) {
 	// A restricted pin moved the thread too, to part of the mask:
 	// Restore must put it back as well.
 	if kind == KindOK || errors.Is(err, ErrPinRestricted) {
-		if a.napiOriginals == nil {
-			a.napiOriginals = map[threadKey]cpumask.Mask{}
-		}
-		if _, ok := a.napiOriginals[k]; !ok {
-			a.napiOriginals[k] = w.Before
-		}
+		keepFirst(&a.napiOriginals, k, w.Before)
 	}
 	switch kind {
 	case KindOK:

@@ -89,11 +89,7 @@ func (a *Applier) applyXPS(w policy.Write, res *Result) {
 		zap.Stringer("from", w.Before), zap.Stringer("to", w.After)}
 	if a.opts.DryRun {
 		res.record(w, KindDryRun, "")
-		if last, ok := a.wouldXPS[k]; !ok || !last.Equal(w.After) {
-			if a.wouldXPS == nil {
-				a.wouldXPS = map[xpsKey]cpumask.Mask{}
-			}
-			a.wouldXPS[k] = w.After
+		if noteChanged(&a.wouldXPS, k, w.After) {
 			a.log.Info("dry run: would set XPS CPUs", fields...)
 		}
 		return
@@ -107,12 +103,7 @@ func (a *Applier) applyXPS(w policy.Write, res *Result) {
 	switch kind {
 	case KindOK:
 		a.settled(warnKey)
-		if a.xpsOriginals == nil {
-			a.xpsOriginals = map[xpsKey]cpumask.Mask{}
-		}
-		if _, ok := a.xpsOriginals[k]; !ok {
-			a.xpsOriginals[k] = w.Before
-		}
+		keepFirst(&a.xpsOriginals, k, w.Before)
 		a.log.Debug("wrote XPS CPUs", fields...)
 	case KindUnsupported:
 		a.log.Info("the kernel takes no XPS map for this queue (single-queue device or unresolvable traffic class)",
