@@ -180,13 +180,12 @@ func (d *Daemon) Round(ctx context.Context, trigger string, least inventory.Dept
 func (d *Daemon) round(ctx context.Context, trigger string, least inventory.Depth, first time.Time, bal policy.Balancing) (*state.State, error) {
 	d.alive()
 	cfg := d.Config()
-	m, err := d.reader.Read(cfg, least)
+	m, err := d.reader.Read(cfg, least, d.mem.Verify.Masks())
 	if err != nil {
 		d.metrics.RoundFailed(trigger, m.Took, err)
 		d.log.Error("round failed", zap.String("trigger", trigger), zap.Error(err))
 		return nil, err
 	}
-	d.withEffective(&m)
 	start := time.Now()
 	p := policy.Compute(m.Snapshot, m.Inventory, m.Config(cfg), d.mem, bal)
 	planning := time.Since(start)

@@ -6,16 +6,14 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/numairqd/numairqd/pkg/inventory"
-	"github.com/numairqd/numairqd/pkg/machine"
 	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/state"
 )
 
 // A write is verified by the rounds after it (policy/effective.go): the
-// round reads the effective CPUs and interrupt counts of the IRQs in
-// the memory's Verify, the plan re-writes those the kernel kept outside
-// after they fired, and a round that wrote schedules a "verify" round
+// round's read (machine.Reader.Read) takes the effective CPUs and
+// interrupt counts of the IRQs in the memory's Verify, the plan
+// re-writes those the kernel kept outside after they fired, and a round that wrote schedules a "verify" round
 // VerifyDelay later, so a move the kernel did not make is seen without
 // waiting for the next event or the resync.
 
@@ -23,17 +21,6 @@ import (
 // the effective CPUs: long enough for a queue with traffic to fire and
 // take a deferred move, short next to the resync.
 const VerifyDelay = 2 * time.Second
-
-// withEffective adds to m's inventory the effective CPUs of the IRQs
-// whose writes are being verified: a small read each, two for those
-// outside their mask, only for them.
-func (d *Daemon) withEffective(m *machine.Machine) {
-	if len(d.mem.Verify) == 0 {
-		return
-	}
-	fsys := inventory.FS{Proc: d.roots.Proc, Sys: d.roots.Sys}
-	m.Inventory = m.Inventory.WithEffective(fsys.ReadEffective(d.mem.Verify.Masks()))
-}
 
 // warnMismatched warns once per IRQ and planned mask of an IRQ the
 // kernel keeps outside its plan after every re-write; the IRQ is

@@ -24,7 +24,7 @@ func plan(r *machine.Reader, cfg *config.Config, fresh bool) (planned, error) {
 	if fresh {
 		least = inventory.DepthAll
 	}
-	m, err := r.Read(cfg, least)
+	m, err := r.Read(cfg, least, nil)
 	if err != nil {
 		return planned{}, err
 	}

@@ -91,8 +91,10 @@ func NewReader(r Roots) *Reader {
 // between the topology and the inventory makes them disagree, so it
 // reads again afresh, up to readAttempts times, before returning a mix
 // (Consistent false). The bans are read by fresh reads and the first;
-// cfg says which.
-func (r *Reader) Read(cfg *config.Config, least inventory.Depth) (Machine, error) {
+// cfg says which. verify are the masks of the IRQs whose writes are
+// being verified (policy.Verifies.Masks): their effective CPUs are read
+// too, and only theirs (inventory.FS.ReadEffective).
+func (r *Reader) Read(cfg *config.Config, least inventory.Depth, verify map[int]cpumask.Mask) (Machine, error) {
 	start := time.Now()
 	var m Machine
 	for range readAttempts {
@@ -110,6 +112,10 @@ func (r *Reader) Read(cfg *config.Config, least inventory.Depth) (Machine, error
 		m.BansErr = r.readBans(cfg, m.Snapshot.Online())
 	}
 	m.Bans = r.bans
+	if len(verify) > 0 {
+		fsys := inventory.FS{Proc: r.roots.Proc, Sys: r.roots.Sys}
+		m.Inventory = m.Inventory.WithEffective(fsys.ReadEffective(verify))
+	}
 	m.Took = time.Since(start)
 	return m, nil
 }
@@ -166,5 +172,5 @@ func (r *Reader) readBans(cfg *config.Config, online cpumask.Mask) error {
 // Read reads the whole machine once, for a command that runs one round
 // (`numairqd plan`).
 func Read(r Roots, cfg *config.Config) (Machine, error) {
-	return NewReader(r).Read(cfg, inventory.DepthAll)
+	return NewReader(r).Read(cfg, inventory.DepthAll, nil)
 }

@@ -39,11 +39,11 @@ func TestReadKeepsWhatTheKernelShowsUnchanged(t *testing.T) {
 	tr := fakesys.NewQEMUGuestNIC(t, true)
 	r := machine.NewReader(machine.Roots{Sys: tr.Sys(), Proc: tr.Proc()})
 	cfg := config.Default()
-	if m, err := r.Read(cfg, inventory.DepthAffinities); err != nil || !m.Consistent || m.Depth != inventory.DepthAll {
+	if m, err := r.Read(cfg, inventory.DepthAffinities, nil); err != nil || !m.Consistent || m.Depth != inventory.DepthAll {
 		t.Fatalf("first read: %+v, %v; want a consistent whole read", m, err)
 	}
 	offlineCPUs6and7(tr)
-	m, err := r.Read(cfg, inventory.DepthAffinities)
+	m, err := r.Read(cfg, inventory.DepthAffinities, nil)
 	if err != nil || !m.Consistent || m.Depth != inventory.DepthAffinities {
 		t.Fatalf("read after the CPUs went: consistent %v, depth %v, %v; want consistent, affinities", m.Consistent, m.Depth, err)
 	}
@@ -56,7 +56,7 @@ func TestReadKeepsWhatTheKernelShowsUnchanged(t *testing.T) {
 	// A new IRQ makes the inventory re-read /proc/interrupts, whose 8
 	// columns disagree with the 6 online CPUs: read again afresh.
 	tr.AddIRQ(fakesys.IRQSpec{Number: 40, Name: "virtio0-config2", Affinity: "0-5"})
-	m, err = r.Read(cfg, inventory.DepthAffinities)
+	m, err = r.Read(cfg, inventory.DepthAffinities, nil)
 	if err != nil || m.Consistent || m.Depth != inventory.DepthAll {
 		t.Errorf("8-column /proc/interrupts on 6 CPUs: consistent %v, depth %v, %v; want false, all", m.Consistent, m.Depth, err)
 	}
@@ -75,7 +75,7 @@ func roundBench(b *testing.B, least inventory.Depth, prepare func(tr *fakesys.Tr
 	var mem policy.Memory
 	var read, planning, applying time.Duration
 	round := func() apply.Result {
-		m, err := r.Read(cfg, least)
+		m, err := r.Read(cfg, least, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
