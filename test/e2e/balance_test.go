@@ -28,7 +28,7 @@ import (
 // every boot seen drew the same: per-queue packets 28k/76k/76k/0/95k/
 // 95k/38k/9k in a window, count stacking two elephants on vCPU 1 and
 // leaving vCPU 3 a mouse.) Per-queue load is measured outside the
-// daemon: rx_queue_K_packets of ethtool -S over the window.
+// daemon: the per-queue rx packets of ethtool -S over the window.
 const balanceScript = `
 ip link set lo up
 IF=$(ls /sys/bus/pci/devices/$ADDR/virtio*/net/ | head -n 1)
@@ -117,9 +117,12 @@ func TestBalance(t *testing.T) {
 	})
 }
 
-var rxQueuePackets = regexp.MustCompile(`^\s*rx_queue_(\d+)_packets:\s*(\d+)\s*$`)
+// rxQueuePackets is virtio-net's per-queue receive counter in ethtool
+// -S: rx_queue_K_packets on 6.1, rxK_packets since 6.10 (its stats were
+// reworked along with qstats).
+var rxQueuePackets = regexp.MustCompile(`^\s*rx(?:_queue_)?(\d+)_packets:\s*(\d+)\s*$`)
 
-// queuePackets parses ethtool -S's rx_queue_K_packets lines.
+// queuePackets parses ethtool -S's per-queue rx packet lines.
 func queuePackets(out []byte) map[int]uint64 {
 	m := map[int]uint64{}
 	sc := bufio.NewScanner(strings.NewReader(string(out)))

@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-const installHint = "as root: apt-get install -y qemu-system-x86 linux-image-amd64 busybox-static xz-utils cpio iproute2 ethtool (or run test/e2e/run.sh with E2E_INSTALL=1)"
+const installHint = "as root: apt-get install -y qemu-system-x86 linux-image-amd64 linux-image-6.12-amd64 busybox-static xz-utils cpio iproute2 ethtool (or run test/e2e/run.sh with E2E_INSTALL=1)"
 
 // hostEnv is what the host must provide to boot a guest.
 type hostEnv struct {

@@ -7,8 +7,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path"
@@ -79,7 +81,13 @@ func (c *cpioWriter) Close() error {
 
 // moduleOrder resolves mods and their dependencies from modules.dep
 // into load order (dependencies first), as paths relative to modDir.
+// Modules the kernel has built in (modules.builtin: Debian's 6.12 builds
+// virtio, virtio_pci and the CRCs in) are left out, as modprobe would.
 func moduleOrder(modDir string, mods []string) ([]string, error) {
+	builtin, err := builtinModules(modDir)
+	if err != nil {
+		return nil, err
+	}
 	f, err := os.Open(filepath.Join(modDir, "modules.dep"))
 	if err != nil {
 		return nil, err
@@ -114,13 +122,34 @@ func moduleOrder(modDir string, mods []string) ([]string, error) {
 		order = append(order, m)
 	}
 	for _, name := range mods {
-		m, ok := byName[strings.ReplaceAll(name, "-", "_")]
+		name = strings.ReplaceAll(name, "-", "_")
+		if builtin[name] {
+			continue
+		}
+		m, ok := byName[name]
 		if !ok {
-			return nil, fmt.Errorf("%s/modules.dep: no module %q (built in?)", modDir, name)
+			return nil, fmt.Errorf("%s/modules.dep: no module %q, and modules.builtin does not list it", modDir, name)
 		}
 		visit(m)
 	}
 	return order, nil
+}
+
+// builtinModules reads modDir/modules.builtin: the names of the modules
+// built into the kernel. A kernel without the file has none.
+func builtinModules(modDir string) (map[string]bool, error) {
+	b, err := os.ReadFile(filepath.Join(modDir, "modules.builtin"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, l := range strings.Fields(string(b)) {
+		out[moduleName(l)] = true
+	}
+	return out, nil
 }
 
 // moduleName is the kernel's name for a module path: the base name

@@ -3,6 +3,12 @@
 # checking what they need on the host. Extra arguments go to go test,
 # e.g. test/e2e/run.sh -run TestTopology/numa4
 #
+# The suite runs once per guest kernel: the newest installed Debian
+# kernel of each series in E2E_SERIES (default "6.1 6.12": Debian 12's
+# own linux-image-amd64 and its linux-image-6.12-amd64), one after the
+# other; the run fails if either does. E2E_KERNEL=/boot/vmlinuz-VER runs
+# that kernel alone.
+#
 # E2E_INSTALL=1 installs missing Debian packages with apt-get first.
 # E2E_LOG_DIR=dir keeps each boot's serial logs there.
 # TestSystemd runs the Debian package under Debian 12's systemd 252 and
@@ -25,7 +31,18 @@ export GOTOOLCHAIN="${NUMAIRQD_GOTOOLCHAIN:-go1.27.3}"
 # namespaces and taps), ethtool (packed into the guest: ethtool -L),
 # and for TestSystemd mmdebstrap (its root filesystem), mke2fs (its disk
 # image) and dpkg-deb (scripts/deb.sh).
-pkgs="qemu-system-x86 linux-image-amd64 busybox-static xz-utils cpio iproute2 ethtool mmdebstrap e2fsprogs dpkg"
+pkgs="qemu-system-x86 linux-image-amd64 linux-image-6.12-amd64 busybox-static xz-utils cpio iproute2 ethtool mmdebstrap e2fsprogs dpkg"
+series="${E2E_SERIES:-6.1 6.12}"
+
+# kernel_of prints the newest /boot/vmlinuz-$1.* with its modules.dep.
+kernel_of() {
+	local k best=
+	for k in /boot/vmlinuz-"$1".*; do
+		[ -e "$k" ] && [ -e "/lib/modules/${k#/boot/vmlinuz-}/modules.dep" ] || continue
+		best=$(printf '%s\n%s\n' "$best" "$k" | sed '/^$/d' | sort -V | tail -n 1)
+	done
+	[ -n "$best" ] && echo "$best"
+}
 missing=()
 [ "$(id -u)" = 0 ] || missing+=("root (the tests create tap devices)")
 command -v go >/dev/null || missing+=("go")
@@ -34,11 +51,14 @@ command -v go >/dev/null || missing+=("go")
 need_pkgs() {
 	local m=()
 	command -v qemu-system-x86_64 >/dev/null || m+=("qemu-system-x86_64 (qemu-system-x86)")
-	local k ok=
-	for k in /boot/vmlinuz-*; do
-		[ -e "$k" ] && [ -e "/lib/modules/${k#/boot/vmlinuz-}/modules.dep" ] && ok=1
-	done
-	[ -n "$ok" ] || m+=("/boot/vmlinuz-<ver> with /lib/modules/<ver> (linux-image-amd64)")
+	local v
+	if [ -n "${E2E_KERNEL:-}" ]; then
+		[ -r "$E2E_KERNEL" ] || m+=("E2E_KERNEL=$E2E_KERNEL (not readable)")
+	else
+		for v in $series; do
+			kernel_of "$v" >/dev/null || m+=("/boot/vmlinuz-$v.* with its /lib/modules (Debian 12: linux-image-amd64 is 6.1, linux-image-6.12-amd64 6.12)")
+		done
+	fi
 	if ! { [ -x /bin/busybox ] && ! LC_ALL=C readelf -l /bin/busybox 2>/dev/null | grep -q INTERP; }; then
 		m+=("a static /bin/busybox (busybox-static)")
 	fi
@@ -72,4 +92,20 @@ if [ ${#missing[@]} -gt 0 ]; then
 	exit 2
 fi
 
-exec go test -tags e2e -count=1 -timeout 40m -v ./test/e2e/ "$@"
+if [ -n "${E2E_KERNEL:-}" ]; then
+	exec go test -tags e2e -count=1 -timeout 40m -v ./test/e2e/ "$@"
+fi
+rc=0
+summary=()
+for v in $series; do
+	k=$(kernel_of "$v")
+	echo "== e2e on ${k#/boot/vmlinuz-}"
+	start=$(date +%s)
+	r=0
+	E2E_KERNEL="$k" go test -tags e2e -count=1 -timeout 40m -v ./test/e2e/ "$@" || r=$?
+	summary+=("${k#/boot/vmlinuz-}: $([ "$r" = 0 ] && echo ok || echo "FAIL (exit $r)") in $(($(date +%s) - start)) s")
+	[ "$r" = 0 ] || rc=$r
+done
+echo "== e2e summary"
+printf '  %s\n' "${summary[@]}"
+exit "$rc"
