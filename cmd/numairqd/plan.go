@@ -109,6 +109,9 @@ func writePlanText(w io.Writer, p *policy.Plan) {
 		rule := d.Rule
 		if d.Balance == config.BalanceLoad {
 			rule = "balance load  " + rule
+			if d.LoadSource != "" {
+				rule = "balance load (" + d.LoadSource + ")  " + d.Rule
+			}
 		}
 		fmt.Fprintf(w, "\n%s  driver %s  interfaces %v  node %d  policy %s  mask %s  %s\n",
 			name, orDash(d.Driver), d.Interfaces, d.Node, d.Policy, d.Mask, rule)

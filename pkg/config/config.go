@@ -89,6 +89,7 @@ func Default() *Config {
 			MinPeak:        0.1,
 			Samples:        3,
 			MovesPerMinute: 6,
+			QueueCounters:  QueueCountersAuto,
 		},
 	}
 }
@@ -127,6 +128,9 @@ type LoadBalance struct {
 	MinPeak float64
 	// MovesPerMinute bounds the queue moves in any minute.
 	MovesPerMinute int
+	// QueueCounters says whether NIC queues are weighed by their packet
+	// counters where they have them.
+	QueueCounters QueueCounters
 }
 
 // WantsLoad reports whether the config's balance or one of its rules
@@ -144,10 +148,10 @@ func (c *Config) Summary() string {
 	}
 	return fmt.Sprintf("config %s: %d device rules, banned_cpus=%q exclude_isolated=%t exclude_nohz_full=%t "+
 		"listen=%q resync_interval=%s restore_on_exit=%t coalesce_window=%s coalesce_max_delay=%s metrics_per_irq=%t "+
-		"balance=%s xps=%s napi_threads=%s load_balance={interval=%s half_life=%s min_gain=%g min_drop=%g min_peak=%g samples=%d moves_per_minute=%d} "+
+		"balance=%s xps=%s napi_threads=%s load_balance={interval=%s half_life=%s min_gain=%g min_drop=%g min_peak=%g samples=%d moves_per_minute=%d queue_counters=%s} "+
 		"irqbalance_env_file=%q honor_default_smp_affinity=%s",
 		src, len(c.Devices), c.BannedCPUs.String(), c.ExcludeIsolated, c.ExcludeNohzFull,
 		c.Listen, c.ResyncInterval, c.RestoreOnExit, c.CoalesceWindow, c.CoalesceMaxDelay, c.MetricsPerIRQ,
 		c.Balance, c.XPS, c.NAPIThreads, c.LoadBalance.Interval, c.LoadBalance.HalfLife, c.LoadBalance.MinGain, c.LoadBalance.MinDrop, c.LoadBalance.MinPeak, c.LoadBalance.Samples,
-		c.LoadBalance.MovesPerMinute, c.IrqbalanceEnvFile, honor)
+		c.LoadBalance.MovesPerMinute, c.LoadBalance.QueueCounters, c.IrqbalanceEnvFile, honor)
 }

@@ -45,7 +45,7 @@ func Parse(name string, data []byte) (*Config, error) {
 // Keys in the order the example file lists them, for "want one of".
 var (
 	topKeys  = []string{"banned_cpus", "exclude_isolated", "exclude_nohz_full", "devices", "listen", "resync_interval", "restore_on_exit", "coalesce_window", "coalesce_max_delay", "metrics_per_irq", "balance", "xps", "napi_threads", "load_balance", "irqbalance_env_file", "honor_default_smp_affinity"}
-	loadKeys = []string{"interval", "half_life", "min_gain", "min_drop", "min_peak", "samples", "moves_per_minute"}
+	loadKeys = []string{"interval", "half_life", "min_gain", "min_drop", "min_peak", "samples", "moves_per_minute", "queue_counters"}
 )
 
 // config reads the top-level settings over the defaults in c.
@@ -162,6 +162,8 @@ func (p *parser) loadBalance(n *yaml.Node, path string, lb *LoadBalance) {
 			lb.Samples, _ = p.integer(v, path, 1, maxLoadSamples, "")
 		case "moves_per_minute":
 			lb.MovesPerMinute, _ = p.integer(v, path, 1, maxMovesPerMinute, "")
+		case "queue_counters":
+			lb.QueueCounters, _ = oneOf(p, v, path, "queue counters mode", queueCountersModes)
 		}
 	})
 }

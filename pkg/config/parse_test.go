@@ -55,7 +55,7 @@ func TestDefault(t *testing.T) {
 		t.Error("Default returned a shared Config")
 	}
 	const want = `config defaults: 0 device rules, banned_cpus="" exclude_isolated=true exclude_nohz_full=true listen="127.0.0.1:9768" resync_interval=1m0s restore_on_exit=false coalesce_window=100ms coalesce_max_delay=500ms metrics_per_irq=false ` +
-		`balance=count xps=follow napi_threads=follow load_balance={interval=5s half_life=30s min_gain=0.1 min_drop=0.03 min_peak=0.1 samples=3 moves_per_minute=6} ` +
+		`balance=count xps=follow napi_threads=follow load_balance={interval=5s half_life=30s min_gain=0.1 min_drop=0.03 min_peak=0.1 samples=3 moves_per_minute=6 queue_counters=auto} ` +
 		`irqbalance_env_file="auto" honor_default_smp_affinity=auto`
 	if got := c.Summary(); got != want {
 		t.Errorf("Summary\n got %s\nwant %s", got, want)
@@ -88,9 +88,9 @@ func TestParseValid(t *testing.T) {
 				t.Errorf("ExcludeIsolated %v ExcludeNohzFull %v", c.ExcludeIsolated, c.ExcludeNohzFull)
 			}
 		}},
-		{"balance load", "balance: load\nload_balance:\n  interval: 2s\n  half_life: 1m\n  min_gain: 0.25\n  min_drop: 0.05\n  min_peak: 0.2\n  samples: 5\n  moves_per_minute: 2",
+		{"balance load", "balance: load\nload_balance:\n  interval: 2s\n  half_life: 1m\n  min_gain: 0.25\n  min_drop: 0.05\n  min_peak: 0.2\n  samples: 5\n  moves_per_minute: 2\n  queue_counters: off",
 			func(t *testing.T, c *Config) {
-				want := LoadBalance{Interval: 2 * time.Second, HalfLife: time.Minute, MinGain: 0.25, MinDrop: 0.05, MinPeak: 0.2, Samples: 5, MovesPerMinute: 2}
+				want := LoadBalance{Interval: 2 * time.Second, HalfLife: time.Minute, MinGain: 0.25, MinDrop: 0.05, MinPeak: 0.2, Samples: 5, MovesPerMinute: 2, QueueCounters: QueueCountersOff}
 				if c.Balance != BalanceLoad || c.LoadBalance != want {
 					t.Errorf("Balance %q, LoadBalance %+v; want load, %+v", c.Balance, c.LoadBalance, want)
 				}
@@ -279,7 +279,7 @@ func TestParseInvalid(t *testing.T) {
 		{"balance unknown", `balance: weight`,
 			`1: balance: unknown balance "weight" (want one of count, load)`},
 		{"load_balance not a mapping", `load_balance: 5s`,
-			`1: load_balance: got string "5s" (want a mapping of interval, half_life, min_gain, min_drop, min_peak, samples, moves_per_minute)`},
+			`1: load_balance: got string "5s" (want a mapping of interval, half_life, min_gain, min_drop, min_peak, samples, moves_per_minute, queue_counters)`},
 		{"load_balance interval too short", "load_balance:\n  interval: 100ms",
 			`2: load_balance.interval: 100ms is too short (want at least 1s)`},
 		{"load_balance interval too long", "load_balance:\n  interval: 1h",
@@ -298,8 +298,10 @@ func TestParseInvalid(t *testing.T) {
 			`2: load_balance.samples: 0 is out of range (want an integer from 1 to 1000)`},
 		{"load_balance moves huge", "load_balance:\n  moves_per_minute: 99999999999999999999",
 			`2: load_balance.moves_per_minute: got number 99999999999999999999 (want an integer from 1 to 10000)`},
+		{"load_balance queue_counters unknown", "load_balance:\n  queue_counters: on",
+			`2: load_balance.queue_counters: unknown queue counters mode "on" (want one of auto, off)`},
 		{"load_balance unknown key", "load_balance:\n  budget: 3",
-			`2: load_balance.budget: unknown key (want one of interval, half_life, min_gain, min_drop, min_peak, samples, moves_per_minute)`},
+			`2: load_balance.budget: unknown key (want one of interval, half_life, min_gain, min_drop, min_peak, samples, moves_per_minute, queue_counters)`},
 		{"rule balance unknown", "devices:\n  - match: {driver: x}\n    balance: even",
 			`3: devices[0].balance: unknown balance "even" (want one of count, load)`},
 		{"duplicate key", doc(

@@ -24,11 +24,15 @@ import (
 // loop goroutine.
 type balancer struct {
 	sampler *load.Sampler
-	loads   *load.Loads
-	pending policy.Held
-	streak  int
-	tokens  float64
-	filled  time.Time
+	// counters is the queue_counters mode the sampler was made for;
+	// queuesWarned the queue counters' error last warned of.
+	counters     config.QueueCounters
+	queuesWarned string
+	loads        *load.Loads
+	pending      policy.Held
+	streak       int
+	tokens       float64
+	filled       time.Time
 }
 
 // balancing is what the next round plans with: the latest loads, with
@@ -83,8 +87,12 @@ func (d *Daemon) loadRound(ctx context.Context) {
 		return
 	}
 	lb := cfg.LoadBalance
-	if d.bal.sampler == nil {
-		d.bal.sampler = load.NewSampler(load.FS{Proc: d.roots.Proc}, load.Config{HalfLife: lb.HalfLife})
+	if d.bal.sampler == nil || d.bal.counters != lb.QueueCounters {
+		lc := load.Config{HalfLife: lb.HalfLife}
+		if lb.QueueCounters != config.QueueCountersOff {
+			lc.Queues = d.opts.Queues
+		}
+		d.bal = balancer{sampler: load.NewSampler(load.FS{Proc: d.roots.Proc}, lc), counters: lb.QueueCounters}
 	}
 	now := time.Now()
 	l, err := d.bal.sampler.Sample(now)
@@ -93,6 +101,7 @@ func (d *Daemon) loadRound(ctx context.Context) {
 		d.log.Warn("load sample failed; keeping the previous loads", zap.Error(err))
 		return
 	}
+	d.bal.warnQueues(d.log, l.QueuesErr)
 	d.bal.loads = &l
 	if !l.Ready {
 		return // the first sample has no deltas yet
@@ -137,4 +146,18 @@ func moveList(moves []policy.Move) []string {
 		out[i] = fmt.Sprintf("%s q%d %d->%d", m.PCI, m.Queue, m.From, m.To)
 	}
 	return out
+}
+
+// warnQueues warns of a failed read of queue counters once until it
+// changes: the interfaces concerned are weighed by the interrupt
+// estimate meanwhile, which is no reason to log every sample.
+func (b *balancer) warnQueues(log *zap.Logger, err error) {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	if msg != "" && msg != b.queuesWarned {
+		log.Warn("some queue counters could not be read; those interfaces' queues are weighed by the interrupt estimate", zap.Error(err))
+	}
+	b.queuesWarned = msg
 }

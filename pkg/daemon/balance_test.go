@@ -2,7 +2,9 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,7 +14,10 @@ import (
 
 	"github.com/numairqd/numairqd/internal/fakesys"
 	"github.com/numairqd/numairqd/pkg/inventory"
+	"github.com/numairqd/numairqd/pkg/load"
 	"github.com/numairqd/numairqd/pkg/policy"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // procLoad writes /proc/stat and bumps /proc/interrupts for one
@@ -220,4 +225,107 @@ func TestConfirmedNeedsTheSameProposal(t *testing.T) {
 			t.Fatalf("round %d: confirmed %v, want %v", i, got, tc.want)
 		}
 	}
+}
+
+// queueCounter is a load.QueueReader of eth0's counters: each read adds
+// rate[k] packets to queue k, and fails with err when it is set.
+type queueCounter struct {
+	rate  []uint64
+	sum   []uint64
+	err   error
+	reads int
+}
+
+func (q *queueCounter) ReadQueues() load.QueueCounts {
+	q.reads++
+	c := load.QueueCounts{Sources: map[string]string{"eth0": load.SourceQStats}, Err: q.err}
+	for k, r := range q.rate {
+		q.sum[k] += r
+		c.Counts = append(c.Counts, load.QueueCount{Interface: "eth0", Queue: k, Packets: q.sum[k]})
+	}
+	return c
+}
+
+// TestLoadRoundQueueCounters: with per-queue counters the balanced
+// device's queues are weighed by their packets, the plan says so, and a
+// failing read is warned of once; queue_counters: off stops reading
+// them and goes back to the interrupt estimate.
+func TestLoadRoundQueueCounters(t *testing.T) {
+	tree := fixture(t)
+	w := &fileWriter{proc: tree.Proc()}
+	cfg := filepath.Join(t.TempDir(), "numairqd.yaml")
+	writeFile(t, cfg, "balance: load\n")
+	qc := &queueCounter{rate: []uint64{9000, 1000, 1000, 1000, 1000, 1000}, sum: make([]uint64, 6),
+		err: errors.New("ethtool eth1: operation not supported")}
+	core, logs := observer.New(zap.InfoLevel)
+	d := newDaemon(t, tree, w, cfg, func(o *Options) { o.Queues, o.Log = qc, zap.New(core) })
+	ctx := context.Background()
+	if _, err := d.Round(ctx, "startup", inventory.DepthAll, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	pl := &procLoad{tree: tree, counts: map[int][]uint64{}}
+	// Every queue's input IRQ fires as often, on its own CPU, and each
+	// CPU spends as much time: the estimate sees six equal queues.
+	fired, soft := map[int][2]uint64{}, map[int]uint64{}
+	for k, cpu := range []int{4, 5, 6, 7, 0, 1} {
+		fired[25+2*k] = [2]uint64{uint64(cpu), 1000}
+		soft[cpu] = 100
+	}
+	for range 3 {
+		pl.interval(t, fired, soft)
+		d.loadRound(ctx)
+	}
+	dev := planDevice(t, d.State().Plan, "0000:41:00.0")
+	if dev.LoadSource != load.SourceQStats {
+		t.Fatalf("load source %q, want %q", dev.LoadSource, load.SourceQStats)
+	}
+	l0, l1 := irqLoad(t, dev, 25), irqLoad(t, dev, 27)
+	if l0 < 8*l1 || l0 > 10*l1 {
+		t.Errorf("queue 0 load %v, queue 1 %v: want 9 to 1, their packets", l0, l1)
+	}
+	if n := logs.FilterMessageSnippet("queue counters could not be read").Len(); n != 1 {
+		t.Errorf("%d warnings of the failing read over 3 samples, want 1", n)
+	}
+
+	writeFile(t, cfg, "balance: load\nload_balance:\n  queue_counters: off\n")
+	if err := d.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	reads := qc.reads
+	for range 3 {
+		pl.interval(t, fired, soft)
+		d.loadRound(ctx)
+	}
+	if qc.reads != reads {
+		t.Errorf("queue_counters: off read the counters %d more times", qc.reads-reads)
+	}
+	dev = planDevice(t, d.State().Plan, "0000:41:00.0")
+	if dev.LoadSource != load.SourceInterrupts {
+		t.Errorf("queue_counters: off: load source %q, want %q", dev.LoadSource, load.SourceInterrupts)
+	}
+	if l0, l1 := irqLoad(t, dev, 25), irqLoad(t, dev, 27); math.Abs(l0-l1) > 1e-9 {
+		t.Errorf("queue_counters: off: queue loads %v and %v, want the estimate's equal shares", l0, l1)
+	}
+}
+
+func planDevice(t *testing.T, p *policy.Plan, pci string) policy.Device {
+	t.Helper()
+	for _, d := range p.Devices {
+		if d.PCI == pci {
+			return d
+		}
+	}
+	t.Fatalf("no device %s in the plan", pci)
+	return policy.Device{}
+}
+
+func irqLoad(t *testing.T, d policy.Device, irq int) float64 {
+	t.Helper()
+	for _, q := range d.IRQs {
+		if q.Number == irq {
+			return q.Load
+		}
+	}
+	t.Fatalf("no IRQ %d on %s", irq, d.PCI)
+	return 0
 }

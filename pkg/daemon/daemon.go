@@ -29,6 +29,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
+	"github.com/numairqd/numairqd/pkg/load"
 	"github.com/numairqd/numairqd/pkg/machine"
 	"github.com/numairqd/numairqd/pkg/metrics"
 	"github.com/numairqd/numairqd/pkg/policy"
@@ -64,6 +65,10 @@ type Options struct {
 	// sources; without them the daemon still rescans on resync, SIGHUP
 	// and config edits.
 	Events bool
+	// Queues reads NIC queues' packet counters for balance: load; nil
+	// weighs queues by the interrupt estimate alone (the command passes
+	// netdev's reader on the host's roots).
+	Queues load.QueueReader
 	Log    *zap.Logger
 	Notify Notifier
 	// FitProcs, if set, is told after a round that changed how many

@@ -25,6 +25,8 @@ const accountingOffAfter = 100_000
 // Config tunes a Sampler.
 type Config struct {
 	HalfLife time.Duration // of the smoothed rates and loads, more than 0
+	// Queues reads per-queue packet counters each sample; nil: none.
+	Queues QueueReader
 }
 
 // Loads is one sample: smoothed loads of the online CPUs and of the IRQs
@@ -47,6 +49,11 @@ type Loads struct {
 	CPUs []CPULoad
 	// IRQs holds the rows of /proc/interrupts, ascending by IRQ.
 	IRQs []IRQLoad
+	// Queues holds the network queues with per-queue counters,
+	// ascending by interface and queue; QueuesErr is why some could
+	// not be read.
+	Queues    []QueueLoad
+	QueuesErr error
 }
 
 // CPULoad is one CPU's smoothed interrupt load.
@@ -114,6 +121,7 @@ func (l Loads) IRQ(irq int) (IRQLoad, bool) {
 type Sampler struct {
 	fs       FS
 	halfLife time.Duration
+	reader   QueueReader
 
 	primed     bool
 	intervals  int
@@ -132,6 +140,8 @@ type Sampler struct {
 	cols                  []int     // CPUs with a column in both samples
 	rows                  []rowDelta
 	spare                 []irqHist
+
+	queues map[queueKey]queueHist
 }
 
 type irqHist struct {
@@ -170,7 +180,7 @@ func NewSampler(fsys FS, cfg Config) *Sampler {
 	if cfg.HalfLife <= 0 {
 		panic(fmt.Sprintf("load: NewSampler with HalfLife %v (want more than 0)", cfg.HalfLife))
 	}
-	return &Sampler{fs: fsys, halfLife: cfg.HalfLife}
+	return &Sampler{fs: fsys, halfLife: cfg.HalfLife, reader: cfg.Queues}
 }
 
 // Sample reads /proc/stat and /proc/interrupts and folds what changed
@@ -190,10 +200,14 @@ func (s *Sampler) Sample(now time.Time) (Loads, error) {
 	if err != nil {
 		return Loads{}, err
 	}
-	return s.add(now, stat, ints), nil
+	var qc QueueCounts
+	if s.reader != nil {
+		qc = s.reader.ReadQueues()
+	}
+	return s.add(now, stat, ints, qc), nil
 }
 
-func (s *Sampler) add(now time.Time, stat []CPUStat, ints inventory.Interrupts) Loads {
+func (s *Sampler) add(now time.Time, stat []CPUStat, ints inventory.Interrupts, qc QueueCounts) Loads {
 	if !slices.IsSortedFunc(stat, byCPU) {
 		slices.SortFunc(stat, byCPU)
 	}
@@ -273,6 +287,7 @@ func (s *Sampler) add(now time.Time, stat []CPUStat, ints inventory.Interrupts) 
 			Rate: h.rate.v, Load: h.load.v, Noise: h.load.noise(), CPU: h.cpu - 1, Ready: h.rate.ok}
 	}
 	s.irqs, s.spare = next, s.irqs
+	out.Queues, out.QueuesErr = s.addQueues(qc, dt, w), qc.Err
 	s.ints, s.stat, s.last, s.primed = ints, stat, now, true
 	out.TimeAccounting = s.accounting
 	return out

@@ -576,7 +576,7 @@ func FuzzSample(f *testing.F) {
 			if err != nil {
 				return
 			}
-			l := s.add(t0.Add(time.Duration(i)*10*time.Second), st, ints)
+			l := s.add(t0.Add(time.Duration(i)*10*time.Second), st, ints, QueueCounts{})
 			bad := func(v float64) bool { return v < 0 || math.IsNaN(v) || math.IsInf(v, 0) }
 			for _, q := range l.IRQs {
 				if bad(q.Rate) || bad(q.Load) || !q.Ready && (q.Rate != 0 || q.Load != 0) {

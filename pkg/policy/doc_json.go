@@ -25,6 +25,7 @@ type DeviceDoc struct {
 	Mask       string   `json:"mask"`
 	Rule       string   `json:"rule"`
 	Balance    string   `json:"balance"`
+	LoadSource string   `json:"load_source,omitempty"` // Device.LoadSource
 	IRQs       []IRQDoc `json:"irqs"`
 	// XPS, TxQueues and XPSError are Device.XPS, TxQueues and
 	// XPSError: the transmit steering of the device's interfaces.
@@ -96,7 +97,7 @@ func (p *Plan) Doc() Doc {
 	doc := Doc{Allowed: p.Allowed.String(), Full: p.Full.String(), Devices: []DeviceDoc{}}
 	for _, d := range p.Devices {
 		dd := DeviceDoc{PCI: d.PCI, Driver: d.Driver, Interfaces: d.Interfaces, Node: d.Node, SpreadNode: d.SpreadNode,
-			Policy: string(d.Policy), Mask: string(d.Mask), Rule: d.Rule, Balance: string(d.Balance), IRQs: []IRQDoc{}}
+			Policy: string(d.Policy), Mask: string(d.Mask), Rule: d.Rule, Balance: string(d.Balance), LoadSource: d.LoadSource, IRQs: []IRQDoc{}}
 		if dd.Interfaces == nil {
 			dd.Interfaces = []string{}
 		}

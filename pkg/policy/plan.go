@@ -37,6 +37,10 @@ type Device struct {
 	Mask             config.MaskMode
 	Balance          config.Balance // BalanceLoad when the queues were shared out by load
 	Rule             string         // the config rule that matched ("" for none)
+	// LoadSource is what weighed the queues of a device balanced by
+	// load (load.SourceQStats, SourceEthtool or SourceInterrupts: the
+	// estimate alone), "" before loads are known (packets.go).
+	LoadSource string
 	// Order is the allowed CPUs in the order this device uses them; an
 	// IRQ planned on a full CPU moves on along it.
 	Order []int

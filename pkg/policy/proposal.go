@@ -66,6 +66,7 @@ func (pl *planner) balance(p *Plan) *BalanceView {
 			inUnit[n] = true
 		}
 	}
+	shareByPackets(p, pl.units, l)
 	s := newSearch(pl, l, inUnit)
 	loads := s.loadsOf(assign)
 	v.Peak, v.Mean = s.peak(loads), s.mean(loads)

@@ -1,0 +1,76 @@
+package policy
+
+import "github.com/numairqd/numairqd/pkg/load"
+
+// shareByPackets weighs the queues of each balanced device by their
+// packets where a per-queue source counts them (load.SourceQStats,
+// load.SourceEthtool). The interrupt estimate shares a CPU's time by
+// interrupts, and a busy NAPI queue polls more and interrupts less per
+// packet, so it undercounts the busy queues. The device's measured total
+// stays as the estimate has it (time from /proc/stat, which no per-queue
+// counter gives); only its split among the queues follows their packets,
+// as if every packet of one device costs the same. A device some of
+// whose queues have no counted rate keeps the estimate. It sets each
+// balanced device's LoadSource and the load of its queue IRQs.
+func shareByPackets(p *Plan, units []unit, l *load.Loads) {
+	byDev := map[int][]int{}
+	var devs []int
+	for i, u := range units {
+		if _, ok := byDev[u.dev]; !ok {
+			devs = append(devs, u.dev)
+		}
+		byDev[u.dev] = append(byDev[u.dev], i)
+	}
+	for _, dev := range devs {
+		d := &p.Devices[dev]
+		d.LoadSource = load.SourceInterrupts
+		mine := byDev[dev]
+		rates := make([]float64, len(mine))
+		noises := make([]float64, len(mine))
+		var total, totalNoise, sum float64
+		source := ""
+		ok := true
+		for j, i := range mine {
+			u := &units[i]
+			total += u.load
+			totalNoise += u.noise
+			counted := false
+			for _, iface := range d.Interfaces {
+				if q, found := l.Queue(iface, u.queue); found && q.Ready {
+					rates[j] += q.Rate
+					noises[j] += q.Noise
+					source, counted = q.Source, true
+				}
+			}
+			ok = ok && counted
+			sum += rates[j]
+		}
+		if !ok || sum <= 0 {
+			continue
+		}
+		d.LoadSource = source
+		for j, i := range mine {
+			u := &units[i]
+			share := rates[j] / sum
+			u.load = total * share
+			u.noise = totalNoise*share + total*noises[j]/sum
+			spreadOver(d, u)
+		}
+	}
+}
+
+// spreadOver gives u's IRQs its load, in proportion to what the estimate
+// gave each (equally when it gave none), for the plan's IRQ loads.
+func spreadOver(d *Device, u *unit) {
+	var est float64
+	for _, k := range u.irqs {
+		est += d.IRQs[k].Load
+	}
+	for _, k := range u.irqs {
+		share := 1 / float64(len(u.irqs))
+		if est > 0 {
+			share = d.IRQs[k].Load / est
+		}
+		d.IRQs[k].Load = u.load * share
+	}
+}
