@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -826,7 +827,9 @@ const (
 // driver's placement shows nothing new once the flows are uneven.
 var (
 	evenStates = []string{"driver", "irqbalance", "count", "load"}
-	skewStates = []string{"irqbalance", "count", "load"}
+	// load-estimate is load with queue_counters: off: the interrupt
+	// estimate alone, beside load's per-queue counters in the same boot.
+	skewStates = []string{"irqbalance", "count", "load", "load-estimate"}
 )
 
 type trafficCase struct {
@@ -842,7 +845,7 @@ type trafficCase struct {
 }
 
 func (tc trafficCase) warmup(state string) time.Duration {
-	if state == "load" {
+	if state == "load" || state == "load-estimate" {
 		return tc.warmupLoad
 	}
 	return trafficWarmup
@@ -958,6 +961,7 @@ load_balance:            # the defaults, spelled out for the report
   samples: 3
   moves_per_minute: 6
 `)
+	out["/etc/numairqd-load-estimate.yaml"] = append(slices.Clone(out["/etc/numairqd-load.yaml"]), "  queue_counters: off\n"...)
 	return out
 }
 
@@ -993,7 +997,7 @@ qstats() {
 	for pci in $PCIS; do
 		i=$(ifname $pci)
 		echo "=== $pci $i"
-		ethtool -S "$i" | grep -E '^ *rx_queue_[0-9]+_packets:'
+		ethtool -S "$i" | grep -E '^ *rx(_queue_)?[0-9]+_packets:'
 	done
 }
 scrape() { wget -qO- "$METRICS" | grep -E '^numairqd_(balance_|cpu_irq_load)'; }
@@ -1014,7 +1018,7 @@ for state in $STATES; do
 	pid=
 	case $state in
 	irqbalance) irqbalance --foreground >/tmp/$state.log 2>&1 & pid=$! ;;
-	count | load) numairqd run --config /etc/numairqd-$state.yaml >/tmp/$state.log 2>&1 & pid=$! ;;
+	count | load | load-estimate) numairqd run --config /etc/numairqd-$state.yaml >/tmp/$state.log 2>&1 & pid=$! ;;
 	esac
 	warm=$(warmup $state)
 	data "$state-warmup" echo $warm
@@ -1023,13 +1027,14 @@ for state in $STATES; do
 		wait_for 30 rx_flowing "$i" || fail "$state-traffic" "no packet on $i"
 	done
 	sleep $warm
-	case $state in count | load) data "$state-metrics-0" scrape ;; esac
+	case $state in count | load | load-estimate) data "$state-metrics-0" scrape ;; esac
 	data "$state-before" guestcheck state
 	data "$state-queues-0" qstats
 	data "$state-samples" guestcheck sample -interval $INTERVAL -count $COUNT -iface "$IF"
 	data "$state-queues-1" qstats
 	data "$state-after" guestcheck state
-	case $state in count | load) data "$state-metrics-1" scrape ;; esac
+	case $state in count | load | load-estimate) data "$state-metrics-1" scrape ;; esac
+	case $state in load | load-estimate) data "$state-source" sh -c "wget -qO- ${METRICS%%/metrics}/plan | grep -o '\"load_source\":\"[a-z]*\"' | sort | uniq -c" ;; esac
 	if [ -n "$pid" ]; then
 		kill $pid
 		wait $pid
@@ -1085,6 +1090,7 @@ func trafficRun(t *testing.T, r *e2e.Result, tc trafficCase) measure.TrafficRun 
 		st.MetricsBefore = dataString(r, name+"-metrics-0")
 		st.MetricsAfter = dataString(r, name+"-metrics-1")
 		st.MoveLog = dataString(r, name+"-movelog")
+		st.LoadSources = dataString(r, name+"-source")
 		for k := range nics {
 			if j := i*nics + k; j < len(r.Traffic) {
 				st.Generators = append(st.Generators, r.Traffic[j].Summary)

@@ -120,6 +120,7 @@ func (w *writer) balanceRun(br balanceResult) {
 		}
 		return fmt.Sprintf("%s (%.0f)", floatOrDash(f.Moves, "%.0f"), f.MovesTotal)
 	})
+	w.loadSourceRow(br)
 	row("unmovable `%soft` per vCPU", func(f measure.BalanceFigures) string {
 		if f.IdleCPUs == 0 {
 			return "ignored"
@@ -314,4 +315,43 @@ func peakOf(f measure.BalanceFigures, ok bool) string {
 // balancePNG is the chart's path: beside the traffic chart.
 func balancePNG(trafficPNG string) string {
 	return filepath.Join(filepath.Dir(trafficPNG), balanceChart)
+}
+
+// loadSourceRow adds what weighed each load state's queues, from its
+// /plan at the window's end ("qstats", "ethtool", "interrupts"): the
+// load state reads per-queue counters, load-estimate does not.
+func (w *writer) loadSourceRow(br balanceResult) {
+	line, any := "| queues weighed by (`load_source`) |", false
+	for i, st := range br.run.States {
+		cell := "–"
+		if src := loadSources(st.LoadSources); br.errs[i] == nil && src != "" {
+			cell, any = src, true
+		}
+		line += " " + cell + " |"
+	}
+	if any {
+		w.p("%s", line)
+	}
+}
+
+// loadSources turns `uniq -c` lines of `"load_source":"X"` into "X" (or
+// "X 1, Y 1" for several devices).
+func loadSources(text string) string {
+	var out []string
+	for line := range strings.Lines(text) {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		_, v, ok := strings.Cut(f[1], `":"`)
+		if !ok {
+			continue
+		}
+		v = strings.TrimSuffix(v, `"`)
+		if f[0] != "1" {
+			v += " x" + f[0]
+		}
+		out = append(out, v)
+	}
+	return strings.Join(out, ", ")
 }
