@@ -71,10 +71,11 @@ func EthtoolQueueStats(iface string) (stats []Stats, rule string, err error) {
 
 // readEthtoolStats reads the ETH_SS_STATS names and values: the count, then
 // the strings, then the values. Between the calls the driver may change its
-// count (ethtool -L); the kernel then writes the new count's worth whatever
-// the buffer, so each buffer ends in an unmapped guard page, where an
-// overrun fails with EFAULT instead of overwriting memory, and a count that
-// changed is an error.
+// count (ethtool -L). Recent kernels (this host's 6.18) then answer len 0
+// and write nothing; older ones (6.1) write the new count's worth whatever
+// the buffer, so each buffer ends at an inaccessible guard page, where an
+// overrun fails with EFAULT instead of overwriting memory. Either way a
+// count that changed is an error, and the next read starts afresh.
 func readEthtoolStats(fd int, iface string) ([]string, []uint64, error) {
 	n, err := ethtoolStatsCount(fd, iface)
 	if err != nil {

@@ -1,9 +1,12 @@
 package netdev
 
 import (
+	"encoding/binary"
 	"errors"
 	"os"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestEthtoolQueueStatsHost reads, never writes, the ethtool statistics of
@@ -47,4 +50,54 @@ func TestEthtoolQueueStatsMissingInterface(t *testing.T) {
 	if _, _, err := EthtoolQueueStats("a-name-longer-than-ifnamsiz"); err == nil {
 		t.Fatal("an over-long name was accepted")
 	}
+}
+
+// TestEthtoolGuardPage: a kernel writes its whole string table whatever
+// buffer it is given when the request's len is 0 (any len, before 6.x
+// kernels began answering a len that is not theirs with len 0 and no
+// strings), which is what happens when the count grows between two calls;
+// the guard page after the buffer turns that into EFAULT. Read-only:
+// ETHTOOL_GSTRINGS with len 0 and room for one string, on an interface with
+// at least two.
+func TestEthtoolGuardPage(t *testing.T) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer unix.Close(fd)
+	ents, _ := os.ReadDir("/sys/class/net")
+	for _, e := range ents {
+		n, err := ethtoolStatsCount(fd, e.Name())
+		if err != nil || n < 2 {
+			continue
+		}
+		buf, err := newGuardedBuf(gstringsHdrLen + ethGStringLen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer buf.free()
+		binary.NativeEndian.PutUint32(buf.b[0:], unix.ETHTOOL_GSTRINGS)
+		binary.NativeEndian.PutUint32(buf.b[4:], ethSSStats)
+		err = ethtoolIoctl(fd, e.Name(), buf.b)
+		if !errors.Is(err, unix.EFAULT) {
+			t.Fatalf("%s: %d strings into a buffer for 1: err %v, want EFAULT", e.Name(), n, err)
+		}
+		t.Logf("%s: %d strings into a buffer for 1: %v", e.Name(), n, err)
+		return
+	}
+	t.Skip("no interface with two or more ethtool stats")
+}
+
+func TestGuardedBufBounds(t *testing.T) {
+	for _, size := range []int{0, -1, ethtoolMaxBytes + 1} {
+		if _, err := newGuardedBuf(size); err == nil {
+			t.Errorf("newGuardedBuf(%d) accepted", size)
+		}
+	}
+	b, err := newGuardedBuf(ethtoolMaxBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.b[0], b.b[len(b.b)-1] = 1, 1
+	b.free()
 }
