@@ -53,9 +53,9 @@ func TestEthtoolQueueStatsMissingInterface(t *testing.T) {
 }
 
 // TestEthtoolGuardPage: a kernel writes its whole string table whatever
-// buffer it is given when the request's len is 0 (any len, before 6.x
-// kernels began answering a len that is not theirs with len 0 and no
-// strings), which is what happens when the count grows between two calls;
+// buffer it is given when the request's len is 0 (and whatever the len
+// before the fix that answers a len not its own with len 0), which is what
+// happens there when the count grows between two calls;
 // the guard page after the buffer turns that into EFAULT. Read-only:
 // ETHTOOL_GSTRINGS with len 0 and room for one string, on an interface with
 // at least two.
