@@ -44,10 +44,10 @@ var ethtoolRules = []ethtoolRule{
 		txPackets: []string{"tx_queue_%u_packets"}, txBytes: []string{"tx_queue_%u_bytes"},
 	},
 	// mlx5 (en_stats.c, mlx5e_grp_channels_fill_strings: "rx%d_packets",
-	// "tx%d_packets" where the tx index is channel + tc * channels, the
-	// netdev txq), virtio_net 6.9 ("rx%u_%s"; from 6.10 packets and bytes
-	// moved to netlink qstats and left ethtool -S). XSK rings (rx%d_xsk_*)
-	// are queues of their own and are not added in.
+	// "tx%d_packets", the tx index channel + tc * max_nch; every channel
+	// ever opened is listed), virtio_net 6.9 ("rx%u_%s"; from 6.10 packets
+	// and bytes moved to netlink qstats and left ethtool -S). XSK rings
+	// (rx%d_xsk_*) are queues of their own and are not added in.
 	{
 		rxPackets: []string{"rx%u_packets"}, rxBytes: []string{"rx%u_bytes"},
 		txPackets: []string{"tx%u_packets"}, txBytes: []string{"tx%u_bytes"},
