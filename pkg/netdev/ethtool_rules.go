@@ -1,0 +1,279 @@
+package netdev
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// ErrNoQueueStats says that a device's ethtool statistics hold no per-queue
+// packet counter this package knows how to read.
+var ErrNoQueueStats = errors.New("no per-queue packet counters in the ethtool statistics")
+
+// Bounds on what a driver's string table may hold: ethtool strings are
+// ETH_GSTRING_LEN bytes each, and no device has 65536 queues (the kernel's
+// netdev queue count is 16 bits).
+const (
+	maxEthtoolStrings = 1 << 16
+	maxQueueID        = 1<<16 - 1
+)
+
+// ethtoolRule is one naming of per-queue counters, as some drivers print it
+// in ETH_SS_STATS. Each format has one %u, the queue index, and may have a
+// %*u, a number whose counters are summed into the queue (qede's traffic
+// class). Where a direction lists several formats for packets (or bytes),
+// they split the same queue's packets into disjoint parts and are summed.
+type ethtoolRule struct {
+	rxPackets, rxBytes, txPackets, txBytes []string
+	// denseTX numbers TX queues 0..n-1 in the order of their indices:
+	// bnxt_en indexes its counters by completion ring, and with separate
+	// rx and tx rings the tx rings come after the rx ones.
+	denseTX bool
+}
+
+// ethtoolRules are tried in order; the first whose packet names occur in the
+// table wins. Each names the driver function that prints the names (see the
+// table test for real tables per driver and kernel).
+var ethtoolRules = []ethtoolRule{
+	// virtio_net up to 6.8 (drivers/net/virtio_net.c, virtnet_get_strings,
+	// "rx_queue_%u_%s"), ice (ice_ethtool.c, __ice_get_strings), ixgbe
+	// (ixgbe_ethtool.c, ixgbe_get_strings), igb (igb_ethtool.c,
+	// igb_get_strings).
+	{
+		rxPackets: []string{"rx_queue_%u_packets"}, rxBytes: []string{"rx_queue_%u_bytes"},
+		txPackets: []string{"tx_queue_%u_packets"}, txBytes: []string{"tx_queue_%u_bytes"},
+	},
+	// mlx5 (en_stats.c, mlx5e_grp_channels_fill_strings: "rx%d_packets",
+	// "tx%d_packets", the tx index channel + tc * max_nch; every channel
+	// ever opened is listed), virtio_net 6.9 ("rx%u_%s"; from 6.10 packets
+	// and bytes moved to netlink qstats and left ethtool -S). XSK rings
+	// (rx%d_xsk_*) are queues of their own and are not added in.
+	{
+		rxPackets: []string{"rx%u_packets"}, rxBytes: []string{"rx%u_bytes"},
+		txPackets: []string{"tx%u_packets"}, txBytes: []string{"tx%u_bytes"},
+	},
+	// i40e (i40e_ethtool.c, i40e_get_stat_strings via i40e_add_stat_strings
+	// with i40e_gstrings_queue_stats "%s-%u.packets") and iavf
+	// (iavf_ethtool.c, iavf_get_stat_strings), both since 4.17.
+	{
+		rxPackets: []string{"rx-%u.packets"}, rxBytes: []string{"rx-%u.bytes"},
+		txPackets: []string{"tx-%u.packets"}, txBytes: []string{"tx-%u.bytes"},
+	},
+	// sfc (ethtool_common.c, efx_describe_per_queue_stats) and i40e before
+	// 4.17 (i40e_get_strings, "rx-%d.rx_packets"): packets only for sfc.
+	{
+		rxPackets: []string{"rx-%u.rx_packets"}, rxBytes: []string{"rx-%u.rx_bytes"},
+		txPackets: []string{"tx-%u.tx_packets"}, txBytes: []string{"tx-%u.tx_bytes"},
+	},
+	// mana (mana_ethtool.c, mana_get_strings "rx_%d_packets").
+	{
+		rxPackets: []string{"rx_%u_packets"}, rxBytes: []string{"rx_%u_bytes"},
+		txPackets: []string{"tx_%u_packets"}, txBytes: []string{"tx_%u_bytes"},
+	},
+	// ionic (ionic_stats.c, ionic_sw_stats_get_rx_strings "rx_%d_%s" with
+	// "pkts", "bytes").
+	{
+		rxPackets: []string{"rx_%u_pkts"}, rxBytes: []string{"rx_%u_bytes"},
+		txPackets: []string{"tx_%u_pkts"}, txBytes: []string{"tx_%u_bytes"},
+	},
+	// ena (ena_ethtool.c, ena_queue_strings "queue_%u_%s_%s" with "tx"/"rx"
+	// and "cnt", "bytes"; XDP queues are "queue_%u_xdp_tx_*").
+	{
+		rxPackets: []string{"queue_%u_rx_cnt"}, rxBytes: []string{"queue_%u_rx_bytes"},
+		txPackets: []string{"queue_%u_tx_cnt"}, txBytes: []string{"queue_%u_tx_bytes"},
+	},
+	// hns3 since 5.0 (hns3_ethtool.c, hns3_get_strings_tqps: "txq%u_" and
+	// "rxq%u_" before hns3_txq_stats' "packets", "bytes").
+	{
+		rxPackets: []string{"rxq%u_packets"}, rxBytes: []string{"rxq%u_bytes"},
+		txPackets: []string{"txq%u_packets"}, txBytes: []string{"txq%u_bytes"},
+	},
+	// hns3 in 4.19 (hns3_update_strings, "rcb_q%d_" before "rx_pkts").
+	{
+		rxPackets: []string{"rcb_q%u_rx_pkts"}, rxBytes: []string{"rcb_q%u_rx_bytes"},
+		txPackets: []string{"rcb_q%u_tx_pkts"}, txBytes: []string{"rcb_q%u_tx_bytes"},
+	},
+	// idpf (idpf_ethtool.c, idpf_add_qstat_strings "%s_q-%u_%s" with
+	// "pkts", "bytes").
+	{
+		rxPackets: []string{"rx_q-%u_pkts"}, rxBytes: []string{"rx_q-%u_bytes"},
+		txPackets: []string{"tx_q-%u_pkts"}, txBytes: []string{"tx_q-%u_bytes"},
+	},
+	// nfp (nfp_net_ethtool.c, nfp_vnic_get_hw_stats_strings: the device's
+	// per-queue counters "rxq_%u_pkts"; the driver's per-vector
+	// "rvec_%u_rx_pkts" count the same packets and are not added in).
+	{
+		rxPackets: []string{"rxq_%u_pkts"}, rxBytes: []string{"rxq_%u_bytes"},
+		txPackets: []string{"txq_%u_pkts"}, txBytes: []string{"txq_%u_bytes"},
+	},
+	// bnxt_en (bnxt_ethtool.c, bnxt_get_strings "[%d]: %s" with
+	// bnxt_ring_rx_stats_str): the ring's unicast, multicast and broadcast
+	// counters are disjoint and summed.
+	{
+		rxPackets: []string{"[%u]: rx_ucast_packets", "[%u]: rx_mcast_packets", "[%u]: rx_bcast_packets"},
+		rxBytes:   []string{"[%u]: rx_ucast_bytes", "[%u]: rx_mcast_bytes", "[%u]: rx_bcast_bytes"},
+		txPackets: []string{"[%u]: tx_ucast_packets", "[%u]: tx_mcast_packets", "[%u]: tx_bcast_packets"},
+		txBytes:   []string{"[%u]: tx_ucast_bytes", "[%u]: tx_mcast_bytes", "[%u]: tx_bcast_bytes"},
+		denseTX:   true,
+	},
+	// qede (qede_ethtool.c, qede_get_strings_stats_rxq "%d: %s" and
+	// qede_get_strings_stats_txq "%d_%d: %s", queue and traffic class; a
+	// queue's classes are summed; "%d [XDP]: " queues are left out). No bytes.
+	{
+		rxPackets: []string{"%u: rcv_pkts"},
+		txPackets: []string{"%u_%*u: xmit_pkts"},
+	},
+}
+
+// parseQueueStats turns an ETH_SS_STATS table, names[i] naming values[i],
+// into per-queue counters (Ifindex left 0), sorted by type then ID, with the
+// rule that matched, named by its first rx packets format. A value that the
+// rule sums wraps around 2^64 like the kernel's counters, so that deltas stay
+// right. The same name twice is an error: a table the driver could not print.
+func parseQueueStats(names []string, values []uint64) ([]Stats, string, error) {
+	if len(names) != len(values) {
+		return nil, "", fmt.Errorf("%d stat names but %d values", len(names), len(values))
+	}
+	if len(names) > maxEthtoolStrings {
+		return nil, "", fmt.Errorf("%d stats, more than the %d read", len(names), maxEthtoolStrings)
+	}
+	for _, r := range ethtoolRules {
+		stats, ok, err := r.apply(names, values)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: %w", r.rxPackets[0], err)
+		}
+		if ok {
+			return stats, r.rxPackets[0], nil
+		}
+	}
+	return nil, "", ErrNoQueueStats
+}
+
+type queueKey struct {
+	typ QueueType
+	id  int
+}
+
+type queueSum struct {
+	packets, bytes       uint64
+	hasPackets, hasBytes bool
+}
+
+// apply reads the rule's counters out of the table; ok is false when no
+// packets counter of the rule is in it.
+func (r ethtoolRule) apply(names []string, values []uint64) ([]Stats, bool, error) {
+	kinds := []struct {
+		typ     QueueType
+		packets bool
+		formats []string
+	}{
+		{QueueRX, true, r.rxPackets}, {QueueRX, false, r.rxBytes},
+		{QueueTX, true, r.txPackets}, {QueueTX, false, r.txBytes},
+	}
+	sums := map[queueKey]*queueSum{}
+	seen := map[string]bool{}
+	anyPackets := false
+	for i, name := range names {
+		for _, k := range kinds {
+			for _, f := range k.formats {
+				id, ok := matchFormat(f, name)
+				if !ok {
+					continue
+				}
+				if seen[name] {
+					return nil, false, fmt.Errorf("counter %q appears twice", name)
+				}
+				seen[name] = true
+				key := queueKey{k.typ, id}
+				s := sums[key]
+				if s == nil {
+					s = &queueSum{}
+					sums[key] = s
+				}
+				if k.packets {
+					s.packets += values[i]
+					s.hasPackets = true
+					anyPackets = true
+				} else {
+					s.bytes += values[i]
+					s.hasBytes = true
+				}
+			}
+		}
+	}
+	if !anyPackets {
+		return nil, false, nil
+	}
+	stats := make([]Stats, 0, len(sums))
+	for key, s := range sums {
+		if !s.hasPackets {
+			return nil, false, fmt.Errorf("%s queue %d has a bytes counter but no packets counter", key.typ, key.id)
+		}
+		stats = append(stats, Stats{Type: key.typ, ID: key.id, Packets: s.packets, Bytes: s.bytes})
+	}
+	sort.Slice(stats, func(i, j int) bool {
+		if stats[i].Type != stats[j].Type {
+			return stats[i].Type < stats[j].Type
+		}
+		return stats[i].ID < stats[j].ID
+	})
+	if r.denseTX {
+		n := 0
+		for i := range stats {
+			if stats[i].Type == QueueTX {
+				stats[i].ID = n
+				n++
+			}
+		}
+	}
+	return stats, true, nil
+}
+
+// matchFormat reports whether name is format with its %u and %*u each
+// replaced by a decimal number (no sign, no leading zero, at most
+// maxQueueID), and returns the %u one.
+func matchFormat(format, name string) (int, bool) {
+	id, n := -1, 0
+	for f := 0; f < len(format); {
+		verb := ""
+		switch {
+		case len(format)-f >= 2 && format[f:f+2] == "%u":
+			verb = "%u"
+		case len(format)-f >= 3 && format[f:f+3] == "%*u":
+			verb = "%*u"
+		}
+		if verb == "" {
+			if n >= len(name) || name[n] != format[f] {
+				return 0, false
+			}
+			f++
+			n++
+			continue
+		}
+		v, width, ok := parseIndex(name[n:])
+		if !ok {
+			return 0, false
+		}
+		if verb == "%u" {
+			id = v
+		}
+		f += len(verb)
+		n += width
+	}
+	return id, n == len(name) && id >= 0
+}
+
+// parseIndex reads the decimal number at the start of s.
+func parseIndex(s string) (v, width int, ok bool) {
+	for width < len(s) && s[width] >= '0' && s[width] <= '9' {
+		v = v*10 + int(s[width]-'0')
+		width++
+		if v > maxQueueID {
+			return 0, 0, false
+		}
+	}
+	if width == 0 || (width > 1 && s[0] == '0') {
+		return 0, 0, false
+	}
+	return v, width, true
+}
