@@ -246,3 +246,19 @@ func TestNetnsWatcherNetdev(t *testing.T) {
 	}
 	wantStats(t, w.Stats(), map[UeventKind]uint64{}, map[string]uint64{}, map[string]uint64{})
 }
+
+// TestNetdevConnCloseUnblocks: joining the mgmt group needs no
+// privilege, and Close must wake a pending Receive.
+func TestNetdevConnCloseUnblocks(t *testing.T) {
+	c, err := ListenNetdev(0)
+	if err != nil {
+		t.Skipf("no netdev mgmt group here: %v", err)
+	}
+	closeUnblocks(t, func() error {
+		_, err := c.Receive()
+		if errors.Is(err, ErrNotKernel) || errors.Is(err, kernfs.ErrMalformed) {
+			return nil // a dropped message, not the end
+		}
+		return err
+	}, c.Close)
+}
