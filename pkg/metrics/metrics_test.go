@@ -87,9 +87,10 @@ numairqd_event_to_applied_seconds_bucket{le="10"} 1
 numairqd_event_to_applied_seconds_bucket{le="+Inf"} 1
 numairqd_event_to_applied_seconds_sum 0.04
 numairqd_event_to_applied_seconds_count 1
-# HELP numairqd_netlink_overflows_total Netlink receive buffer overflows (ENOBUFS), each forcing a full rescan, by socket (uevent, rtnetlink, ethtool).
+# HELP numairqd_netlink_overflows_total Netlink receive buffer overflows (ENOBUFS), each forcing a full rescan, by socket (uevent, rtnetlink, ethtool, netdev).
 # TYPE numairqd_netlink_overflows_total counter
 numairqd_netlink_overflows_total{socket="ethtool"} 0
+numairqd_netlink_overflows_total{socket="netdev"} 0
 numairqd_netlink_overflows_total{socket="rtnetlink"} 0
 numairqd_netlink_overflows_total{socket="uevent"} 1
 # HELP numairqd_round_failures_total Reconcile rounds that failed before applying anything.
@@ -102,6 +103,7 @@ numairqd_rounds_total{trigger="channels"} 0
 numairqd_rounds_total{trigger="config"} 0
 numairqd_rounds_total{trigger="link"} 0
 numairqd_rounds_total{trigger="load"} 0
+numairqd_rounds_total{trigger="netdev"} 0
 numairqd_rounds_total{trigger="verify"} 0
 numairqd_rounds_total{trigger="overflow"} 0
 numairqd_rounds_total{trigger="resync"} 1

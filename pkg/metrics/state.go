@@ -210,7 +210,7 @@ var (
 	descUeventsDropped = prometheus.NewDesc(namespace+"_uevents_dropped_total",
 		"Netlink messages discarded: not_kernel (sent by a process) or malformed.", []string{"reason"}, nil)
 	descOverflows = prometheus.NewDesc(namespace+"_netlink_overflows_total",
-		"Netlink receive buffer overflows (ENOBUFS), each forcing a full rescan, by socket (uevent, rtnetlink, ethtool).",
+		"Netlink receive buffer overflows (ENOBUFS), each forcing a full rescan, by socket (uevent, rtnetlink, ethtool, netdev).",
 		[]string{"socket"}, nil)
 )
 
@@ -232,7 +232,7 @@ func (c watchCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, r := range []string{"not_kernel", "malformed"} {
 		ch <- prometheus.MustNewConstMetric(descUeventsDropped, prometheus.CounterValue, float64(s.Dropped[r]), r)
 	}
-	for _, sock := range []string{"uevent", "rtnetlink", "ethtool"} {
+	for _, sock := range []string{"uevent", "rtnetlink", "ethtool", "netdev"} {
 		ch <- prometheus.MustNewConstMetric(descOverflows, prometheus.CounterValue, float64(s.Overflows[sock]), sock)
 	}
 }

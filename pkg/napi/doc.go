@@ -8,7 +8,7 @@
 // What a kernel tells:
 //
 //   - 6.8 and later: the "netdev" generic netlink family's napi-get
-//     dump gives, per NAPI with an id, its ifindex, its id, its kthread's
+//     dump (read by pkg/netdev) gives, per NAPI with an id, its ifindex, its id, its kthread's
 //     pid (only when threaded) and its IRQ (only when the driver calls
 //     netif_napi_set_irq; virtio-net before 6.15 does not). TX-only
 //     NAPIs (netif_napi_add_tx, id 0) are not listed.

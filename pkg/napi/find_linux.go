@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"syscall"
 
 	"github.com/numairqd/numairqd/pkg/kernfs"
+	"github.com/numairqd/numairqd/pkg/netdev"
 )
 
 // FS are the roots Find reads: "/proc" and "/sys" on a machine, a
@@ -32,8 +32,8 @@ type Options struct {
 // threads only /proc shows (TX-only NAPIs); on a kernel without
 // napi-get it says why in Result.NetlinkErr and reads /proc alone. An
 // interface that is not there, or not threaded, has no thread; one
-// removed while it is read (napi-get's ENODEV) is left out, and so is
-// a task whose /proc/PID/stat cannot be parsed.
+// removed while it is read is left out, and so is a task whose
+// /proc/PID/stat cannot be parsed.
 func Find(ifaces []string, o Options) (Result, error) {
 	var (
 		r   kernfs.Reader
@@ -57,7 +57,7 @@ func Find(ifaces []string, o Options) (Result, error) {
 	threads, unresolved := byIface(pts, names, wanted)
 	res.Unresolved = unresolved
 	if o.Netlink {
-		threads, res.NetlinkErr, err = addNetlink(&r, netDir, ifaces, wanted, threads, dumpNAPIs)
+		threads, res.NetlinkErr, err = addNetlink(&r, netDir, ifaces, wanted, threads, netdev.DumpNAPIs)
 		if err != nil {
 			return Result{}, err
 		}
@@ -89,9 +89,13 @@ func Find(ifaces []string, o Options) (Result, error) {
 // addNetlink replaces the /proc view of each wanted interface's threads
 // by napi-get's where the kernel has it: napi-get's threads first, then
 // those only /proc shows. A kernel without napi-get returns threads
-// unchanged and why in unavail. dump is dumpNAPIs, a fake in tests.
+// unchanged and why in unavail. dump is netdev.DumpNAPIs, a fake in
+// tests: one dump of every interface, asked for only when an interface
+// is wanted, whose NAPIs are matched by the ifindex sysfs gives.
 func addNetlink(r *kernfs.Reader, netDir string, ifaces []string, wanted map[string]bool, threads []Thread,
-	dump func(ifindex int) ([]napiInfo, error)) (_ []Thread, unavail, err error) {
+	dump func() ([]netdev.NAPI, error)) (_ []Thread, unavail, err error) {
+	var napis []netdev.NAPI
+	dumped := false
 	for _, iface := range ifaces {
 		if !wanted[iface] {
 			continue
@@ -108,19 +112,20 @@ func addNetlink(r *kernfs.Reader, netDir string, ifaces []string, wanted map[str
 		if err != nil || ifindex <= 0 {
 			return nil, nil, fmt.Errorf("napi: %w", kernfs.Malformed(path, "ifindex %s", kernfs.Quote(s)))
 		}
-		infos, err := dump(ifindex)
-		switch {
-		case unavailable(err):
-			return threads, err, nil
-		case errors.Is(err, syscall.ENODEV):
-			continue // removed between its ifindex and the dump
-		case err != nil:
-			return nil, nil, fmt.Errorf("napi: %s: %w", iface, err)
+		if !dumped {
+			napis, err = dump()
+			switch {
+			case netdev.Unavailable(err):
+				return threads, err, nil
+			case err != nil:
+				return nil, nil, fmt.Errorf("napi: %w", err)
+			}
+			dumped = true
 		}
 		byPID := map[int]Thread{}
-		for _, n := range infos {
-			if n.pid > 0 && n.ifindex == ifindex {
-				byPID[n.pid] = Thread{Iface: iface, PID: n.pid, NAPIID: n.id, IRQ: n.irq, Queue: -1, Source: SourceNetlink}
+		for _, n := range napis {
+			if n.PID > 0 && n.Ifindex == ifindex {
+				byPID[n.PID] = Thread{Iface: iface, PID: n.PID, NAPIID: n.ID, IRQ: n.IRQ, Queue: -1, Source: SourceNetlink}
 			}
 		}
 		threads = slices.DeleteFunc(threads, func(t Thread) bool { _, dup := byPID[t.PID]; return dup })

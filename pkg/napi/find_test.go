@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/numairqd/numairqd/pkg/kernfs"
+	"github.com/numairqd/numairqd/pkg/netdev"
+	"github.com/numairqd/numairqd/pkg/watch"
 )
 
 // kthreadStat is a /proc/PID/stat line of a child of kthreadd, with
@@ -181,26 +183,56 @@ func TestFindCandidates(t *testing.T) {
 	}
 }
 
-// An interface removed between its ifindex and the napi-get dump
-// (ENODEV) is skipped; the next one still gets napi-get's threads.
-func TestAddNetlinkRemovedInterface(t *testing.T) {
+// addNetlink dumps napi-get once for all the wanted interfaces and
+// matches its NAPIs by ifindex: an interface the dump does not list
+// (removed, or down) keeps /proc's threads; another interface's NAPIs
+// and unthreaded ones (no pid) are left out.
+func TestAddNetlink(t *testing.T) {
 	fsys := labTree(t)
-	dump := func(ifindex int) ([]napiInfo, error) {
-		if ifindex == 2 {
-			return nil, fmt.Errorf("dump: %w", syscall.ENODEV)
-		}
-		return []napiInfo{{ifindex: ifindex, id: 9000, irq: 40, pid: 700}}, nil
+	calls := 0
+	dump := func() ([]netdev.NAPI, error) {
+		calls++
+		return []netdev.NAPI{
+			{Ifindex: 5, ID: 9000, IRQ: 40, PID: 700},
+			{Ifindex: 5, ID: 9001, IRQ: 41, PID: -1},
+			{Ifindex: 3, ID: 9100, IRQ: -1, PID: 800},
+		}, nil
 	}
 	var r kernfs.Reader
 	netDir := filepath.Join(fsys.Sys, "class", "net")
-	ifaces := []string{"enp1s0", "eth0"}
-	threads, unavail, err := addNetlink(&r, netDir, ifaces, map[string]bool{"eth0": true, "enp1s0": true}, nil, dump)
-	if err != nil || unavail != nil {
-		t.Fatalf("err %v, unavailable %v; want eth0 skipped", err, unavail)
+	proc := Thread{Iface: "eth0", PID: 300, NAPIID: 8193, Queue: -1, Source: SourceProc}
+	ifaces := []string{"enp1s0", "eth0", "lo"}
+	threads, unavail, err := addNetlink(&r, netDir, ifaces, map[string]bool{"eth0": true, "enp1s0": true}, []Thread{proc}, dump)
+	if err != nil || unavail != nil || calls != 1 {
+		t.Fatalf("err %v, unavailable %v, %d dumps; want one dump", err, unavail, calls)
 	}
-	want := Thread{Iface: "enp1s0", PID: 700, NAPIID: 9000, IRQ: 40, Queue: -1, Source: SourceNetlink}
-	if len(threads) != 1 || threads[0] != want {
-		t.Errorf("threads %+v, want only %+v", threads, want)
+	want := []Thread{proc, {Iface: "enp1s0", PID: 700, NAPIID: 9000, IRQ: 40, Queue: -1, Source: SourceNetlink}}
+	if !slices.Equal(threads, want) {
+		t.Errorf("threads %+v, want %+v", threads, want)
+	}
+	if _, _, err := addNetlink(&r, netDir, ifaces, map[string]bool{}, nil, dump); err != nil || calls != 1 {
+		t.Errorf("no interface wanted: err %v, %d dumps; want none", err, calls)
+	}
+}
+
+// A kernel without napi-get leaves /proc's threads and says why; any
+// other dump error fails.
+func TestAddNetlinkErrors(t *testing.T) {
+	fsys := labTree(t)
+	var r kernfs.Reader
+	netDir := filepath.Join(fsys.Sys, "class", "net")
+	proc := []Thread{{Iface: "eth0", PID: 300, Queue: -1, Source: SourceProc}}
+	wanted := map[string]bool{"eth0": true}
+	noFamily := fmt.Errorf("netdev napi-get: %w", watch.ErrNoFamily)
+	threads, unavail, err := addNetlink(&r, netDir, []string{"eth0"}, wanted, proc,
+		func() ([]netdev.NAPI, error) { return nil, noFamily })
+	if err != nil || !errors.Is(unavail, watch.ErrNoFamily) || !slices.Equal(threads, proc) {
+		t.Errorf("no family: %+v, unavailable %v, err %v; want /proc's threads and why", threads, unavail, err)
+	}
+	_, _, err = addNetlink(&r, netDir, []string{"eth0"}, wanted, proc,
+		func() ([]netdev.NAPI, error) { return nil, fmt.Errorf("dump: %w", syscall.EPERM) })
+	if !errors.Is(err, syscall.EPERM) {
+		t.Errorf("EPERM: err %v, want it", err)
 	}
 }
 

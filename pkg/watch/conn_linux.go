@@ -47,6 +47,14 @@ func AcceptEthtool(senderPort uint32, family uint16, payload []byte) ([]Channels
 	return ParseEthtoolMessages(payload, family)
 }
 
+// AcceptNetdev is AcceptEthtool for the netdev family's "mgmt" group.
+func AcceptNetdev(senderPort uint32, family uint16, payload []byte) ([]DevEvent, error) {
+	if err := checkSender(senderPort, nil); err != nil {
+		return nil, fmt.Errorf("netdev message: %w", err)
+	}
+	return ParseNetdevMessages(payload, family)
+}
+
 func checkSender(port uint32, cred *unix.Ucred) error {
 	if port != 0 {
 		return fmt.Errorf("%w: sender port %d", ErrNotKernel, port)
@@ -63,14 +71,15 @@ func checkSender(port uint32, cred *unix.Ucred) error {
 type Conn[T any] struct {
 	c      *nlConn
 	accept func(port uint32, cred *unix.Ucred, b []byte) (T, error)
-	family uint16 // ethtool: the nlmsg_type of the family's messages
-	group  uint32 // ethtool: the monitor group's id
+	family uint16 // generic netlink: the nlmsg_type of the family's messages
+	group  uint32 // generic netlink: the joined group's id
 }
 
 type (
 	UeventConn  = Conn[Uevent]          // kernel uevents (NETLINK_KOBJECT_UEVENT group 1)
 	LinkConn    = Conn[[]LinkEvent]     // rtnetlink link notifications (RTNLGRP_LINK)
 	EthtoolConn = Conn[[]ChannelsEvent] // the ethtool family's monitor notifications
+	NetdevConn  = Conn[[]DevEvent]      // the netdev family's mgmt notifications
 )
 
 // ListenUevents opens a uevent socket bound to the kernel's group 1
@@ -97,43 +106,67 @@ func ListenLinks(rcvbuf int) (*LinkConn, error) {
 	return &LinkConn{c: c, accept: accept}, nil
 }
 
-// familyTimeout bounds the nlctrl request that resolves the ethtool
-// family: the kernel answers at once, and a stalled host gives up the
-// source rather than hold the daemon's start.
+// familyTimeout bounds the nlctrl request that resolves a generic
+// netlink family: the kernel answers at once, and a stalled host gives
+// up the source rather than hold the daemon's start.
 const familyTimeout = 5 * time.Second
 
 // ListenEthtool resolves the generic netlink family "ethtool" and its
-// "monitor" group through nlctrl, then joins the group with
-// NETLINK_ADD_MEMBERSHIP: generic netlink group ids are given out at run
-// time and may not fit bind's 32-bit mask. A kernel without them gives
-// an error wrapping ErrNoFamily.
+// "monitor" group through nlctrl, then joins the group. A kernel
+// without them gives an error wrapping ErrNoFamily.
 func ListenEthtool(rcvbuf int) (*EthtoolConn, error) {
 	// Notifications are sized to their content; the monitor also carries
 	// link modes and features, larger than a channels one, and one past
 	// the buffer is MSG_TRUNC and a full rescan: give them room.
-	c, err := openNetlink("ethtool", unix.NETLINK_GENERIC, 0, rcvbuf, 64<<10)
+	c, f, group, err := listenGeneric("ethtool", unix.ETHTOOL_GENL_NAME, unix.ETHTOOL_MCGRP_MONITOR_NAME, rcvbuf, 64<<10)
 	if err != nil {
-		return nil, err
-	}
-	f, err := c.resolveFamily(unix.ETHTOOL_GENL_NAME, familyTimeout)
-	if err != nil {
-		c.close()
-		return nil, err
-	}
-	group, ok := f.Groups[unix.ETHTOOL_MCGRP_MONITOR_NAME]
-	if !ok {
-		c.close()
-		return nil, fmt.Errorf("ethtool: %w: family %q (id %d) has no group %q",
-			ErrNoFamily, unix.ETHTOOL_GENL_NAME, f.ID, unix.ETHTOOL_MCGRP_MONITOR_NAME)
-	}
-	if err := c.join(group); err != nil {
-		c.close()
 		return nil, err
 	}
 	accept := func(port uint32, _ *unix.Ucred, b []byte) ([]ChannelsEvent, error) {
 		return AcceptEthtool(port, f.ID, b)
 	}
 	return &EthtoolConn{c: c, accept: accept, family: f.ID, group: group}, nil
+}
+
+// ListenNetdev is ListenEthtool for the netdev family's "mgmt" group
+// (Linux 6.3+): device registered, unregistered, XDP features changed.
+func ListenNetdev(rcvbuf int) (*NetdevConn, error) {
+	// A dev-get reply is a few u32 and u64 attributes.
+	c, f, group, err := listenGeneric("netdev", netdevFamily, netdevGroupMgmt, rcvbuf, 8192)
+	if err != nil {
+		return nil, err
+	}
+	accept := func(port uint32, _ *unix.Ucred, b []byte) ([]DevEvent, error) {
+		return AcceptNetdev(port, f.ID, b)
+	}
+	return &NetdevConn{c: c, accept: accept, family: f.ID, group: group}, nil
+}
+
+// listenGeneric opens a generic netlink socket named name, resolves
+// family and its multicast group through nlctrl, then joins the group
+// with NETLINK_ADD_MEMBERSHIP: generic netlink group ids are given out
+// at run time and may not fit bind's 32-bit mask. A kernel without the
+// family or the group gives an error wrapping ErrNoFamily.
+func listenGeneric(name, family, group string, rcvbuf, bufSize int) (*nlConn, genlFamily, uint32, error) {
+	c, err := openNetlink(name, unix.NETLINK_GENERIC, 0, rcvbuf, bufSize)
+	if err != nil {
+		return nil, genlFamily{}, 0, err
+	}
+	f, err := c.resolveFamily(family, familyTimeout)
+	if err != nil {
+		c.close()
+		return nil, genlFamily{}, 0, err
+	}
+	id, ok := f.Groups[group]
+	if !ok {
+		c.close()
+		return nil, genlFamily{}, 0, fmt.Errorf("%s: %w: family %q (id %d) has no group %q", name, ErrNoFamily, family, f.ID, group)
+	}
+	if err := c.join(id); err != nil {
+		c.close()
+		return nil, genlFamily{}, 0, err
+	}
+	return c, f, id, nil
 }
 
 // Receive waits for the next datagram and returns it parsed. Errors to

@@ -14,10 +14,12 @@
 // The daemon injects its own causes (SIGHUP, config, bans) with Hint.
 //
 // The sources are the kernel's uevent multicast group (group 1, not
-// udev's rebroadcast on group 2), rtnetlink's RTNLGRP_LINK, and the
+// udev's rebroadcast on group 2), rtnetlink's RTNLGRP_LINK, the
 // ethtool generic netlink "monitor" group, of which only channel changes
-// are hints. A source that cannot be opened, such as ethtool before
-// Linux 5.6, is left out (Watcher.Degraded). Only messages from the
+// are hints, and the netdev generic netlink "mgmt" group (a device
+// registered, unregistered, or its XDP features changed). A source that
+// cannot be opened, such as ethtool before Linux 5.6 or netdev before
+// 6.3, is left out (Watcher.Degraded). Only messages from the
 // kernel (port 0, and uid 0 when credentials come) are trusted, as in
 // systemd's device-monitor.c. A receive queue overflow (ENOBUFS), a
 // truncated message or a failing source becomes CauseLost: rescan all.

@@ -18,6 +18,6 @@ var (
 	ErrTruncated = errors.New("message truncated")
 	// ErrNoFamily reports that the kernel has no such generic netlink
 	// family or group (ethtool before 5.6, or without
-	// CONFIG_ETHTOOL_NETLINK).
+	// CONFIG_ETHTOOL_NETLINK; netdev before 6.3).
 	ErrNoFamily = errors.New("no such generic netlink family or group")
 )

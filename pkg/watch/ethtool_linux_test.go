@@ -339,7 +339,7 @@ func TestAcceptEthtool(t *testing.T) {
 func TestEthtoolPump(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newFake[[]ChannelsEvent]()
-		w := startSources(t, Options{}, nil, nil, src)
+		w := startSources(t, Options{}, nil, nil, src, nil)
 		src.send([]ChannelsEvent{{Index: 2, Name: "eth0", Combined: 3}}, nil)
 		synctest.Wait()
 		tr, ok := poll(w)

@@ -19,9 +19,12 @@ import (
 // framing, sender checks), for packages that ask the kernel a question
 // rather than listen. A kernel without the family gives an error
 // wrapping ErrNoFamily; one that refuses the command, its errno
-// (EOPNOTSUPP, EINVAL for an unknown command, ...). The whole exchange
-// is bounded by timeout.
-func DumpGeneric(family string, cmd, version uint8, attrs []byte, timeout time.Duration) ([][]byte, error) {
+// (EOPNOTSUPP, EINVAL for an unknown command, ...). An errno the kernel
+// ends the dump with comes with the replies received before it, which
+// the caller may keep (a dump cut short, say by a device that went);
+// every other error comes with none. The whole exchange is bounded by
+// timeout, and the replies by maxReplies: one more is an error.
+func DumpGeneric(family string, cmd, version uint8, attrs []byte, maxReplies int, timeout time.Duration) ([][]byte, error) {
 	c, err := openNetlink("genl "+family, unix.NETLINK_GENERIC, 0, 1<<20, 64<<10)
 	if err != nil {
 		return nil, err
@@ -50,10 +53,15 @@ func DumpGeneric(family string, cmd, version uint8, attrs []byte, timeout time.D
 			continue
 		}
 		done, err := parseDumpReplies(b, f.ID, seq, &replies)
-		if err != nil {
+		var errno syscall.Errno
+		switch {
+		case err != nil && done && errors.As(err, &errno):
+			return replies, fmt.Errorf("%s: dump %d: %w", c.name, cmd, err)
+		case err != nil:
 			return nil, fmt.Errorf("%s: dump %d: %w", c.name, cmd, err)
-		}
-		if done {
+		case len(replies) > maxReplies:
+			return nil, fmt.Errorf("%s: dump %d: more than %d replies", c.name, cmd, maxReplies)
+		case done:
 			return replies, nil
 		}
 	}

@@ -3,8 +3,10 @@ package watch
 import (
 	"encoding/binary"
 	"errors"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/numairqd/numairqd/pkg/kernfs"
 	"golang.org/x/sys/unix"
@@ -62,5 +64,30 @@ func TestParseDumpReplies(t *testing.T) {
 	}
 	if _, err := parseDumpReplies(nlMsg(unix.NLMSG_ERROR, seq, []byte{1}), fam, seq, &replies); !errors.Is(err, kernfs.ErrMalformed) {
 		t.Errorf("short nlmsgerr: %v", err)
+	}
+}
+
+// TestDumpGenericLive asks this machine's netdev family for a queue-get
+// dump (a read that changes nothing) with a cap of one reply, and for
+// the queues of an ifindex that does not exist; skips before 6.8.
+func TestDumpGenericLive(t *testing.T) {
+	const queueGet = 10 // NETDEV_CMD_QUEUE_GET, include/uapi/linux/netdev.h
+	all, err := DumpGeneric("netdev", queueGet, 1, nil, 1<<16, 5*time.Second)
+	if errors.Is(err, ErrNoFamily) || errors.Is(err, syscall.EOPNOTSUPP) {
+		t.Skipf("no queue-get here: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("queue-get: %d replies", len(all))
+	if len(all) > 1 {
+		if got, err := DumpGeneric("netdev", queueGet, 1, nil, 1, 5*time.Second); err == nil || got != nil || !strings.Contains(err.Error(), "more than 1 replies") {
+			t.Errorf("cap of 1: %d replies, %v; want none and the cap named", len(got), err)
+		}
+	}
+	// NETDEV_A_QUEUE_IFINDEX (2) of a device that is not there.
+	got, err := DumpGeneric("netdev", queueGet, 1, AppendAttrU32(nil, 2, 1<<30), 1<<16, 5*time.Second)
+	if !errors.Is(err, syscall.ENODEV) || len(got) != 0 {
+		t.Errorf("ifindex 1<<30: %d replies, %v; want ENODEV", len(got), err)
 	}
 }

@@ -20,6 +20,7 @@ type (
 	ueventSource  = source[Uevent]
 	linkSource    = source[[]LinkEvent]
 	ethtoolSource = source[[]ChannelsEvent]
+	netdevSource  = source[[]DevEvent]
 )
 
 // openers open the sources; tests give fakes.
@@ -27,6 +28,7 @@ type openers struct {
 	uevents func(rcvbuf int) (ueventSource, error)
 	links   func(rcvbuf int) (linkSource, error)
 	ethtool func(rcvbuf int) (ethtoolSource, error)
+	netdev  func(rcvbuf int) (netdevSource, error)
 }
 
 // listen adapts a Listen function to an opener, which returns a nil
@@ -88,6 +90,14 @@ func (w *Watcher) onLinks() (handle func([]LinkEvent), lost func()) {
 func (w *Watcher) onChannels(evs []ChannelsEvent) {
 	for range evs {
 		w.Hint(CauseChannels)
+	}
+}
+
+// onDevs makes each netdev notification a hint: a device came or went,
+// or its driver changed its XDP features while reconfiguring queues.
+func (w *Watcher) onDevs(evs []DevEvent) {
+	for range evs {
+		w.Hint(CauseNetdev)
 	}
 }
 

@@ -14,6 +14,7 @@ const (
 	sourceUevent    = "uevent"
 	sourceRtnetlink = "rtnetlink"
 	sourceEthtool   = "ethtool"
+	sourceNetdev    = "netdev"
 )
 
 // Stats are the Watcher's cumulative counters, read at scrape time.
@@ -32,7 +33,7 @@ func newStats() Stats {
 	s := Stats{
 		Uevents:   make(map[UeventKind]uint64),
 		Dropped:   map[string]uint64{dropNotKernel: 0, dropMalformed: 0},
-		Overflows: map[string]uint64{sourceUevent: 0, sourceRtnetlink: 0, sourceEthtool: 0},
+		Overflows: map[string]uint64{sourceUevent: 0, sourceRtnetlink: 0, sourceEthtool: 0, sourceNetdev: 0},
 	}
 	for sub, actions := range interesting {
 		for _, a := range actions {

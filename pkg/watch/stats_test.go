@@ -31,7 +31,7 @@ func TestStatsBounded(t *testing.T) {
 	if want := map[string]uint64{"not_kernel": 0, "malformed": 0}; !maps.Equal(s.Dropped, want) {
 		t.Errorf("Dropped = %v, want %v", s.Dropped, want)
 	}
-	if want := map[string]uint64{"uevent": 0, "rtnetlink": 0, "ethtool": 0}; !maps.Equal(s.Overflows, want) {
+	if want := map[string]uint64{"uevent": 0, "rtnetlink": 0, "ethtool": 0, "netdev": 0}; !maps.Equal(s.Overflows, want) {
 		t.Errorf("Overflows = %v, want %v", s.Overflows, want)
 	}
 	s.Uevents[UeventKind{"cpu", "online"}] = 7

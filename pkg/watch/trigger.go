@@ -19,6 +19,7 @@ const (
 	CauseConfig                // the config file changed
 	CauseChannels              // a NIC's channel count changed (ethtool -L)
 	CauseBans                  // irqbalance's environment file changed (cri-o, tuned)
+	CauseNetdev                // the netdev family said a device was registered, unregistered, or changed its XDP features
 	numCauses
 )
 
@@ -29,6 +30,7 @@ const (
 	LabelUevent   = "uevent"
 	LabelLink     = "link"
 	LabelChannels = "channels"
+	LabelNetdev   = "netdev"
 	LabelResync   = "resync"
 	LabelSIGHUP   = "sighup"
 	LabelConfig   = "config"
@@ -42,7 +44,7 @@ const (
 // Labels returns every trigger label, for metrics to create their
 // series up front.
 func Labels() []string {
-	return []string{LabelStartup, LabelUevent, LabelLink, LabelChannels, LabelResync,
+	return []string{LabelStartup, LabelUevent, LabelLink, LabelChannels, LabelNetdev, LabelResync,
 		LabelSIGHUP, LabelConfig, LabelBans, LabelOverflow, LabelStale, LabelLoad, LabelVerify}
 }
 
@@ -55,6 +57,7 @@ var causeLabels = [numCauses]string{
 	CauseConfig:   LabelConfig,
 	CauseChannels: LabelChannels,
 	CauseBans:     LabelBans,
+	CauseNetdev:   LabelNetdev,
 }
 
 // String returns the cause's label ("overflow" for CauseLost).
@@ -67,9 +70,10 @@ func (c Cause) String() string {
 
 // labelOrder is the precedence of Trigger.Label: a reload first, then
 // lost events (everything must be re-read), then what the kernel said,
-// the more specific first: a channel change before the link events a
-// driver may send while it restarts its queues.
-var labelOrder = [...]Cause{CauseSIGHUP, CauseConfig, CauseBans, CauseLost, CauseUevent, CauseChannels, CauseLink, CauseResync}
+// the more specific first: a channel change before the netdev and link
+// events a driver may send while it restarts its queues, and a device's
+// netdev notification before its link events.
+var labelOrder = [...]Cause{CauseSIGHUP, CauseConfig, CauseBans, CauseLost, CauseUevent, CauseChannels, CauseNetdev, CauseLink, CauseResync}
 
 // Trigger tells the consumer that the state may have changed, and why.
 type Trigger struct {
@@ -86,8 +90,8 @@ type Trigger struct {
 
 // Fresh reports whether nothing the consumer cached may be trusted:
 // true unless every hint merged into t is an Interesting uevent, a link
-// event or a channel change, which the consumer sees in sysfs and
-// procfs. Every trigger a burst emits after it lost events is Fresh.
+// event, a channel change or a netdev notification, which the consumer
+// sees in sysfs and procfs. Every trigger a burst emits after it lost events is Fresh.
 func (t Trigger) Fresh() bool { return !t.cached }
 
 // Reload reports whether the trigger asks for the config to be re-read

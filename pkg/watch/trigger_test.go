@@ -10,7 +10,7 @@ import (
 
 func TestCauseString(t *testing.T) {
 	// The names are metric label values: they must not change.
-	want := []string{"uevent", "link", "overflow", "resync", "sighup", "config", "channels", "bans"}
+	want := []string{"uevent", "link", "overflow", "resync", "sighup", "config", "channels", "bans", "netdev"}
 	var got []string
 	for c := range numCauses {
 		got = append(got, c.String())
@@ -26,7 +26,7 @@ func TestCauseString(t *testing.T) {
 func TestLabels(t *testing.T) {
 	// The trigger label values of numairqd_rounds_total, as the README
 	// lists them: they must not change.
-	want := []string{"startup", "uevent", "link", "channels", "resync", "sighup", "config", "bans", "overflow", "stale", "load", "verify"}
+	want := []string{"startup", "uevent", "link", "channels", "netdev", "resync", "sighup", "config", "bans", "overflow", "stale", "load", "verify"}
 	got := Labels()
 	if !slices.Equal(got, want) {
 		t.Errorf("Labels() = %q, want %q", got, want)
@@ -57,6 +57,9 @@ func TestTriggerLabel(t *testing.T) {
 		{map[Cause]int{CauseChannels: 1, CauseLink: 2, CauseResync: 1}, "channels", false},
 		{map[Cause]int{CauseUevent: 1, CauseChannels: 1}, "uevent", false},
 		{map[Cause]int{CauseLost: 1, CauseChannels: 1}, "overflow", false},
+		{map[Cause]int{CauseNetdev: 1, CauseLink: 2, CauseResync: 1}, "netdev", false},
+		{map[Cause]int{CauseChannels: 1, CauseNetdev: 1}, "channels", false},
+		{map[Cause]int{CauseUevent: 1, CauseNetdev: 1}, "uevent", false},
 		{map[Cause]int{CauseConfig: 1, CauseLost: 1, CauseUevent: 1}, "config", true},
 		{map[Cause]int{CauseSIGHUP: 1, CauseConfig: 1, CauseLost: 1, CauseUevent: 1, CauseLink: 1, CauseResync: 1}, "sighup", true},
 		{map[Cause]int{CauseSIGHUP: 1, CauseResync: 1}, "sighup", true},
@@ -108,7 +111,9 @@ func TestFresh(t *testing.T) {
 		{"net", []Uevent{net}, nil, false},
 		{"link", nil, []Cause{CauseLink}, false},
 		{"channels", nil, []Cause{CauseChannels}, false},
-		{"cpu+pci+link+channels", []Uevent{cpu, pci}, []Cause{CauseLink, CauseChannels}, false},
+		{"netdev", nil, []Cause{CauseNetdev}, false},
+		{"cpu+pci+link+channels+netdev", []Uevent{cpu, pci}, []Cause{CauseLink, CauseChannels, CauseNetdev}, false},
+		{"netdev+lost", nil, []Cause{CauseNetdev, CauseLost}, true},
 		{"lost", nil, []Cause{CauseLost}, true},
 		{"resync", nil, []Cause{CauseResync}, true},
 		{"sighup", nil, []Cause{CauseSIGHUP}, true},

@@ -29,8 +29,9 @@ type Options struct {
 	// Resync is the idle time after which a CauseResync Trigger is
 	// emitted. Negative disables it; 0 is refused.
 	Resync time.Duration
-	// Uevents, Links and Ethtool enable the sources.
-	Uevents, Links, Ethtool bool
+	// Uevents, Links, Ethtool and Netdev enable the sources; Netdev is
+	// the netdev family's "mgmt" group (Linux 6.3+).
+	Uevents, Links, Ethtool, Netdev bool
 	// ReceiveBuffer is the sockets' receive buffer in bytes; 0 means
 	// DefaultReceiveBuffer.
 	ReceiveBuffer int
@@ -50,6 +51,7 @@ type Watcher struct {
 	uevents ueventSource
 	links   linkSource
 	ethtool ethtoolSource
+	netdev  netdevSource
 
 	started atomic.Bool
 
@@ -65,7 +67,7 @@ type Watcher struct {
 // invalid options: the Watcher runs without a source that cannot be
 // opened, and reports it through Degraded and Logf.
 func New(opts Options) (*Watcher, error) {
-	return newWatcher(opts, openers{listen(ListenUevents), listen(ListenLinks), listen(ListenEthtool)})
+	return newWatcher(opts, openers{listen(ListenUevents), listen(ListenLinks), listen(ListenEthtool), listen(ListenNetdev)})
 }
 
 func newWatcher(opts Options, open openers) (*Watcher, error) {
@@ -92,6 +94,7 @@ func newWatcher(opts Options, open openers) (*Watcher, error) {
 	w.uevents = openSource(w, opts.Uevents, sourceUevent, open.uevents)
 	w.links = openSource(w, opts.Links, sourceRtnetlink, open.links)
 	w.ethtool = openSource(w, opts.Ethtool, sourceEthtool, open.ethtool)
+	w.netdev = openSource(w, opts.Netdev, sourceNetdev, open.netdev)
 	return w, nil
 }
 
@@ -116,10 +119,12 @@ func (w *Watcher) Triggers() <-chan Trigger { return w.out }
 
 // Hint injects a hint with cause c, so that reloads enter the
 // consumer's loop as kernel events do. It never blocks and is safe from
-// any goroutine; hints after Run returned are ignored. Only CauseLink
-// and CauseChannels keep the trigger from being Fresh: a CauseUevent
-// given here names no subsystem.
-func (w *Watcher) Hint(c Cause) { w.hint(c, c == CauseLink || c == CauseChannels, false) }
+// any goroutine; hints after Run returned are ignored. Only CauseLink,
+// CauseChannels and CauseNetdev keep the trigger from being Fresh: a
+// CauseUevent given here names no subsystem.
+func (w *Watcher) Hint(c Cause) {
+	w.hint(c, c == CauseLink || c == CauseChannels || c == CauseNetdev, false)
+}
 
 // hint is Hint with what the sources know: whether the event leaves
 // the consumer's caches valid, and whether it ends what a burst waits
@@ -165,6 +170,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 	if w.ethtool != nil {
 		wg.Go(func() { pump(w, sourceEthtool, w.ethtool, w.onChannels, nil) })
 	}
+	if w.netdev != nil {
+		wg.Go(func() { pump(w, sourceNetdev, w.netdev, w.onDevs, nil) })
+	}
 	w.loop(ctx)
 	w.Close()
 	wg.Wait()
@@ -175,7 +183,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 // Close closes the sources, for a Watcher that will never Run.
 func (w *Watcher) Close() error {
 	var errs []error
-	for _, s := range []io.Closer{w.uevents, w.links, w.ethtool} {
+	for _, s := range []io.Closer{w.uevents, w.links, w.ethtool, w.netdev} {
 		if s != nil {
 			errs = append(errs, s.Close())
 		}

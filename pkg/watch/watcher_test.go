@@ -37,11 +37,11 @@ func testOptions() Options { return Options{Window: testWindow, MaxDelay: testMa
 // given) until the test ends.
 func startWatcher(t *testing.T, opts Options, u ueventSource, l linkSource) *Watcher {
 	t.Helper()
-	return startSources(t, opts, u, l, nil)
+	return startSources(t, opts, u, l, nil, nil)
 }
 
-// startSources is startWatcher with an ethtool source too.
-func startSources(t *testing.T, opts Options, u ueventSource, l linkSource, e ethtoolSource) *Watcher {
+// startSources is startWatcher with ethtool and netdev sources too.
+func startSources(t *testing.T, opts Options, u ueventSource, l linkSource, e ethtoolSource, n netdevSource) *Watcher {
 	t.Helper()
 	if opts.Window == 0 {
 		opts.Window = testWindow
@@ -52,12 +52,13 @@ func startSources(t *testing.T, opts Options, u ueventSource, l linkSource, e et
 	if opts.Resync == 0 {
 		opts.Resync = -1
 	}
-	opts.Uevents, opts.Links, opts.Ethtool = u != nil, l != nil, e != nil
+	opts.Uevents, opts.Links, opts.Ethtool, opts.Netdev = u != nil, l != nil, e != nil, n != nil
 	opts.Logf = t.Logf
 	w, err := newWatcher(opts, openers{
 		func(int) (ueventSource, error) { return u, nil },
 		func(int) (linkSource, error) { return l, nil },
 		func(int) (ethtoolSource, error) { return e, nil },
+		func(int) (netdevSource, error) { return n, nil },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -207,12 +208,14 @@ func TestDegradedOpen(t *testing.T) {
 		errPerm := fmt.Errorf("socket: %w", os.ErrPermission)
 		var logged []string
 		errNoFamily := fmt.Errorf("ethtool: %w: CTRL_CMD_GETFAMILY: %w", ErrNoFamily, syscall.ENOENT)
-		w, err := newWatcher(Options{Uevents: true, Links: true, Ethtool: true, Window: testWindow, MaxDelay: testMaxDelay, Resync: time.Minute,
+		errNoGroup := fmt.Errorf("netdev: %w: family %q (id 30) has no group %q", ErrNoFamily, "netdev", "mgmt")
+		w, err := newWatcher(Options{Uevents: true, Links: true, Ethtool: true, Netdev: true, Window: testWindow, MaxDelay: testMaxDelay, Resync: time.Minute,
 			Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }},
 			openers{
 				func(int) (ueventSource, error) { return nil, errPerm },
 				func(int) (linkSource, error) { return nil, errPerm },
 				func(int) (ethtoolSource, error) { return nil, errNoFamily },
+				func(int) (netdevSource, error) { return nil, errNoGroup },
 			})
 		if err != nil {
 			t.Fatalf("New failed on an unopenable source: %v", err)
@@ -224,12 +227,12 @@ func TestDegradedOpen(t *testing.T) {
 		if !errors.Is(err, ErrNoFamily) {
 			t.Errorf("Degraded = %v, want the ethtool source's ErrNoFamily", err)
 		}
-		for _, source := range []string{"uevent source", "rtnetlink source", "ethtool source"} {
+		for _, source := range []string{"uevent source", "rtnetlink source", "ethtool source", "netdev source"} {
 			if err == nil || !strings.Contains(err.Error(), source) {
 				t.Errorf("Degraded = %v, want it to name the %s", err, source)
 			}
 		}
-		if len(logged) != 3 {
+		if len(logged) != 4 {
 			t.Errorf("logged %q", logged)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
@@ -247,7 +250,7 @@ func TestDegradedOpen(t *testing.T) {
 // (listening only) and checks that stopping it leaves no goroutine.
 func TestRunRealSocketsNoLeak(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	w, err := New(Options{Uevents: true, Links: true, Ethtool: true, Window: 10 * time.Millisecond, MaxDelay: 50 * time.Millisecond,
+	w, err := New(Options{Uevents: true, Links: true, Ethtool: true, Netdev: true, Window: 10 * time.Millisecond, MaxDelay: 50 * time.Millisecond,
 		Resync: time.Minute, Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
