@@ -58,4 +58,3 @@ type NAPI struct {
 	// into the caller's, and 0 where the thread is not in the caller's.
 	PID int
 }
-

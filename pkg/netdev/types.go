@@ -20,7 +20,7 @@ func (t QueueType) String() string {
 	case QueueTX:
 		return "tx"
 	}
-	return "queuetype(" + strconv.Itoa(int(t)) + ")"
+	return "QueueType(" + strconv.Itoa(int(t)) + ")"
 }
 
 // Stats are one queue's counters, from qstats-get since the driver last
