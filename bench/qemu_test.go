@@ -967,7 +967,8 @@ load_balance:            # the defaults, spelled out for the report
 
 // trafficScript runs the case's states in one boot, each from the
 // driver's placement as the guest booted with it. Around each window it
-// reads every NIC's per-queue rx packets (qstats, measure.ParseQueueStats)
+// reads every NIC's per-queue rx packets (guestcheck queue-packets: the
+// kernel's qstats-get, else ethtool -S; measure.ParseQueueStats)
 // and, under numairqd, its balance metrics.
 func trafficScript(tc trafficCase) string {
 	var pcis []string
@@ -997,7 +998,7 @@ qstats() {
 	for pci in $PCIS; do
 		i=$(ifname $pci)
 		echo "=== $pci $i"
-		ethtool -S "$i" | grep -E '^ *rx(_queue_)?[0-9]+_packets:'
+		guestcheck queue-packets -iface "$i" | grep -E '^ *rx_queue_[0-9]+_packets:'
 	done
 }
 scrape() { wget -qO- "$METRICS" | grep -E '^numairqd_(balance_|cpu_irq_load)'; }

@@ -24,12 +24,11 @@ type QueueStats struct {
 type DeviceQueues struct {
 	PCI   string `json:"pci"`
 	Iface string `json:"iface"`
-	// RxPackets maps an rx queue index to its rx packets counter:
-	// virtio_net's rx_queue_N_packets (6.1) or rxN_packets (6.10+).
+	// RxPackets maps an rx queue index to its rx_queue_N_packets.
 	RxPackets map[int]uint64 `json:"rx_packets"`
 }
 
-var rxQueuePacketsRe = regexp.MustCompile(`^rx(?:_queue_)?(\d+)_packets$`)
+var rxQueuePacketsRe = regexp.MustCompile(`^rx_queue_(\d+)_packets$`)
 
 // ParseQueueStats parses the traffic script's qstats output:
 //
@@ -37,8 +36,7 @@ var rxQueuePacketsRe = regexp.MustCompile(`^rx(?:_queue_)?(\d+)_packets$`)
 //	=== 0000:41:00.0 eth0
 //	     rx_queue_0_packets: 1234
 //
-// Lines of a device section other than rx_queue_N_packets (6.1) or
-// rxN_packets (6.10+) are skipped.
+// Lines of a device section other than rx_queue_N_packets are skipped.
 func ParseQueueStats(text string) (QueueStats, error) {
 	var qs QueueStats
 	var dev *DeviceQueues

@@ -12,6 +12,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/load"
 	"github.com/numairqd/numairqd/pkg/machine"
+	"github.com/numairqd/numairqd/pkg/netdev"
 	"github.com/numairqd/numairqd/pkg/policy"
 )
 
@@ -48,7 +49,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	}
 	var bal policy.Balancing
 	if cfg.WantsLoad() && *sample > 0 {
-		l, err := sampleLoads(*procfs, cfg, *sample)
+		l, err := sampleLoads(*sysfs, *procfs, cfg, *sample)
 		if err != nil {
 			return fail(stderr, "plan", err)
 		}
@@ -58,7 +59,11 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	}
 	// The daemon's own read and plan, with an empty memory: this command
 	// writes nothing, so the kernel has taught it nothing.
-	m, err := machine.Read(machine.Roots{Sys: *sysfs, Proc: *procfs, Etc: *etc}, cfg)
+	roots := machine.Roots{Sys: *sysfs, Proc: *procfs, Etc: *etc}
+	if onHost(*sysfs, *procfs) {
+		roots.Netdev = netdev.Kernel{}
+	}
+	m, err := machine.Read(roots, cfg)
 	if err != nil {
 		return fail(stderr, "plan", err)
 	}
@@ -85,8 +90,12 @@ func movable(inv *inventory.Inventory) map[int]cpumask.Mask {
 
 // sampleLoads measures the loads over d in policy.MinIntervals equal
 // intervals, the fewest the planner proposes a move from.
-func sampleLoads(procfs string, cfg *config.Config, d time.Duration) (load.Loads, error) {
-	s := load.NewSampler(load.FS{Proc: procfs}, load.Config{HalfLife: cfg.LoadBalance.HalfLife})
+func sampleLoads(sysfs, procfs string, cfg *config.Config, d time.Duration) (load.Loads, error) {
+	lc := load.Config{HalfLife: cfg.LoadBalance.HalfLife}
+	if onHost(sysfs, procfs) && cfg.LoadBalance.QueueCounters != config.QueueCountersOff {
+		lc.Queues = load.NewNetCounters(sysfs)
+	}
+	s := load.NewSampler(load.FS{Proc: procfs}, lc)
 	l, err := s.Sample(time.Now())
 	for range policy.MinIntervals {
 		if err != nil {
@@ -199,3 +208,8 @@ func ratio(a, b float64) string {
 	}
 	return fmt.Sprintf("%.2f", a/b)
 }
+
+// onHost reports whether the roots are the running kernel's, the only
+// ones netlink and ethtool describe: a fixture tree gets names and the
+// interrupt estimate alone.
+func onHost(sysfs, procfs string) bool { return sysfs == "/sys" && procfs == "/proc" }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/daemon"
+	"github.com/numairqd/numairqd/pkg/load"
+	"github.com/numairqd/numairqd/pkg/netdev"
 )
 
 // sdNotifier speaks systemd's notify protocol; without NOTIFY_SOCKET
@@ -59,6 +61,9 @@ func runDaemon(args []string, stderr io.Writer) int {
 		Sysfs: *sysfs, Procfs: *procfs, Etc: *etc, ConfigPath: path, ConfigOptional: optional,
 		Listen: *listen, DryRun: *dryRun, Events: !*noEvents, Log: log, Notify: sdNotifier{log},
 		FitProcs: procsCfg.fit,
+	}
+	if onHost(*sysfs, *procfs) {
+		opts.Netdev, opts.Queues = netdev.Kernel{}, load.NewNetCounters(*sysfs)
 	}
 	if *reloadStatus != "" {
 		opts.Reloaded = reloadRecorder{path: *reloadStatus, warn: func(err error) { log.Warn("cannot record the reload", zap.Error(err)) }}.record

@@ -69,6 +69,9 @@ type Options struct {
 	// weighs queues by the interrupt estimate alone (the command passes
 	// netdev's reader on the host's roots).
 	Queues load.QueueReader
+	// Netdev answers netdev netlink for each IRQ's queue; nil: the
+	// names alone (the command passes netdev.Kernel on the host's roots).
+	Netdev inventory.Netdev
 	Log    *zap.Logger
 	Notify Notifier
 	// FitProcs, if set, is told after a round that changed how many
@@ -132,7 +135,7 @@ func New(opts Options) (*Daemon, error) {
 	if opts.Writer == nil {
 		opts.Writer = apply.ProcWriter{Proc: opts.Procfs, Sys: opts.Sysfs}
 	}
-	d := &Daemon{opts: opts, log: opts.Log, roots: machine.Roots{Sys: opts.Sysfs, Proc: opts.Procfs, Etc: opts.Etc}}
+	d := &Daemon{opts: opts, log: opts.Log, roots: machine.Roots{Sys: opts.Sysfs, Proc: opts.Procfs, Etc: opts.Etc, Netdev: opts.Netdev}}
 	d.reader = machine.NewReader(d.roots)
 	cfg, err := d.loadConfig()
 	if err != nil {

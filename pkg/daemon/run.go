@@ -93,7 +93,7 @@ func (d *Daemon) newWatcher() (*watch.Watcher, error) {
 	cfg := d.Config()
 	w, err := watch.New(watch.Options{
 		Window: cfg.CoalesceWindow, MaxDelay: cfg.CoalesceMaxDelay, Resync: cfg.ResyncInterval,
-		Uevents: d.opts.Events, Links: d.opts.Events, Ethtool: d.opts.Events,
+		Uevents: d.opts.Events, Links: d.opts.Events, Ethtool: d.opts.Events, Netdev: d.opts.Events,
 		Logf: func(f string, a ...any) { d.log.Warn(fmt.Sprintf(f, a...)) },
 	})
 	if err != nil {
@@ -176,13 +176,15 @@ func (d *Daemon) serveHTTP(ctx context.Context, wg *sync.WaitGroup, ln net.Liste
 // events were lost, on the resync and on reloads (Trigger.Fresh);
 // /proc/interrupts after a link or channel change, since a driver may
 // then have requested or freed IRQs on descriptors it keeps (ip link
-// down/up, ethtool -L), which nothing the inventory's key lists shows;
-// otherwise what the kernel's listings show.
+// down/up, ethtool -L), which nothing the inventory's key lists shows,
+// and after a netdev notification (a device registered or changed),
+// whose queue-to-IRQ links are read with the devices; otherwise what
+// the kernel's listings show.
 func readDepth(t watch.Trigger) inventory.Depth {
 	switch {
 	case t.Fresh():
 		return inventory.DepthAll
-	case t.Causes[watch.CauseLink] > 0 || t.Causes[watch.CauseChannels] > 0:
+	case t.Causes[watch.CauseLink] > 0 || t.Causes[watch.CauseChannels] > 0 || t.Causes[watch.CauseNetdev] > 0:
 		return inventory.DepthInterrupts
 	}
 	return inventory.DepthAffinities

@@ -15,6 +15,10 @@ import (
 type FS struct {
 	Proc string
 	Sys  string
+	// Netdev answers netdev netlink's queue-get and napi-get, for each
+	// IRQ's queue; nil asks nothing (fixture roots: netlink describes
+	// the running kernel).
+	Netdev Netdev
 }
 
 // Inventory is one snapshot of the machine's IRQs and the devices that
@@ -89,6 +93,12 @@ type Device struct {
 	// NAPI are the kthreads of the interfaces with threaded NAPI on,
 	// re-read with the affinities every round.
 	NAPI NAPI
+	// NetQueues is what netdev netlink says each IRQ of the device
+	// serves, by IRQ number, read with the devices; nil where it says
+	// nothing (before 6.8, or a driver that links no queue to a NAPI
+	// with an IRQ). NetQueuesErr is why it could not be asked.
+	NetQueues    map[int]NetQueue
+	NetQueuesErr error
 }
 
 // IRQ returns the IRQ with the given number.

@@ -169,6 +169,7 @@ func (r *Reader) interrupts(ir *irqReader, k key) (*Inventory, []facts, error) {
 	irqs, f = readIRQs(ir, irqs, f, todo)
 	inv := &Inventory{CPUs: cpumask.New(ints.CPUs...), IRQs: irqs}
 	link(inv, devs)
+	r.fs.readNetQueues(&ir.r, inv.Devices)
 	inv.Devices = r.fs.readQueues(&ir.r, inv.Devices)
 	return inv, f, nil
 }

@@ -19,9 +19,11 @@ import (
 // Roots names the sysfs and procfs trees to read: "/sys" and "/proc"
 // on a host, a fixture tree in tests. Etc is where irqbalance_env_file:
 // auto looks for irqbalance's environment file ("/etc" on a host; ""
-// looks nowhere).
+// looks nowhere). Netdev is netdev netlink's view of the queues
+// (netdev.Kernel on a host; nil: not asked, see inventory.FS).
 type Roots struct {
 	Sys, Proc, Etc string
+	Netdev         inventory.Netdev
 }
 
 // Machine is one read: the topology and the inventory, taken while the
@@ -82,7 +84,7 @@ type Reader struct {
 // NewReader returns a Reader of r that has read nothing yet.
 func NewReader(r Roots) *Reader {
 	return &Reader{roots: r, topo: topology.NewReader(topology.NewFS(r.Sys)),
-		inv: inventory.NewReader(inventory.FS{Proc: r.Proc, Sys: r.Sys})}
+		inv: inventory.NewReader(inventory.FS{Proc: r.Proc, Sys: r.Sys, Netdev: r.Netdev})}
 }
 
 // Read reads the machine, the inventory at least as deep as least

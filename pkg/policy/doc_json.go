@@ -72,19 +72,22 @@ type TxQueueDoc struct {
 // IRQDoc is one IRQ of a DeviceDoc. Queue is null for a control IRQ;
 // Planned is "" when the IRQ is left alone.
 type IRQDoc struct {
-	IRQ        int     `json:"irq"`
-	Name       string  `json:"name"`
-	Role       string  `json:"role"`
-	Queue      *int    `json:"queue"`
-	Managed    bool    `json:"managed"`
-	Current    string  `json:"current"`
-	Planned    string  `json:"planned"`
-	Hop        int     `json:"hop"`
-	Distance   int     `json:"distance"`
-	NoCPU      bool    `json:"no_cpu"`
-	Unreadable bool    `json:"unreadable"`
-	Load       float64 `json:"load"`
-	Reason     string  `json:"reason"`
+	IRQ   int    `json:"irq"`
+	Name  string `json:"name"`
+	Role  string `json:"role"`
+	Queue *int   `json:"queue"`
+	// QueueSource and QueueNote are IRQ.QueueSource and QueueNote.
+	QueueSource string  `json:"queue_source,omitempty"`
+	QueueNote   string  `json:"queue_note,omitempty"`
+	Managed     bool    `json:"managed"`
+	Current     string  `json:"current"`
+	Planned     string  `json:"planned"`
+	Hop         int     `json:"hop"`
+	Distance    int     `json:"distance"`
+	NoCPU       bool    `json:"no_cpu"`
+	Unreadable  bool    `json:"unreadable"`
+	Load        float64 `json:"load"`
+	Reason      string  `json:"reason"`
 	// Effective is effective_affinity_list where it was read, and
 	// EffectiveState how it compares with the mask written: verified,
 	// pending (not fired since the write), rewrite or mismatch.
@@ -102,7 +105,7 @@ func (p *Plan) Doc() Doc {
 			dd.Interfaces = []string{}
 		}
 		for _, q := range d.IRQs {
-			qd := IRQDoc{IRQ: q.Number, Name: q.Name, Role: q.Role.String(), Managed: q.Managed,
+			qd := IRQDoc{IRQ: q.Number, Name: q.Name, Role: q.Role.String(), QueueSource: q.QueueSource, QueueNote: q.QueueNote, Managed: q.Managed,
 				Current: q.Current.String(), Planned: q.Planned.String(), Hop: q.Hop, Distance: q.Distance, NoCPU: q.NoCPU, Unreadable: q.Unreadable, Load: q.Load, Reason: q.Reason,
 				Effective: q.Effective.String(), EffectiveState: q.EffectiveState.String()}
 			if q.Queue >= 0 {

@@ -62,11 +62,15 @@ type Device struct {
 
 // IRQ is the plan for one IRQ.
 type IRQ struct {
-	Number  int
-	Name    string
-	Role    Role
-	Queue   int  // -1 when not a queue IRQ
-	Managed bool // the kernel's: never planned
+	Number int
+	Name   string
+	Role   Role
+	Queue  int // -1 when not a queue IRQ
+	// QueueSource says where Queue came from: QueueFromNetlink or
+	// QueueFromName, "" for a control IRQ. QueueNote says how netdev
+	// netlink and the IRQ's name disagreed, "" when they did not.
+	QueueSource, QueueNote string
+	Managed                bool // the kernel's: never planned
 	// Current is smp_affinity_list as read; Planned is what it should be,
 	// empty when the IRQ is left alone.
 	Current, Planned cpumask.Mask
@@ -125,7 +129,9 @@ func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config,
 			re = rule.QueueRegex
 		}
 		d := Device{PCI: dev.PCI, Driver: dev.Driver, Interfaces: dev.Interfaces, Node: dev.NUMANode, XPS: cfg.XPSFor(rule), NAPIMode: cfg.NAPIThreadsFor(rule)}
-		p.Devices = append(p.Devices, pl.device(len(p.Devices), d, cfg, rule, irqs, classify(irqs, re)))
+		classes := classify(irqs, re)
+		fromNetlink(irqs, classes, dev.NetQueues)
+		p.Devices = append(p.Devices, pl.device(len(p.Devices), d, cfg, rule, irqs, classes))
 	}
 	// IRQs with no PCI device (timer, i8042, ACPI) are left alone unless
 	// a rule names them.
@@ -138,7 +144,7 @@ func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config,
 			continue
 		}
 		d := Device{Node: topology.NoNode}
-		p.Devices = append(p.Devices, pl.device(len(p.Devices), d, cfg, rule, []inventory.IRQ{q}, []class{{RoleControl, -1}}))
+		p.Devices = append(p.Devices, pl.device(len(p.Devices), d, cfg, rule, []inventory.IRQ{q}, []class{{role: RoleControl, queue: -1}}))
 	}
 	p.Balance = pl.balance(p)
 	p.held = pl.chose

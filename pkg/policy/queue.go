@@ -71,11 +71,11 @@ func classifyAction(action string) (Role, int) {
 	if ok {
 		return c.role, c.queue
 	}
-	c = class{RoleControl, -1}
+	c = class{role: RoleControl, queue: -1}
 	for _, r := range builtinRules {
 		if r.MatchString(action) {
 			if q, ok := queueIndex(r, action); ok {
-				c = class{RoleQueue, q}
+				c = class{role: RoleQueue, queue: q}
 			}
 			break
 		}
@@ -130,6 +130,10 @@ func classifyActions(actions []string, re *regexp.Regexp) (Role, int) {
 type class struct {
 	role  Role
 	queue int // normalised: the device's lowest queue is 0; -1 when not a queue
+	// source is where the queue came from (QueueFromNetlink or
+	// QueueFromName), "" for a control IRQ; note says how netlink and
+	// the name disagreed (fromNetlink), "" when they did not.
+	source, note string
 }
 
 // classify applies re (nil: the built-in rules) to the IRQs of one

@@ -28,7 +28,8 @@ import (
 // every boot seen drew the same: per-queue packets 28k/76k/76k/0/95k/
 // 95k/38k/9k in a window, count stacking two elephants on vCPU 1 and
 // leaving vCPU 3 a mouse.) Per-queue load is measured outside the
-// daemon: the per-queue rx packets of ethtool -S over the window.
+// daemon: the per-queue rx packets (guestcheck queue-packets) over the
+// window.
 const balanceScript = `
 ip link set lo up
 IF=$(ls /sys/bus/pci/devices/$ADDR/virtio*/net/ | head -n 1)
@@ -46,9 +47,9 @@ else
 fi
 sleep @WARMUP_S@
 data b-moves-0 sh -c "wget -qO- $URL/metrics | grep '^numairqd_balance_moves_total'"
-data b-queues-0 ethtool -S "$IF"
+data b-queues-0 guestcheck queue-packets -iface "$IF"
 data b-samples guestcheck sample -interval @INTERVAL@ -count @COUNT@ -iface "$IF"
-data b-queues-1 ethtool -S "$IF"
+data b-queues-1 guestcheck queue-packets -iface "$IF"
 data b-moves-1 sh -c "wget -qO- $URL/metrics | grep '^numairqd_balance_moves_total'"
 data b-plan wget -qO- "$URL/plan"
 alive b-alive
@@ -117,12 +118,11 @@ func TestBalance(t *testing.T) {
 	})
 }
 
-// rxQueuePackets is virtio-net's per-queue receive counter in ethtool
-// -S: rx_queue_K_packets on 6.1, rxK_packets since 6.10 (its stats were
-// reworked along with qstats).
-var rxQueuePackets = regexp.MustCompile(`^\s*rx(?:_queue_)?(\d+)_packets:\s*(\d+)\s*$`)
+var rxQueuePackets = regexp.MustCompile(`^\s*rx_queue_(\d+)_packets:\s*(\d+)\s*$`)
 
-// queuePackets parses ethtool -S's per-queue rx packet lines.
+// queuePackets parses the rx_queue_K_packets lines of guestcheck
+// queue-packets (ethtool -S's form on 6.1; from qstats-get on 6.12,
+// whose virtio_net has no per-queue packets in ethtool -S).
 func queuePackets(out []byte) map[int]uint64 {
 	m := map[int]uint64{}
 	sc := bufio.NewScanner(strings.NewReader(string(out)))
@@ -140,7 +140,7 @@ func verifyBalance(t *testing.T, r *Result, queues, cpus int) {
 	t.Helper()
 	q0, ok0 := r.Data("b-queues-0")
 	q1, ok1 := r.Data("b-queues-1")
-	if !r.Check("b-queue-stats", ok0 && ok1 && q0.RC == 0 && q1.RC == 0, "ethtool -S at both ends of the window: %v %v", ok0, ok1) {
+	if !r.Check("b-queue-stats", ok0 && ok1 && q0.RC == 0 && q1.RC == 0, "per-queue packets at both ends of the window: %v %v", ok0, ok1) {
 		return
 	}
 	before, after := queuePackets(q0.Output), queuePackets(q1.Output)

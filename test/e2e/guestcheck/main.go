@@ -18,6 +18,10 @@
 //	guestcheck xps -pci ADDR          the NIC's XPS against its completion IRQs (guestinfo.XPSReport):
 //	                                  one line, exit 0 only when every tx queue is aligned and
 //	                                  every online CPU is in some queue's xps_cpus
+//	guestcheck queue-packets -iface NAME
+//	                                  the interface's per-queue rx packets as ethtool -S
+//	                                  printed them on 6.1, from qstats-get or ethtool (see queues.go)
+//	guestcheck netdev                 the netdev family's queues, NAPIs and qstats, one JSON line
 package main
 
 import (
@@ -49,7 +53,7 @@ func badUsage(usage, format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...), usage: usage}
 }
 
-const usage = "usage: guestcheck state | irqs REGEXP | write-affinity IRQ LIST | wait-placement -pci ADDR -queues CPUS ... | sample [-interval D] [-count N] ... | send -cpus LIST -dst IP ... | xps -pci ADDR"
+const usage = "usage: guestcheck state | irqs REGEXP | write-affinity IRQ LIST | wait-placement -pci ADDR -queues CPUS ... | sample [-interval D] [-count N] ... | send -cpus LIST -dst IP ... | xps -pci ADDR | queue-packets -iface NAME | netdev"
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
@@ -105,6 +109,10 @@ func run(args []string) error {
 		return sample(fs, args[1:], os.Stdout)
 	case "send":
 		return send(fs, args[1:], os.Stdout)
+	case "queue-packets":
+		return queuePackets(args[1:], os.Stdout)
+	case "netdev":
+		return netdevDump(os.Stdout)
 	case "xps":
 		if len(args) != 3 || args[1] != "-pci" {
 			return badUsage(usage, "xps: want -pci ADDR")

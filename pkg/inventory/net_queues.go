@@ -1,0 +1,119 @@
+package inventory
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/numairqd/numairqd/pkg/kernfs"
+	"github.com/numairqd/numairqd/pkg/netdev"
+)
+
+// Netdev is the kernel's netdev netlink family as the inventory asks it
+// (netdev.Kernel on a host): queue-get links each rx and tx queue to a
+// NAPI, napi-get each NAPI to its IRQ, where the driver sets them (6.8+).
+type Netdev interface {
+	Queues() ([]netdev.Queue, error)
+	NAPIs() ([]netdev.NAPI, error)
+}
+
+// NetQueue is what netdev netlink says an IRQ serves: the queues whose
+// NAPI has it as its IRQ. The planner takes it over the IRQ's name.
+type NetQueue struct {
+	Interface string
+	// Queue is the lowest queue id the IRQ's NAPIs serve (one NAPI
+	// serves rx and tx queue K of a combined channel).
+	Queue  int
+	RX, TX bool
+}
+
+// readNetQueues fills each device's NetQueues from fsys.Netdev (nil:
+// nothing is asked; fixture roots, since netlink describes the running
+// kernel). A kernel without the family or its commands (before 6.8)
+// leaves them empty, quietly: the names decide there. Any other error
+// is the devices' NetQueuesErr, and the names decide too.
+func (fsys FS) readNetQueues(kr *kernfs.Reader, devs []Device) {
+	if fsys.Netdev == nil {
+		return
+	}
+	type owner struct {
+		dev   int
+		iface string
+	}
+	byIndex := map[int]owner{}
+	for i := range devs {
+		devs[i].NetQueues, devs[i].NetQueuesErr = nil, nil
+		for _, name := range devs[i].Interfaces {
+			idx, err := fsys.ifindex(kr, name)
+			if err != nil {
+				devs[i].NetQueuesErr = errors.Join(devs[i].NetQueuesErr, err)
+				continue
+			}
+			byIndex[idx] = owner{i, name}
+		}
+	}
+	if len(byIndex) == 0 {
+		return
+	}
+	queues, err := fsys.Netdev.Queues()
+	var napis []netdev.NAPI
+	if err == nil {
+		napis, err = fsys.Netdev.NAPIs()
+	}
+	switch {
+	case err != nil && netdev.Unavailable(err):
+		return
+	case err != nil:
+		for _, o := range byIndex {
+			devs[o.dev].NetQueuesErr = errors.Join(devs[o.dev].NetQueuesErr, err)
+		}
+		return
+	}
+	irqOf := make(map[int]int, len(napis))
+	for _, n := range napis {
+		if n.IRQ >= 0 {
+			irqOf[n.ID] = n.IRQ
+		}
+	}
+	for _, q := range queues {
+		o, ok := byIndex[q.Ifindex]
+		irq, linked := irqOf[q.NAPI]
+		if !ok || q.NAPI < 0 || !linked {
+			continue
+		}
+		d := &devs[o.dev]
+		if !slices.Contains(d.IRQs, irq) {
+			continue // an IRQ of another device: not this one's to place
+		}
+		if d.NetQueues == nil {
+			d.NetQueues = map[int]NetQueue{}
+		}
+		nq, seen := d.NetQueues[irq]
+		if !seen || q.ID < nq.Queue {
+			nq.Interface, nq.Queue = o.iface, q.ID
+		}
+		switch q.Type {
+		case netdev.QueueRX:
+			nq.RX = true
+		case netdev.QueueTX:
+			nq.TX = true
+		}
+		d.NetQueues[irq] = nq
+	}
+}
+
+// ifindex reads /sys/class/net/name/ifindex.
+func (fsys FS) ifindex(kr *kernfs.Reader, name string) (int, error) {
+	path := filepath.Join(fsys.Sys, "class", "net", name, "ifindex")
+	b, err := kr.Read(path)
+	if err != nil {
+		return 0, fileErr(path, err)
+	}
+	n, err := strconv.Atoi(string(b))
+	if err != nil || n <= 0 {
+		return 0, kernfs.Malformed(path, "ifindex %s is not a positive number", kernfs.Quote(b))
+	}
+	return n, nil
+}
+

@@ -1,0 +1,130 @@
+package load
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/numairqd/numairqd/pkg/netdev"
+)
+
+// NetCounters reads the per-queue packet counters of a host's NICs: the
+// kernel's qstats-get where it answers for an interface, else the
+// driver's ethtool -S counters. Only interfaces with a device link are
+// asked (NICs and virtio-net, not veths or bridges: a Kubernetes node
+// has hundreds of those, and their queues are no IRQ's). Sys is the
+// sysfs root; the counters are the running kernel's, so use it only
+// with "/sys". Make one with NewNetCounters.
+type NetCounters struct {
+	Sys string
+	// none remembers interfaces (name and ifindex) whose driver has no
+	// per-queue ethtool counters, so they are not asked every sample.
+	none *sync.Map
+}
+
+type ifaceKey struct {
+	name  string
+	index int
+}
+
+// ReadQueues implements QueueReader.
+func (n NetCounters) ReadQueues() QueueCounts {
+	c := QueueCounts{Sources: map[string]string{}}
+	ifaces, err := nicInterfaces(n.Sys)
+	if err != nil {
+		c.Err = err
+		return c
+	}
+	if len(ifaces) == 0 {
+		return c
+	}
+	names := make(map[int]string, len(ifaces))
+	for _, i := range ifaces {
+		names[i.index] = i.name
+	}
+	sums := map[queueKey]uint64{} // rx + tx packets
+	st, err := netdev.DumpQStats()
+	switch {
+	case err == nil:
+		for _, s := range st {
+			if name, ok := names[s.Ifindex]; ok {
+				sums[queueKey{name, s.ID}] += s.Packets
+				c.Sources[name] = SourceQStats
+			}
+		}
+	case !netdev.Unavailable(err):
+		c.Err = fmt.Errorf("qstats-get: %w", err)
+	}
+	for _, i := range ifaces {
+		if c.Sources[i.name] != "" || n.known(i) {
+			continue
+		}
+		es, _, err := netdev.EthtoolQueueStats(i.name)
+		switch {
+		case errors.Is(err, netdev.ErrNoQueueStats):
+			n.remember(i)
+			continue
+		case err != nil:
+			c.Err = errors.Join(c.Err, err)
+			continue
+		}
+		for _, s := range es {
+			sums[queueKey{i.name, s.ID}] += s.Packets
+		}
+		if len(es) > 0 {
+			c.Sources[i.name] = SourceEthtool
+		}
+	}
+	for k, p := range sums {
+		c.Counts = append(c.Counts, QueueCount{Interface: k.iface, Queue: k.queue, Packets: p})
+	}
+	return c
+}
+
+func (n NetCounters) known(i ifaceKey) bool {
+	if n.none == nil {
+		return false
+	}
+	_, ok := n.none.Load(i)
+	return ok
+}
+
+func (n NetCounters) remember(i ifaceKey) {
+	if n.none != nil {
+		n.none.Store(i, true)
+	}
+}
+
+// NewNetCounters returns a NetCounters of the sysfs at sys that
+// remembers which interfaces have no per-queue counters.
+func NewNetCounters(sys string) NetCounters { return NetCounters{Sys: sys, none: &sync.Map{}} }
+
+// nicInterfaces lists sys/class/net's interfaces that have a device
+// link, with their ifindex. One that vanishes meanwhile is left out.
+func nicInterfaces(sys string) ([]ifaceKey, error) {
+	dir := filepath.Join(sys, "class", "net")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []ifaceKey
+	for _, e := range ents {
+		if _, err := os.Lstat(filepath.Join(dir, e.Name(), "device")); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "ifindex"))
+		if err != nil {
+			continue
+		}
+		idx, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || idx <= 0 {
+			continue
+		}
+		out = append(out, ifaceKey{e.Name(), idx})
+	}
+	return out, nil
+}
