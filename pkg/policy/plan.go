@@ -62,6 +62,7 @@ type IRQ struct {
 	Name    string
 	Role    Role
 	Queue   int  // -1 when not a queue IRQ
+	Dir     Dir  // which of its queue's directions it serves; DirNone when not a queue IRQ
 	Managed bool // the kernel's: never planned
 	// Current is smp_affinity_list as read; Planned is what it should be,
 	// empty when the IRQ is left alone.
@@ -134,7 +135,7 @@ func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config,
 			continue
 		}
 		d := Device{Node: topology.NoNode}
-		p.Devices = append(p.Devices, pl.device(len(p.Devices), d, cfg, rule, []inventory.IRQ{q}, []class{{RoleControl, -1}}))
+		p.Devices = append(p.Devices, pl.device(len(p.Devices), d, cfg, rule, []inventory.IRQ{q}, []class{{RoleControl, -1, DirNone}}))
 	}
 	p.Balance = pl.balance(p)
 	p.held = pl.chose
