@@ -198,9 +198,15 @@ var builtinRules = []nameRule{
 		layout: layoutRxSharedUnlessSplit, cite: "drivers/net/ethernet/pensando/ionic/ionic_lif.c ionic_request_irq; ionic_dev.c ionic_q_init"},
 	controlRule("ionic", `^ionic-`, "drivers/net/ethernet/pensando/ionic/ionic_lif.c ionic_request_irq, ionic_qcqs_alloc"),
 
-	// hinic: "%s_rxq%d", "%s_txq%d".
+	// hinic: "%s_rxq%d", "%s_txq%d"; hinic3 (6.16+): "%s_qp%u", one
+	// vector per queue pair; both: event queues "hinic_aeq%d@pci:%s",
+	// "hinic_ceq%d@pci:%s" (hinic3_ likewise).
+	controlRule("hinic,hinic3", `^hinic3?_[ac]eq\d+@pci:`,
+		"drivers/net/ethernet/huawei/hinic/hinic_hw_eqs.c init_eq; hinic3/hinic3_eqs.c request_eq_irq"),
 	queueRule("hinic", `_(?P<dir>rxq|txq)(?P<queue>\d+)$`, DirBoth,
 		"drivers/net/ethernet/huawei/hinic/hinic_rx.c hinic_init_rxq; hinic_tx.c hinic_init_txq"),
+	queueRule("hinic3", `_qp(?P<queue>\d+)$`, DirBoth,
+		"drivers/net/ethernet/huawei/hinic3/hinic3_irq.c hinic3_qps_irq_init"),
 	// LiquidIO: "LiquidIO%u-pf%u-rxtx-%u" (vf too), "LiquidIO%u-pf%u-aux".
 	queueRule("liquidio", `^LiquidIO\d+-[pv]f\d+-rxtx-(?P<queue>\d+)$`, DirBoth,
 		"drivers/net/ethernet/cavium/liquidio/lio_core.c octeon_setup_interrupt"),

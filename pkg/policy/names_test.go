@@ -23,7 +23,7 @@ type driverName struct {
 
 const ctl = -1
 
-// driverNames: real names of 33 drivers, with interface names that end
+// driverNames: real names from 36 driver modules, with interface names that end
 // in digits (enp2s0f4, ens1f0np0, eth0), renamed ones (wan, lan0,
 // storage), BDFs with their domain and names that hold the interface.
 var driverNames = []driverName{
@@ -183,6 +183,12 @@ var driverNames = []driverName{
 	{"hinic", "enp7s0_rxq0", 0, DirRx, "drivers/net/ethernet/huawei/hinic/hinic_rx.c hinic_init_rxq"},
 	{"hinic", "enp7s0_txq0", 0, DirTx, "drivers/net/ethernet/huawei/hinic/hinic_tx.c hinic_init_txq"},
 	{"hinic", "enp7s0_rxq15", 15, DirRx, "drivers/net/ethernet/huawei/hinic/hinic_rx.c hinic_init_rxq"},
+	{"hinic", "hinic_aeq0@pci:0000:07:00.0", ctl, DirNone, "drivers/net/ethernet/huawei/hinic/hinic_hw_eqs.c init_eq"},
+	{"hinic", "hinic_ceq3@pci:0000:07:00.0", ctl, DirNone, "drivers/net/ethernet/huawei/hinic/hinic_hw_eqs.c init_eq"},
+	// hinic3 is newer than 6.12: torvalds/linux master.
+	{"hinic3", "enp7s0_qp0", 0, DirBoth, "drivers/net/ethernet/huawei/hinic3/hinic3_irq.c hinic3_qps_irq_init"},
+	{"hinic3", "enp7s0_qp11", 11, DirBoth, "drivers/net/ethernet/huawei/hinic3/hinic3_irq.c hinic3_qps_irq_init"},
+	{"hinic3", "hinic3_ceq0@pci:0000:07:00.0", ctl, DirNone, "drivers/net/ethernet/huawei/hinic3/hinic3_eqs.c request_eq_irq"},
 }
 
 // ruleFor is the built-in rule that decides name, nil when none matches.

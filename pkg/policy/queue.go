@@ -127,7 +127,10 @@ func classifyActions(actions []string, re *regexp.Regexp) (class, layout) {
 // class is what the naming rules make of one IRQ of a device.
 type class struct {
 	role  Role
-	queue int // normalised: the device's lowest queue is 0; -1 when not a queue
+	// queue is the driver's 0-based index from classifyAction,
+	// normalised by classify (the device's lowest queue is 0); -1 when
+	// not a queue.
+	queue int
 	dir   Dir // DirNone exactly when not a queue
 }
 
