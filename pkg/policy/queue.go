@@ -126,7 +126,7 @@ func classifyActions(actions []string, re *regexp.Regexp) (class, layout) {
 
 // class is what the naming rules make of one IRQ of a device.
 type class struct {
-	role  Role
+	role Role
 	// queue is the driver's 0-based index from classifyAction,
 	// normalised by classify (the device's lowest queue is 0); -1 when
 	// not a queue.
