@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/numairqd/numairqd/pkg/inventory"
+	"github.com/numairqd/numairqd/pkg/napi"
 )
 
 // driverName is one IRQ name a driver really requests: src is the
@@ -396,4 +397,71 @@ func classProperties(cs []class) error {
 		return fmt.Errorf("lowest queue %d", low)
 	}
 	return nil
+}
+
+// TestDirectionPicksTheIRQ: XPS and NAPI pick by direction: tx queue k
+// and a TX NAPI follow the combined or tx IRQ of index k, an RX NAPI the
+// combined or rx one; never one of the other direction only.
+func TestDirectionPicksTheIRQ(t *testing.T) {
+	tests := []struct {
+		name   string
+		irqs   []string
+		tx, rx []string // per queue k: the IRQ tx queue k / rx queue k follows
+	}{
+		{
+			name: "bnxt_en split rings",
+			irqs: []string{"eth0-rx-0", "eth0-rx-1", "eth0-tx-2", "eth0-tx-3"},
+			tx:   []string{"eth0-tx-2", "eth0-tx-3"},
+			rx:   []string{"eth0-rx-0", "eth0-rx-1"},
+		},
+		{
+			name: "gve halves",
+			irqs: []string{"gve-mgmnt@pci:0000:00:04.0", "gve-ntfy-blk0@pci:0000:00:04.0", "gve-ntfy-blk1@pci:0000:00:04.0", "gve-ntfy-blk2@pci:0000:00:04.0", "gve-ntfy-blk3@pci:0000:00:04.0"},
+			tx:   []string{"gve-ntfy-blk0@pci:0000:00:04.0", "gve-ntfy-blk1@pci:0000:00:04.0"},
+			rx:   []string{"gve-ntfy-blk2@pci:0000:00:04.0", "gve-ntfy-blk3@pci:0000:00:04.0"},
+		},
+		{
+			name: "ionic without split interrupts: rx IRQs complete tx",
+			irqs: []string{"ionic-0000:b5:00.0-L0-admin0", "ionic-eth0-L0-rx0", "ionic-eth0-L0-rx1"},
+			tx:   []string{"ionic-eth0-L0-rx0", "ionic-eth0-L0-rx1"},
+			rx:   []string{"ionic-eth0-L0-rx0", "ionic-eth0-L0-rx1"},
+		},
+		{
+			name: "virtio rx listed before tx",
+			irqs: []string{"virtio0-config", "virtio0-input.0", "virtio0-output.0"},
+			tx:   []string{"virtio0-output.0"},
+			rx:   []string{"virtio0-input.0"},
+		},
+		{
+			name: "ice combined",
+			irqs: []string{"ice-0000:3b:00.0:misc", "ice-eth0-TxRx-0"},
+			tx:   []string{"ice-eth0-TxRx-0"},
+			rx:   []string{"ice-eth0-TxRx-0"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var inv []inventory.IRQ
+			for i, n := range tt.irqs {
+				inv = append(inv, inventory.IRQ{Number: 100 + i, Name: n, Actions: []string{n}})
+			}
+			d := &Device{}
+			for i, c := range classify(inv, nil) {
+				d.IRQs = append(d.IRQs, IRQ{Number: inv[i].Number, Name: inv[i].Name, Role: c.role, Queue: c.queue, Dir: c.dir})
+			}
+			for k, want := range tt.tx {
+				if q, ok := completionIRQ(d, k); !ok || q.Name != want {
+					t.Errorf("tx queue %d completes on %q (%v), want %q", k, q.Name, ok, want)
+				}
+				if q, ok, why := threadIRQ(d, inventory.NAPIThread{IRQ: -1, Queue: k, Kind: napi.KindTX}); !ok || q.Name != want {
+					t.Errorf("TX NAPI %d follows %q (%s), want %q", k, q.Name, why, want)
+				}
+			}
+			for k, want := range tt.rx {
+				if q, ok, why := threadIRQ(d, inventory.NAPIThread{IRQ: -1, Queue: k, Kind: napi.KindRX}); !ok || q.Name != want {
+					t.Errorf("RX NAPI %d follows %q (%s), want %q", k, q.Name, why, want)
+				}
+			}
+		})
+	}
 }
