@@ -8,7 +8,8 @@
 // devices; linear takes the i-th allowed CPU, wrapping (the MANA
 // driver's rule); pinned gives the rule's CPUs; ignore leaves the
 // device alone. IRQs are classified by their action names into queue
-// and control IRQs; managed IRQs (by the inventory or Memory.Refused)
+// and control IRQs, each queue IRQ combined, rx-only or tx-only, with
+// the drivers' own format strings (names.go); managed IRQs (by the inventory or Memory.Refused)
 // are never planned, no IRQ is moved onto a full CPU (Memory.Full), an
 // IRQ the kernel kept outside a mask written earlier is written again a
 // bounded number of times (Memory.Verify, effective.go), and

@@ -3,7 +3,6 @@ package policy
 import (
 	"cmp"
 	"fmt"
-	"regexp"
 	"slices"
 
 	"github.com/numairqd/numairqd/pkg/config"
@@ -38,11 +37,6 @@ type NAPIThread struct {
 
 // LeftAlone reports whether the plan does not touch the thread.
 func (t NAPIThread) LeftAlone() bool { return t.Planned.IsEmpty() }
-
-// transmitOnly matches the queue IRQ names that serve no receive queue:
-// virtio-net's output.K and the "-tx-K" of drivers with separate rx and
-// tx vectors; receiveOnly (xps.go) those that serve no transmit queue.
-var transmitOnly = regexp.MustCompile(`^virtio\d+-output\.\d+$|-tx-\d+$`)
 
 // planNAPI plans the NAPI kthreads of each device once the IRQs are
 // placed: each follows the IRQ napi-get names, else its queue's IRQ for
@@ -125,12 +119,12 @@ func threadIRQ(d *Device, th inventory.NAPIThread) (IRQ, bool, string) {
 	if th.Queue < 0 || th.Kind == "" {
 		return IRQ{}, false, "no IRQ known: napi-get gave none and no driver rule knows its queue"
 	}
-	other := receiveOnly
+	serves := Dir.Transmits
 	if th.Kind == napi.KindRX {
-		other = transmitOnly
+		serves = Dir.Receives
 	}
 	for _, q := range d.IRQs {
-		if q.Role == RoleQueue && q.Queue == th.Queue && !other.MatchString(q.Name) {
+		if q.Role == RoleQueue && q.Queue == th.Queue && serves(q.Dir) {
 			return q, true, ""
 		}
 	}

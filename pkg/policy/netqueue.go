@@ -36,19 +36,19 @@ func fromNetlink(irqs []inventory.IRQ, classes []class, net map[int]inventory.Ne
 			c.note = fmt.Sprintf("its name reads as queue %d", c.queue)
 		}
 		if c.note != "" {
-			c.note = fmt.Sprintf("netlink says %s queue %d (%s); %s", nq.Interface, nq.Queue, direction(nq), c.note)
+			c.note = fmt.Sprintf("netlink says %s queue %d (%s); %s", nq.Interface, nq.Queue, netDir(nq), c.note)
 		}
-		c.role, c.queue, c.source = RoleQueue, nq.Queue, QueueFromNetlink
+		c.role, c.queue, c.dir, c.source = RoleQueue, nq.Queue, netDir(nq), QueueFromNetlink
 	}
 }
 
-// direction names what a netlink-linked IRQ serves.
-func direction(nq inventory.NetQueue) string {
+// netDir is the direction of the queues netlink links to an IRQ.
+func netDir(nq inventory.NetQueue) Dir {
 	switch {
 	case nq.RX && nq.TX:
-		return "rx and tx"
+		return DirBoth
 	case nq.TX:
-		return "tx"
+		return DirTx
 	}
-	return "rx"
+	return DirRx
 }

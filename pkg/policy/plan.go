@@ -66,6 +66,7 @@ type IRQ struct {
 	Name   string
 	Role   Role
 	Queue  int // -1 when not a queue IRQ
+	Dir    Dir // which of its queue's directions it serves; DirNone when not a queue IRQ
 	// QueueSource says where Queue came from: QueueFromNetlink or
 	// QueueFromName, "" for a control IRQ. QueueNote says how netdev
 	// netlink and the IRQ's name disagreed, "" when they did not.
@@ -144,7 +145,7 @@ func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config,
 			continue
 		}
 		d := Device{Node: topology.NoNode}
-		p.Devices = append(p.Devices, pl.device(len(p.Devices), d, cfg, rule, []inventory.IRQ{q}, []class{{role: RoleControl, queue: -1}}))
+		p.Devices = append(p.Devices, pl.device(len(p.Devices), d, cfg, rule, []inventory.IRQ{q}, []class{{role: RoleControl, queue: -1, dir: DirNone}}))
 	}
 	p.Balance = pl.balance(p)
 	p.held = pl.chose

@@ -72,7 +72,7 @@ func (pl *planner) resolve(d *Device, rule *config.Rule, irqs []inventory.IRQ, c
 	d.SpreadNode = pl.s.SpreadNode(d.Node)
 	d.IRQs = make([]IRQ, len(irqs))
 	for i, q := range irqs {
-		d.IRQs[i] = IRQ{Number: q.Number, Name: q.Name, Role: classes[i].role, Queue: classes[i].queue,
+		d.IRQs[i] = IRQ{Number: q.Number, Name: q.Name, Role: classes[i].role, Queue: classes[i].queue, Dir: classes[i].dir,
 			QueueSource: classes[i].source, QueueNote: classes[i].note,
 			Current: q.Affinity, CPU: -1, Hop: -1, Distance: -1}
 		// The kernel owns q when the inventory found it managed or an

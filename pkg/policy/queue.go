@@ -2,6 +2,7 @@ package policy
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -30,69 +31,58 @@ func (r Role) String() string {
 	return "role(" + strconv.Itoa(int(r)) + ")"
 }
 
-// builtinRules are tried in order on each action name; the first match
-// decides: a queue when it has a "queue" group, else control. Names come
-// from the drivers' request_irq() calls.
-var builtinRules = []*regexp.Regexp{
-	// virtio_pci vp_find_vqs_msix: "%s-config", "%s-%s" with the vq name;
-	// virtio_net names vqs input.K/output.K, virtio_blk req.K.
-	regexp.MustCompile(`^virtio\d+-config$`),
-	regexp.MustCompile(`^virtio\d+-(?:input|output|req)\.(?P<queue>\d+)$`),
-	// mlx5 eq.c: "mlx5_comp%d@pci:%s"; async/cmd/pages EQs are control.
-	regexp.MustCompile(`^mlx5_comp(?P<queue>\d+)@`),
-	regexp.MustCompile(`^mlx5_`),
-	// MANA gdma_main.c: "mana_q%d@pci:%s" and "mana_hwc@pci:%s".
-	regexp.MustCompile(`^mana_q(?P<queue>\d+)@`),
-	regexp.MustCompile(`^mana_`),
-	// gve: "gve-ntfy-blk%d@pci:%s", "gve-mgmnt@pci:%s".
-	regexp.MustCompile(`^gve-ntfy-blk(?P<queue>\d+)@`),
-	// Intel (ice, i40e, iavf, igb, ixgbe, idpf) and bnxt: "%s-TxRx-%d",
-	// "%s-rx-%d", "%s-tx-%d".
-	regexp.MustCompile(`-(?:TxRx|rx|tx)-(?P<queue>\d+)$`),
-	// nvme pci.c: "nvme%dq%d"; q0 is the admin queue.
-	regexp.MustCompile(`^nvme\d+q0$`),
-	regexp.MustCompile(`^nvme\d+q(?P<queue>\d+)$`),
-	// Words that name a control vector in many drivers, checked before
-	// the generic rule so "idpf-Mailbox-0" or "ena-mgmnt" stay control.
-	regexp.MustCompile(`(?i)(?:config|ctrl|control|misc|async|mbox|mailbox|admin|mgmnt|mgmt|hwc|cmd|event|aer|pme)`),
-	// Generic: a trailing number after a separator, ignoring an
-	// "@pci:<BDF>" suffix ("iwlwifi:queue_3", "eth0-Tx-Rx-3").
-	regexp.MustCompile(`^[^@]*?[-_.q](?P<queue>\d+)(?:@.*)?$`),
-}
-
-// classifyAction applies the built-in rules to one action name: RoleQueue
-// with the raw (not normalised) queue index, or RoleControl with -1.
-// Results are memoised: every round classifies the same names again,
-// and a name that no rule matches tries all of them.
-func classifyAction(action string) (Role, int) {
+// classifyAction applies the built-in rules (names.go) to one action
+// name: RoleQueue with the driver's 0-based queue index (before
+// classify's normalisation) and direction, or RoleControl with -1, and
+// the rule's layout for classify. Results are memoised: every round
+// classifies the same names again, and a name that no rule matches
+// tries all of them.
+func classifyAction(action string) (class, layout) {
 	classified.Lock()
 	defer classified.Unlock()
-	c, ok := classified.m[action]
-	if ok {
-		return c.role, c.queue
+	if n, ok := classified.m[action]; ok {
+		return n.class, n.layout
 	}
-	c = class{role: RoleControl, queue: -1}
+	n := named{class: class{role: RoleControl, queue: -1, dir: DirNone}}
 	for _, r := range builtinRules {
-		if r.MatchString(action) {
-			if q, ok := queueIndex(r, action); ok {
-				c = class{role: RoleQueue, queue: q}
-			}
-			break
+		if !r.re.MatchString(action) {
+			continue
 		}
+		if q, ok := queueIndex(r.re, action); ok && q >= r.base {
+			n = named{class{role: RoleQueue, queue: (q - r.base) / r.step, dir: ruleDir(r, action)}, r.layout}
+		}
+		break
 	}
 	if len(classified.m) >= maxClassified {
 		clear(classified.m) // names of long-gone devices
 	}
-	classified.m[action] = c
-	return c.role, c.queue
+	classified.m[action] = n
+	return n.class, n.layout
+}
+
+// ruleDir is the direction r gives name: its "dir" group's word, else
+// r.dir.
+func ruleDir(r nameRule, name string) Dir {
+	if i := r.re.SubexpIndex("dir"); i >= 0 {
+		if d, ok := dirWords[r.re.FindStringSubmatch(name)[i]]; ok {
+			return d
+		}
+	}
+	return r.dir
+}
+
+// named is a memoised classification.
+type named struct {
+	class
+	layout layout
 }
 
 // classified memoises classifyAction; a host has a few thousand IRQ
 // names at most.
 var classified = struct {
 	sync.Mutex
-	m map[string]class
-}{m: map[string]class{}}
+	m map[string]named
+}{m: map[string]named{}}
 
 const maxClassified = 1 << 14
 
@@ -112,24 +102,36 @@ func queueIndex(re *regexp.Regexp, name string) (int, bool) {
 }
 
 // classifyActions classifies a (possibly shared) IRQ by its actions: the
-// first action that names a queue wins, otherwise the IRQ is control.
-func classifyActions(actions []string, re *regexp.Regexp) (Role, int) {
+// first action that names a queue wins, otherwise the IRQ is control. A
+// queue_regex re decides role and index alone; the direction is the
+// built-in rules' when they see a queue in that name, else combined.
+func classifyActions(actions []string, re *regexp.Regexp) (class, layout) {
 	for _, a := range actions {
+		c, lay := classifyAction(a)
 		if re == nil {
-			if role, q := classifyAction(a); role == RoleQueue {
-				return role, q
+			if c.role == RoleQueue {
+				return c, lay
 			}
-		} else if q, ok := queueIndex(re, a); ok {
-			return RoleQueue, q
+			continue
+		}
+		if q, ok := queueIndex(re, a); ok {
+			if c.role != RoleQueue || lay != layoutPlain {
+				c.dir = DirBoth // what depends on the device's other names is not known
+			}
+			return class{role: RoleQueue, queue: q, dir: c.dir}, layoutPlain
 		}
 	}
-	return RoleControl, -1
+	return class{role: RoleControl, queue: -1, dir: DirNone}, layoutPlain
 }
 
 // class is what the naming rules make of one IRQ of a device.
 type class struct {
-	role  Role
-	queue int // normalised: the device's lowest queue is 0; -1 when not a queue
+	role Role
+	// queue is the driver's 0-based index from classifyAction,
+	// normalised by classify (the device's lowest queue is 0); -1 when
+	// not a queue.
+	queue int
+	dir   Dir // DirNone exactly when not a queue
 	// source is where the queue came from (QueueFromNetlink or
 	// QueueFromName), "" for a control IRQ; note says how netlink and
 	// the name disagreed (fromNetlink), "" when they did not.
@@ -137,22 +139,85 @@ type class struct {
 }
 
 // classify applies re (nil: the built-in rules) to the IRQs of one
-// device. Queue indices are shifted so the device's lowest queue is 0,
-// not ranked: a missing middle queue leaves a gap instead of
-// renumbering the rest.
+// device, resolves what depends on the device's other IRQs (gve's
+// halves, ionic's split, tg3's ringless vector) and normalises the
+// queue indices: shifted, not ranked, so a missing middle queue leaves
+// a gap instead of renumbering the rest. With a combined IRQ the
+// device's lowest queue becomes 0; without, each direction's lowest
+// does, as bnxt_en and vmxnet3 number tx vectors after rx ones (or rx
+// after tx) in one count.
 func classify(irqs []inventory.IRQ, re *regexp.Regexp) []class {
 	out := make([]class, len(irqs))
-	lowest := -1
+	lays := make([]layout, len(irqs))
 	for i, q := range irqs {
-		out[i].role, out[i].queue = classifyActions(q.Actions, re)
-		if out[i].role == RoleQueue && (lowest < 0 || out[i].queue < lowest) {
-			lowest = out[i].queue
-		}
+		out[i], lays[i] = classifyActions(q.Actions, re)
 	}
-	for i := range out {
-		if out[i].role == RoleQueue {
-			out[i].queue -= lowest
-		}
-	}
+	arrange(out, lays)
+	normalise(out)
 	return out
+}
+
+// arrange resolves the layouts that need the whole device.
+func arrange(out []class, lays []layout) {
+	blocks, named, txSplit := 0, false, false
+	for i, c := range out {
+		if c.role != RoleQueue {
+			continue
+		}
+		switch lays[i] {
+		case layoutHalves:
+			blocks = max(blocks, c.queue+1)
+		case layoutRxSharedUnlessSplit:
+			txSplit = txSplit || c.dir == DirTx
+		}
+		named = named || lays[i] != layoutBare
+	}
+	half := (blocks + 1) / 2
+	for i := range out {
+		c := &out[i]
+		if c.role != RoleQueue {
+			continue
+		}
+		switch {
+		case lays[i] == layoutHalves && c.queue < half:
+			c.dir = DirTx
+		case lays[i] == layoutHalves:
+			c.queue, c.dir = c.queue-half, DirRx
+		case lays[i] == layoutRxSharedUnlessSplit && !txSplit:
+			c.dir = DirBoth
+		case lays[i] == layoutBare && named:
+			*c = class{role: RoleControl, queue: -1, dir: DirNone}
+		}
+	}
+}
+
+// normalise shifts the queue indices of out so the lowest is 0: the
+// lowest of all with a combined IRQ, else each direction's own.
+func normalise(out []class) {
+	all, rx, tx := lowest(out, DirBoth, DirRx, DirTx), lowest(out, DirRx), lowest(out, DirTx)
+	combined := lowest(out, DirBoth) >= 0
+	for i := range out {
+		c := &out[i]
+		switch {
+		case c.role != RoleQueue:
+		case combined:
+			c.queue -= all
+		case c.dir == DirRx:
+			c.queue -= rx
+		default:
+			c.queue -= tx
+		}
+	}
+}
+
+// lowest is the lowest queue index of out's queue IRQs of the given
+// directions, -1 when there is none.
+func lowest(out []class, dirs ...Dir) int {
+	l := -1
+	for _, c := range out {
+		if c.role == RoleQueue && slices.Contains(dirs, c.dir) && (l < 0 || c.queue < l) {
+			l = c.queue
+		}
+	}
+	return l
 }

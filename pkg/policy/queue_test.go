@@ -34,8 +34,8 @@ func TestClassify(t *testing.T) {
 		{"ice-0000:3b:00.0:misc", RoleControl, -1},
 		{"idpf-0000:3b:00.0-Mailbox-0", RoleControl, -1},
 		{"nvme0q0", RoleControl, -1},
-		{"nvme0q1", RoleQueue, 1},
-		{"nvme12q64", RoleQueue, 64},
+		{"nvme0q1", RoleQueue, 0}, // the first I/O queue
+		{"nvme12q64", RoleQueue, 63},
 		{"eth0-Tx-Rx-3", RoleQueue, 3},
 		{"iwlwifi:queue_2", RoleQueue, 2},
 		{"ena-mgmnt@pci:0000:00:05.0", RoleControl, -1},
@@ -47,9 +47,9 @@ func TestClassify(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.action, func(t *testing.T) {
-			role, q := classifyAction(tt.action)
-			if role != tt.role || q != tt.queue {
-				t.Errorf("classifyAction(%q) = %v, %d; want %v, %d", tt.action, role, q, tt.role, tt.queue)
+			c, _ := classifyAction(tt.action)
+			if c.role != tt.role || c.queue != tt.queue {
+				t.Errorf("classifyAction(%q) = %v, %d; want %v, %d", tt.action, c.role, c.queue, tt.role, tt.queue)
 			}
 		})
 	}
@@ -161,10 +161,22 @@ func FuzzClassify(f *testing.F) {
 	for _, s := range []string{"virtio0-input.3", "mlx5_comp7@pci:0000:41:00.0", "nvme0q0", "eth0-TxRx-99999999999999999999", "a.1@b", "q"} {
 		f.Add(s)
 	}
+	for _, n := range driverNames {
+		f.Add(n.name)
+	}
+	// classifyAction never panics, gives queue -1 and no direction
+	// exactly for control, and classify keeps that on a device of two
+	// IRQs named after the input.
 	f.Fuzz(func(t *testing.T, name string) {
-		role, q := classifyAction(name)
-		if (role == RoleQueue) != (q >= 0) || role != RoleQueue && role != RoleControl {
-			t.Fatalf("classifyAction(%q) = %v, %d", name, role, q)
+		c, _ := classifyAction(name)
+		control := c.role == RoleControl && c.queue == -1 && c.dir == DirNone
+		queue := c.role == RoleQueue && c.queue >= 0 && c.dir != DirNone
+		if !control && !queue {
+			t.Fatalf("classifyAction(%q) = %+v", name, c)
+		}
+		irqs := []inventory.IRQ{{Number: 1, Actions: []string{name}}, {Number: 2, Actions: []string{name + "-rx-1", name}}}
+		if err := classProperties(classify(irqs, nil)); err != nil {
+			t.Fatalf("classify(%q): %v", name, err)
 		}
 	})
 }

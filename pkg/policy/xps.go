@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"syscall"
 
 	"github.com/numairqd/numairqd/pkg/config"
@@ -31,15 +30,9 @@ type TxQueue struct {
 // LeftAlone reports whether the plan does not touch the queue's XPS map.
 func (t TxQueue) LeftAlone() bool { return t.Planned.IsEmpty() }
 
-// receiveOnly matches the queue IRQ names that complete no transmits:
-// virtio-net's input.K and the "-rx-K" of drivers with separate rx and
-// tx vectors. Every other queue IRQ of a NIC (output.K, TxRx-K,
-// mlx5_compK, mana_qK, gve-ntfy-blkK, -tx-K) completes tx queue K.
-var receiveOnly = regexp.MustCompile(`^virtio\d+-input\.\d+$|-rx-\d+$`)
-
 // planXPS plans the tx queues of each device with interfaces, once the
 // IRQs are placed: queue k follows the placed queue IRQ of normalised
-// index k that is not receive-only.
+// index k that completes transmits (Dir: combined or tx, never rx-only).
 func planXPS(s *topology.Snapshot, inv *inventory.Inventory, p *Plan) {
 	for i := range p.Devices {
 		d := &p.Devices[i]
@@ -139,10 +132,10 @@ func planInterfaceXPS(s *topology.Snapshot, d *Device, in []inventory.TxQueue, o
 }
 
 // completionIRQ returns d's queue IRQ of normalised index k that
-// completes transmits, the first in IRQ order.
+// completes transmits (combined or tx-only), the first in IRQ order.
 func completionIRQ(d *Device, k int) (IRQ, bool) {
 	for _, q := range d.IRQs {
-		if q.Role == RoleQueue && q.Queue == k && !receiveOnly.MatchString(q.Name) {
+		if q.Role == RoleQueue && q.Queue == k && q.Dir.Transmits() {
 			return q, true
 		}
 	}
