@@ -293,6 +293,9 @@ func (t *Tree) AddPCIDevice(d PCIDevice) {
 		ifdir := netParent + "/net/" + ifname
 		t.Mkdir(ifdir)
 		t.relSymlink(netParent, ifdir+"/device")
+		// ifindex: lo is 1, then in the order the interfaces are added.
+		ents, _ := os.ReadDir(t.Path("sys/class/net"))
+		t.WriteFile(ifdir+"/ifindex", strconv.Itoa(len(ents)+2)+"\n")
 		t.relSymlink(ifdir, "sys/class/net/"+ifname)
 	}
 }

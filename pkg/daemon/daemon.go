@@ -108,6 +108,8 @@ type Daemon struct {
 	bal balancer
 	// lastBans are the bans last logged.
 	lastBans bans.Bans
+	// queueNotes are what logQueueNotes warned of in the last round.
+	queueNotes map[string]bool
 	// lastManagedOnBanned is what logManagedOnBanned last warned of.
 	lastManagedOnBanned string
 	// mismatched are the IRQs warnMismatched warned of, by number: name
@@ -203,6 +205,7 @@ func (d *Daemon) round(ctx context.Context, trigger string, least inventory.Dept
 		Applying: time.Since(start) - planning, Trigger: trigger, Finished: time.Now()})
 	d.logBans(st)
 	d.logManagedOnBanned(st)
+	d.logQueueNotes(st)
 	d.warnMismatched(st)
 	d.metrics.RoundDone(st, first)
 	d.logRound(st)

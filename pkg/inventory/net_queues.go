@@ -116,4 +116,3 @@ func (fsys FS) ifindex(kr *kernfs.Reader, name string) (int, error) {
 	}
 	return n, nil
 }
-

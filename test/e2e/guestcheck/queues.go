@@ -66,13 +66,13 @@ func queuePackets(args []string, out io.Writer) error {
 // view of the guest's queues, NAPIs and per-queue counters, each with
 // the error that kept it out ("" when it was read).
 type netdevReport struct {
-	Ifindex   map[string]int  `json:"ifindex"`
-	Queues    []netdev.Queue  `json:"queues"`
-	QueuesErr string          `json:"queues_error,omitempty"`
-	NAPIs     []netdev.NAPI   `json:"napis"`
-	NAPIsErr  string          `json:"napis_error,omitempty"`
-	QStats    []netdev.Stats  `json:"qstats"`
-	QStatsErr string          `json:"qstats_error,omitempty"`
+	Ifindex   map[string]int `json:"ifindex"`
+	Queues    []netdev.Queue `json:"queues"`
+	QueuesErr string         `json:"queues_error,omitempty"`
+	NAPIs     []netdev.NAPI  `json:"napis"`
+	NAPIsErr  string         `json:"napis_error,omitempty"`
+	QStats    []netdev.Stats `json:"qstats"`
+	QStatsErr string         `json:"qstats_error,omitempty"`
 }
 
 // netdevDump prints one netdevReport as JSON. A kernel without the
