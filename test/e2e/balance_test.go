@@ -52,6 +52,7 @@ data b-samples guestcheck sample -interval @INTERVAL@ -count @COUNT@ -iface "$IF
 data b-queues-1 guestcheck queue-packets -iface "$IF"
 data b-moves-1 sh -c "wget -qO- $URL/metrics | grep '^numairqd_balance_moves_total'"
 data b-plan wget -qO- "$URL/plan"
+data b-netdev guestcheck netdev
 alive b-alive
 stop_daemon b-stop
 data daemon-log cat "$LOG"
@@ -111,6 +112,7 @@ func TestBalance(t *testing.T) {
 		Expect:  []string{"b-channels", "b-placed", "b-traffic-flows", "b-alive", "b-stop"},
 		Verify: func(t *testing.T, r *Result) {
 			verifyBalance(t, r, len(want.Queues), g.NumCPUs())
+			verifyQueueIdentity(t, r, addr)
 			if t.Failed() {
 				dumpDaemonLog(t, r)
 			}
