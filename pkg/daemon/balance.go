@@ -92,7 +92,7 @@ func (d *Daemon) loadRound(ctx context.Context) {
 		if lb.QueueCounters != config.QueueCountersOff {
 			lc.Queues = d.opts.Queues
 		}
-		d.bal = balancer{sampler: load.NewSampler(load.FS{Proc: d.roots.Proc}, lc), counters: lb.QueueCounters}
+		d.bal.sampler, d.bal.counters = load.NewSampler(load.FS{Proc: d.roots.Proc}, lc), lb.QueueCounters
 	}
 	now := time.Now()
 	l, err := d.bal.sampler.Sample(now)
@@ -148,16 +148,14 @@ func moveList(moves []policy.Move) []string {
 	return out
 }
 
-// warnQueues warns of a failed read of queue counters once until it
-// changes: the interfaces concerned are weighed by the interrupt
-// estimate meanwhile, which is no reason to log every sample.
+// warnQueues warns of a failed read of queue counters once until the
+// error changes, even if it comes and goes: the interfaces concerned
+// are weighed by the interrupt estimate meanwhile, which is no reason
+// to log every sample.
 func (b *balancer) warnQueues(log *zap.Logger, err error) {
-	msg := ""
-	if err != nil {
-		msg = err.Error()
+	if err == nil || err.Error() == b.queuesWarned {
+		return
 	}
-	if msg != "" && msg != b.queuesWarned {
-		log.Warn("some queue counters could not be read; those interfaces' queues are weighed by the interrupt estimate", zap.Error(err))
-	}
-	b.queuesWarned = msg
+	b.queuesWarned = err.Error()
+	log.Warn("some queue counters could not be read; those interfaces' queues are weighed by the interrupt estimate", zap.Error(err))
 }

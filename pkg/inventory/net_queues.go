@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"errors"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -23,8 +24,11 @@ type Netdev interface {
 type NetQueue struct {
 	Interface string
 	// Queue is the lowest queue id the IRQ's NAPIs serve (one NAPI
-	// serves rx and tx queue K of a combined channel).
+	// serves rx and tx queue K of a combined channel); IDs are all of
+	// them, ascending (with traffic classes a channel's NAPI also
+	// serves tx queues K+N, K+2N, ...).
 	Queue  int
+	IDs    []int
 	RX, TX bool
 }
 
@@ -46,7 +50,10 @@ func (fsys FS) readNetQueues(kr *kernfs.Reader, devs []Device) {
 		devs[i].NetQueues, devs[i].NetQueuesErr = nil, nil
 		for _, name := range devs[i].Interfaces {
 			idx, err := fsys.ifindex(kr, name)
-			if err != nil {
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				continue // removed since the interfaces were listed
+			case err != nil:
 				devs[i].NetQueuesErr = errors.Join(devs[i].NetQueuesErr, err)
 				continue
 			}
@@ -92,6 +99,9 @@ func (fsys FS) readNetQueues(kr *kernfs.Reader, devs []Device) {
 		nq, seen := d.NetQueues[irq]
 		if !seen || q.ID < nq.Queue {
 			nq.Interface, nq.Queue = o.iface, q.ID
+		}
+		if i, found := slices.BinarySearch(nq.IDs, q.ID); !found {
+			nq.IDs = slices.Insert(nq.IDs, i, q.ID)
 		}
 		switch q.Type {
 		case netdev.QueueRX:

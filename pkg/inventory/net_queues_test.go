@@ -54,7 +54,7 @@ func TestNetQueues(t *testing.T) {
 	d, _ := inv.Device("0000:41:00.0")
 	want := map[int]NetQueue{}
 	for k := range 5 {
-		want[25+2*k] = NetQueue{Interface: "eth0", Queue: k, RX: true, TX: true}
+		want[25+2*k] = NetQueue{Interface: "eth0", Queue: k, IDs: []int{k}, RX: true, TX: true}
 	}
 	if d.NetQueuesErr != nil || !reflect.DeepEqual(d.NetQueues, want) {
 		t.Errorf("NetQueues %v (err %v), want %v", d.NetQueues, d.NetQueuesErr, want)

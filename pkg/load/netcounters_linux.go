@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,8 +23,12 @@ import (
 type NetCounters struct {
 	Sys string
 	// none remembers interfaces (name and ifindex) whose driver has no
-	// per-queue ethtool counters, so they are not asked every sample.
+	// per-queue ethtool counters, so they are not asked every sample;
+	// those gone are forgotten.
 	none *sync.Map
+	// qstats and ethtool are netdev's readers (tests replace them).
+	qstats  func() ([]netdev.Stats, error)
+	ethtool func(iface string) ([]netdev.Stats, string, error)
 }
 
 type ifaceKey struct {
@@ -47,7 +52,8 @@ func (n NetCounters) ReadQueues() QueueCounts {
 		names[i.index] = i.name
 	}
 	sums := map[queueKey]uint64{} // rx + tx packets
-	st, err := netdev.DumpQStats()
+	n.forgetGone(ifaces)
+	st, err := n.qstats()
 	switch {
 	case err == nil:
 		for _, s := range st {
@@ -63,7 +69,7 @@ func (n NetCounters) ReadQueues() QueueCounts {
 		if c.Sources[i.name] != "" || n.known(i) {
 			continue
 		}
-		es, _, err := netdev.EthtoolQueueStats(i.name)
+		es, _, err := n.ethtool(i.name)
 		switch {
 		case errors.Is(err, netdev.ErrNoQueueStats):
 			n.remember(i)
@@ -86,22 +92,28 @@ func (n NetCounters) ReadQueues() QueueCounts {
 }
 
 func (n NetCounters) known(i ifaceKey) bool {
-	if n.none == nil {
-		return false
-	}
 	_, ok := n.none.Load(i)
 	return ok
 }
 
-func (n NetCounters) remember(i ifaceKey) {
-	if n.none != nil {
-		n.none.Store(i, true)
-	}
+func (n NetCounters) remember(i ifaceKey) { n.none.Store(i, true) }
+
+// forgetGone drops the remembered interfaces not in ifaces (a VF or a
+// device that went), so the memory follows the machine.
+func (n NetCounters) forgetGone(ifaces []ifaceKey) {
+	n.none.Range(func(k, _ any) bool {
+		if !slices.Contains(ifaces, k.(ifaceKey)) {
+			n.none.Delete(k)
+		}
+		return true
+	})
 }
 
 // NewNetCounters returns a NetCounters of the sysfs at sys that
 // remembers which interfaces have no per-queue counters.
-func NewNetCounters(sys string) NetCounters { return NetCounters{Sys: sys, none: &sync.Map{}} }
+func NewNetCounters(sys string) NetCounters {
+	return NetCounters{Sys: sys, none: &sync.Map{}, qstats: netdev.DumpQStats, ethtool: netdev.EthtoolQueueStats}
+}
 
 // nicInterfaces lists sys/class/net's interfaces that have a device
 // link, with their ifindex. One that vanishes meanwhile is left out.

@@ -36,18 +36,35 @@ func fromNetlink(irqs []inventory.IRQ, classes []class, net map[int]inventory.Ne
 			c.note = fmt.Sprintf("its name reads as queue %d", c.queue)
 		}
 		if c.note != "" {
-			c.note = fmt.Sprintf("netlink says %s queue %d (%s); %s", nq.Interface, nq.Queue, netDir(nq), c.note)
+			c.note = fmt.Sprintf("netlink says %s queue %d (%s); %s", nq.Interface, nq.Queue, netDir(nq.RX, nq.TX), c.note)
 		}
-		c.role, c.queue, c.dir, c.source = RoleQueue, nq.Queue, netDir(nq), QueueFromNetlink
+		dir := netDir(nq.RX, nq.TX)
+		if c.note == "" {
+			// Where the two agree on the queue, a direction either
+			// knows is served: a driver may link only its rx queue
+			// to the NAPI of a combined vector.
+			dir = netDir(nq.RX || c.dir.Receives(), nq.TX || c.dir.Transmits())
+		}
+		c.role, c.queue, c.dir, c.source = RoleQueue, nq.Queue, dir, QueueFromNetlink
 	}
 }
 
-// netDir is the direction of the queues netlink links to an IRQ.
-func netDir(nq inventory.NetQueue) Dir {
+// linkIDs gives each IRQ of d planned from netlink the queue ids
+// netlink links to it (IRQ.QueueIDs), for shareByPackets.
+func linkIDs(d *Device, net map[int]inventory.NetQueue) {
+	for i := range d.IRQs {
+		if q := &d.IRQs[i]; q.QueueSource == QueueFromNetlink {
+			q.QueueIDs = net[q.Number].IDs
+		}
+	}
+}
+
+// netDir is the direction of an IRQ that serves rx, tx or both.
+func netDir(rx, tx bool) Dir {
 	switch {
-	case nq.RX && nq.TX:
+	case rx && tx:
 		return DirBoth
-	case nq.TX:
+	case tx:
 		return DirTx
 	}
 	return DirRx

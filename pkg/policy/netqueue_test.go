@@ -18,12 +18,14 @@ func TestFromNetlink(t *testing.T) {
 		{Number: 33, Actions: []string{"eth0-misc"}},
 		{Number: 34, Actions: []string{"eth0"}},
 		{Number: 35, Actions: []string{"eth0-rx-7"}},
+		{Number: 36, Actions: []string{"eth0-TxRx-8"}},
 	}
 	net := map[int]inventory.NetQueue{
 		30: {Interface: "eth0", Queue: 0, RX: true, TX: true}, // agrees
 		31: {Interface: "eth0", Queue: 5, RX: true, TX: true}, // another index
 		34: {Interface: "eth0", Queue: 3, TX: true},           // name reads as control
 		35: {Interface: "eth0", Queue: 6, RX: true},
+		36: {Interface: "eth0", Queue: 8, RX: true}, // only its rx queue linked: still both
 	}
 	classes := classify(irqs, nil)
 	fromNetlink(irqs, classes, net)
@@ -40,6 +42,7 @@ func TestFromNetlink(t *testing.T) {
 		{RoleControl, -1, DirNone, "", ""},
 		{RoleQueue, 3, DirTx, QueueFromNetlink, "reads as a control IRQ"},
 		{RoleQueue, 6, DirRx, QueueFromNetlink, "reads as queue 7"},
+		{RoleQueue, 8, DirBoth, QueueFromNetlink, ""},
 	}
 	for i, w := range want {
 		c := classes[i]

@@ -1,6 +1,10 @@
 package policy
 
-import "github.com/numairqd/numairqd/pkg/load"
+import (
+	"slices"
+
+	"github.com/numairqd/numairqd/pkg/load"
+)
 
 // shareByPackets weighs the queues of each balanced device by their
 // packets where a per-queue source counts them (load.SourceQStats,
@@ -35,11 +39,13 @@ func shareByPackets(p *Plan, units []unit, l *load.Loads) {
 			total += u.load
 			totalNoise += u.noise
 			counted := false
-			for _, iface := range d.Interfaces {
-				if q, found := l.Queue(iface, u.queue); found && q.Ready {
-					rates[j] += q.Rate
-					noises[j] += q.Noise
-					source, counted = q.Source, true
+			for _, id := range unitQueueIDs(d, u) {
+				for _, iface := range d.Interfaces {
+					if q, found := l.Queue(iface, id); found && q.Ready {
+						rates[j] += q.Rate
+						noises[j] += q.Noise
+						source, counted = q.Source, true
+					}
 				}
 			}
 			ok = ok && counted
@@ -73,4 +79,22 @@ func spreadOver(d *Device, u *unit) {
 		}
 		d.IRQs[k].Load = u.load * share
 	}
+}
+
+// unitQueueIDs are the kernel queue ids whose packets are u's: those
+// netlink links to its IRQs (a channel's NAPI may also serve the tx
+// queues of other traffic classes), else its queue index.
+func unitQueueIDs(d *Device, u *unit) []int {
+	var ids []int
+	for _, k := range u.irqs {
+		for _, id := range d.IRQs[k].QueueIDs {
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return []int{u.queue}
+	}
+	return ids
 }

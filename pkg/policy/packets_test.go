@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/numairqd/numairqd/pkg/config"
+	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/load"
 	"github.com/numairqd/numairqd/pkg/policy"
 )
@@ -89,5 +90,47 @@ func TestBalanceByPackets(t *testing.T) {
 	p = b.plan(config.Default(), policy.Balancing{Loads: l})
 	if d := device(t, p, "0000:41:00.0"); d.LoadSource != "" {
 		t.Errorf("balance count: load source %q, want none", d.LoadSource)
+	}
+}
+
+// TestBalanceByPacketsNetlinkIDs: where netlink links an IRQ to several
+// queue ids (with traffic classes, channel K's NAPI also completes tx
+// queue K+8), the unit's packets are all of them; a rule's queue_regex
+// keeps the names in charge, so the extra ids are not counted.
+func TestBalanceByPacketsNetlinkIDs(t *testing.T) {
+	f := newFixture(t, twoByTwo())
+	f.virtio("0000:41:00.0", 0, 8, 24, 1)
+	b := readBack(t, f)
+	for i := range b.inv.Devices {
+		if b.inv.Devices[i].PCI != "0000:41:00.0" {
+			continue
+		}
+		net := map[int]inventory.NetQueue{}
+		for k := range 8 {
+			net[25+2*k] = inventory.NetQueue{Interface: "eth0", Queue: k, IDs: []int{k, k + 8}, RX: true, TX: true}
+		}
+		b.inv.Devices[i].NetQueues = net
+	}
+	rates := make([]float64, 16)
+	for k := range 8 {
+		rates[k] = 100
+	}
+	rates[8], rates[12] = 5000, 5000 // tc 1 of channels 0 and 4: both on CPU 0 by count
+	l := b.loads(virtioLoads(24, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1), nil, nil)
+	l.Queues = queueRates(load.SourceQStats, rates...)
+	p := b.plan(parseConfig(t, loadCfg), policy.Balancing{Loads: l, MaxMoves: 100, MinGain: 0.1})
+	d := device(t, p, "0000:41:00.0")
+	if q := d.IRQs[1]; q.QueueSource != policy.QueueFromNetlink || len(q.QueueIDs) != 2 || math.Abs(q.Load-0.8*5100/10800) > 1e-9 {
+		t.Errorf("IRQ %s: source %q ids %v load %v; want netlink, [0 8], %v", q.Name, q.QueueSource, q.QueueIDs, q.Load, 0.8*5100/10800)
+	}
+	if p.Balance.Proposal == nil {
+		t.Errorf("no proposal to split channels 0 and 4; still %q", p.Balance.Still)
+	}
+
+	cfg := parseConfig(t, loadCfg+"devices:\n  - match: {driver: virtio-pci}\n    queue_regex: 'input\\.(?P<queue>\\d+)$'\n")
+	p = b.plan(cfg, policy.Balancing{Loads: l, MaxMoves: 100, MinGain: 0.1})
+	d = device(t, p, "0000:41:00.0")
+	if q := d.IRQs[1]; q.QueueSource != policy.QueueFromName || q.QueueIDs != nil {
+		t.Errorf("with queue_regex: IRQ %s source %q ids %v; want by name", q.Name, q.QueueSource, q.QueueIDs)
 	}
 }

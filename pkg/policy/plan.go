@@ -71,7 +71,10 @@ type IRQ struct {
 	// QueueFromName, "" for a control IRQ. QueueNote says how netdev
 	// netlink and the IRQ's name disagreed, "" when they did not.
 	QueueSource, QueueNote string
-	Managed                bool // the kernel's: never planned
+	// QueueIDs are the kernel's queue ids netdev netlink links to the
+	// IRQ (its packets are those queues'), nil when Queue is by name.
+	QueueIDs []int
+	Managed  bool // the kernel's: never planned
 	// Current is smp_affinity_list as read; Planned is what it should be,
 	// empty when the IRQ is left alone.
 	Current, Planned cpumask.Mask
@@ -131,8 +134,14 @@ func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config,
 		}
 		d := Device{PCI: dev.PCI, Driver: dev.Driver, Interfaces: dev.Interfaces, Node: dev.NUMANode, XPS: cfg.XPSFor(rule), NAPIMode: cfg.NAPIThreadsFor(rule)}
 		classes := classify(irqs, re)
-		fromNetlink(irqs, classes, dev.NetQueues)
-		p.Devices = append(p.Devices, pl.device(len(p.Devices), d, cfg, rule, irqs, classes))
+		net := dev.NetQueues
+		if re != nil {
+			net = nil // a rule's queue_regex is the operator's word
+		}
+		fromNetlink(irqs, classes, net)
+		d = pl.device(len(p.Devices), d, cfg, rule, irqs, classes)
+		linkIDs(&d, net)
+		p.Devices = append(p.Devices, d)
 	}
 	// IRQs with no PCI device (timer, i8042, ACPI) are left alone unless
 	// a rule names them.

@@ -71,9 +71,10 @@ func (c Cause) String() string {
 // labelOrder is the precedence of Trigger.Label: a reload first, then
 // lost events (everything must be re-read), then what the kernel said,
 // the more specific first: a channel change before the netdev and link
-// events a driver may send while it restarts its queues, and a device's
-// netdev notification before its link events.
-var labelOrder = [...]Cause{CauseSIGHUP, CauseConfig, CauseBans, CauseLost, CauseUevent, CauseChannels, CauseNetdev, CauseLink, CauseResync}
+// events a driver may send while it restarts its queues, and a link
+// event before the netdev notification that comes with every device
+// registered (each pod's veth would otherwise read as "netdev").
+var labelOrder = [...]Cause{CauseSIGHUP, CauseConfig, CauseBans, CauseLost, CauseUevent, CauseChannels, CauseLink, CauseNetdev, CauseResync}
 
 // Trigger tells the consumer that the state may have changed, and why.
 type Trigger struct {
