@@ -1035,7 +1035,7 @@ for state in $STATES; do
 	data "$state-queues-1" qstats
 	data "$state-after" guestcheck state
 	case $state in count | load | load-estimate) data "$state-metrics-1" scrape ;; esac
-	case $state in load | load-estimate) data "$state-source" sh -c "wget -qO- ${METRICS%%/metrics}/plan | grep -o '\"load_source\":\"[a-z]*\"' | sort | uniq -c" ;; esac
+	case $state in load | load-estimate) data "$state-plan" wget -qO- "${METRICS%%/metrics}/plan" ;; esac
 	if [ -n "$pid" ]; then
 		kill $pid
 		wait $pid
@@ -1091,7 +1091,11 @@ func trafficRun(t *testing.T, r *e2e.Result, tc trafficCase) measure.TrafficRun 
 		st.MetricsBefore = dataString(r, name+"-metrics-0")
 		st.MetricsAfter = dataString(r, name+"-metrics-1")
 		st.MoveLog = dataString(r, name+"-movelog")
-		st.LoadSources = dataString(r, name+"-source")
+		if d, ok := r.Data(name + "-plan"); ok && d.RC == 0 {
+			if st.Daemon, err = measure.ParsePlanQueues(d.Output); err != nil {
+				t.Errorf("%s-plan: %v", name, err)
+			}
+		}
 		for k := range nics {
 			if j := i*nics + k; j < len(r.Traffic) {
 				st.Generators = append(st.Generators, r.Traffic[j].Summary)

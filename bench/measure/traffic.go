@@ -80,9 +80,9 @@ type TrafficState struct {
 	MetricsAfter  string `json:"metrics_after,omitempty"`
 	// MoveLog is numairqd's "load balance moved queues" log lines.
 	MoveLog string `json:"move_log,omitempty"`
-	// LoadSources is /plan's load_source of each balanced device at
-	// the window's end, counted (uniq -c of `"load_source":"qstats"`).
-	LoadSources string `json:"load_sources,omitempty"`
+	// Daemon is what numairqd's /plan said of the balanced NICs' queues
+	// at the window's end (load states only).
+	Daemon []DaemonQueues `json:"daemon_queues,omitempty"`
 }
 
 // CPULoad is one CPU's part of a window.

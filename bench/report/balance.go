@@ -64,7 +64,7 @@ func (w *writer) balance(results []balanceResult, chart string) {
 	w.p("## Load balancing\n")
 	w.p("`balance: count` (numairqd's queue-count rule) against `balance: load` (the same placement, then busy queues moved so that the busiest CPU's measured irq+softirq load drops; the load config spells out the defaults: 5 s samples, 30 s half-life, a move must lower the peak by 10%% and by 3%% of a CPU, by more than 3 standard errors of that drop, with the same proposal for 3 samples, at most 6 moves a minute) and irqbalance, in the traffic boots above and in skewed ones. Each state starts from the driver's placement; `load` runs 60 s under traffic before its window (3 samples of 5 s and the 30 s half-life), the others 25 s. Chart: [%s](%s), per-vCPU `%%soft` per state of the skewed cases, the dashed lines the bound's busiest vCPU (red: by packets, blue: by the cost fit).\n", chart, chart)
 	w.p("- **peak/mean**: the busiest vCPU's `%%soft` over the mean of every online vCPU in the window (as in the traffic tables).")
-	w.p("- **bound**: the best whole-queue assignment. A busy rx queue's load is its share of the window's rx packets (virtio-net's `ethtool -S` `rx_queue_N_packets`, read just before and after the window) times the softirq time the queues explain: the online vCPUs' `%%soft` in all, less an *unmovable* part on every vCPU, estimated as the mean `%%soft` of the vCPUs that served under 1%% of the packets (a queue's packets are split over vCPUs as its interrupts were), and taken as 0 when every vCPU served queues. The bound is the least peak/mean that any assignment of whole queues to the online vCPUs gives with those loads (exact branch and bound, `measure.Bound`): no placement of whole queues can do better. It takes one per-packet cost for every queue and vCPU, and ignores NUMA distance: `load` keeps each queue within the hops `count` used, so where the bound needs a farther vCPU it is out of `load`'s reach by design.")
+	w.p("- **bound**: the best whole-queue assignment. A busy rx queue's load is its share of the window's rx packets (`guestcheck queue-packets`: the kernel's `qstats-get`, else virtio-net's `ethtool -S` `rx_queue_N_packets`, read just before and after the window) times the softirq time the queues explain: the online vCPUs' `%%soft` in all, less an *unmovable* part on every vCPU, estimated as the mean `%%soft` of the vCPUs that served under 1%% of the packets (a queue's packets are split over vCPUs as its interrupts were), and taken as 0 when every vCPU served queues. The bound is the least peak/mean that any assignment of whole queues to the online vCPUs gives with those loads (exact branch and bound, `measure.Bound`): no placement of whole queues can do better. It takes one per-packet cost for every queue and vCPU, and ignores NUMA distance: `load` keeps each queue within the hops `count` used, so where the bound needs a farther vCPU it is out of `load`'s reach by design.")
 	w.p("- **bound, cost fit**: the same with the queues' time split by a fitted cost instead of by packets: per state, the least-squares `%%soft_c ≈ a·interrupts_c/s + b·packets_c/s` (a, b ≥ 0) over the vCPUs that served queues, each queue then weighing `a·its interrupts/s + b·its packets/s` (same total). Under TCG a lightly loaded queue takes an interrupt every few packets while a busy one polls many per interrupt, so the per-packet split overstates busy queues and its bound can exceed what a placement measured (ratio below 1); the fit is the check on that. Both keep the loads of the measured placement: a queue's cost when moved is taken to stay the same.")
 	w.p("- **bound within count's hops, cost fit**: the cost-fit bound with each queue held to the CPUs at the distance from its NIC's node that `count` gave it (any CPU when a NIC has at least as many queues as vCPUs: numairqd's linear rule, one ring). `load` moves queues only within those hops (and keeps each hop's number of queues, which this bound does not), so it cannot go below this one; the gap between the two bounds is what locality costs.")
 	w.p("- **ratio**: peak/mean over the bound (1 is the best whole-queue placement of that window's loads). **mean distance**: the interrupt-weighted NUMA distance of every queue IRQ from its NIC's node; after it, the plain mean over the busy rx queues (2%% of the packets or more) of the distance to the vCPU that took most of each one's interrupts, which depends on the placement only. **moves**: the increase of `numairqd_balance_moves_total{reason=\"load\"}` over the window (its value at the window's end, since numairqd started, in parentheses).\n")
@@ -317,41 +317,27 @@ func balancePNG(trafficPNG string) string {
 	return filepath.Join(filepath.Dir(trafficPNG), balanceChart)
 }
 
-// loadSourceRow adds what weighed each load state's queues, from its
-// /plan at the window's end ("qstats", "ethtool", "interrupts"): the
-// load state reads per-queue counters, load-estimate does not.
+// loadSourceRow adds, for the load states, what weighed each NIC's
+// queues (/plan's load_source at the window's end: the load state reads
+// per-queue counters, load-estimate does not) and how far the daemon's
+// queue shares were from the packets measured in the window.
 func (w *writer) loadSourceRow(br balanceResult) {
-	line, any := "| queues weighed by (`load_source`) |", false
+	src, gap, any := "| queues weighed by (`load_source`) |", "| daemon's queue shares against the measured packet shares: largest gap, points |", false
 	for i, st := range br.run.States {
-		cell := "–"
-		if src := loadSources(st.LoadSources); br.errs[i] == nil && src != "" {
-			cell, any = src, true
+		cell, g := "–", "–"
+		if br.errs[i] == nil && len(st.Daemon) > 0 {
+			var names []string
+			for _, d := range st.Daemon {
+				names = append(names, d.LoadSource)
+			}
+			cell, any = strings.Join(names, ", "), true
+			g = floatOrDash(measure.ShareError(st.Daemon, br.figures[i]), "%.1f")
 		}
-		line += " " + cell + " |"
+		src += " " + cell + " |"
+		gap += " " + g + " |"
 	}
 	if any {
-		w.p("%s", line)
+		w.p("%s", src)
+		w.p("%s", gap)
 	}
-}
-
-// loadSources turns `uniq -c` lines of `"load_source":"X"` into "X" (or
-// "X 1, Y 1" for several devices).
-func loadSources(text string) string {
-	var out []string
-	for line := range strings.Lines(text) {
-		f := strings.Fields(line)
-		if len(f) != 2 {
-			continue
-		}
-		_, v, ok := strings.Cut(f[1], `":"`)
-		if !ok {
-			continue
-		}
-		v = strings.TrimSuffix(v, `"`)
-		if f[0] != "1" {
-			v += " x" + f[0]
-		}
-		out = append(out, v)
-	}
-	return strings.Join(out, ", ")
 }

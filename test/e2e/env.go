@@ -81,8 +81,19 @@ func findEnv() (hostEnv, error) {
 }
 
 // findKernel picks $E2E_KERNEL or the newest /boot/vmlinuz-* whose
-// /lib/modules/<ver>/modules.dep exists.
+// /lib/modules/<ver>/modules.dep exists. $E2E_MODULES names the modules
+// directory of an $E2E_KERNEL unpacked outside /boot and /lib/modules
+// (run.sh's Debian 13 backports kernel).
 func findKernel() (kernel, modDir string, err error) {
+	if k, m := os.Getenv("E2E_KERNEL"), os.Getenv("E2E_MODULES"); k != "" && m != "" {
+		if _, err := os.Stat(filepath.Join(m, "modules.dep")); err != nil {
+			return "", "", fmt.Errorf("E2E_MODULES=%s: %v", m, err)
+		}
+		if _, err := os.Stat(k); err != nil {
+			return "", "", fmt.Errorf("E2E_KERNEL=%s: %v", k, err)
+		}
+		return k, m, nil
+	}
 	cands := []string{os.Getenv("E2E_KERNEL")}
 	if cands[0] == "" {
 		cands, _ = filepath.Glob("/boot/vmlinuz-*")

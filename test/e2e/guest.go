@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,6 +43,9 @@ type NetDevice struct {
 	Node    int // NUMA node of its expander bus; -1: on pcie.0, no node
 	Queues  int // queue pairs
 	Vectors int // MSI-X vectors; zero means 2*Queues+2
+	// Model is the QEMU NIC: "" for virtio-net-pci, or "e1000e" (one
+	// queue pair; Linux's e1000e requests rx, tx and other vectors).
+	Model string
 }
 
 // NVMeDevice is a QEMU nvme controller on a small raw image; its queue
@@ -169,6 +173,9 @@ func (g Guest) Validate() error {
 		if d.Node < -1 || d.Node >= len(g.Nodes) || d.Queues < 1 {
 			return fmt.Errorf("net device %+v: bad node or queue count", d)
 		}
+		if d.Model != "" && (d.Model != "e1000e" || d.Queues != 1) {
+			return fmt.Errorf("net device %+v: model is \"\" (virtio-net) or \"e1000e\" with one queue", d)
+		}
 	}
 	for _, d := range g.NVMe {
 		if d.Node < -1 || d.Node >= len(g.Nodes) {
@@ -227,8 +234,11 @@ func (g Guest) address(node, bus, slot int) string {
 // Modules are the kernel modules the guest's devices need.
 func (g Guest) Modules() []string {
 	var m []string
-	if len(g.Net) > 0 {
+	if slices.ContainsFunc(g.Net, func(d NetDevice) bool { return d.Model == "" }) {
 		m = append(m, "virtio_pci", "virtio_net")
+	}
+	if slices.ContainsFunc(g.Net, func(d NetDevice) bool { return d.Model == "e1000e" }) {
+		m = append(m, "e1000e")
 	}
 	if len(g.NVMe) > 0 {
 		m = append(m, "nvme")
@@ -283,9 +293,12 @@ func (g Guest) qemuArgs(taps, images []string) []string {
 		if vec == 0 {
 			vec = 2*d.Queues + 2
 		}
-		a = append(a,
-			"-netdev", fmt.Sprintf("tap,id=n%d,ifname=%s,script=no,downscript=no,queues=%d,vhost=off", i, taps[i], d.Queues),
-			"-device", fmt.Sprintf("virtio-net-pci,netdev=n%d,mq=on,vectors=%d,mac=%s,romfile=,%s", i, vec, g.NetMAC(i), b))
+		a = append(a, "-netdev", fmt.Sprintf("tap,id=n%d,ifname=%s,script=no,downscript=no,queues=%d,vhost=off", i, taps[i], d.Queues))
+		if d.Model == "e1000e" {
+			a = append(a, "-device", fmt.Sprintf("e1000e,netdev=n%d,mac=%s,romfile=,%s", i, g.NetMAC(i), b))
+			continue
+		}
+		a = append(a, "-device", fmt.Sprintf("virtio-net-pci,netdev=n%d,mq=on,vectors=%d,mac=%s,romfile=,%s", i, vec, g.NetMAC(i), b))
 	}
 	for i, d := range g.NVMe {
 		b := bus(d.Node, g.NVMeBus(i), 0x18+i)

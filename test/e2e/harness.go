@@ -277,7 +277,7 @@ func Run(t *testing.T, s Scenario) *Result {
 // namespace's link counters of this boot (a retry starts afresh).
 func (r *Result) boot(env hostEnv, dir, initrd string, images []string, trafficgen string, timeout time.Duration) (bootResult, markers) {
 	t := r.t
-	net := newLabNet(t, len(r.Scenario.Guest.Net))
+	net := newLabNet(t, r.Scenario.Guest.Net)
 	port := filepath.Join(dir, "port.log")
 	_ = os.Remove(port)
 	args := []string{

@@ -27,11 +27,12 @@ type labNet struct {
 
 var netSeq atomic.Int32
 
-// newLabNet creates the namespace with one multi_queue tap per NIC and
-// deletes it when t ends. The taps are up, so that frames written to
+// newLabNet creates the namespace with one tap per NIC, multi_queue
+// where that NIC has several queues (QEMU refuses a one-queue backend
+// on a multi_queue tap), and deletes it when t ends. The taps are up, so that frames written to
 // them reach QEMU; IPv6 is off in the namespace, so the kernel sends
 // the guest nothing by itself (no router solicitations, no DAD).
-func newLabNet(t *testing.T, nics int) *labNet {
+func newLabNet(t *testing.T, nics []NetDevice) *labNet {
 	t.Helper()
 	n := &labNet{name: fmt.Sprintf("e2e%dn%d", os.Getpid(), netSeq.Add(1))}
 	run := func(args ...string) {
@@ -49,9 +50,13 @@ func newLabNet(t *testing.T, nics int) *labNet {
 	for _, k := range []string{"all", "default"} {
 		run("netns", "exec", n.name, "sh", "-c", "echo 1 >/proc/sys/net/ipv6/conf/"+k+"/disable_ipv6 2>/dev/null || true")
 	}
-	for i := range nics {
+	for i, d := range nics {
 		tap := "tap" + strconv.Itoa(i)
-		run("-n", n.name, "tuntap", "add", "dev", tap, "mode", "tap", "multi_queue")
+		args := []string{"-n", n.name, "tuntap", "add", "dev", tap, "mode", "tap"}
+		if d.Queues > 1 {
+			args = append(args, "multi_queue")
+		}
+		run(args...)
 		run("-n", n.name, "link", "set", tap, "up")
 		n.taps = append(n.taps, tap)
 	}
