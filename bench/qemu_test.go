@@ -209,6 +209,8 @@ func TestBench(t *testing.T) {
 		raw.Meta.GuestKernel = raw.Placement[0].Start.Kernel
 	} else if raw.Meta.GuestKernel == "" && raw.Transmit != nil && len(raw.Transmit.States) > 0 {
 		raw.Meta.GuestKernel = raw.Transmit.States[0].State.Kernel
+	} else if raw.Meta.GuestKernel == "" && len(raw.Traffic) > 0 && len(raw.Traffic[0].States) > 0 {
+		raw.Meta.GuestKernel = raw.Traffic[0].States[0].Before.Kernel
 	}
 }
 

@@ -136,9 +136,10 @@ type BalanceFigures struct {
 	// first device's node.
 	CPUs   []CPULoad
 	Queues []QueueLoad
-	// Source is where the queue loads come from: "ethtool" (per-queue
-	// rx packets) or "interrupts" (the rx IRQs' counts, when the state
-	// has no queue stats).
+	// Source is where the queue loads come from: "packets" (per-queue
+	// rx packets: guestcheck queue-packets, from qstats-get or ethtool
+	// -S) or "interrupts" (the rx IRQs' counts, when the state has no
+	// queue stats).
 	Source string
 	// Unmovable is the %soft every CPU carries that no queue explains:
 	// the mean %soft of the CPUs that served under 1% of the packets,
@@ -212,7 +213,7 @@ func Balance(st TrafficState, pcis []string) (BalanceFigures, error) {
 	f := BalanceFigures{Seconds: w.Seconds, MeanDist: math.NaN(), QueueDist: math.NaN(), Moves: math.NaN(), MovesTotal: math.NaN(), Source: "interrupts", RxPPS: w.RxPPS}
 	before, after := st.QueuesBefore, st.QueuesAfter
 	if before != nil && after != nil && after.UptimeS > before.UptimeS {
-		f.Source = "ethtool"
+		f.Source = "packets"
 	}
 	packets := func(pci string, q int, irq int) uint64 {
 		if f.Source == "interrupts" {
@@ -296,7 +297,7 @@ func Balance(st TrafficState, pcis []string) (BalanceFigures, error) {
 	if qn > 0 {
 		f.QueueDist = qd / qn
 	}
-	if f.Source == "ethtool" {
+	if f.Source == "packets" {
 		f.RxPPS = totalPkts / (after.UptimeS - before.UptimeS)
 	}
 	var soft float64

@@ -234,7 +234,7 @@ func TestBalance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Source != "ethtool" || f.IdleCPUs != 6 || math.Abs(f.Unmovable-0.1) > 1e-9 {
+	if f.Source != "packets" || f.IdleCPUs != 6 || math.Abs(f.Unmovable-0.1) > 1e-9 {
 		t.Errorf("source %s, idle CPUs %d, unmovable %v; want ethtool, 6, 0.1", f.Source, f.IdleCPUs, f.Unmovable)
 	}
 	// 4.8 %soft in all, 0.8 unmovable: the queues share 4.0 as 3:1.
