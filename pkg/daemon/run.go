@@ -103,6 +103,9 @@ func (d *Daemon) newWatcher() (*watch.Watcher, error) {
 		d.metrics.Error(metrics.ErrWatch)
 		d.log.Warn("event sources unavailable, relying on resync", zap.Error(err))
 	}
+	if err := w.Absent(); err != nil {
+		d.log.Info("no netdev notifications on this kernel (6.3+ has them); rtnetlink and uevents announce devices", zap.Error(err))
+	}
 	d.metrics.Watch(w.Stats)
 	return w, nil
 }

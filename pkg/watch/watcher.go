@@ -60,6 +60,7 @@ type Watcher struct {
 	pendingEnd bool    // one of pending is a pci bind: emit the burst now
 	stats      Stats
 	degraded   []error
+	absent     error // a source the kernel does not have (Absent)
 	logged     map[string]bool
 }
 
@@ -105,11 +106,26 @@ func openSource[T any](w *Watcher, enabled bool, name string, open func(rcvbuf i
 		return nil
 	}
 	s, err := open(w.opts.ReceiveBuffer)
-	if err != nil {
+	switch {
+	case err != nil && name == sourceNetdev && errors.Is(err, ErrNoFamily):
+		// Before 6.3 the kernel has no netdev family: no events are
+		// missed, as rtnetlink and uevents announce its devices.
+		w.absent = fmt.Errorf("watch: %s source: %w", name, err)
+		return nil
+	case err != nil:
 		w.degrade(name, err)
 		return nil
 	}
 	return s
+}
+
+// Absent returns why a source the kernel does not have (the netdev
+// family before 6.3) was not opened, nil when none: unlike Degraded,
+// nothing is missed for it.
+func (w *Watcher) Absent() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.absent
 }
 
 // Triggers returns the channel of coalesced triggers, closed when Run
