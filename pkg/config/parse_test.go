@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -524,14 +525,59 @@ func TestLoad(t *testing.T) {
 	}
 }
 
-func TestExampleFileParses(t *testing.T) {
+// uncommented is the example file with its settings put back, as a
+// user would by deleting their "#": a setting is "#key:" with no space
+// (prose is "# ..."), and the lines of a block it opens ("#devices:",
+// "#load_balance:") are "#" and the indented line, through blank lines,
+// until the next line that is neither.
+func uncommented(b []byte) string {
+	setting := regexp.MustCompile(`^#[a-z_]+:`)
+	var out []string
+	inBlock := false
+	for _, l := range strings.Split(string(b), "\n") {
+		switch {
+		case setting.MatchString(l):
+			l = l[1:]
+			inBlock = strings.HasSuffix(l, ":")
+		case inBlock && strings.HasPrefix(l, "#  "):
+			l = l[1:]
+		case inBlock && l == "":
+		default:
+			inBlock = false
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestExampleFileIsInert: the shipped example sets nothing (a package
+// install must change no placement): it parses to Default with no rule.
+func TestExampleFileIsInert(t *testing.T) {
 	path := filepath.Join("..", "..", "configs", "numairqd.yaml")
 	c, err := Load(path)
 	if err != nil {
 		t.Fatalf("Load(%s): %v", path, err)
 	}
-	// The example shows every default: apart from its rules it must
-	// equal Default.
+	want := Default()
+	want.Source = path
+	if got, want := c.Summary(), want.Summary(); got != want || len(c.Devices) != 0 {
+		t.Errorf("example sets something\n got %s (%d rules)\nwant %s", got, len(c.Devices), want)
+	}
+}
+
+// TestExampleFileParses: uncommented, the example shows every default
+// and its rules work as their comments say.
+func TestExampleFileParses(t *testing.T) {
+	path := filepath.Join("..", "..", "configs", "numairqd.yaml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Parse(path, []byte(uncommented(b)))
+	if err != nil {
+		t.Fatalf("the example uncommented: %v", err)
+	}
+	// Apart from its rules it must equal Default.
 	want := Default()
 	want.Source = path
 	want.Devices = c.Devices
