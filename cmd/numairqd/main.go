@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -19,11 +20,10 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = `usage: numairqd [run] [flags]
-       numairqd <command> [flags]
+const usage = `usage: numairqd <command> [flags]
 
 commands:
-  run        keep IRQs placed (the daemon; the default when no command is given)
+  run        keep IRQs placed (the daemon: it writes /proc/irq, so it is never started without its name)
   topology   print the CPU/NUMA topology and each node's spread order
   plan       print where every IRQ would go, changing nothing
   reload     make the running daemon reload its config; returns once it is applied
@@ -36,12 +36,17 @@ Run "numairqd <command> -h" for the flags of a command.
 // run dispatches a subcommand and returns the process exit status:
 // 0 success, 1 failure, 2 bad usage.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help" && !isVersionFlag(args[0]) {
-		return runDaemon(args, stderr)
+	switch {
+	case len(args) == 0:
+		fmt.Fprintf(stderr, "numairqd: no command\n\n%s", usage)
+		return 2
+	case strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help" && !isVersionFlag(args[0]):
+		fmt.Fprintf(stderr, "numairqd: %s before any command (the daemon is \"numairqd run %s\")\n\n%s", args[0], strings.Join(args, " "), usage)
+		return 2
 	}
 	switch args[0] {
 	case "run":
-		return runDaemon(args[1:], stderr)
+		return runDaemon(args[1:], stdout, stderr)
 	case "topology":
 		return runTopology(args[1:], stdout, stderr)
 	case "plan":
@@ -54,26 +59,75 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "numairqd: unknown command %q\n\n%s", args[0], usage)
+		hint := ""
+		if c := nearest(args[0], commands); c != "" {
+			hint = fmt.Sprintf(" (did you mean %q?)", c)
+		}
+		fmt.Fprintf(stderr, "numairqd: unknown command %q%s\n\n%s", args[0], hint, usage)
 		return 2
 	}
 }
 
-// parseArgs parses a subcommand's args into fl: false (usage error) on a
-// bad flag, an argument, or a format, if any, other than text or json.
-func parseArgs(fl *flag.FlagSet, args []string, stderr io.Writer, format *string) bool {
+// commands are the subcommands, for "did you mean".
+var commands = []string{"run", "topology", "plan", "reload", "version", "help"}
+
+// nearest is the command within two edits of s (insertions, deletions,
+// substitutions), the closest first; "" when none is.
+func nearest(s string, cands []string) string {
+	best, bestD := "", 3
+	for _, c := range cands {
+		if d := editDistance(s, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, for short
+// words (command names).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// parseArgs parses a subcommand's args into fl. done is true when the
+// command must end now with exit status code: 0 after -h (its flags
+// printed on stdout), 2 on a bad flag, an argument, or a format, if any,
+// other than text or json.
+func parseArgs(fl *flag.FlagSet, args []string, stdout, stderr io.Writer, format *string) (code int, done bool) {
 	fl.SetOutput(stderr)
+	err := fl.Parse(args)
 	switch {
-	case fl.Parse(args) != nil:
-		return false
+	case errors.Is(err, flag.ErrHelp):
+		fl.SetOutput(stdout)
+		fmt.Fprintf(stdout, "usage: numairqd %s [flags]\n", fl.Name())
+		fl.PrintDefaults()
+		return 0, true
+	case err != nil:
+		return 2, true
 	case fl.NArg() > 0:
 		fmt.Fprintf(stderr, "numairqd %s: unexpected argument %q\n", fl.Name(), fl.Arg(0))
-		return false
+		return 2, true
 	case format != nil && *format != "text" && *format != "json":
 		fmt.Fprintf(stderr, "numairqd %s: --format %q: want text or json\n", fl.Name(), *format)
-		return false
+		return 2, true
 	}
-	return true
+	return 0, false
 }
 
 // fail prints a subcommand's error and returns its exit status, 1.

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -43,6 +45,27 @@ func TestUsage(t *testing.T) {
 	}
 	if code, stdout, _ := runCmd("help"); code != 0 || stdout == "" {
 		t.Errorf("help: code %d", code)
+	}
+	// Nothing that writes /proc/irq starts without its name.
+	if code, stdout, stderr := runCmd(); code != 2 || stdout != "" || !strings.Contains(stderr, "no command") || !strings.Contains(stderr, "usage: numairqd <command>") {
+		t.Errorf("no arguments: code %d, stdout %q, stderr %q; want 2 and the usage", code, stdout, stderr)
+	}
+	if code, _, stderr := runCmd("-x", "--dry-run"); code != 2 || !strings.Contains(stderr, `"numairqd run -x --dry-run"`) {
+		t.Errorf("flags without a command: code %d, stderr %q", code, stderr)
+	}
+	for typo, want := range map[string]string{"pln": "plan", "relaod": "reload", "topolgy": "topology", "rn": "run", "verison": "version"} {
+		if code, _, stderr := runCmd(typo); code != 2 || !strings.Contains(stderr, fmt.Sprintf("did you mean %q?", want)) {
+			t.Errorf("%s: code %d, stderr %q; want a hint of %s", typo, code, stderr, want)
+		}
+	}
+	if _, _, stderr := runCmd("frobnicate"); strings.Contains(stderr, "did you mean") {
+		t.Errorf("frobnicate is near no command, but: %q", stderr)
+	}
+	// -h is a request, not a mistake: every command answers it with 0.
+	for _, cmd := range []string{"run", "topology", "plan", "reload"} {
+		if code, stdout, _ := runCmd(cmd, "-h"); code != 0 || !strings.Contains(stdout, "usage: numairqd "+cmd) || !strings.Contains(stdout, "-") {
+			t.Errorf("%s -h: code %d, stdout %q; want 0 and its flags", cmd, code, stdout)
+		}
 	}
 }
 

@@ -35,8 +35,8 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	etc := fl.String("etc", "/etc", "where irqbalance_env_file: auto looks for sysconfig/irqbalance and default/irqbalance")
 	format := fl.String("format", "text", "output format: text or json")
 	sample := fl.Duration("load-sample", 2*time.Second, "with balance: load, measure interrupt loads over this long first (0: plan without loads)")
-	if !parseArgs(fl, args, stderr, format) {
-		return 2
+	if code, done := parseArgs(fl, args, stdout, stderr, format); done {
+		return code
 	}
 	load := config.Load
 	path, optional := configFile(*cfgPath)

@@ -80,8 +80,8 @@ func runReload(args []string, stdout, stderr io.Writer) int {
 	lockPath := fl.String("lock-file", defaultLockFile, "the running daemon's lock, for its pid when --pid is 0")
 	statusPath := fl.String("reload-status", defaultReloadStatus, "the daemon's --reload-status file")
 	timeout := fl.Duration("timeout", 60*time.Second, "how long to wait for the reload to be applied")
-	if !parseArgs(fl, args, stderr, nil) {
-		return 2
+	if code, done := parseArgs(fl, args, stdout, stderr, nil); done {
+		return code
 	}
 	if *pid < 0 || *timeout <= 0 || *statusPath == "" {
 		fmt.Fprintln(stderr, "numairqd reload: --pid must be >= 0, --timeout > 0 and --reload-status set")
@@ -93,6 +93,8 @@ func runReload(args []string, stdout, stderr io.Writer) int {
 		if p, err = lockHolder(*lockPath); err != nil {
 			return fail(stderr, "reload", err)
 		}
+	} else if err := isNumairqd("/proc", p); err != nil {
+		return fail(stderr, "reload", err)
 	}
 	msg, err := reload(p, *statusPath, *timeout)
 	if err != nil {
@@ -151,4 +153,32 @@ func lockHolder(path string) (int, error) {
 		return 0, fmt.Errorf("lock %s: %q is not a pid", path, b[:n])
 	}
 	return pid, nil
+}
+
+// isNumairqd checks, before a SIGHUP that would end most other
+// programs, that pid runs numairqd: its executable is this command's
+// (a package upgrade that replaced the file leaves it " (deleted)") or
+// is named numairqd; where the executable cannot be read, its comm must
+// be this command's or "numairqd". A pid from the lock file needs no
+// check: only numairqd holds that lock.
+func isNumairqd(proc string, pid int) error {
+	self, _ := os.Executable()
+	exe, err := os.Readlink(filepath.Join(proc, strconv.Itoa(pid), "exe"))
+	if err == nil {
+		exe = strings.TrimSuffix(exe, " (deleted)")
+		if exe == self || filepath.Base(exe) == "numairqd" {
+			return nil
+		}
+		return fmt.Errorf("pid %d is %s, not numairqd: not signalled", pid, exe)
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("no process %d", pid)
+	}
+	comm, cerr := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "comm"))
+	own, _ := os.ReadFile(filepath.Join(proc, "self", "comm"))
+	name := strings.TrimSpace(string(comm))
+	if cerr == nil && (name == "numairqd" || name == strings.TrimSpace(string(own))) {
+		return nil
+	}
+	return fmt.Errorf("pid %d: cannot tell that it is numairqd (%v; comm %q): not signalled", pid, err, name)
 }

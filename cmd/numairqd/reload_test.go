@@ -3,6 +3,7 @@ package main
 import (
 	"net"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -158,5 +159,47 @@ func (n notifySocket) await(t *testing.T, want string) {
 				return
 			}
 		}
+	}
+}
+
+// TestReloadChecksThePid: a pid that is not numairqd is not signalled
+// (a SIGHUP ends most programs); nor is one that does not exist. A
+// daemon whose binary a package upgrade replaced still is one.
+func TestReloadChecksThePid(t *testing.T) {
+	catchSIGHUP()
+	sleep := exec.Command("sleep", "30")
+	if err := sleep.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sleep.Process.Kill(); sleep.Wait() })
+	pid := strconv.Itoa(sleep.Process.Pid)
+	code, _, stderr := runCmd("reload", "--pid", pid, "--reload-status", filepath.Join(t.TempDir(), "status"), "--timeout", "1s")
+	if code != 1 || !strings.Contains(stderr, "not numairqd: not signalled") {
+		t.Errorf("reload --pid of sleep: exit %d, stderr %q", code, stderr)
+	}
+	if err := sleep.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("sleep is gone after reload --pid %s: %v", pid, err)
+	}
+	if code, _, stderr := runCmd("reload", "--pid", "999999999"); code != 1 || !strings.Contains(stderr, "no process 999999999") {
+		t.Errorf("reload --pid of no process: exit %d, stderr %q", code, stderr)
+	}
+
+	proc := t.TempDir()
+	for pid, exe := range map[string]string{"10": "/usr/sbin/numairqd (deleted)", "11": "/usr/bin/sleep"} {
+		if err := os.MkdirAll(filepath.Join(proc, pid), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(exe, filepath.Join(proc, pid, "exe")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := isNumairqd(proc, 10); err != nil {
+		t.Errorf("an upgraded daemon: %v", err)
+	}
+	if err := isNumairqd(proc, 11); err == nil || !strings.Contains(err.Error(), "/usr/bin/sleep") {
+		t.Errorf("sleep: %v, want an error naming it", err)
+	}
+	if err := isNumairqd("/proc", os.Getpid()); err != nil {
+		t.Errorf("this process (the same executable): %v", err)
 	}
 }

@@ -28,7 +28,7 @@ func (n sdNotifier) Notify(state string) {
 	}
 }
 
-func runDaemon(args []string, stderr io.Writer) int {
+func runDaemon(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("run", flag.ContinueOnError)
 	cfgPath := fl.String("config", "", configFlagHelp)
 	sysfs := fl.String("sysfs", "/sys", "sysfs root to read")
@@ -42,8 +42,8 @@ func runDaemon(args []string, stderr io.Writer) int {
 	logFormat := fl.String("log.format", "auto", "log format: auto, console, json or journald")
 	lockPath := fl.String("lock-file", defaultLockFile, `lock held while writing affinities, so only one numairqd runs per host ("" disables; not taken with --dry-run)`)
 	reloadStatus := fl.String("reload-status", defaultReloadStatus, `file where each reload's outcome is recorded, for "numairqd reload" to wait on ("" disables)`)
-	if !parseArgs(fl, args, stderr, nil) {
-		return 2
+	if code, done := parseArgs(fl, args, stdout, stderr, nil); done {
+		return code
 	}
 	if err := config.CheckListen(*listen); err != nil {
 		fmt.Fprintf(stderr, "numairqd run: --listen: %v\n", err)

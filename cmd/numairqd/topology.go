@@ -16,8 +16,8 @@ func runTopology(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("topology", flag.ContinueOnError)
 	sysfs := fl.String("sysfs", "/sys", "sysfs root to read")
 	format := fl.String("format", "text", "output format: text or json")
-	if !parseArgs(fl, args, stderr, format) {
-		return 2
+	if code, done := parseArgs(fl, args, stdout, stderr, format); done {
+		return code
 	}
 	s, err := topology.NewFS(*sysfs).ReadDetail()
 	if err != nil {

@@ -44,7 +44,7 @@ func ParseFlags(help string) ([]Flag, error) {
 	var flags []Flag
 	for _, line := range strings.Split(strings.TrimRight(help, "\n"), "\n") {
 		switch {
-		case strings.HasPrefix(line, "Usage of "):
+		case strings.HasPrefix(line, "Usage of "), strings.HasPrefix(line, "usage: "):
 		case strings.HasPrefix(line, "    \t"):
 			if len(flags) == 0 {
 				return nil, fmt.Errorf("flag help: usage text %q before any flag", line)

@@ -207,7 +207,7 @@ var runFlags = sync.OnceValues(func() (map[string]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, _ := exec.Command(bin, "run", "-h").CombinedOutput() // -h exits 2
+	out, _ := exec.Command(bin, "run", "-h").CombinedOutput() // its flags, exit 0
 	flags := map[string]bool{}
 	for _, m := range regexp.MustCompile(`(?m)^  -([a-z][a-z0-9.-]*)`).FindAllStringSubmatch(string(out), -1) {
 		flags[m[1]] = true
