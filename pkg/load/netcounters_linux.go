@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
+	"github.com/numairqd/numairqd/pkg/kernfs"
 	"github.com/numairqd/numairqd/pkg/netdev"
 )
 
@@ -124,15 +124,16 @@ func nicInterfaces(sys string) ([]ifaceKey, error) {
 		return nil, err
 	}
 	var out []ifaceKey
+	var kr kernfs.Reader // bounded reads of the attributes
 	for _, e := range ents {
 		if _, err := os.Lstat(filepath.Join(dir, e.Name(), "device")); err != nil {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "ifindex"))
+		b, err := kr.Read(filepath.Join(dir, e.Name(), "ifindex"))
 		if err != nil {
 			continue
 		}
-		idx, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		idx, err := strconv.Atoi(string(b))
 		if err != nil || idx <= 0 {
 			continue
 		}

@@ -13,18 +13,8 @@ import (
 
 	"github.com/numairqd/numairqd/pkg/netdev"
 	"github.com/numairqd/numairqd/pkg/policy"
+	"github.com/numairqd/numairqd/test/e2e/guestinfo"
 )
-
-// guestNetdev is what `guestcheck netdev` printed: the netdev family's
-// queues, NAPIs and per-queue stats in the guest, or why not.
-type guestNetdev struct {
-	Ifindex   map[string]int `json:"ifindex"`
-	Queues    []netdev.Queue `json:"queues"`
-	QueuesErr string         `json:"queues_error"`
-	NAPIs     []netdev.NAPI  `json:"napis"`
-	QStats    []netdev.Stats `json:"qstats"`
-	QStatsErr string         `json:"qstats_error"`
-}
 
 // verifyQueueIdentity checks the daemon's /plan (b-plan) against what
 // the guest's kernel says of the NIC at pci (b-netdev), on whichever
@@ -58,9 +48,9 @@ func verifyQueueIdentity(t *testing.T, r *Result, pci string) {
 
 // readIdentity parses PREFIX-plan (/plan) and PREFIX-netdev (guestcheck
 // netdev) and returns the device at pci, which must have one interface.
-func readIdentity(r *Result, prefix, pci string) (policy.DeviceDoc, guestNetdev, bool) {
+func readIdentity(r *Result, prefix, pci string) (policy.DeviceDoc, guestinfo.NetdevReport, bool) {
 	var doc policy.Doc
-	var gn guestNetdev
+	var gn guestinfo.NetdevReport
 	pd, okP := r.Data(prefix + "-plan")
 	nd, okN := r.Data(prefix + "-netdev")
 	if !r.Check(prefix+"-id-data", okP && okN && pd.RC == 0 && nd.RC == 0, "/plan and guestcheck netdev: present %v %v", okP, okN) {
@@ -80,7 +70,7 @@ func readIdentity(r *Result, prefix, pci string) (policy.DeviceDoc, guestNetdev,
 // checkIdentity checks the queue IRQs of dev, a device of /plan, against
 // gn, the guest kernel's netdev view, and returns how many of its IRQs
 // netlink links to a queue. Checks are named PREFIX-id-...
-func checkIdentity(r *Result, prefix string, dev policy.DeviceDoc, gn guestNetdev) (linkedIRQs int) {
+func checkIdentity(r *Result, prefix string, dev policy.DeviceDoc, gn guestinfo.NetdevReport) (linkedIRQs int) {
 	iface := dev.Interfaces[0]
 	idx := gn.Ifindex[iface]
 	byIRQ := map[int]policy.IRQDoc{}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/numairqd/numairqd/pkg/netdev"
+	"github.com/numairqd/numairqd/test/e2e/guestinfo"
 )
 
 // queuePackets prints iface's per-queue rx packet counters in ethtool
@@ -62,23 +63,10 @@ func queuePackets(args []string, out io.Writer) error {
 	return nil
 }
 
-// netdevReport is what `guestcheck netdev` prints: the netdev family's
-// view of the guest's queues, NAPIs and per-queue counters, each with
-// the error that kept it out ("" when it was read).
-type netdevReport struct {
-	Ifindex   map[string]int `json:"ifindex"`
-	Queues    []netdev.Queue `json:"queues"`
-	QueuesErr string         `json:"queues_error,omitempty"`
-	NAPIs     []netdev.NAPI  `json:"napis"`
-	NAPIsErr  string         `json:"napis_error,omitempty"`
-	QStats    []netdev.Stats `json:"qstats"`
-	QStatsErr string         `json:"qstats_error,omitempty"`
-}
-
-// netdevDump prints one netdevReport as JSON. A kernel without the
+// netdevDump prints one guestinfo.NetdevReport as JSON. A kernel without the
 // family (6.1) gives the errors, not a failure.
 func netdevDump(out io.Writer) error {
-	r := netdevReport{Ifindex: map[string]int{}}
+	r := guestinfo.NetdevReport{Ifindex: map[string]int{}}
 	ents, err := os.ReadDir("/sys/class/net")
 	if err != nil {
 		return err
