@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"runtime"
@@ -16,9 +17,9 @@ var version string
 func isVersionFlag(arg string) bool { return arg == "--version" || arg == "-version" }
 
 func runVersion(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		fmt.Fprintf(stderr, "numairqd version: unexpected argument %q\n", args[0])
-		return 2
+	fl := flag.NewFlagSet("version", flag.ContinueOnError)
+	if code, done := parseArgs(fl, args, stdout, stderr, nil); done {
+		return code
 	}
 	bi, _ := debug.ReadBuildInfo()
 	fmt.Fprintln(stdout, versionLine(version, bi))

@@ -7,15 +7,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/numairqd/numairqd/pkg/config"
 )
 
 var update = flag.Bool("update", false, "rewrite "+page+" from the README and the flags")
 
 // page is the checked-in numairqd(8), which scripts/deb.sh packages.
 const page = "../../deploy/debian/numairqd.8"
+
+// unitFile is the systemd unit the page describes.
+const unitFile = "../../deploy/systemd/numairqd.service"
 
 // TestPageIsCurrent renders the page from the README and the -h output
 // of a freshly built numairqd and compares it with the checked-in one:
@@ -26,7 +32,11 @@ func TestPageIsCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Render(readme, helpOf(t, buildNumairqd(t)))
+	unit, err := os.ReadFile(unitFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Render(readme, helpOf(t, buildNumairqd(t)), unit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,9 +162,16 @@ const miniREADME = "# numairqd\n\nFirst *paragraph*.\n\nSecond, with `--x`.\n\n`
 	"| command | what it does |\n|---|---|\n" +
 	"| `numairqd [run] [flags]` | the daemon |\n" +
 	"| `numairqd plan [--sysfs D] [--format text\\|json]` | print |\n" +
-	"| `numairqd topology [--sysfs D]` | print |\n\n" +
+	"| `numairqd topology [--sysfs D]` | print |\n" +
+	"| `numairqd reload [--pid N]` | signal |\n\n" +
+	"| exit status | meaning |\n|---|---|\n| 0 | fine |\n\n" +
+	"| file | what it is |\n|---|---|\n| `/run/x.lock` | the lock (`--lock-file`) |\n\n" +
+	"Allowed CPUs = online.\n\nWorked example: one node.\n\n" +
+	"| policy | rule | example |\n|---|---|---|\n| `numa-hop` | by hops | CPUs 0 1 |\n| `ignore` | leave it | |\n\n" +
+	"`balance` says how.\n\n`configs/numairqd.yaml` is an example.\n\nand a file with any error is not applied.\n\n" +
 	"| flag | default | meaning |\n|---|---|---|\n" +
-	"| `--sysfs DIR`, `--procfs DIR` | `/sys`, `/proc` | roots (see [A section](#a-section)) |\n\n" +
+	"| `--sysfs DIR`, `--procfs DIR` | `/sys`, `/proc` | roots (see [A section](#a-section)) |\n" +
+	"| `--lock-file FILE` | `/run/x.lock` | the lock |\n\n" +
 	"Signals: SIGHUP reloads.\n\n" +
 	"| key | default | meaning |\n|---|---|---|\n| `banned_cpus` | `\"\"` | CPUs − none |\n\n" +
 	"A rule: `match`.\n\n" +
@@ -163,16 +180,20 @@ const miniREADME = "# numairqd\n\nFirst *paragraph*.\n\nSecond, with `--x`.\n\n`
 	"systemd: `READY=1` after the first round.\n\n" +
 	"| errno | meaning | what numairqd does |\n|---|---|---|\n| ENOENT | freed | count |\n"
 
+const miniUnit = "[Service]\nType=notify\nExecReload=/usr/local/bin/numairqd reload --pid $MAINPID\n" +
+	"[Unit]\nConflicts=irqbalance.service\n[Service]\nWatchdogSec=30s\n"
+
 func miniFlags() map[string][]Flag {
 	return map[string][]Flag{
-		"run":      {{Name: "sysfs", Arg: "string"}, {Name: "procfs", Arg: "string"}},
+		"run":      {{Name: "sysfs", Arg: "string"}, {Name: "procfs", Arg: "string"}, {Name: "lock-file", Arg: "string", Default: `"/run/x.lock"`}},
+		"reload":   {{Name: "pid", Arg: "int"}},
 		"plan":     {{Name: "sysfs", Arg: "string"}, {Name: "format", Arg: "string", Usage: "text or json", Default: `"text"`}},
 		"topology": {{Name: "sysfs", Arg: "string", Usage: `sysfs root\to read`}},
 	}
 }
 
 func TestRender(t *testing.T) {
-	got, err := Render([]byte(miniREADME), miniFlags())
+	got, err := Render([]byte(miniREADME), miniFlags(), []byte(miniUnit))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,9 +232,75 @@ func TestRenderDrift(t *testing.T) {
 		"no topology row":              {strings.Replace(miniREADME, "`numairqd topology", "`numairqd topo", 1), miniFlags()},
 		"row with a cell too many":     {strings.Replace(miniREADME, "| ENOENT | freed | count |", "| ENOENT | freed | count | x |", 1), miniFlags()},
 		"intro without two paragraphs": {strings.Replace(miniREADME, "First *paragraph*.\n\n", "", 1), miniFlags()},
+		"no policy table":              {strings.Replace(miniREADME, "| policy |", "| Policy |", 1), miniFlags()},
+		"lock file not the default":    {strings.Replace(miniREADME, "| `/run/x.lock` | the lock (", "| `/run/y.lock` | the lock (", 1), miniFlags()},
+		"files table names no flag":    {strings.Replace(miniREADME, "(`--lock-file`)", "(`--lock-path`)", 1), miniFlags()},
 	} {
-		if _, err := Render([]byte(tc.readme), tc.flags); !errors.Is(err, ErrREADME) {
+		if _, err := Render([]byte(tc.readme), tc.flags, []byte(miniUnit)); !errors.Is(err, ErrREADME) {
 			t.Errorf("%s: %v, want an ErrREADME", name, err)
+		}
+	}
+}
+
+// TestPageContent reads the checked-in page for what an operator looks
+// up: every command numairqd's usage lists, in the synopsis and the
+// commands; every policy the config accepts; the unit's own Type= and
+// ExecReload=; and every section the page points to.
+func TestPageContent(t *testing.T) {
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	man := string(b)
+	section := func(name string) string {
+		_, rest, ok := strings.Cut(man, "\n.SH "+name+"\n")
+		if !ok {
+			t.Fatalf("the page has no %s section", name)
+		}
+		if i := strings.Index(rest, "\n.SH "); i >= 0 {
+			rest = rest[:i]
+		}
+		return rest
+	}
+	usage, err := exec.Command(buildNumairqd(t), "help").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, list, _ := strings.Cut(string(usage), "commands:\n")
+	list, _, _ = strings.Cut(list, "\n\n")
+	synopsis, commands := section("SYNOPSIS"), section("COMMANDS")
+	for _, l := range strings.Split(list, "\n") {
+		c := "\\fBnumairqd " + strings.Fields(l)[0]
+		if !strings.Contains(synopsis, c) || !strings.Contains(commands, ".TP\n"+c) {
+			t.Errorf("command %q of numairqd's usage is not in the synopsis and the commands", strings.Fields(l)[0])
+		}
+	}
+	policies := section("POLICIES")
+	for _, p := range config.PolicyNames() {
+		if !strings.Contains(policies, ".TP\n\\fB"+strings.ReplaceAll(p, "-", "\\-")+"\\fR") {
+			t.Errorf("policy %q is not described in POLICIES", p)
+		}
+	}
+	unit, err := os.ReadFile(unitFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	systemd := section("SYSTEMD")
+	for _, k := range []string{"Type", "ExecReload"} {
+		kv, err := unitKeys(unit, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := ".TP\n\\fB" + k + "=\\fR\n" + roffCode(kv[0][1]) + "\n"; !strings.Contains(systemd, want) {
+			t.Errorf("SYSTEMD does not give the unit's %s=%s", k, kv[0][1])
+		}
+	}
+	if typ, _ := unitKeys(unit, "Type"); typ[0][1] != "notify-reload" && strings.Contains(man, "notify\\-reload") {
+		t.Error("the page says notify-reload; the unit is Type=" + typ[0][1])
+	}
+	for _, ref := range regexp.MustCompile(`see (\w+) above`).FindAllStringSubmatch(man, -1) {
+		if !strings.Contains(man, "\n.SS "+ref[1]+"\n") && !strings.Contains(man, "\n.SH "+strings.ToUpper(ref[1])+"\n") {
+			t.Errorf("the page says %q but has no such section", ref[0])
 		}
 	}
 }
