@@ -143,14 +143,11 @@ func (d *Daemon) startHints(ctx context.Context, wg *sync.WaitGroup, w *watch.Wa
 	}
 }
 
-// listen binds the metrics/HTTP address (flag, else config), nil when
-// there is none. It runs before anything else: a daemon that cannot
-// have its address (another numairqd holds it) must not start.
+// listen binds the metrics/HTTP address (Listen: flag, else config),
+// nil when there is none. It runs before anything else: a daemon that
+// cannot have its address (another numairqd holds it) must not start.
 func (d *Daemon) listen(ctx context.Context) (net.Listener, error) {
-	addr := d.Config().Listen
-	if d.opts.Listen != "" {
-		addr = d.opts.Listen
-	}
+	addr := d.Listen()
 	if addr == "" {
 		return nil, nil
 	}
