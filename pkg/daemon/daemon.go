@@ -221,6 +221,7 @@ func (d *Daemon) round(ctx context.Context, trigger string, least inventory.Dept
 	d.warnMismatched(st)
 	d.metrics.RoundDone(st, first)
 	d.logRound(st)
+	d.logDecisions(st)
 	if n := deviceIRQs(st); d.opts.FitProcs != nil && n != d.deviceIRQs {
 		d.deviceIRQs = n
 		d.opts.FitProcs(n)
@@ -285,8 +286,10 @@ func deviceIRQs(st *state.State) int {
 	return n
 }
 
-// logRound logs a round at info when it wrote or failed something, at
-// debug when it found everything in place.
+// logRound logs a round at info when it wrote or failed something, or
+// logged a would-be write a dry run had not logged before; at debug when
+// it found everything in place or a dry run would write what it logged
+// already.
 func (d *Daemon) logRound(st *state.State) {
 	if !st.Consistent {
 		d.log.Warn("online CPUs changed while reading; planned on the last read",
@@ -303,7 +306,7 @@ func (d *Daemon) logRound(st *state.State) {
 	}
 	res := st.Apply
 	level := zap.DebugLevel
-	if res.Written+res.DryRun+res.XPSWritten+res.NAPIWritten > 0 || len(res.Failed) > 0 {
+	if res.Written+res.DryRunLogged+res.XPSWritten+res.NAPIWritten > 0 || len(res.Failed) > 0 {
 		level = zap.InfoLevel
 	}
 	d.log.Log(level, "round done", zap.String("trigger", st.Trigger), zap.Stringer("read_depth", st.Depth), zap.Duration("took", st.Took()),
