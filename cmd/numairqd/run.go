@@ -39,7 +39,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	oneshot := fl.Bool("oneshot", false, "run one round and exit; non-zero status if an IRQ could not be placed")
 	noEvents := fl.Bool("no-events", false, "do not listen to kernel uevents, link and channel changes (resync and SIGHUP only)")
 	logLevel := fl.String("log.level", "info", "log level: debug, info, warn or error")
-	logFormat := fl.String("log.format", "auto", "log format: auto, console, json or journald")
+	logFormat := fl.String("log.format", "auto", "log format: auto, console (colour only on a terminal), json or journald")
 	lockPath := fl.String("lock-file", defaultLockFile, `lock held while writing affinities, so only one numairqd runs per host ("" disables; not taken with --dry-run)`)
 	reloadStatus := fl.String("reload-status", defaultReloadStatus, `file where each reload's outcome is recorded, for "numairqd reload" to wait on ("" disables)`)
 	if code, done := parseArgs(fl, args, stdout, stderr, nil); done {
