@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/coreos/go-systemd/v22/journal"
@@ -11,19 +12,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// newLogger builds the daemon's logger. format "auto" picks journald
-// when stderr is the journal (no timestamp; a <N> priority prefix),
-// console on a terminal, and JSON otherwise.
-func newLogger(level, format string) (*zap.Logger, error) {
+// newLogger builds the daemon's logger, writing to out (the command's
+// stderr). format "auto" picks journald when out is stderr and stderr is
+// the journal (no timestamp; a <N> priority prefix), console on a
+// terminal, and JSON otherwise. Only a terminal gets colour: console
+// into a file or a pipe is plain text.
+func newLogger(level, format string, out io.Writer) (*zap.Logger, error) {
 	lvl, err := zapcore.ParseLevel(level)
 	if err != nil {
 		return nil, fmt.Errorf("--log.level %q: want debug, info, warn or error", level)
 	}
+	tty := isTerminal(out)
 	if format == "auto" {
 		format = "json"
-		if ok, err := journal.StderrIsJournalStream(); err == nil && ok {
+		if ok, err := journal.StderrIsJournalStream(); err == nil && ok && out == os.Stderr {
 			format = "journald"
-		} else if _, err := unix.IoctlGetTermios(int(os.Stderr.Fd()), unix.TCGETS); err == nil {
+		} else if tty {
 			format = "console"
 		}
 	}
@@ -35,7 +39,10 @@ func newLogger(level, format string) (*zap.Logger, error) {
 	case "json":
 		enc = zapcore.NewJSONEncoder(ec)
 	case "console":
-		ec.EncodeLevel = zapcore.CapitalColorLevelEncoder
+		ec.EncodeLevel = zapcore.CapitalLevelEncoder
+		if tty {
+			ec.EncodeLevel = zapcore.CapitalColorLevelEncoder
+		}
 		enc = zapcore.NewConsoleEncoder(ec)
 	case "journald":
 		ec.TimeKey = ""
@@ -44,8 +51,19 @@ func newLogger(level, format string) (*zap.Logger, error) {
 	default:
 		return nil, fmt.Errorf("--log.format %q: want auto, console, json or journald", format)
 	}
-	core := zapcore.NewCore(enc, zapcore.Lock(os.Stderr), lvl)
-	return zap.New(core, zap.ErrorOutput(zapcore.Lock(os.Stderr))), nil
+	sink := zapcore.Lock(zapcore.AddSync(out))
+	return zap.New(zapcore.NewCore(enc, sink, lvl), zap.ErrorOutput(sink)), nil
+}
+
+// isTerminal reports whether w is a terminal, which alone is given
+// colour codes.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }
 
 // syslogPrefixEncoder prefixes each line with its syslog priority

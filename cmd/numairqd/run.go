@@ -39,7 +39,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	oneshot := fl.Bool("oneshot", false, "run one round and exit; non-zero status if an IRQ could not be placed")
 	noEvents := fl.Bool("no-events", false, "do not listen to kernel uevents, link and channel changes (resync and SIGHUP only)")
 	logLevel := fl.String("log.level", "info", "log level: debug, info, warn or error")
-	logFormat := fl.String("log.format", "auto", "log format: auto, console, json or journald")
+	logFormat := fl.String("log.format", "auto", "log format: auto, console (colour only on a terminal), json or journald")
 	lockPath := fl.String("lock-file", defaultLockFile, `lock held while writing affinities, so only one numairqd runs per host ("" disables; not taken with --dry-run)`)
 	reloadStatus := fl.String("reload-status", defaultReloadStatus, `file where each reload's outcome is recorded, for "numairqd reload" to wait on ("" disables)`)
 	if code, done := parseArgs(fl, args, stdout, stderr, nil); done {
@@ -49,7 +49,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "numairqd run: --listen: %v\n", err)
 		return 2
 	}
-	log, err := newLogger(*logLevel, *logFormat)
+	log, err := newLogger(*logLevel, *logFormat, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "numairqd run: %v\n", err)
 		return 2
@@ -57,10 +57,11 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	defer log.Sync() //nolint:errcheck // nothing to do if stderr is gone
 
 	path, optional := configFile(*cfgPath)
+	b := thisBuild()
 	opts := daemon.Options{
 		Sysfs: *sysfs, Procfs: *procfs, Etc: *etc, ConfigPath: path, ConfigOptional: optional,
 		Listen: *listen, DryRun: *dryRun, Events: !*noEvents, Log: log, Notify: sdNotifier{log},
-		FitProcs: procsCfg.fit,
+		FitProcs: procsCfg.fit, Build: b.Build,
 	}
 	if onHost(*sysfs, *procfs) {
 		opts.Netdev, opts.Queues = netdev.Kernel{}, load.NewNetCounters(*sysfs)
@@ -81,7 +82,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 		}
 		defer lock.Close()
 	}
-	log.Info("numairqd starting", zap.String("config", d.Config().Summary()), zap.Bool("dry_run", *dryRun))
+	log.Info("numairqd starting", startFields(b, d, *listen, *dryRun)...)
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
@@ -101,4 +102,20 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	}
 	log.Info("numairqd stopped")
 	return 0
+}
+
+// startFields are the start line's: the version as --version prints it,
+// the address the daemon really listens on and where it came from
+// (--listen wins over the config's listen, which the summary shows as
+// the config has it), and the config summary.
+func startFields(b build, d *daemon.Daemon, flagListen string, dryRun bool) []zap.Field {
+	listen, from := d.Listen(), "config"
+	if flagListen != "" {
+		from = "--listen"
+	}
+	if listen == "" {
+		listen = "none"
+	}
+	return []zap.Field{zap.String("version", versionLine(b)), zap.String("listen", listen), zap.String("listen_from", from),
+		zap.Bool("dry_run", dryRun), zap.String("config", d.Config().Summary())}
 }

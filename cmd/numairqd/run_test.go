@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -91,5 +92,40 @@ func TestRunRefusesSecondInstance(t *testing.T) {
 	held.Close()
 	if code, _, _ := runCmd(args...); code != 0 {
 		t.Errorf("with the lock free: exit %d, want 0", code)
+	}
+}
+
+// TestStartLineSaysVersionAndEffectiveListen: the start line gives the
+// version --version prints and the address --listen chose, not the
+// config's listen it overrides.
+func TestStartLineSaysVersionAndEffectiveListen(t *testing.T) {
+	tree := planFixture(t)
+	cfg := writeConfig(t, "listen: \"127.0.0.1:9999\"\n")
+	for _, tc := range []struct {
+		flags        []string
+		listen, from string
+	}{
+		{[]string{"--listen", "127.0.0.1:9100"}, "127.0.0.1:9100", "--listen"},
+		{nil, "127.0.0.1:9999", "config"},
+	} {
+		args := append([]string{"run", "--oneshot", "--dry-run", "--no-events", "--log.format", "json", "--sysfs", tree.Sys(),
+			"--procfs", tree.Proc(), "--etc", "", "--config", cfg}, tc.flags...)
+		code, _, stderr := runCmd(args...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", tc.flags, code, stderr)
+		}
+		var start map[string]any
+		for line := range strings.Lines(stderr) {
+			var e map[string]any
+			if json.Unmarshal([]byte(line), &e) == nil && e["msg"] == "numairqd starting" {
+				start = e
+			}
+		}
+		if start == nil {
+			t.Fatalf("%q: no start line in %s", tc.flags, stderr)
+		}
+		if start["listen"] != tc.listen || start["listen_from"] != tc.from || start["version"] != versionLine(thisBuild()) {
+			t.Errorf("%q: start line %v, want listen %s from %s and version %q", tc.flags, start, tc.listen, tc.from, versionLine(thisBuild()))
+		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/numairqd/numairqd/pkg/metrics"
 )
 
 // version is the release, set by scripts/deb.sh with -ldflags
@@ -21,46 +23,69 @@ func runVersion(args []string, stdout, stderr io.Writer) int {
 	if code, done := parseArgs(fl, args, stdout, stderr, nil); done {
 		return code
 	}
-	bi, _ := debug.ReadBuildInfo()
-	fmt.Fprintln(stdout, versionLine(version, bi))
+	fmt.Fprintln(stdout, versionLine(thisBuild()))
 	return 0
 }
 
-// versionLine is "numairqd VERSION (commit REV[, modified], TIME) GOVERSION
-// GOOS/GOARCH"; the commit is the build info's VCS stamp, absent outside
-// a checkout or with -buildvcs=false.
-func versionLine(v string, bi *debug.BuildInfo) string {
-	goVersion := runtime.Version()
-	var rev, at, modified string
+// build is what the binary knows of itself: the one source of --version,
+// the start line and numairqd_build_info.
+type build struct {
+	metrics.Build
+	// Time is the commit's time, "" when not stamped; Modified says the
+	// checkout had uncommitted changes.
+	Time     string
+	Modified bool
+}
+
+// thisBuild is this binary's build, from version and the Go build info.
+func thisBuild() build {
+	bi, _ := debug.ReadBuildInfo()
+	return readBuild(version, bi)
+}
+
+// readBuild combines v (main.version) with bi (nil when the binary has
+// none): v, else the module version, else "(devel)"; the VCS stamp,
+// absent ("") outside a checkout or with -buildvcs=false.
+func readBuild(v string, bi *debug.BuildInfo) build {
+	b := build{Build: metrics.Build{Version: v, GoVersion: runtime.Version()}}
 	if bi != nil {
-		if v == "" {
-			v = bi.Main.Version
+		if b.Version == "" {
+			b.Version = bi.Main.Version
 		}
 		if bi.GoVersion != "" {
-			goVersion = bi.GoVersion
+			b.GoVersion = bi.GoVersion
 		}
 		for _, s := range bi.Settings {
 			switch s.Key {
 			case "vcs.revision":
-				rev = s.Value
+				b.Revision = s.Value
 			case "vcs.time":
-				at = s.Value
+				b.Time = s.Value
 			case "vcs.modified":
-				if s.Value == "true" {
-					modified = ", modified"
-				}
+				b.Modified = s.Value == "true"
+			case "-tags":
+				b.Tags = s.Value
 			}
 		}
 	}
-	if v == "" {
-		v = "(devel)"
+	if b.Version == "" {
+		b.Version = "(devel)"
 	}
+	return b
+}
+
+// versionLine is "numairqd VERSION (commit REV[, modified], TIME) GOVERSION
+// GOOS/GOARCH".
+func versionLine(b build) string {
 	commit := "commit unknown"
-	if rev != "" {
-		commit = "commit " + rev + modified
-		if at != "" {
-			commit += ", " + at
+	if b.Revision != "" {
+		commit = "commit " + b.Revision
+		if b.Modified {
+			commit += ", modified"
+		}
+		if b.Time != "" {
+			commit += ", " + b.Time
 		}
 	}
-	return fmt.Sprintf("numairqd %s (%s) %s %s/%s", v, commit, goVersion, runtime.GOOS, runtime.GOARCH)
+	return fmt.Sprintf("numairqd %s (%s) %s %s/%s", b.Version, commit, b.GoVersion, runtime.GOOS, runtime.GOARCH)
 }

@@ -1,10 +1,18 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/numairqd/numairqd/pkg/metrics"
+	"github.com/numairqd/numairqd/pkg/state"
 )
 
 func TestVersionLine(t *testing.T) {
@@ -37,7 +45,7 @@ func TestVersionLine(t *testing.T) {
 		{"no build info", "", nil,
 			"numairqd (devel) (commit unknown) " + runtime.Version() + platform},
 	} {
-		if got := versionLine(tc.v, tc.bi); got != tc.want {
+		if got := versionLine(readBuild(tc.v, tc.bi)); got != tc.want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
 		}
 	}
@@ -58,5 +66,36 @@ func TestVersionCommand(t *testing.T) {
 	}
 	if code, _, stderr := runCmd("version", "extra"); code != 2 || !strings.Contains(stderr, `unexpected argument "extra"`) {
 		t.Errorf("version extra: code %d, stderr %q", code, stderr)
+	}
+}
+
+// TestBuildInfoAgreesWithVersion: numairqd_build_info's version,
+// revision and goversion are what --version prints for the same build,
+// also for a build without a -X version (it once said version="").
+func TestBuildInfoAgreesWithVersion(t *testing.T) {
+	bi := &debug.BuildInfo{GoVersion: "go1.27.3", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "21c4ecb0123456789abcdef0123456789abcdef0"}, {Key: "-tags", Value: "netgo"}}}
+	for _, v := range []string{"", "0.1.0-1"} {
+		b := readBuild(v, bi)
+		line := versionLine(b)
+		rec := httptest.NewRecorder()
+		metrics.New(&state.Store{}, metrics.Options{Build: b.Build}).Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		mfs, err := parser.TextToMetricFamilies(rec.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		series := mfs["numairqd_build_info"].GetMetric()
+		if len(series) != 1 {
+			t.Fatalf("version %q: %d build_info series", v, len(series))
+		}
+		labels := map[string]string{}
+		for _, l := range series[0].GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if !strings.HasPrefix(line, "numairqd "+labels["version"]+" (commit "+labels["revision"]+") "+labels["goversion"]+" ") ||
+			labels["version"] == "" || labels["tags"] != "netgo" || labels["goos"] != runtime.GOOS {
+			t.Errorf("version %q: --version says %q, build_info %v", v, line, labels)
+		}
 	}
 }

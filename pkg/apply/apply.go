@@ -52,16 +52,17 @@ type Applier struct {
 
 	// originals are the masks found before the first change, by number.
 	originals map[int]original
-	// wouldWrite is, in a dry run, the last mask logged for each IRQ.
-	wouldWrite map[int]cpumask.Mask
+	// wouldWrite is, in a dry run, what was logged for each IRQ (by
+	// number and name: a number reused is another IRQ).
+	wouldWrite dryLog[irqKey]
 	// xpsOriginals and wouldXPS are originals and wouldWrite for tx
 	// queues' XPS maps (xps.go).
 	xpsOriginals map[xpsKey]cpumask.Mask
-	wouldXPS     map[xpsKey]cpumask.Mask
+	wouldXPS     dryLog[xpsKey]
 	// napiOriginals and wouldNAPI are the same for NAPI kthreads'
 	// CPUs (napi.go).
 	napiOriginals map[threadKey]cpumask.Mask
-	wouldNAPI     map[threadKey]cpumask.Mask
+	wouldNAPI     dryLog[threadKey]
 	// warned is, by XPS queue or NAPI thread, the errno last warned of
 	// (warnOnce).
 	warned map[string]string
@@ -132,17 +133,28 @@ func (a *Applier) Apply(ctx context.Context, p *policy.Plan, mem policy.Memory) 
 	}
 	if !a.opts.DryRun {
 		mem.Verify = a.verifies(p, res, mem.Verify)
+	} else if ctx.Err() == nil { // a round cut short saw only some of its writes
+		a.wouldWrite.endRound()
+		a.wouldXPS.endRound()
+		a.wouldNAPI.endRound()
 	}
 	return res, mem
+}
+
+// irqKey names an IRQ across rounds.
+type irqKey struct {
+	number int
+	name   string
 }
 
 // dryRun records w as a write a dry run would make, and logs it when it
 // differs from what the last round would have written.
 func (a *Applier) dryRun(w policy.Write, res *Result) {
 	res.record(w, KindDryRun, "")
-	if !noteChanged(&a.wouldWrite, w.IRQ, w.After) {
+	if !a.wouldWrite.changed(irqKey{w.IRQ, w.Name}, w.After) {
 		return
 	}
+	res.DryRunLogged++
 	a.log.Info("dry run: would set IRQ affinity", zap.Int("irq", w.IRQ), zap.String("name", w.Name),
 		zap.Stringer("from", w.Before), zap.Stringer("to", w.After))
 }
@@ -174,7 +186,6 @@ func (a *Applier) forget(p *policy.Plan, mem policy.Memory) policy.Memory {
 	}
 	gone := func(k threadKey, _ cpumask.Mask) bool { return !threads[k] }
 	maps.DeleteFunc(a.napiOriginals, gone)
-	maps.DeleteFunc(a.wouldNAPI, gone)
 	maps.DeleteFunc(a.warned, func(k, _ string) bool { return !warnable[k] })
 	mem.Refused = maps.Clone(mem.Refused)
 	if mem.Refused == nil {

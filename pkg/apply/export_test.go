@@ -11,5 +11,11 @@ func (w ProcWriter) PinThreadWith(pid int, comm string, mask cpumask.Mask, setAf
 // Remembered counts what a keeps of NAPI threads and warnings: NAPI
 // originals, dry-run NAPI masks and warned keys.
 func (a *Applier) Remembered() (napiOriginals, wouldNAPI, warned int) {
-	return len(a.napiOriginals), len(a.wouldNAPI), len(a.warned)
+	return len(a.napiOriginals), len(a.wouldNAPI.last), len(a.warned)
+}
+
+// DryRunRemembered counts the would-be writes a dry run keeps: IRQs,
+// tx queues and NAPI threads.
+func (a *Applier) DryRunRemembered() int {
+	return len(a.wouldWrite.last) + len(a.wouldXPS.last) + len(a.wouldNAPI.last)
 }

@@ -68,7 +68,8 @@ func (a *Applier) applyNAPI(w policy.Write, res *Result) {
 		zap.Int("queue", w.Queue), zap.Int("irq", w.IRQ), zap.Stringer("from", w.Before), zap.Stringer("to", w.After)}
 	if a.opts.DryRun {
 		res.record(w, KindDryRun, "")
-		if noteChanged(&a.wouldNAPI, k, w.After) {
+		if a.wouldNAPI.changed(k, w.After) {
+			res.DryRunLogged++
 			a.log.Info("dry run: would pin NAPI thread", fields...)
 		}
 		return

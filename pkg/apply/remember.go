@@ -2,18 +2,30 @@ package apply
 
 import "github.com/numairqd/numairqd/pkg/cpumask"
 
-// noteChanged records m as the last mask of k in *last and reports
-// whether it differs from the one before: a dry run logs a would-be
-// write once until it changes.
-func noteChanged[K comparable](last *map[K]cpumask.Mask, k K, m cpumask.Mask) bool {
-	if prev, ok := (*last)[k]; ok && prev.Equal(m) {
-		return false
+// dryLog is what a dry run last logged it would write to each target
+// (an IRQ, a tx queue, a NAPI thread), so that each would-be write is
+// logged once until it changes: the same write every round is no news.
+// It holds only the targets of the last round's writes: a target that
+// disappears, or needs no write for a round, is forgotten, so it is
+// logged again when it comes back, and memory is bounded by one plan.
+type dryLog[K comparable] struct {
+	last, round map[K]cpumask.Mask
+}
+
+// changed records m as k's would-be write of this round and reports
+// whether it is news: k had no write last round, or another one.
+func (l *dryLog[K]) changed(k K, m cpumask.Mask) bool {
+	if l.round == nil {
+		l.round = map[K]cpumask.Mask{}
 	}
-	if *last == nil {
-		*last = map[K]cpumask.Mask{}
-	}
-	(*last)[k] = m
-	return true
+	l.round[k] = m
+	prev, ok := l.last[k]
+	return !ok || !prev.Equal(m)
+}
+
+// endRound keeps this round's writes and forgets the rest.
+func (l *dryLog[K]) endRound() {
+	l.last, l.round = l.round, nil
 }
 
 // keepFirst records m as k's original in *originals unless one is kept:

@@ -125,6 +125,10 @@ type Result struct {
 	// NAPIByKind and NAPIWritten are the same for NAPI thread writes.
 	NAPIByKind  map[Kind]int
 	NAPIWritten int
+	// DryRunLogged counts the would-be writes of IRQs, XPS maps and NAPI
+	// threads a dry run logged: those new or changed since the last
+	// round (the rest it logged before).
+	DryRunLogged int
 }
 
 func newResult() Result {

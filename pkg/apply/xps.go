@@ -89,7 +89,8 @@ func (a *Applier) applyXPS(w policy.Write, res *Result) {
 		zap.Stringer("from", w.Before), zap.Stringer("to", w.After)}
 	if a.opts.DryRun {
 		res.record(w, KindDryRun, "")
-		if noteChanged(&a.wouldXPS, k, w.After) {
+		if a.wouldXPS.changed(k, w.After) {
+			res.DryRunLogged++
 			a.log.Info("dry run: would set XPS CPUs", fields...)
 		}
 		return

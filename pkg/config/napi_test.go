@@ -45,7 +45,7 @@ func TestNAPIThreadsInvalid(t *testing.T) {
 		{"global unknown", "napi_threads: pin", `t.yaml:1: napi_threads: unknown napi_threads mode "pin" (want one of follow, leave)`},
 		{"global bool", "napi_threads: false", `t.yaml:1: napi_threads: got boolean false (want one of follow, leave)`},
 		{"rule unknown", "devices:\n  - match: {driver: ice}\n    napi_threads: Follow",
-			`t.yaml:3: devices[0].napi_threads: unknown napi_threads mode "Follow" (want one of follow, leave)`},
+			`t.yaml:3: devices[0].napi_threads: unknown napi_threads mode "Follow"; did you mean follow? (want one of follow, leave)`},
 		{"rule twice", "devices:\n  - match: {driver: ice}\n    napi_threads: leave\n    napi_threads: leave",
 			`devices[0].napi_threads`},
 	} {

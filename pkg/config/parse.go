@@ -104,7 +104,7 @@ func (p *parser) config(root *yaml.Node, c *Config) {
 		case "honor_default_smp_affinity":
 			if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!str" && v.Value == "auto" {
 				c.HonorDefaultAffinity = nil
-			} else if p.scalar(v, path, "true, false or auto", "!!bool") {
+			} else if !p.stringFor(v, path, "true, false or auto", "true", "false", "auto") && p.scalar(v, path, "true, false or auto", "!!bool") {
 				b, _ := p.boolean(v, path)
 				c.HonorDefaultAffinity = &b
 			}

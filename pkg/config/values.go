@@ -41,6 +41,9 @@ func decodeScalar[T any](p *parser, n *yaml.Node, path, what, want string, tags 
 }
 
 func (p *parser) boolean(n *yaml.Node, path string) (bool, bool) {
+	if p.stringFor(n, path, "true or false", "true", "false") {
+		return false, false
+	}
 	return decodeScalar[bool](p, n, path, "boolean", "true or false", "!!bool")
 }
 
@@ -76,7 +79,11 @@ func (p *parser) cpuList(n *yaml.Node, path string) (cpumask.Mask, bool) {
 	}
 	m, err := cpumask.ParseList(n.Value)
 	if err != nil {
-		p.errorf(n, path, err, "%v", err)
+		if hint := hexHint(n.Value); hint != "" {
+			p.errorf(n, path, err, "%s (want %s)", hint, wantCPUList)
+		} else {
+			p.errorf(n, path, err, "%v", err)
+		}
 		return cpumask.Mask{}, false
 	}
 	return m, true
@@ -93,7 +100,7 @@ func oneOf[T ~string](p *parser, n *yaml.Node, path, what string, valid []T) (T,
 		return valid[0], false
 	}
 	if !slices.Contains(names, s) {
-		p.errorf(n, path, nil, "unknown %s %q (want %s)", what, s, want)
+		p.errorf(n, path, nil, "unknown %s %q%s (want %s)", what, s, didYouMean(s, names), want)
 		return valid[0], false
 	}
 	return T(s), true

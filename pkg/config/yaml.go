@@ -144,14 +144,14 @@ func (p *parser) decode(data []byte) (root *yaml.Node) {
 	var doc, extra yaml.Node
 	if err := p.decodeNode(dec, &doc); err != nil {
 		if !errors.Is(err, io.EOF) {
-			p.syntax(err)
+			p.syntax(err, data)
 		}
 		return nil
 	}
 	switch err := p.decodeNode(dec, &extra); {
 	case errors.Is(err, io.EOF):
 	case err != nil:
-		p.syntax(err)
+		p.syntax(err, data)
 		return nil
 	default:
 		p.errorf(&extra, "", nil, "a second YAML document (want exactly one document)")
@@ -174,11 +174,21 @@ func (p *parser) decodeNode(dec *yaml.Decoder, n *yaml.Node) (err error) {
 	return dec.Decode(n)
 }
 
-func (p *parser) syntax(err error) {
+// syntax reports the YAML parser's error in data. A tab indenting a
+// line at or after the line the parser names (which can be the one
+// before) is named as the cause, on its own line: the parser's words
+// for it do not say "tab".
+func (p *parser) syntax(err error, data []byte) {
 	e := &Error{File: p.file, Msg: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: "), Err: err}
 	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 		e.Line, _ = strconv.Atoi(m[1])
 		e.Msg = "invalid YAML: " + m[2]
+		if strings.Contains(m[2], "tab") || strings.Contains(m[2], "cannot start any token") {
+			if tab := tabLine(data, e.Line-1); tab > 0 {
+				e.Line = tab
+				e.Msg = "invalid YAML: a tab character indents this line; YAML allows spaces only (want spaces; the parser said: " + m[2] + ")"
+			}
+		}
 	}
 	e.Msg = clip(e.Msg, maxMsg)
 	p.add(e)
@@ -246,7 +256,7 @@ func (p *parser) mapping(n *yaml.Node, path string, keys []string, set func(key 
 			kpath = path + "." + kpath
 		}
 		if !slices.Contains(keys, k.Value) {
-			p.errorf(k, kpath, nil, "unknown key (want one of %s)", strings.Join(keys, ", "))
+			p.errorf(k, kpath, nil, "unknown key%s (want one of %s)", didYouMean(k.Value, keys), strings.Join(keys, ", "))
 			continue
 		}
 		if first, dup := seen[k.Value]; dup {

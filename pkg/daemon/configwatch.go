@@ -17,64 +17,139 @@ import (
 // change is reported: editors write a file in several steps.
 const configSettle = 200 * time.Millisecond
 
-// watchFiles starts watching the directories of paths, not the files,
-// so editors' rename-over-the-old-file and symlink swaps (a Kubernetes
-// ConfigMap's ..data link) are seen, and so is a file created later. It
-// is called before the first round, so no change made after READY=1 can
-// be missed. A directory that cannot be watched is logged (what names
-// the files); nil when none can.
-func (d *Daemon) watchFiles(what string, paths []string) *fsnotify.Watcher {
+// dirWatch watches, for each of its paths, the deepest directory that
+// exists on the way to it: the path's own directory, or while that is
+// missing its nearest existing parent, re-armed down the path as
+// directories appear (and up again when one goes), so that a config
+// whose directory is created later is still noticed. It watches
+// directories, not files, so editors' rename-over-the-old-file and
+// symlink swaps (a Kubernetes ConfigMap's ..data link) are seen, and so
+// is a file created later.
+type dirWatch struct {
+	fw    *fsnotify.Watcher
+	what  string
+	paths []string // clean
+	armed []string // the directory watched for each path, "" for none
+}
+
+// watchFiles starts watching the directories of paths. It is called
+// before the first round, so no change made after READY=1 can be
+// missed. A path none of whose directories can be watched is logged
+// (what names the files); nil when no path can be watched.
+func (d *Daemon) watchFiles(what string, paths []string) *dirWatch {
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
 		d.log.Warn("cannot watch the "+what, zap.Error(err))
 		return nil
 	}
-	watched := 0
+	w := &dirWatch{fw: fw, what: what, armed: make([]string, len(paths))}
 	for _, p := range paths {
-		dir := filepath.Dir(filepath.Clean(p))
-		if err := fw.Add(dir); err != nil {
-			d.log.Warn("cannot watch the "+what+"'s directory", zap.String("dir", dir), zap.Error(err))
-			continue
-		}
-		watched++
+		w.paths = append(w.paths, filepath.Clean(p))
 	}
-	if watched == 0 {
+	w.arm(d.log)
+	for i, p := range w.paths {
+		if dir := filepath.Dir(p); w.armed[i] != dir && w.armed[i] != "" {
+			d.log.Info("the "+what+"'s directory is missing; watching its nearest existing parent until it appears",
+				zap.String("dir", dir), zap.String("watching", w.armed[i]))
+		}
+	}
+	if !slices.ContainsFunc(w.armed, func(dir string) bool { return dir != "" }) {
 		fw.Close()
 		return nil
 	}
-	return fw
+	return w
+}
+
+// arm points each path's watch at the deepest existing directory on its
+// way, until none moves (mkdir -p makes several at once), and reports
+// whether any watch moved. A watch the kernel
+// dropped (its directory was removed) is set again.
+func (w *dirWatch) arm(log *zap.Logger) (moved bool) {
+	for range maxArm {
+		again := false
+		watching := w.fw.WatchList()
+		for i, p := range w.paths {
+			dir := existingDir(filepath.Dir(p))
+			if dir == w.armed[i] && slices.Contains(watching, dir) {
+				continue
+			}
+			if err := w.fw.Add(dir); err != nil {
+				if w.armed[i] != dir {
+					log.Warn("cannot watch the "+w.what+"'s directory", zap.String("dir", dir), zap.Error(err))
+				}
+				w.armed[i] = ""
+				continue
+			}
+			old := w.armed[i]
+			w.armed[i] = dir
+			watching = append(watching, dir)
+			if old != "" && old != dir && !slices.Contains(w.armed, old) {
+				w.fw.Remove(old) //nolint:errcheck // gone with its directory, or no longer needed: either way unwatched
+			}
+			// A directory made below dir between the stat and the Add
+			// sent no event here: look again.
+			moved, again = moved || old != "", true
+		}
+		if !again {
+			break
+		}
+	}
+	return moved
+}
+
+// maxArm bounds arm's passes: each moves a watch at least one directory
+// down, and paths are not deep.
+const maxArm = 64
+
+// existingDir is dir, or while it is not a directory its nearest parent
+// that is.
+func existingDir(dir string) string {
+	for {
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			return dir
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return dir
+		}
+		dir = up
+	}
 }
 
 // fileChanges returns a function that calls changed for every change
-// to one of paths until ctx is cancelled, then closes fw: any event
-// naming a path, or any event after which a path resolves to another
-// target, counts once the directories have been quiet for configSettle.
-// The targets are resolved now, in the caller, not when the returned
-// function's goroutine first runs: a symlink swap in between would
-// otherwise become the baseline and be missed.
-func (d *Daemon) fileChanges(ctx context.Context, fw *fsnotify.Watcher, what string, paths []string, changed func()) func() {
-	clean := make([]string, len(paths))
-	resolved := make([]string, len(paths))
-	for i, p := range paths {
-		clean[i] = filepath.Clean(p)
-		resolved[i], _ = filepath.EvalSymlinks(clean[i])
+// to one of w's paths until ctx is cancelled, then closes the watch:
+// any event naming a path, any event after which a path resolves to
+// another target, and any move of a watch down to a directory that
+// appeared (the file may be in it already) counts once the directories
+// have been quiet for configSettle. The targets are resolved now, in
+// the caller, not when the returned function's goroutine first runs: a
+// symlink swap in between would otherwise become the baseline and be
+// missed.
+func (d *Daemon) fileChanges(ctx context.Context, w *dirWatch, changed func()) func() {
+	resolved := make([]string, len(w.paths))
+	for i, p := range w.paths {
+		resolved[i], _ = filepath.EvalSymlinks(p)
 	}
-	return func() { d.watchLoop(ctx, fw, what, clean, resolved, changed) }
+	return func() { d.watchLoop(ctx, w, resolved, changed) }
 }
 
-func (d *Daemon) watchLoop(ctx context.Context, fw *fsnotify.Watcher, what string, clean, resolved []string, changed func()) {
-	defer fw.Close()
+func (d *Daemon) watchLoop(ctx context.Context, w *dirWatch, resolved []string, changed func()) {
+	defer w.fw.Close()
 	var settle <-chan time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case ev, ok := <-fw.Events:
+		case ev, ok := <-w.fw.Events:
 			if !ok {
 				return
 			}
-			hit := slices.Contains(clean, filepath.Clean(ev.Name))
-			for i, p := range clean {
+			hit := slices.Contains(w.paths, filepath.Clean(ev.Name))
+			if w.arm(d.log) {
+				hit = true
+				d.log.Info("watching the "+w.what+"'s directory", zap.Strings("dirs", w.armed))
+			}
+			for i, p := range w.paths {
 				if now, _ := filepath.EvalSymlinks(p); now != resolved[i] {
 					resolved[i], hit = now, true
 				}
@@ -82,11 +157,11 @@ func (d *Daemon) watchLoop(ctx context.Context, fw *fsnotify.Watcher, what strin
 			if hit {
 				settle = time.After(configSettle)
 			}
-		case err, ok := <-fw.Errors:
+		case err, ok := <-w.fw.Errors:
 			if !ok {
 				return
 			}
-			d.log.Warn(what+" watch", zap.Error(err))
+			d.log.Warn(w.what+" watch", zap.Error(err))
 		case <-settle:
 			settle = nil
 			changed()

@@ -78,6 +78,9 @@ type Options struct {
 	// device IRQs a round reads, so that the command can size GOMAXPROCS
 	// to the host.
 	FitProcs func(deviceIRQs int)
+	// Build labels numairqd_build_info: the command passes what its
+	// --version prints.
+	Build metrics.Build
 	// Reloaded, if set, is told after every reload (SIGHUP or a config
 	// edit) when it began, in CLOCK_MONOTONIC microseconds, and why the
 	// config was rejected (nil: it is in force and a round applied it),
@@ -147,7 +150,7 @@ func New(opts Options) (*Daemon, error) {
 	d.applier = apply.New(opts.Writer, opts.Log, apply.Options{DryRun: opts.DryRun, Progress: d.alive,
 		Interrupts: inventory.FS{Proc: opts.Procfs, Sys: opts.Sysfs}.InterruptCount})
 	d.metrics = metrics.New(&d.store, metrics.Options{PerIRQ: cfg.MetricsPerIRQ, Log: opts.Log,
-		StaleAfter: 2 * cfg.ResyncInterval})
+		StaleAfter: 2 * cfg.ResyncInterval, Build: opts.Build})
 	d.metrics.ConfigReload(true, time.Now())
 	return d, nil
 }
@@ -168,6 +171,15 @@ func (d *Daemon) loadConfig() (*config.Config, error) {
 
 // Config is the config in force.
 func (d *Daemon) Config() *config.Config { return d.cfg.Load() }
+
+// Listen is the metrics/HTTP address Run binds: Options.Listen, else the
+// config's listen; "" for none.
+func (d *Daemon) Listen() string {
+	if d.opts.Listen != "" {
+		return d.opts.Listen
+	}
+	return d.Config().Listen
+}
 
 // State is what the last successful round published, nil before the
 // first.
@@ -209,6 +221,7 @@ func (d *Daemon) round(ctx context.Context, trigger string, least inventory.Dept
 	d.warnMismatched(st)
 	d.metrics.RoundDone(st, first)
 	d.logRound(st)
+	d.logDecisions(st)
 	if n := deviceIRQs(st); d.opts.FitProcs != nil && n != d.deviceIRQs {
 		d.deviceIRQs = n
 		d.opts.FitProcs(n)
@@ -273,8 +286,10 @@ func deviceIRQs(st *state.State) int {
 	return n
 }
 
-// logRound logs a round at info when it wrote or failed something, at
-// debug when it found everything in place.
+// logRound logs a round at info when it wrote or failed something, or
+// logged a would-be write a dry run had not logged before; at debug when
+// it found everything in place or a dry run would write what it logged
+// already.
 func (d *Daemon) logRound(st *state.State) {
 	if !st.Consistent {
 		d.log.Warn("online CPUs changed while reading; planned on the last read",
@@ -291,7 +306,7 @@ func (d *Daemon) logRound(st *state.State) {
 	}
 	res := st.Apply
 	level := zap.DebugLevel
-	if res.Written+res.DryRun+res.XPSWritten+res.NAPIWritten > 0 || len(res.Failed) > 0 {
+	if res.Written+res.DryRunLogged+res.XPSWritten+res.NAPIWritten > 0 || len(res.Failed) > 0 {
 		level = zap.InfoLevel
 	}
 	d.log.Log(level, "round done", zap.String("trigger", st.Trigger), zap.Stringer("read_depth", st.Depth), zap.Duration("took", st.Took()),
@@ -318,7 +333,7 @@ func (d *Daemon) Reload() error {
 	}
 	d.metrics.ConfigReload(true, time.Now())
 	d.metrics.SetPerIRQ(cfg.MetricsPerIRQ)
-	if old.Listen != cfg.Listen || old.ResyncInterval != cfg.ResyncInterval || old.LoadBalance.Interval != cfg.LoadBalance.Interval ||
+	if old.Listen != cfg.Listen && d.opts.Listen == "" || old.ResyncInterval != cfg.ResyncInterval || old.LoadBalance.Interval != cfg.LoadBalance.Interval ||
 		old.CoalesceWindow != cfg.CoalesceWindow || old.CoalesceMaxDelay != cfg.CoalesceMaxDelay {
 		d.log.Warn("listen, resync_interval, coalesce_* and load_balance.interval take effect at the next restart")
 	}

@@ -128,9 +128,8 @@ func (d *Daemon) startHints(ctx context.Context, wg *sync.WaitGroup, w *watch.Wa
 	if d.opts.ConfigPath != "" {
 		// SIGHUP stays the reload path when the directory cannot be
 		// watched.
-		paths := []string{d.opts.ConfigPath}
-		if fw := d.watchFiles("config file", paths); fw != nil {
-			wg.Go(d.fileChanges(ctx, fw, "config file", paths, func() { w.Hint(watch.CauseConfig) }))
+		if fw := d.watchFiles("config file", []string{d.opts.ConfigPath}); fw != nil {
+			wg.Go(d.fileChanges(ctx, fw, func() { w.Hint(watch.CauseConfig) }))
 		}
 	}
 	// cri-o and tuned rewrite irqbalance's environment file and restart
@@ -138,19 +137,16 @@ func (d *Daemon) startHints(ctx context.Context, wg *sync.WaitGroup, w *watch.Wa
 	// fallback).
 	if paths := d.envFiles(); len(paths) > 0 {
 		if fw := d.watchFiles("irqbalance environment file", paths); fw != nil {
-			wg.Go(d.fileChanges(ctx, fw, "irqbalance environment file", paths, func() { w.Hint(watch.CauseBans) }))
+			wg.Go(d.fileChanges(ctx, fw, func() { w.Hint(watch.CauseBans) }))
 		}
 	}
 }
 
-// listen binds the metrics/HTTP address (flag, else config), nil when
-// there is none. It runs before anything else: a daemon that cannot
-// have its address (another numairqd holds it) must not start.
+// listen binds the metrics/HTTP address (Listen: flag, else config),
+// nil when there is none. It runs before anything else: a daemon that
+// cannot have its address (another numairqd holds it) must not start.
 func (d *Daemon) listen(ctx context.Context) (net.Listener, error) {
-	addr := d.Config().Listen
-	if d.opts.Listen != "" {
-		addr = d.opts.Listen
-	}
+	addr := d.Listen()
 	if addr == "" {
 		return nil, nil
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 	"go.uber.org/zap"
 
 	"github.com/numairqd/numairqd/pkg/apply"
@@ -49,6 +48,8 @@ type Options struct {
 	// StaleAfter is how long after the last completed round /healthz
 	// turns 503; 0 never. The daemon passes 2 x resync_interval.
 	StaleAfter time.Duration
+	// Build labels numairqd_build_info (build.go).
+	Build Build
 }
 
 // failure is the last round that failed: when, and why.
@@ -139,7 +140,7 @@ func New(store *state.Store, opts Options) *Metrics {
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		versioncollector.NewCollector(namespace),
+		buildInfo(opts.Build),
 		m.rounds, m.roundDuration, m.roundFailures, m.eventToApplied,
 		m.affinityWrites, m.xpsWrites, m.napiWrites, m.errors, m.configReloads, m.configLastSuccess, m.configLastSuccessT,
 		m.balanceMoves, m.balanceObjective,

@@ -1,0 +1,40 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestNearest: a typo gets the name it was meant to be, and only a
+// close one does: a word far from every name, or too long to be a
+// typo, gets none.
+func TestNearest(t *testing.T) {
+	policyNames := []string{"auto", "numa-hop", "linear", "pinned", "ignore"}
+	for _, tc := range []struct {
+		s     string
+		cands []string
+		want  string
+	}{
+		{"numa_hop", policyNames, "numa-hop"},
+		{"NUMA-HOP", policyNames, "numa-hop"},
+		{"lienar", policyNames, "linear"}, // a swap is one edit
+		{"pined", policyNames, "pinned"},
+		{"spread", policyNames, ""},
+		{"ab", policyNames, ""}, // 2 edits from "auto", half of it
+		{"banned_cpu", topKeys, "banned_cpus"},
+		{"bannedcpus", topKeys, "banned_cpus"},
+		{"exclude_isolate", topKeys, "exclude_isolated"},
+		{"colour", topKeys, ""},
+		{strings.Repeat("banned_cpus", 10), topKeys, ""},
+	} {
+		if got := nearest(tc.s, tc.cands); got != tc.want {
+			t.Errorf("nearest(%q) = %q, want %q", tc.s, got, tc.want)
+		}
+	}
+	for a, b := range map[string]string{"": "abc", "ture": "true", "kitten": "sitting", "ca": "abc"} {
+		want := map[string]int{"": 3, "ture": 1, "kitten": 3, "ca": 3}[a]
+		if got := editDistance(a, b); got != want || editDistance(b, a) != want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d both ways", a, b, got, want)
+		}
+	}
+}
