@@ -65,11 +65,10 @@ mkdir -p "$root"
 
 echo "== build numairqd $version for $arch"
 # -s -w: no symbol table or DWARF (Debian ships binaries stripped; the
-# build info --version reads is kept). -X also sets the version of
-# numairqd_build_info (prometheus/common/version; its revision comes
-# from the same build info).
+# build info --version reads is kept). -X main.version is also
+# numairqd_build_info's version (one value for both).
 CGO_ENABLED=0 GOOS=linux GOARCH=$goarch GOARM=$goarm go build -trimpath -buildvcs=$buildvcs \
-	-ldflags "-s -w -X main.version=$version -X github.com/prometheus/common/version.Version=$version" \
+	-ldflags "-s -w -X main.version=$version" \
 	-o "$root/usr/sbin/numairqd" ./cmd/numairqd
 if [ "$arch" = "$(dpkg --print-architecture)" ]; then
 	line=$("$root/usr/sbin/numairqd" --version)

@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/numairqd/numairqd/internal/spell"
 )
 
 // procsCfg is how main bounded GOMAXPROCS; tests leave it zero.
@@ -60,7 +62,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	default:
 		hint := ""
-		if c := nearest(args[0], commands); c != "" {
+		if c := spell.Nearest(args[0], commands); c != "" {
 			hint = fmt.Sprintf(" (did you mean %q?)", c)
 		}
 		fmt.Fprintf(stderr, "numairqd: unknown command %q%s\n\n%s", args[0], hint, usage)
@@ -70,40 +72,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // commands are the subcommands, for "did you mean".
 var commands = []string{"run", "topology", "plan", "reload", "version", "help"}
-
-// nearest is the command within two edits of s (insertions, deletions,
-// substitutions), the closest first; "" when none is.
-func nearest(s string, cands []string) string {
-	best, bestD := "", 3
-	for _, c := range cands {
-		if d := editDistance(s, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, for short
-// words (command names).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
-}
 
 // parseArgs parses a subcommand's args into fl. done is true when the
 // command must end now with exit status code: 0 after -h (its flags

@@ -1,4 +1,4 @@
-package config
+package spell
 
 import (
 	"strings"
@@ -10,6 +10,7 @@ import (
 // typo, gets none.
 func TestNearest(t *testing.T) {
 	policyNames := []string{"auto", "numa-hop", "linear", "pinned", "ignore"}
+	keys := []string{"banned_cpus", "exclude_isolated", "exclude_nohz_full", "listen", "devices"}
 	for _, tc := range []struct {
 		s     string
 		cands []string
@@ -21,14 +22,16 @@ func TestNearest(t *testing.T) {
 		{"pined", policyNames, "pinned"},
 		{"spread", policyNames, ""},
 		{"ab", policyNames, ""}, // 2 edits from "auto", half of it
-		{"banned_cpu", topKeys, "banned_cpus"},
-		{"bannedcpus", topKeys, "banned_cpus"},
-		{"exclude_isolate", topKeys, "exclude_isolated"},
-		{"colour", topKeys, ""},
-		{strings.Repeat("banned_cpus", 10), topKeys, ""},
+		{"banned_cpu", keys, "banned_cpus"},
+		{"bannedcpus", keys, "banned_cpus"},
+		{"exclude_isolate", keys, "exclude_isolated"},
+		{"colour", keys, ""},
+		{"rn", []string{"run", "plan"}, "run"}, // commands: short, one edit
+		{"relaod", []string{"run", "reload"}, "reload"},
+		{strings.Repeat("banned_cpus", 10), keys, ""},
 	} {
-		if got := nearest(tc.s, tc.cands); got != tc.want {
-			t.Errorf("nearest(%q) = %q, want %q", tc.s, got, tc.want)
+		if got := Nearest(tc.s, tc.cands); got != tc.want {
+			t.Errorf("Nearest(%q) = %q, want %q", tc.s, got, tc.want)
 		}
 	}
 	for a, b := range map[string]string{"": "abc", "ture": "true", "kitten": "sitting", "ca": "abc"} {
