@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -33,10 +34,13 @@ var (
 	defaultPlanLimit    = limit{inFlight: 4, wait: 5 * time.Second}
 )
 
-// wrap returns h behind the limit: each call has its own slots.
+// wrap returns h behind the limit: each call has its own slots. A
+// client that leaves while queued is answered 503 too (nobody reads
+// it), so that promhttp does not count it as served.
 func (l limit) wrap(h http.Handler) http.Handler {
 	slots := make(chan struct{}, l.inFlight)
 	retryAfter := strconv.Itoa(max(1, int((l.wait+time.Second-1)/time.Second)))
+	busy := fmt.Sprintf("busy: %d requests in flight and none finished within %s; retry later", l.inFlight, l.wait)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case slots <- struct{}{}:
@@ -46,13 +50,12 @@ func (l limit) wrap(h http.Handler) http.Handler {
 			case slots <- struct{}{}:
 				t.Stop()
 			case <-r.Context().Done():
-				// The client is gone; nobody reads an answer.
 				t.Stop()
+				http.Error(w, "client gone while queued", http.StatusServiceUnavailable)
 				return
 			case <-t.C:
 				w.Header().Set("Retry-After", retryAfter)
-				http.Error(w, "busy: "+strconv.Itoa(l.inFlight)+" requests in flight and none finished within "+l.wait.String()+"; retry later",
-					http.StatusServiceUnavailable)
+				http.Error(w, busy, http.StatusServiceUnavailable)
 				return
 			}
 		}

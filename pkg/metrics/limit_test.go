@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -205,6 +206,14 @@ func TestLimitQueues(t *testing.T) {
 	case c := <-got:
 		t.Fatalf("a request with the slot held answered %d at once, want it queued", c)
 	case <-time.After(50 * time.Millisecond):
+	}
+	// A client that leaves while queued gives up its place.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/plan", nil).WithContext(ctx))
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "client gone while queued") {
+		t.Errorf("a cancelled queued request: %d %q, want 503 client gone", rec.Code, rec.Body)
 	}
 	release()
 	select {
