@@ -6,4 +6,9 @@
 // at scrape time, as node_exporter's collectors do: the IRQ gauges and
 // /plan from the state.Store's newest State, the event counters from
 // the watcher's Stats. Names start with numairqd_ and use base units.
+//
+// The server is bounded so that no client can grow the daemon: /plan is
+// encoded once per published State (plancache.go), /metrics and /plan
+// run a fixed number of requests at once and queue the rest briefly
+// (limit.go), and the connections are capped (connlimit.go).
 package metrics

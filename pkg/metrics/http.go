@@ -2,11 +2,11 @@ package metrics
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,19 +28,13 @@ const landing = `<!DOCTYPE html>
 `
 
 // Handler serves /metrics, /healthz, /plan and a landing page at /.
-// Other paths are 404, methods other than GET and HEAD 405.
+// Other paths are 404, methods other than GET and HEAD 405. /metrics
+// and /plan are behind their limits (limit.go); each call has its own.
 func (m *Metrics) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.InstrumentMetricHandler(m.reg, promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
-		ErrorLog:            zap.NewStdLog(m.log.Named("promhttp")),
-		ErrorHandling:       promhttp.ContinueOnError,
-		MaxRequestsInFlight: 4,
-		Registry:            m.reg,
-		// A few KiB over loopback; gzip would add about 1.8 MiB of RSS.
-		DisableCompression: true,
-	})))
+	mux.Handle("GET /metrics", m.metricsHandler())
 	mux.HandleFunc("GET /healthz", m.healthz)
-	mux.HandleFunc("GET /plan", m.plan)
+	mux.Handle("GET /plan", m.planLimit.wrap(http.HandlerFunc(m.plan)))
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = w.Write([]byte(landing))
@@ -48,23 +42,47 @@ func (m *Metrics) Handler() http.Handler {
 	return mux
 }
 
+// metricsHandler is promhttp's handler behind m.metricsLimit, inside
+// promhttp's own instrumentation: a refusal after the wait counts in
+// promhttp_metric_handler_requests_total{code="503"}, and
+// promhttp_metric_handler_requests_in_flight includes the queued ones.
+func (m *Metrics) metricsHandler() http.Handler {
+	return promhttp.InstrumentMetricHandler(m.reg, m.metricsLimit.wrap(promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
+		ErrorLog:      zap.NewStdLog(m.log.Named("promhttp")),
+		ErrorHandling: promhttp.ContinueOnError,
+		Registry:      m.reg,
+		// A few KiB over loopback; gzip would add about 1.8 MiB of RSS.
+		DisableCompression: true,
+	})))
+}
+
+// planFormats are the values /plan's format parameter accepts.
+const planFormats = "json"
+
 // plan is 503 until a round has completed, then the newest State's
-// plan as `numairqd plan --format json` prints it.
+// plan as `numairqd plan --format json` prints it, encoded once per
+// State (planCache). format=json is the default and the only format; any
+// other is 400.
 func (m *Metrics) plan(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
+	if f := r.URL.Query().Get("format"); f != "" && f != "json" {
+		http.Error(w, fmt.Sprintf("unknown format %.64q: /plan serves format=%s", f, planFormats), http.StatusBadRequest)
+		return
+	}
 	st := m.store.Load()
 	if st == nil {
 		http.Error(w, "no plan yet", http.StatusServiceUnavailable)
 		return
 	}
-	b, err := json.MarshalIndent(st.Doc(), "", "  ")
+	b, err := m.plans.body(st)
 	if err != nil {
 		m.log.Error("cannot encode the plan", zap.Error(err))
 		http.Error(w, "cannot encode the plan", http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(append(b, '\n'))
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	_, _ = w.Write(b)
 }
 
 // healthz is 503 with the reason before the first round, after a failed
@@ -116,8 +134,10 @@ func Listen(ctx context.Context, addr string) (net.Listener, error) {
 
 // Serve serves h on ln until ctx is cancelled, then shuts down
 // gracefully (5s for open requests), closes ln and returns nil; or
-// returns the server's error if serving fails.
+// returns the server's error if serving fails. At most maxConns
+// connections are open at once.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, log *zap.Logger) error {
+	ln = limitConns(ln, maxConns)
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 5 * time.Second,

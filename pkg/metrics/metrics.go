@@ -68,6 +68,9 @@ type Metrics struct {
 	now        func() time.Time
 	staleAfter time.Duration
 	failed     atomic.Pointer[failure]
+	plans      planCache
+	// The bounds of /metrics and /plan: default*Limit, tests shrink them.
+	metricsLimit, planLimit limit
 
 	rounds             *prometheus.CounterVec
 	roundDuration      prometheus.Histogram
@@ -92,7 +95,8 @@ func New(store *state.Store, opts Options) *Metrics {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	m := &Metrics{reg: prometheus.NewRegistry(), store: store, log: log, now: time.Now, staleAfter: opts.StaleAfter}
+	m := &Metrics{reg: prometheus.NewRegistry(), store: store, log: log, now: time.Now, staleAfter: opts.StaleAfter,
+		metricsLimit: defaultMetricsLimit, planLimit: defaultPlanLimit}
 	m.perIRQ.Store(opts.PerIRQ)
 
 	// Label values known in advance are created at zero, so that rate()
