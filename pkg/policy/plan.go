@@ -16,7 +16,7 @@ type Plan struct {
 	Allowed cpumask.Mask // online minus banned, isolated and nohz_full CPUs as configured
 	// Excluded are the online CPUs not in Allowed, by source (explain.go).
 	Excluded []Exclusion
-	Full    cpumask.Mask // the online CPUs of Memory.Full: no IRQ is moved there
+	Full     cpumask.Mask // the online CPUs of Memory.Full: no IRQ is moved there
 	// Devices are the PCI devices with IRQs, by PCI address, then one
 	// entry per non-PCI IRQ that a rule named.
 	Devices []Device
@@ -41,12 +41,12 @@ type Device struct {
 	// nearest node with CPUs for a memory-only node, or NoNode.
 	Node, SpreadNode int
 	Policy           config.Policy // what was applied: auto resolves to numa-hop or linear
-	// PolicyWhy says where Policy came from: the rule, or what auto
-	// weighed (explain.go).
-	PolicyWhy string
 	Mask             config.MaskMode
 	Balance          config.Balance // BalanceLoad when the queues were shared out by load
 	Rule             string         // the config rule that matched ("" for none)
+	// PolicyWhy says where Policy came from: the rule, or what auto
+	// weighed (explain.go).
+	PolicyWhy string
 	// LoadSource is what weighed the queues of a device balanced by
 	// load (load.SourceQStats, SourceEthtool or SourceInterrupts: the
 	// estimate alone), "" before loads are known (packets.go).
