@@ -10,7 +10,8 @@ import (
 
 // deviceFilter is plan's repeatable --device: patterns (path.Match
 // globs) each matching a device's PCI address, an interface or a
-// driver; a device any of them matches is shown.
+// driver (an IRQ name for a device with no PCI address, which a rule
+// named by IRQ); a device any of them matches is shown.
 type deviceFilter []string
 
 func (f *deviceFilter) String() string { return strings.Join(*f, ",") }
@@ -25,6 +26,13 @@ func (f *deviceFilter) Set(v string) error {
 
 // deviceNames are what a --device pattern is matched against.
 func deviceNames(d policy.Device) []string {
+	if d.PCI == "" {
+		var irqs []string
+		for _, q := range d.IRQs {
+			irqs = append(irqs, q.Name)
+		}
+		return irqs
+	}
 	names := append([]string{d.PCI}, d.Interfaces...)
 	names = append(names, d.Drivers...)
 	if len(d.Drivers) == 0 && d.Driver != "" {
@@ -35,7 +43,7 @@ func deviceNames(d policy.Device) []string {
 
 func matches(pattern string, d policy.Device) bool {
 	for _, n := range deviceNames(d) {
-		if ok, _ := path.Match(pattern, n); ok && n != "" {
+		if ok, _ := path.Match(pattern, n); ok {
 			return true
 		}
 	}
@@ -80,12 +88,10 @@ func listDevices(devs []policy.Device) string {
 	}
 	var parts []string
 	for _, d := range devs {
-		names := deviceNames(d)
-		if names[0] == "" {
-			names[0] = d.Label()
-		}
-		part := names[0]
-		if len(names) > 1 {
+		part := d.PCI
+		if names := deviceNames(d); d.PCI == "" {
+			part = "IRQ " + strings.Join(names, " ")
+		} else if len(names) > 1 {
 			part += " (" + strings.Join(names[1:], " ") + ")"
 		}
 		parts = append(parts, part)

@@ -74,3 +74,20 @@ func TestPlanDeviceFilterErrors(t *testing.T) {
 		t.Errorf("malformed glob: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestPlanDeviceFilterIRQ: a device with no PCI address, which a rule
+// named by IRQ, is matched by its IRQ names and listed by them.
+func TestPlanDeviceFilterIRQ(t *testing.T) {
+	tree := planFixture(t)
+	args := []string{"plan", "--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--etc", "",
+		"--config", writeConfig(t, "devices:\n  - match: {irq: timer}\n    policy: pinned\n    cpus: 3\n")}
+	code, text, stderr := runCmd(append(args, "--device", "tim*")...)
+	if code != 0 || !strings.Contains(text, "\n(no PCI device)  driver -") || strings.Contains(text, "0000:") ||
+		!strings.Contains(text, "  0    timer  -      0-7 -> 3") {
+		t.Errorf("exit %d, stderr %s, text:\n%s", code, stderr, text)
+	}
+	code, _, stderr = runCmd(append(args, "--device", "nothing")...)
+	if code != 1 || !strings.HasSuffix(strings.TrimSpace(stderr), "(eth0 virtio-pci virtio_net), IRQ timer") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}

@@ -107,3 +107,11 @@ func policyWhy(d *Device, auto bool, queues int, allowed cpumask.Mask) string {
 	}
 	return fmt.Sprintf("auto (%s) chose numa-hop: %d queues < %d allowed CPUs, so the queues go to node %d's CPUs first, then hop by hop to farther nodes", by, queues, n, d.SpreadNode)
 }
+
+// orNone is m, or "none" when it is empty.
+func orNone(m cpumask.Mask) string {
+	if m.IsEmpty() {
+		return "none"
+	}
+	return m.String()
+}

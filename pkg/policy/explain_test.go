@@ -75,6 +75,17 @@ func TestPolicyWhy(t *testing.T) {
 	if d := device(t, p, "0000:41:00.0"); d.Policy != config.PolicyLinear {
 		t.Errorf("8 queues on 7 CPUs: policy %s", d.Policy)
 	}
+	// pinned names the rule's CPUs and those of them not allowed.
+	for cpus, want := range map[string]string{
+		"4-5": `pinned, set by rule at line 3: CPUs 4-5`,
+		"6-7": `pinned, set by rule at line 3: CPUs 6-7, of which 6 allowed`,
+		"7":   `pinned, set by rule at line 3: CPUs 7, of which none allowed`,
+	} {
+		p := f.plan(parseConfig(t, "banned_cpus: 7\ndevices:\n  - match: {pci: \"0000:41:00.0\"}\n    policy: pinned\n    cpus: "+cpus+"\n"))
+		if d := device(t, p, "0000:41:00.0"); d.PolicyWhy != want {
+			t.Errorf("pinned to %s: policy why %q, want %q", cpus, d.PolicyWhy, want)
+		}
+	}
 }
 
 // TestTakenShapesTheSpread: a device spread over CPUs an earlier

@@ -222,6 +222,10 @@ func (pl *planner) place(d *Device, chosen map[int]cpumask.Mask, counted map[int
 // pinned writes the rule's CPUs (the allowed ones) to every IRQ.
 func (pl *planner) pinned(d *Device, cpus cpumask.Mask) {
 	m := cpus.And(pl.allowed)
+	d.PolicyWhy += fmt.Sprintf(": CPUs %s", cpus)
+	if !m.Equal(cpus) {
+		d.PolicyWhy += fmt.Sprintf(", of which %s allowed", orNone(m))
+	}
 	if m.IsEmpty() {
 		pl.leaveAll(d, true, fmt.Sprintf("pinned: none of CPUs %s is allowed", cpus))
 		return
