@@ -60,7 +60,7 @@ func exclusions(s *topology.Snapshot, cfg *config.Config) (allowed cpumask.Mask,
 			add(b.Source, b.CPUs, fmt.Sprintf("banned by IRQBALANCE_BANNED_CPUS or IRQBALANCE_BANNED_CPULIST in %s (cri-o and tuned write them; irqbalance_env_file)", b.Path))
 		case config.BanDefaultAffinity:
 			add(b.Source, b.CPUs, "left out of /proc/irq/default_smp_affinity (cri-o clears the CPUs of pods with irq-load-balancing disabled; honor_default_smp_affinity)")
-		default:
+		default: // still banned, so that Allowed stays what it bans
 			add(b.Source, b.CPUs, "banned by "+b.Source)
 		}
 	}
@@ -105,7 +105,11 @@ func policyWhy(d *Device, auto bool, queues int, allowed cpumask.Mask) string {
 	case d.SpreadNode == topology.NoNode:
 		return fmt.Sprintf("auto (%s) chose numa-hop: %d queues < %d allowed CPUs; the device has no NUMA node, so the queues go over the allowed CPUs by id", by, queues, n)
 	}
-	return fmt.Sprintf("auto (%s) chose numa-hop: %d queues < %d allowed CPUs, so the queues go to node %d's CPUs first, then hop by hop to farther nodes", by, queues, n, d.SpreadNode)
+	node := fmt.Sprintf("node %d's", d.SpreadNode)
+	if d.SpreadNode != d.Node {
+		node = fmt.Sprintf("node %d's (the nearest with CPUs to node %d)", d.SpreadNode, d.Node)
+	}
+	return fmt.Sprintf("auto (%s) chose numa-hop: %d queues < %d allowed CPUs, so the queues go to %s CPUs first, then hop by hop to farther nodes", by, queues, n, node)
 }
 
 // orNone is m, or "none" when it is empty.
