@@ -35,6 +35,8 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	etc := fl.String("etc", "/etc", "where irqbalance_env_file: auto looks for sysconfig/irqbalance and default/irqbalance")
 	format := fl.String("format", "text", "output format: text or json")
 	sample := fl.Duration("load-sample", 2*time.Second, "with balance: load, measure interrupt loads over this long first (0: plan without loads)")
+	var devices deviceFilter
+	fl.Var(&devices, "device", "show only the devices whose PCI address, interface or driver matches the glob `pattern` (repeatable; any may match)")
 	if code, done := parseArgs(fl, args, stdout, stderr, format); done {
 		return code
 	}
@@ -68,7 +70,10 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "plan", err)
 	}
 	m.Inventory = m.Inventory.WithEffective(inventory.FS{Proc: *procfs, Sys: *sysfs}.ReadEffective(movable(m.Inventory)))
-	p := policy.Compute(m.Snapshot, m.Inventory, m.Config(cfg), policy.Memory{}, bal)
+	p, err := selectDevices(policy.Compute(m.Snapshot, m.Inventory, m.Config(cfg), policy.Memory{}, bal), devices)
+	if err != nil {
+		return fail(stderr, "plan", err)
+	}
 	for _, q := range p.Unplaced() {
 		fmt.Fprintf(stderr, "numairqd plan: warning: IRQ %d (%s) could not be placed: %s\n", q.Number, q.Name, q.Reason)
 	}
@@ -108,7 +113,9 @@ func sampleLoads(sysfs, procfs string, cfg *config.Config, d time.Duration) (loa
 }
 
 func writePlanText(w io.Writer, p *policy.Plan) {
-	fmt.Fprintf(w, "Allowed CPUs: %s\n%s\n", orDash(p.Allowed.String()), p.Summary())
+	fmt.Fprintf(w, "Allowed CPUs: %s\n", orDash(p.Allowed.String()))
+	writeExcluded(w, p)
+	fmt.Fprintf(w, "%s\n%s\n", p.Summary(), planLegend)
 	loads := p.Balance != nil && p.Balance.Ready
 	for _, d := range p.Devices {
 		name := d.PCI
@@ -123,7 +130,8 @@ func writePlanText(w io.Writer, p *policy.Plan) {
 			}
 		}
 		fmt.Fprintf(w, "\n%s  driver %s  interfaces %v  node %d  policy %s  mask %s  %s\n",
-			name, orDash(d.Driver), d.Interfaces, d.Node, d.Policy, d.Mask, rule)
+			name, deviceDrivers(d), d.Interfaces, d.Node, d.Policy, d.Mask, rule)
+		writeDeviceWhy(w, p, d)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		loadHead := ""
 		if loads {

@@ -62,8 +62,19 @@ func TestPlanHonoursIrqbalanceBans(t *testing.T) {
 	if p.Bans.EnvFile != env || p.Bans.Env.String() != "0,4" || p.Bans.Default.String() != "6" {
 		t.Errorf("bans %+v", p.Bans)
 	}
-	if cfg.BannedCPUs.String() != "7" {
-		t.Errorf("the config was changed: banned_cpus %s", cfg.BannedCPUs)
+	if cfg.BannedCPUs.String() != "7" || cfg.ToolBans != nil {
+		t.Errorf("the config was changed: banned_cpus %s, tool bans %+v", cfg.BannedCPUs, cfg.ToolBans)
+	}
+	// The plan says which source banned which CPU.
+	var by []string
+	for _, e := range p.Plan.Excluded {
+		by = append(by, e.Source+" "+e.CPUs.String())
+	}
+	if got := strings.Join(by, ", "); got != "banned_cpus 7, irqbalance_env_file 0,4, default_smp_affinity 6" {
+		t.Errorf("excluded by source: %s", got)
+	}
+	if e := p.Plan.Excluded[1]; !strings.Contains(e.Why, env) {
+		t.Errorf("env file ban %q does not name %s", e.Why, env)
 	}
 
 	// A read that may trust what it kept keeps the bans without reading them.

@@ -45,15 +45,22 @@ type Machine struct {
 	Took time.Duration
 }
 
-// Config is cfg with the bans of other tools added to banned_cpus: what
-// the planner plans with. cfg itself is not changed.
+// Config is cfg with the bans of other tools as its ToolBans: what the
+// planner plans with, and bans on top of banned_cpus. cfg itself is not
+// changed.
 func (m Machine) Config(cfg *config.Config) *config.Config {
-	all := m.Bans.All()
-	if all.IsEmpty() {
+	var tb []config.ToolBan
+	if !m.Bans.Env.IsEmpty() {
+		tb = append(tb, config.ToolBan{Source: config.BanEnvFile, Path: m.Bans.EnvFile, CPUs: m.Bans.Env})
+	}
+	if !m.Bans.Default.IsEmpty() {
+		tb = append(tb, config.ToolBan{Source: config.BanDefaultAffinity, CPUs: m.Bans.Default})
+	}
+	if len(tb) == 0 {
 		return cfg
 	}
 	c := *cfg
-	c.BannedCPUs = c.BannedCPUs.Or(all)
+	c.ToolBans = tb
 	return &c
 }
 

@@ -20,4 +20,9 @@
 // is on it, or on the nearest one, so completions stay local; and each
 // kthread of threaded NAPI is pinned to the CPUs of the IRQ it serves
 // (napi.go), which the kernel never does itself.
+//
+// A plan carries its reasons as data (explain.go), for `numairqd plan`
+// and /plan to show, not to re-derive: which source left each CPU out
+// of the allowed set, why auto chose a device's policy, and which CPUs
+// earlier devices took that shaped a numa-hop spread.
 package policy

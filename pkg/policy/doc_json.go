@@ -7,26 +7,35 @@ package policy
 type Doc struct {
 	// Generation is that of the daemon's published state (/plan); 0
 	// from `numairqd plan`, which runs no rounds.
-	Generation uint64       `json:"generation"`
-	Allowed    string       `json:"allowed"`
-	Full       string       `json:"full,omitempty"` // Plan.Full
-	Devices    []DeviceDoc  `json:"devices"`
-	Balance    *BalanceView `json:"balance,omitempty"` // Plan.Balance
+	Generation uint64 `json:"generation"`
+	Allowed    string `json:"allowed"`
+	// Excluded are Plan.Excluded: the online CPUs not allowed, by source.
+	Excluded []ExclusionDoc `json:"excluded"`
+	Full     string         `json:"full,omitempty"` // Plan.Full
+	Devices  []DeviceDoc    `json:"devices"`
+	Balance  *BalanceView   `json:"balance,omitempty"` // Plan.Balance
 }
 
 // DeviceDoc is one device of a Doc.
 type DeviceDoc struct {
-	PCI        string   `json:"pci"`
-	Driver     string   `json:"driver"`
+	PCI    string `json:"pci"`
+	Driver string `json:"driver"`
+	// Drivers and Class are Device.Drivers and Class.
+	Drivers    []string `json:"drivers"`
+	Class      string   `json:"class,omitempty"`
 	Interfaces []string `json:"interfaces"`
 	Node       int      `json:"node"`
 	SpreadNode int      `json:"spread_node"`
 	Policy     string   `json:"policy"`
+	PolicyWhy  string   `json:"policy_why"` // Device.PolicyWhy
 	Mask       string   `json:"mask"`
 	Rule       string   `json:"rule"`
 	Balance    string   `json:"balance"`
 	LoadSource string   `json:"load_source,omitempty"` // Device.LoadSource
-	IRQs       []IRQDoc `json:"irqs"`
+	// Taken is Device.Taken: what earlier devices took that shaped
+	// the spread.
+	Taken []TakenDoc `json:"taken,omitempty"`
+	IRQs  []IRQDoc   `json:"irqs"`
 	// XPS, TxQueues and XPSError are Device.XPS, TxQueues and
 	// XPSError: the transmit steering of the device's interfaces.
 	XPS      string       `json:"xps"`
@@ -37,6 +46,19 @@ type DeviceDoc struct {
 	NAPIMode    string          `json:"napi_threads_mode"`
 	NAPIThreads []NAPIThreadDoc `json:"napi_threads"`
 	NAPIError   string          `json:"napi_threads_error,omitempty"`
+}
+
+// ExclusionDoc is one Exclusion of a Doc.
+type ExclusionDoc struct {
+	Source string `json:"source"`
+	CPUs   string `json:"cpus"`
+	Why    string `json:"why"`
+}
+
+// TakenDoc is one Taken of a DeviceDoc.
+type TakenDoc struct {
+	Device string `json:"device"`
+	CPUs   string `json:"cpus"`
 }
 
 // NAPIThreadDoc is one NAPI kthread of a DeviceDoc: its CPUs before
@@ -97,12 +119,21 @@ type IRQDoc struct {
 
 // Doc returns the JSON form of p.
 func (p *Plan) Doc() Doc {
-	doc := Doc{Allowed: p.Allowed.String(), Full: p.Full.String(), Devices: []DeviceDoc{}}
+	doc := Doc{Allowed: p.Allowed.String(), Excluded: []ExclusionDoc{}, Full: p.Full.String(), Devices: []DeviceDoc{}}
+	for _, e := range p.Excluded {
+		doc.Excluded = append(doc.Excluded, ExclusionDoc{Source: e.Source, CPUs: e.CPUs.String(), Why: e.Why})
+	}
 	for _, d := range p.Devices {
-		dd := DeviceDoc{PCI: d.PCI, Driver: d.Driver, Interfaces: d.Interfaces, Node: d.Node, SpreadNode: d.SpreadNode,
-			Policy: string(d.Policy), Mask: string(d.Mask), Rule: d.Rule, Balance: string(d.Balance), LoadSource: d.LoadSource, IRQs: []IRQDoc{}}
+		dd := DeviceDoc{PCI: d.PCI, Driver: d.Driver, Drivers: d.Drivers, Class: d.Class, Interfaces: d.Interfaces, Node: d.Node, SpreadNode: d.SpreadNode,
+			Policy: string(d.Policy), PolicyWhy: d.PolicyWhy, Mask: string(d.Mask), Rule: d.Rule, Balance: string(d.Balance), LoadSource: d.LoadSource, IRQs: []IRQDoc{}}
 		if dd.Interfaces == nil {
 			dd.Interfaces = []string{}
+		}
+		if dd.Drivers == nil {
+			dd.Drivers = []string{}
+		}
+		for _, t := range d.Taken {
+			dd.Taken = append(dd.Taken, TakenDoc{Device: t.Device, CPUs: t.CPUs.String()})
 		}
 		for _, q := range d.IRQs {
 			qd := IRQDoc{IRQ: q.Number, Name: q.Name, Role: q.Role.String(), QueueSource: q.QueueSource, QueueNote: q.QueueNote, Managed: q.Managed,

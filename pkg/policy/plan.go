@@ -14,7 +14,9 @@ import (
 // Plan is where every IRQ should be; it is never modified after Compute.
 type Plan struct {
 	Allowed cpumask.Mask // online minus banned, isolated and nohz_full CPUs as configured
-	Full    cpumask.Mask // the online CPUs of Memory.Full: no IRQ is moved there
+	// Excluded are the online CPUs not in Allowed, by source (explain.go).
+	Excluded []Exclusion
+	Full     cpumask.Mask // the online CPUs of Memory.Full: no IRQ is moved there
 	// Devices are the PCI devices with IRQs, by PCI address, then one
 	// entry per non-PCI IRQ that a rule named.
 	Devices []Device
@@ -26,8 +28,13 @@ type Plan struct {
 
 // Device is the plan for one device's IRQs.
 type Device struct {
-	PCI        string
-	Driver     string
+	PCI    string
+	Driver string
+	// Drivers are Driver and the drivers of its functions (virtio_net,
+	// virtio_blk), Class the PCI class (inventory.Device): what tells
+	// two devices of one bus driver apart.
+	Drivers    []string
+	Class      string
 	Interfaces []string
 	// Node is the device's NUMA node (the rule's node when it gives one);
 	// SpreadNode is the node whose hops are used: Node itself, the
@@ -37,6 +44,9 @@ type Device struct {
 	Mask             config.MaskMode
 	Balance          config.Balance // BalanceLoad when the queues were shared out by load
 	Rule             string         // the config rule that matched ("" for none)
+	// PolicyWhy says where Policy came from: the rule, or what auto
+	// weighed (explain.go).
+	PolicyWhy string
 	// LoadSource is what weighed the queues of a device balanced by
 	// load (load.SourceQStats, SourceEthtool or SourceInterrupts: the
 	// estimate alone), "" before loads are known (packets.go).
@@ -44,6 +54,11 @@ type Device struct {
 	// Order is the allowed CPUs in the order this device uses them; an
 	// IRQ planned on a full CPU moves on along it.
 	Order []int
+	// Taken are the CPUs of Order that earlier devices' queues took in
+	// this plan and that hold more queues than the fewest, which
+	// numa-hop's walk passes over: what shaped this device's spread.
+	// nil for the other policies and masks, which read no counts.
+	Taken []Taken
 	IRQs  []IRQ
 	// XPS is the xps mode applied to TxQueues, the transmit steering
 	// of the device's interfaces (xps.go); XPSError is why the tx
@@ -106,13 +121,8 @@ func (q IRQ) LeftAlone() bool { return q.Planned.IsEmpty() }
 // outside the mask written earlier is written again or reported
 // (effective.go); bal gives the loads for load balancing.
 func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config, mem Memory, bal Balancing) *Plan {
-	p := &Plan{Allowed: s.Online().AndNot(cfg.BannedCPUs), Full: mem.Full.And(s.Online())}
-	if cfg.ExcludeIsolated {
-		p.Allowed = p.Allowed.AndNot(s.Isolated())
-	}
-	if cfg.ExcludeNohzFull {
-		p.Allowed = p.Allowed.AndNot(s.NohzFull())
-	}
+	p := &Plan{Full: mem.Full.And(s.Online())}
+	p.Allowed, p.Excluded = exclusions(s, cfg)
 	pl := &planner{s: s, allowed: p.Allowed, full: p.Full, refused: mem.Refused, counts: newQueueCounts(p.Allowed),
 		bal: bal, held: mem.Held, chose: Held{}}
 
@@ -132,7 +142,7 @@ func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config,
 		if rule != nil {
 			re = rule.QueueRegex
 		}
-		d := Device{PCI: dev.PCI, Driver: dev.Driver, Interfaces: dev.Interfaces, Node: dev.NUMANode, XPS: cfg.XPSFor(rule), NAPIMode: cfg.NAPIThreadsFor(rule)}
+		d := Device{PCI: dev.PCI, Driver: dev.Driver, Drivers: dev.Drivers, Class: dev.Class, Interfaces: dev.Interfaces, Node: dev.NUMANode, XPS: cfg.XPSFor(rule), NAPIMode: cfg.NAPIThreadsFor(rule)}
 		classes := classify(irqs, re)
 		net := dev.NetQueues
 		if re != nil {

@@ -243,6 +243,9 @@ func TestCPULessDeviceNode(t *testing.T) {
 	if d.SpreadNode != 3 {
 		t.Errorf("spread node = %d, want 3 (nearest to memory-only node 4)", d.SpreadNode)
 	}
+	if want := "so the queues go to node 3's (the nearest with CPUs to node 4) CPUs first"; !strings.Contains(d.PolicyWhy, want) {
+		t.Errorf("policy why %q lacks %q", d.PolicyWhy, want)
+	}
 	wantQueues(t, d, "6", "7", "4")
 	if c := d.IRQs[0]; c.Planned.String() != "6-7" {
 		t.Errorf("config IRQ planned %s", c.Planned)

@@ -25,6 +25,7 @@ type planner struct {
 	units []unit
 	devs  []balanceDev
 	reset int
+	took  []Taken // the CPUs each device's queues took so far, by device
 }
 
 // device plans the IRQs of device number dev under its rule (nil: defaults).
@@ -88,12 +89,14 @@ func (pl *planner) resolve(d *Device, rule *config.Rule, irqs []inventory.IRQ, c
 		}
 	}
 	queues := queueIndices(d.IRQs)
-	if d.Policy == config.PolicyAuto {
+	auto := d.Policy == config.PolicyAuto
+	if auto {
 		d.Policy = config.PolicyNUMAHop
 		if len(queues) > 0 && len(queues) >= pl.allowed.Weight() {
 			d.Policy = config.PolicyLinear
 		}
 	}
+	d.PolicyWhy = policyWhy(d, auto, len(queues), pl.allowed)
 	return queues
 }
 
@@ -102,6 +105,7 @@ func (pl *planner) resolve(d *Device, rule *config.Rule, irqs []inventory.IRQ, c
 // loaded CPU first in the device's spread order (numa-hop).
 func (pl *planner) choose(d *Device, queues []int) map[int]cpumask.Mask {
 	chosen := make(map[int]cpumask.Mask, len(queues))
+	var took []int
 	switch {
 	case d.Policy == config.PolicyLinear:
 		for i, qi := range queues {
@@ -111,22 +115,58 @@ func (pl *planner) choose(d *Device, queues []int) map[int]cpumask.Mask {
 				chosen[qi] = pl.s.Siblings(cpu).And(pl.allowed)
 			}
 			pl.counts.add(cpu)
+			took = append(took, cpu)
 		}
 	case d.Mask == config.MaskCore:
 		slots := coreSlots(pl.s, pl.s.Rings(d.Node, pl.allowed))
 		for i, qi := range queues {
 			chosen[qi] = slots[i%len(slots)]
 			pl.counts.add(chosen[qi].First())
+			took = append(took, chosen[qi].First())
 		}
 	default:
+		if len(queues) > 0 {
+			d.Taken = pl.takenOf(pl.busier(d.Order))
+		}
 		cur := &cursor{qc: &pl.counts, order: d.Order, level: pl.counts.min}
 		for _, qi := range queues {
 			cpu := cur.next()
 			chosen[qi] = cpumask.New(cpu)
 			pl.counts.add(cpu)
+			took = append(took, cpu)
 		}
 	}
+	if len(took) > 0 {
+		pl.took = append(pl.took, Taken{Device: d.Label(), CPUs: cpumask.New(took...)})
+	}
 	return chosen
+}
+
+// busier returns the CPUs of order with more queues than the fewest:
+// the ones numa-hop's walk passes over, which earlier devices took.
+// None when the counts are even, as then the order alone decides.
+func (pl *planner) busier(order []int) cpumask.Mask {
+	var b cpumask.Builder
+	for _, cpu := range order {
+		if pl.counts.get(cpu) > pl.counts.min {
+			b.Set(cpu)
+		}
+	}
+	return b.Mask()
+}
+
+// takenOf returns the CPUs of cpus that earlier devices took, by device.
+func (pl *planner) takenOf(cpus cpumask.Mask) []Taken {
+	if cpus.IsEmpty() {
+		return nil
+	}
+	var out []Taken
+	for _, t := range pl.took {
+		if cpus := t.CPUs.And(cpus); !cpus.IsEmpty() {
+			out = append(out, Taken{Device: t.Device, CPUs: cpus})
+		}
+	}
+	return out
 }
 
 // place plans each queue IRQ of d on its queue's chosen mask, each
@@ -182,6 +222,10 @@ func (pl *planner) place(d *Device, chosen map[int]cpumask.Mask, counted map[int
 // pinned writes the rule's CPUs (the allowed ones) to every IRQ.
 func (pl *planner) pinned(d *Device, cpus cpumask.Mask) {
 	m := cpus.And(pl.allowed)
+	d.PolicyWhy += fmt.Sprintf(": CPUs %s", cpus)
+	if !m.Equal(cpus) {
+		d.PolicyWhy += fmt.Sprintf(", of which %s allowed", orNone(m))
+	}
 	if m.IsEmpty() {
 		pl.leaveAll(d, true, fmt.Sprintf("pinned: none of CPUs %s is allowed", cpus))
 		return

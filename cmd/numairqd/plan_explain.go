@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/inventory"
+	"github.com/numairqd/numairqd/pkg/policy"
+)
+
+// planLegend explains the tables' CURRENT -> PLANNED columns once.
+const planLegend = `Tables: CURRENT -> PLANNED is the affinity now -> the one to write; "= X": already X, nothing written; ` +
+	`"(left alone)": not touched; EFFECTIVE "(outside)": the kernel's effective CPUs are not within it.`
+
+// writeExcluded lists, by source, the online CPUs the plan leaves out.
+func writeExcluded(w io.Writer, p *policy.Plan) {
+	for _, e := range p.Excluded {
+		fmt.Fprintf(w, "Not allowed: %s, %s\n", e.CPUs, e.Why)
+	}
+}
+
+// deviceDrivers is d's driver with, in brackets, those of its
+// functions and its class: "virtio-pci (virtio_net, network)".
+func deviceDrivers(d policy.Device) string {
+	var more []string
+	if len(d.Drivers) > 1 {
+		more = append(more, d.Drivers[1:]...)
+	}
+	if c := inventory.ClassName(d.Class); c != "" {
+		more = append(more, c)
+	}
+	s := orDash(d.Driver)
+	if len(more) > 0 {
+		s += " (" + strings.Join(more, ", ") + ")"
+	}
+	return s
+}
+
+// writeDeviceWhy prints, above d's IRQ table, why d is planned as it
+// is: its policy, the CPUs it may use and what other devices took.
+func writeDeviceWhy(w io.Writer, p *policy.Plan, d policy.Device) {
+	fmt.Fprintf(w, "  policy: %s\n", d.PolicyWhy)
+	cpus := "allowed CPUs " + orDash(p.Allowed.String())
+	if uses := cpumask.New(d.Order...); len(d.Order) > 0 && !uses.Equal(p.Allowed) {
+		cpus += ", of which it uses " + uses.String()
+	}
+	var not []string
+	for _, e := range p.Excluded {
+		not = append(not, e.CPUs.String()+" ("+e.Source+")")
+	}
+	if len(not) > 0 {
+		cpus += "; not allowed: " + strings.Join(not, ", ")
+	}
+	fmt.Fprintf(w, "  cpus: %s\n", cpus)
+	if len(d.Taken) > 0 {
+		var took []string
+		for _, t := range d.Taken {
+			took = append(took, t.CPUs.String()+" by "+t.Device)
+		}
+		fmt.Fprintf(w, "  taken: CPUs holding earlier devices' queues, used after the others: %s\n", strings.Join(took, ", "))
+	}
+}

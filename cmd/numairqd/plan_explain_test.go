@@ -1,0 +1,92 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/numairqd/numairqd/internal/fakesys"
+)
+
+// TestPlanExplains: with CPUs banned by the config, by cri-o's
+// environment file and default_smp_affinity, and isolated, the plan
+// names each source above the devices and on each device, and says
+// why auto chose linear for 6 queues on 3 CPUs.
+func TestPlanExplains(t *testing.T) {
+	m := fakesys.QEMUGuest()
+	m.Isolated = "3"
+	tree := fakesys.New(t)
+	tree.AddMachine(m)
+	tree.AddQEMUGuestDevices()
+	tree.WriteFile("etc/sysconfig/irqbalance", "IRQBALANCE_BANNED_CPUS=00000004\n") // cri-o's hex: CPU 2
+	tree.WriteFile("proc/irq/default_smp_affinity", "bf\n")                         // CPU 6 cleared
+	args := []string{"plan", "--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--etc", filepath.Join(tree.Root, "etc"),
+		"--config", writeConfig(t, "banned_cpus: 0-1\n")}
+	code, text, stderr := runCmd(args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	env := filepath.Join(tree.Root, "etc", "sysconfig", "irqbalance")
+	for _, want := range []string{
+		"Allowed CPUs: 4-5,7\n",
+		"Not allowed: 0-1, banned by the config's banned_cpus\n",
+		"Not allowed: 2, banned by IRQBALANCE_BANNED_CPUS or IRQBALANCE_BANNED_CPULIST in " + env + " (cri-o and tuned write them; irqbalance_env_file)\n",
+		"Not allowed: 6, left out of /proc/irq/default_smp_affinity (cri-o clears the CPUs of pods with irq-load-balancing disabled; honor_default_smp_affinity)\n",
+		"Not allowed: 3, isolated from the scheduler (isolcpus=; exclude_isolated)\n",
+		`Tables: CURRENT -> PLANNED is the affinity now -> the one to write; "= X": already X, nothing written;`,
+		"0000:41:00.0  driver virtio-pci (virtio_net, network)  interfaces [eth0]  node 2  policy linear  mask cpu  \n" +
+			"  policy: auto (the default) chose linear: 6 queues >= 3 allowed CPUs, so queue i takes the i-th allowed CPU, wrapping, and every CPU serves the device\n" +
+			"  cpus: allowed CPUs 4-5,7; not allowed: 0-1 (banned_cpus), 2 (irqbalance_env_file), 6 (default_smp_affinity), 3 (isolated)\n" +
+			"  IRQ  ",
+		"0000:21:00.0  driver nvme (storage)  interfaces []  node 1  policy numa-hop  mask cpu  \n" +
+			"  policy: auto (the default) chose numa-hop: no queue IRQ to place (the 8 queue IRQs are managed by the kernel or unreadable), only control IRQs\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+
+	_, js, _ := runCmd(append(args, "--format", "json")...)
+	var doc struct {
+		Excluded []struct{ Source, CPUs, Why string } `json:"excluded"`
+		Devices  []struct {
+			PCI       string   `json:"pci"`
+			Drivers   []string `json:"drivers"`
+			Class     string   `json:"class"`
+			PolicyWhy string   `json:"policy_why"`
+		} `json:"devices"`
+	}
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var by []string
+	for _, e := range doc.Excluded {
+		by = append(by, e.Source+" "+e.CPUs)
+	}
+	if got := strings.Join(by, ", "); got != "banned_cpus 0-1, irqbalance_env_file 2, default_smp_affinity 6, isolated 3" {
+		t.Errorf("JSON excluded: %s", got)
+	}
+	nic := doc.Devices[1]
+	if strings.Join(nic.Drivers, " ") != "virtio-pci virtio_net" || nic.Class != "0x020000" || !strings.HasPrefix(nic.PolicyWhy, "auto (the default) chose linear: 6 queues >= 3") {
+		t.Errorf("JSON nic %+v", nic)
+	}
+}
+
+// TestPlanShowsTaken: a device whose numa-hop spread went around CPUs
+// another device took says which, above its table.
+func TestPlanShowsTaken(t *testing.T) {
+	tree := fakesys.New(t)
+	tree.AddMachine(fakesys.QEMUGuest())
+	tree.AddQEMUGuestDevices()
+	tree.AddVirtioNet(fakesys.VirtioNet{BDF: "0000:42:00.0", Index: 1, Interface: "eth1", Pairs: 2, FirstIRQ: 60, NUMANode: 2})
+	code, text, stderr := runCmd("plan", "--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--etc", "", "--config", writeConfig(t, ""),
+		"--device", "eth1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := "  taken: CPUs holding earlier devices' queues, used after the others: 0-1,4-7 by 0000:41:00.0\n"
+	if !strings.Contains(text, want) || !strings.Contains(text, "virtio1-input.0   0      0-7 -> 2 ") {
+		t.Errorf("text lacks %q and queue 0 on CPU 2:\n%s", want, text)
+	}
+}
