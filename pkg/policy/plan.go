@@ -208,5 +208,13 @@ func (p *Plan) Summary() string {
 			}
 		}
 	}
-	return fmt.Sprintf("%d devices, %d IRQs placed, %d managed, %d left alone", len(p.Devices), placed, managed, alone)
+	return fmt.Sprintf("%s, %s placed, %d managed, %d left alone", plural(len(p.Devices), "device"), plural(placed, "IRQ"), managed, alone)
+}
+
+// plural is "1 device", "2 devices".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
