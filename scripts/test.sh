@@ -4,7 +4,9 @@
 # `go run` tools, not module dependencies), runs every unit test with
 # the race detector, checks deploy/ (the metrics the dashboard and the
 # alerting rules name, the Kubernetes manifests in their own module,
-# promtool test rules: scripts/promtool.sh finds promtool or takes it
+# promtool test rules, and a real Prometheus firing a shipped alert on a
+# dry-run daemon, started in the background because it takes 5 minutes:
+# scripts/prometheus.sh finds promtool and prometheus or takes them
 # from Debian's prometheus package), checks bench/report like the main
 # module (its own module: gonum/plot draws its charts), then the QEMU
 # end-to-end suite (installing its Debian packages when missing; needs
@@ -29,6 +31,33 @@ unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 if [ -n "$unformatted" ]; then
 	echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
+
+# The live Prometheus check (deploy/prometheus/live_test.go) waits out
+# its rule's for: 5m, so it runs in the background while the stages
+# below do, and is waited for before e2e. Its test binary runs with its
+# own TMPDIR, so that an early exit here kills it (its prometheus and
+# numairqd die with it) and leaves nothing behind.
+live_pid=
+live_dir=$(mktemp -d)
+stop_live() {
+	if [ -n "$live_pid" ]; then
+		kill "$live_pid" 2>/dev/null || true
+		wait "$live_pid" 2>/dev/null || true
+	fi
+	rm -rf "$live_dir"
+}
+trap stop_live EXIT
+echo "== prometheus: a shipped alert firing on a dry-run daemon (started in the background, about 5 minutes)"
+if prometheus=$(scripts/prometheus.sh prometheus); then
+	go test -c -o "$live_dir/prometheus.test" ./deploy/prometheus
+	(cd deploy/prometheus && TMPDIR="$live_dir" NUMAIRQD_PROMETHEUS="$prometheus" \
+		exec "$live_dir/prometheus.test" -test.run '^TestPrometheusFiresShippedRule$' -test.v -test.count=1 -test.timeout=15m) \
+		>"$live_dir/log" 2>&1 &
+	live_pid=$!
+else
+	echo "== prometheus SKIPPED: no prometheus binary (above: why)"
+fi
+
 echo "== go vet"
 go vet ./...
 go vet -tags e2e ./test/e2e/... ./bench/...
@@ -44,7 +73,7 @@ go test -count=1 -run 'TestRulesAndDashboardNameExportedMetrics|TestConfigMapCon
 echo "== deploy/kubernetes/validate: manifests decoded strictly with k8s.io/api (its own module)"
 (cd deploy/kubernetes/validate && go vet ./... && go test -count=1 ./...)
 echo "== promtool test rules (deploy/prometheus)"
-if promtool=$(scripts/promtool.sh); then
+if promtool=$(scripts/prometheus.sh promtool); then
 	"$promtool" check rules deploy/prometheus/numairqd.rules.yml
 	(cd deploy/prometheus && "$promtool" test rules rules_test.yml)
 else
@@ -53,6 +82,17 @@ fi
 echo "== bench/report: RESULTS.md and the charts, gonum/plot (its own module)"
 (cd bench/report && go vet ./... && go run "$staticcheck" ./... && go test -race -count=1 ./...)
 scripts/govulncheck.sh -C bench/report ./...
+if [ -n "$live_pid" ]; then
+	echo "== prometheus: waiting for the background check"
+	live_status=0
+	wait "$live_pid" || live_status=$?
+	live_pid=
+	cat "$live_dir/log"
+	if [ "$live_status" != 0 ]; then
+		echo "== prometheus FAILED (exit status $live_status)"
+		exit 1
+	fi
+fi
 
 if [ "${NUMAIRQD_SKIP_E2E:-}" = 1 ]; then
 	echo "== e2e skipped (NUMAIRQD_SKIP_E2E=1)"
