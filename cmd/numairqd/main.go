@@ -28,6 +28,7 @@ commands:
   run        keep IRQs placed (the daemon: it writes /proc/irq, so it is never started without its name)
   topology   print the CPU/NUMA topology and each node's spread order
   plan       print where every IRQ would go, changing nothing
+  status     show the running daemon: each queue's CPUs and why, per-CPU rates, bans, the last round
   reload     make the running daemon reload its config; returns once it is applied
   version    print the version, commit and Go version (also --version)
   help       print this text
@@ -53,6 +54,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runTopology(args[1:], stdout, stderr)
 	case "plan":
 		return runPlan(args[1:], stdout, stderr)
+	case "status":
+		return runStatus(args[1:], stdout, stderr)
 	case "reload":
 		return runReload(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
@@ -71,7 +74,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // commands are the subcommands, for "did you mean".
-var commands = []string{"run", "topology", "plan", "reload", "version", "help"}
+var commands = []string{"run", "topology", "plan", "status", "reload", "version", "help"}
 
 // parseArgs parses a subcommand's args into fl. done is true when the
 // command must end now with exit status code: 0 after -h (its flags

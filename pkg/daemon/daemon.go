@@ -214,7 +214,7 @@ func (d *Daemon) round(ctx context.Context, trigger string, least inventory.Dept
 	res, mem := d.applier.Apply(ctx, p, d.mem)
 	d.mem = mem
 	st := d.store.Publish(&state.State{Machine: m, Plan: p, Apply: res, Planning: planning,
-		Applying: time.Since(start) - planning, Trigger: trigger, Finished: time.Now()})
+		Applying: time.Since(start) - planning, Trigger: trigger, Config: cfg, DryRun: d.opts.DryRun, Finished: time.Now()})
 	d.logBans(st)
 	d.logManagedOnBanned(st)
 	d.logQueueNotes(st)

@@ -22,6 +22,7 @@ const landing = `<!DOCTYPE html>
 <ul>
 <li><a href="/metrics">/metrics</a>: Prometheus metrics</li>
 <li><a href="/plan">/plan</a>: the current plan as JSON</li>
+<li><a href="/status">/status</a>: the last round, bans by source and failed IRQs as JSON (numairqd status)</li>
 <li><a href="/healthz">/healthz</a>: 200 once a round has completed</li>
 </ul>
 </body></html>
@@ -35,6 +36,7 @@ func (m *Metrics) Handler() http.Handler {
 	mux.Handle("GET /metrics", m.metricsHandler())
 	mux.HandleFunc("GET /healthz", m.healthz)
 	mux.Handle("GET /plan", m.planLimit.wrap(http.HandlerFunc(m.plan)))
+	mux.Handle("GET /status", m.planLimit.wrap(http.HandlerFunc(m.status))) // its own 4 slots: encoded per request
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = w.Write([]byte(landing))

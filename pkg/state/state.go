@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/numairqd/numairqd/pkg/apply"
+	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/machine"
 	"github.com/numairqd/numairqd/pkg/policy"
@@ -29,6 +30,13 @@ type State struct {
 	Planning, Applying time.Duration
 	// Trigger is what caused the round ("startup", "uevent", ...).
 	Trigger string
+	// Config is the config the round planned with, before the bans of
+	// other tools were added (Machine.Config): /status tells a CPU
+	// banned_cpus bans from one isolcpus or cri-o does. Nil in tests
+	// that plan without one.
+	Config *config.Config
+	// DryRun says the round wrote nothing (numairqd run --dry-run).
+	DryRun bool
 	// Finished is when the round ended.
 	Finished time.Time
 }

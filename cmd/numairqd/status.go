@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/numairqd/numairqd/pkg/config"
+	"github.com/numairqd/numairqd/pkg/metrics"
+	"github.com/numairqd/numairqd/pkg/policy"
+)
+
+// statusNow is the clock of `numairqd status`; tests fix it.
+var statusNow = time.Now
+
+// runStatus shows the running daemon: its /status and /plan over the
+// loopback HTTP server, and per-CPU interrupt rates it measures itself
+// from /proc (see metrics.Status for why the daemon does not).
+func runStatus(args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("status", flag.ContinueOnError)
+	cfgPath := fl.String("config", "", configFlagHelp+"; only its listen is read")
+	listen := fl.String("listen", "", "the daemon's HTTP address (default: the config's listen)")
+	procfs := fl.String("procfs", "/proc", "procfs root to read /proc/interrupts and /proc/stat from (read only)")
+	format := fl.String("format", "text", "output format: text or json")
+	watch := fl.Bool("watch", false, "refresh every --interval until interrupted (redrawn in place on a terminal)")
+	interval := fl.Duration("interval", 2*time.Second, "time between refreshes, and over which rates are measured")
+	if code, done := parseArgs(fl, args, stdout, stderr, format); done {
+		return code
+	}
+	if *interval <= 0 {
+		fmt.Fprintf(stderr, "numairqd status: --interval %s: want more than 0\n", *interval)
+		return 2
+	}
+	addr, err := statusAddr(*listen, *cfgPath)
+	if err != nil {
+		return fail(stderr, "status", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	v := &viewer{client: &http.Client{Timeout: 5 * time.Second}, addr: addr, procfs: *procfs}
+	return showStatus(ctx, v, *format, *watch, *interval, stdout, stderr)
+}
+
+// showStatus shows v once, measuring rates over interval, or with watch
+// every interval until ctx ends (Ctrl-C), which is no error.
+func showStatus(ctx context.Context, v *viewer, format string, watch bool, interval time.Duration, stdout, stderr io.Writer) int {
+	term, rows := terminal(stdout)
+	if !watch {
+		// Fail now, not after interval, when no daemon answers.
+		if err := v.get("/status", &metrics.Status{}); err != nil {
+			return fail(stderr, "status", err)
+		}
+		// Rates need two samples: one now, one after interval.
+		v.sample()
+		if !sleep(ctx, interval) {
+			return 0
+		}
+		f, err := v.frame()
+		if err != nil {
+			return fail(stderr, "status", err)
+		}
+		return emit(stdout, stderr, format, f, false, 0)
+	}
+	if !term {
+		rows = 0
+	}
+	for first := true; ; first = false {
+		f, err := v.frame()
+		switch {
+		case err != nil && first:
+			return fail(stderr, "status", err)
+		case err != nil:
+			// The daemon may be restarting: say so, keep trying.
+			f = &frame{Address: v.addr, Sampled: statusNow().UTC(), Error: err.Error()}
+		}
+		if format == "text" && term {
+			fmt.Fprint(stdout, "\x1b[H\x1b[2J") // home, clear screen
+		}
+		if code := emit(stdout, stderr, format, f, true, rows); code != 0 {
+			return code
+		}
+		if !sleep(ctx, interval) {
+			return 0
+		}
+	}
+}
+
+// statusAddr is --listen, else the listen of the config the daemon
+// reads by default (or --config's).
+func statusAddr(listen, cfgPath string) (string, error) {
+	if listen != "" {
+		return listen, config.CheckListen(listen)
+	}
+	load := config.Load
+	path, optional := configFile(cfgPath)
+	if optional {
+		load = config.LoadOrDefault
+	}
+	cfg, err := load(path)
+	if err != nil {
+		return "", err
+	}
+	if cfg.Listen == "" {
+		return "", fmt.Errorf("%s sets listen: \"\": the daemon serves no HTTP; pass --listen", cfg.Source)
+	}
+	return cfg.Listen, nil
+}
+
+// sleep waits d; false when ctx ended first (Ctrl-C).
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// emit prints f: text, cut to rows lines when rows > 0 (a terminal's
+// height), or JSON, indented alone and one line per refresh with
+// --watch so that a reader can decode the stream.
+func emit(stdout, stderr io.Writer, format string, f *frame, watch bool, rows int) int {
+	if format == "json" {
+		enc := json.NewEncoder(stdout)
+		if !watch {
+			enc.SetIndent("", "  ")
+		}
+		if err := enc.Encode(f); err != nil {
+			return fail(stderr, "status", err)
+		}
+		return 0
+	}
+	var b strings.Builder
+	writeStatusText(&b, f)
+	text := b.String()
+	if watch {
+		text += "\n"
+	}
+	if lines := strings.SplitAfter(text, "\n"); rows > 0 && len(lines) > rows {
+		text = strings.Join(lines[:rows-1], "") + fmt.Sprintf("... %d more lines (a taller terminal, or --format json)", len(lines)-rows)
+	}
+	if _, err := io.WriteString(stdout, text); err != nil {
+		return fail(stderr, "status", err)
+	}
+	return 0
+}
+
+// viewer fetches the daemon's documents and samples /proc between
+// refreshes.
+type viewer struct {
+	client *http.Client
+	addr   string
+	procfs string
+	last   *procSample
+}
+
+// frame is one refresh: what `status --format json` prints.
+type frame struct {
+	Address string    `json:"address"`
+	Sampled time.Time `json:"sampled"`
+	// Error is why the daemon could not be read this refresh (--watch
+	// goes on trying); the rest is then empty.
+	Error  string          `json:"error,omitempty"`
+	Status *metrics.Status `json:"status,omitempty"`
+	Plan   *policy.Doc     `json:"plan,omitempty"`
+	Rates  *rates          `json:"rates,omitempty"`
+}
+
+// frame fetches /status and /plan of one generation (retrying when a
+// round was published between the two) and the rates since the last
+// sample.
+func (v *viewer) frame() (*frame, error) {
+	f := &frame{Address: v.addr}
+	for range 3 {
+		var st metrics.Status
+		var plan policy.Doc
+		if err := v.get("/status", &st); err != nil {
+			return nil, err
+		}
+		if err := v.get("/plan", &plan); err != nil {
+			return nil, err
+		}
+		f.Status, f.Plan = &st, &plan
+		if plan.Generation == st.Generation {
+			break
+		}
+	}
+	f.Sampled = statusNow().UTC()
+	f.Rates = v.sample()
+	return f, nil
+}
+
+// sample reads /proc and returns the rates since the previous sample;
+// Error says why there are none.
+func (v *viewer) sample() *rates {
+	s, err := readProcSample(v.procfs, statusNow())
+	if err != nil {
+		return &rates{Error: err.Error()}
+	}
+	prev := v.last
+	v.last = s
+	if prev == nil {
+		return &rates{Error: "first sample: rates show from the next refresh"}
+	}
+	return s.since(prev)
+}
+
+// get decodes the JSON at path of the daemon into doc.
+func (v *viewer) get(path string, doc any) error {
+	url := "http://" + v.addr + path
+	resp, err := v.client.Get(url)
+	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) || errors.Is(err, syscall.ECONNREFUSED) {
+			return fmt.Errorf("no numairqd answers at %s (is \"numairqd run\" running with listen %s?): %v", v.addr, v.addr, err)
+		}
+		return fmt.Errorf("cannot reach numairqd at %s: %v", v.addr, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxStatusBody+1))
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: %v", url, err)
+	case len(body) > maxStatusBody:
+		return fmt.Errorf("%s: answer larger than %d MiB", url, maxStatusBody>>20)
+	case resp.StatusCode == http.StatusServiceUnavailable:
+		return fmt.Errorf("numairqd at %s has not completed a round yet: %s", v.addr, strings.TrimSpace(string(body)))
+	case resp.StatusCode != http.StatusOK:
+		return fmt.Errorf("%s: %s (an older numairqd without %s?)", url, resp.Status, path)
+	}
+	if err := json.Unmarshal(body, doc); err != nil {
+		return fmt.Errorf("%s: %v", url, err)
+	}
+	return nil
+}
+
+// maxStatusBody bounds an answer: /plan is about 3.5 MiB on a machine
+// with 8,192 IRQs.
+const maxStatusBody = 64 << 20

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/metrics"
+	"github.com/numairqd/numairqd/pkg/policy"
+)
+
+// queueRun is one line of a device in the text view: a control IRQ, a
+// queue (its IRQs alike: virtio's input and output), or consecutive
+// queues placed alike, so that 64 queues on 64 CPUs take one line.
+type queueRun struct {
+	label, now, planned, node, hop, dist, why string
+	rate                                      float64
+}
+
+// queueEntry is an IRQ, or a queue's IRQs that agree in everything
+// shown.
+type queueEntry struct {
+	queue        int // -1: a control IRQ
+	irq          int
+	now, planned string
+	hop, dist    int
+	why          string
+	rate         float64
+}
+
+// queueRuns compacts d's IRQs: first the IRQs of one queue that agree,
+// then runs of queues k, k+1, ... whose CPUs are all the same mask or
+// step one CPU per queue, at the same hop and distance, whose reasons
+// differ only in numbers that step too ("queue 0 -> CPU 4" and "queue
+// 1 -> CPU 5" read "queue 0-1 -> CPU 4-5").
+func queueRuns(d policy.DeviceDoc, st *metrics.Status, nodes map[int]int, r *rates) []queueRun {
+	failed := map[int]metrics.StatusFailed{}
+	for _, f := range st.Failed {
+		failed[f.IRQ] = f
+	}
+	irqs := slices.Clone(d.IRQs)
+	slices.SortStableFunc(irqs, func(a, b policy.IRQDoc) int {
+		qa, qb := queueOf(a), queueOf(b)
+		if qa != qb {
+			return qa - qb
+		}
+		return a.IRQ - b.IRQ
+	})
+	var entries []queueEntry
+	for _, q := range irqs {
+		e := queueEntry{queue: queueOf(q), irq: q.IRQ, now: q.Current, planned: q.Planned, hop: q.Hop, dist: q.Distance, why: q.Reason, rate: -1}
+		if r != nil && r.IRQs != nil {
+			e.rate = r.IRQs[strconv.Itoa(q.IRQ)]
+		}
+		if f, ok := failed[q.IRQ]; ok {
+			e.why = strings.ToUpper(f.State) + " " + strings.TrimSpace(f.Kind+" "+f.Errno)
+			if f.Effective != "" {
+				e.why += " effective " + f.Effective
+			}
+			e.why = strings.TrimSpace(e.why) + ": " + q.Reason
+		}
+		if n := len(entries); n > 0 && e.queue >= 0 && sameQueue(entries[n-1], e) {
+			if e.rate >= 0 {
+				entries[n-1].rate += e.rate
+			}
+			continue
+		}
+		entries = append(entries, e)
+	}
+	var out []queueRun
+	for i := 0; i < len(entries); {
+		j := i + 1
+		for j < len(entries) && extends(entries[i:j], entries[j]) {
+			j++
+		}
+		out = append(out, runOf(entries[i:j], nodes))
+		i = j
+	}
+	return out
+}
+
+func queueOf(q policy.IRQDoc) int {
+	if q.Queue == nil {
+		return -1
+	}
+	return *q.Queue
+}
+
+func sameQueue(a, b queueEntry) bool {
+	return a.queue == b.queue && a.now == b.now && a.planned == b.planned && a.hop == b.hop && a.dist == b.dist && a.why == b.why
+}
+
+// extends says whether e continues the run.
+func extends(run []queueEntry, e queueEntry) bool {
+	last := run[len(run)-1]
+	if last.queue < 0 || e.queue != last.queue+1 || e.hop != last.hop || e.dist != last.dist {
+		return false
+	}
+	all := append(slices.Clone(run), e)
+	field := func(get func(queueEntry) string) []string {
+		out := make([]string, len(all))
+		for i, x := range all {
+			out[i] = get(x)
+		}
+		return out
+	}
+	_, ok1 := maskPattern(field(func(x queueEntry) string { return x.now }))
+	_, ok2 := maskPattern(field(func(x queueEntry) string { return x.planned }))
+	_, ok3 := mergeWords(field(func(x queueEntry) string { return x.why }))
+	return ok1 && ok2 && ok3
+}
+
+// runOf is the line of a run of entries.
+func runOf(run []queueEntry, nodes map[int]int) queueRun {
+	first, last := run[0], run[len(run)-1]
+	r := queueRun{hop: intOrDash(first.hop), dist: intOrDash(first.dist)}
+	switch {
+	case first.queue < 0:
+		r.label = "irq " + strconv.Itoa(first.irq)
+	case len(run) == 1:
+		r.label = "q" + strconv.Itoa(first.queue)
+	default:
+		r.label = "q" + strconv.Itoa(first.queue) + "-" + strconv.Itoa(last.queue)
+	}
+	var nows, planneds, whys []string
+	where := cpumask.Mask{}
+	for _, e := range run {
+		nows, planneds, whys = append(nows, e.now), append(planneds, e.planned), append(whys, e.why)
+		m, _ := cpumask.ParseList(cmpOr(e.planned, e.now))
+		where = where.Or(m)
+		if e.rate >= 0 {
+			r.rate += e.rate
+		} else {
+			r.rate = -1
+		}
+	}
+	r.now, _ = maskPattern(nows)
+	r.planned, _ = maskPattern(planneds)
+	if r.planned == "" {
+		r.planned = "(left alone)"
+	}
+	r.why, _ = mergeWords(whys)
+	var ns cpumask.Mask
+	for cpu := range where.All() {
+		if n, ok := nodes[cpu]; ok {
+			ns = ns.Or(cpumask.New(n))
+		}
+	}
+	r.node = cmpOr(ns.String(), "-")
+	return r
+}
+
+// maskPattern shows the masks of a run: the mask when one, "all M"
+// when every queue has M, "a-b" when they are the single CPUs a, a+1,
+// ..., b. ok is false for any other run.
+func maskPattern(ms []string) (string, bool) {
+	if len(ms) == 1 {
+		return ms[0], true
+	}
+	if slices.Equal(ms, slices.Repeat(ms[:1], len(ms))) {
+		if ms[0] == "" {
+			return "", true
+		}
+		return "all " + ms[0], true
+	}
+	start, err := strconv.Atoi(ms[0])
+	if err != nil {
+		return "", false
+	}
+	for i, m := range ms {
+		if m != strconv.Itoa(start+i) {
+			return "", false
+		}
+	}
+	return ms[0] + "-" + ms[len(ms)-1], true
+}
+
+// mergeWords merges sentences that differ only in integers stepping by
+// one from each to the next: each such word becomes "a-b".
+func mergeWords(ss []string) (string, bool) {
+	if len(ss) == 1 {
+		return ss[0], true
+	}
+	words := make([][]string, len(ss))
+	for i, s := range ss {
+		if words[i] = strings.Split(s, " "); len(words[i]) != len(words[0]) {
+			return "", false
+		}
+	}
+	out := slices.Clone(words[0])
+	for k := range out {
+		num, tail := splitNumber(words[0][k])
+		same := true
+		for i := range words {
+			same = same && words[i][k] == words[0][k]
+		}
+		if same {
+			continue
+		}
+		start, err := strconv.Atoi(num)
+		if err != nil {
+			return "", false
+		}
+		for i := range words {
+			if n, t := splitNumber(words[i][k]); n != strconv.Itoa(start+i) || t != tail {
+				return "", false
+			}
+		}
+		out[k] = num + "-" + strconv.Itoa(start+len(words)-1) + tail
+	}
+	return strings.Join(out, " "), true
+}
+
+// splitNumber splits "12," into "12" and ",".
+func splitNumber(w string) (num, tail string) {
+	i := 0
+	for i < len(w) && w[i] >= '0' && w[i] <= '9' {
+		i++
+	}
+	return w[:i], w[i:]
+}
+
+func intOrDash(n int) string {
+	if n < 0 {
+		return "-"
+	}
+	return strconv.Itoa(n)
+}

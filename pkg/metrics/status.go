@@ -1,0 +1,210 @@
+package metrics
+
+import (
+	"encoding/json"
+	"net/http"
+	"runtime/debug"
+	"slices"
+	"time"
+
+	"github.com/prometheus/common/version"
+	"go.uber.org/zap"
+
+	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/policy"
+	"github.com/numairqd/numairqd/pkg/state"
+)
+
+// Status is the JSON served at /status: what /plan leaves out of the
+// newest published State, for `numairqd status`. The placement of each
+// IRQ, and why, is /plan's; a client matches the two by Generation.
+//
+// Per-CPU interrupt rates are not here: `numairqd status` reads
+// /proc/interrupts and /proc/stat itself (it runs on the daemon's host,
+// the HTTP server is loopback only), so a request costs the daemon one
+// encoding of what it already holds and never a read of a file that is
+// megabytes on a machine with thousands of IRQs, and the daemon need not
+// sample what only balance: load uses.
+type Status struct {
+	Version    string    `json:"version"`
+	Generation uint64    `json:"generation"`
+	Trigger    string    `json:"trigger"`
+	Finished   time.Time `json:"finished"`
+	// TookSeconds is the whole round: read, plan and apply.
+	TookSeconds float64 `json:"took_seconds"`
+	DryRun      bool    `json:"dry_run"`
+	// Config is the file the config came from, "" for the defaults.
+	Config string `json:"config"`
+	// Consistent is false when CPUs kept changing during the read.
+	Consistent bool         `json:"consistent"`
+	Online     string       `json:"online"`
+	Allowed    string       `json:"allowed"`
+	Nodes      []StatusNode `json:"nodes"`
+	// Bans are the online CPUs kept from device IRQs, one entry per
+	// source that bans any; a CPU may be banned by several.
+	Bans []StatusBan `json:"bans"`
+	// BansError is why other tools' bans could not be read this round
+	// (the previous ones are kept), "" when they were.
+	BansError string `json:"bans_error,omitempty"`
+	// IRQs counts the plan's IRQs by state, as numairqd_irqs does, and
+	// the placed ones whose move waits for their next interrupt.
+	IRQs map[string]int `json:"irqs"`
+	// Writes are the round's IRQ writes: made, already in place, and
+	// what a dry run would have written.
+	Writes StatusWrites `json:"writes"`
+	// Failed are the IRQs that are not where the plan wants them: a
+	// failed write, no allowed CPU, unreadable files, or an effective
+	// mismatch (the kernel keeps them elsewhere after every re-write).
+	Failed []StatusFailed `json:"failed"`
+	// ManagedOnBanned are kernel-managed IRQs with a banned CPU, which
+	// numairqd cannot move.
+	ManagedOnBanned []int `json:"managed_on_banned"`
+}
+
+// StatusNode is an online node and its online CPUs.
+type StatusNode struct {
+	Node int    `json:"node"`
+	CPUs string `json:"cpus"`
+}
+
+// StatusBan is one source of bans: banned_cpus (the config),
+// isolated, nohz_full (when the config excludes them), irqbalance_env
+// (File: IRQBALANCE_BANNED_CPUS/CPULIST, as cri-o and tuned write it)
+// or default_smp_affinity (the online CPUs it leaves out).
+type StatusBan struct {
+	Source string `json:"source"`
+	CPUs   string `json:"cpus"`
+	File   string `json:"file,omitempty"`
+}
+
+// StatusWrites are a round's IRQ write counts (apply.Result).
+type StatusWrites struct {
+	Written   int `json:"written"`
+	Unchanged int `json:"unchanged"`
+	DryRun    int `json:"dry_run"`
+}
+
+// StatusFailed is an IRQ not placed: State is failed or
+// effective_mismatch; Kind and Errno the failed write's outcome
+// ("no_space", "ENOSPC"), empty when no write failed; Reason the plan's.
+type StatusFailed struct {
+	IRQ       int    `json:"irq"`
+	Name      string `json:"name"`
+	Device    string `json:"device"`
+	State     string `json:"state"`
+	Kind      string `json:"kind,omitempty"`
+	Errno     string `json:"errno,omitempty"`
+	Planned   string `json:"planned"`
+	Effective string `json:"effective,omitempty"`
+	Reason    string `json:"reason"`
+}
+
+// NewStatus builds the Status of st.
+func NewStatus(st *state.State) Status {
+	s := Status{Version: buildVersion(), Generation: st.Generation, Trigger: st.Trigger, Finished: st.Finished.UTC(),
+		TookSeconds: st.Took().Seconds(), DryRun: st.DryRun, Consistent: st.Consistent, Allowed: st.Plan.Allowed.String(),
+		Nodes: []StatusNode{}, IRQs: map[string]int{}, Failed: []StatusFailed{}, ManagedOnBanned: []int{},
+		Writes: StatusWrites{Written: st.Apply.Written, Unchanged: st.Apply.Unchanged, DryRun: st.Apply.DryRun}}
+	if st.Config != nil {
+		s.Config = st.Config.Source
+	}
+	if st.BansErr != nil {
+		s.BansError = st.BansErr.Error()
+	}
+	if st.Snapshot != nil {
+		s.Online = st.Snapshot.Online().String()
+		for _, n := range st.Snapshot.Nodes() {
+			s.Nodes = append(s.Nodes, StatusNode{Node: n.ID, CPUs: n.CPUs.String()})
+		}
+		for _, q := range st.ManagedOnBanned() {
+			s.ManagedOnBanned = append(s.ManagedOnBanned, q.Number)
+		}
+	}
+	s.Bans = statusBans(st)
+	for _, name := range states {
+		s.IRQs[name] = 0
+	}
+	s.IRQs["effective_pending"] = len(st.Plan.EffectiveIRQs(policy.EffectivePending))
+	writes := map[int]int{} // IRQ -> index of its last failed write
+	for i, w := range st.Apply.Writes {
+		if w.Kind.Failed() && w.Write.Kind == policy.WriteIRQAffinity {
+			writes[w.IRQ] = i
+		}
+	}
+	for _, d := range st.Plan.Devices {
+		for _, q := range d.IRQs {
+			state := irqState(q, st.Apply.Failed)
+			s.IRQs[state]++
+			if state != stateFailed && state != stateMismatch {
+				continue
+			}
+			f := StatusFailed{IRQ: q.Number, Name: q.Name, Device: deviceLabel(d.PCI), State: state, Planned: q.Planned.String(), Reason: q.Reason}
+			if state == stateMismatch {
+				f.Effective = q.Effective.String()
+			}
+			if i, ok := writes[q.Number]; ok {
+				f.Kind, f.Errno = st.Apply.Writes[i].Kind.String(), st.Apply.Writes[i].Errno
+			}
+			s.Failed = append(s.Failed, f)
+		}
+	}
+	slices.SortFunc(s.Failed, func(a, b StatusFailed) int { return a.IRQ - b.IRQ })
+	return s
+}
+
+// statusBans are st's bans by source, each the online CPUs it takes.
+func statusBans(st *state.State) []StatusBan {
+	out := []StatusBan{}
+	if st.Snapshot == nil {
+		return out
+	}
+	online := st.Snapshot.Online()
+	add := func(source string, m cpumask.Mask, file string) {
+		if m = m.And(online); !m.IsEmpty() {
+			out = append(out, StatusBan{Source: source, CPUs: m.String(), File: file})
+		}
+	}
+	if c := st.Config; c != nil {
+		add("banned_cpus", c.BannedCPUs, c.Source)
+		if c.ExcludeIsolated {
+			add("isolated", st.Snapshot.Isolated(), "")
+		}
+		if c.ExcludeNohzFull {
+			add("nohz_full", st.Snapshot.NohzFull(), "")
+		}
+	}
+	add("irqbalance_env", st.Bans.Env, st.Bans.EnvFile)
+	add("default_smp_affinity", st.Bans.Default, "")
+	return out
+}
+
+// buildVersion is the version numairqd_build_info reports, else the
+// module version the binary was built from.
+func buildVersion() string {
+	if version.Version != "" {
+		return version.Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		return bi.Main.Version
+	}
+	return ""
+}
+
+// status is 503 until a round has completed, then the newest State's
+// Status.
+func (m *Metrics) status(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	st := m.store.Load()
+	if st == nil {
+		http.Error(w, "no round has completed yet", http.StatusServiceUnavailable)
+		return
+	}
+	b, err := json.MarshalIndent(NewStatus(st), "", "  ")
+	if err != nil {
+		m.log.Error("cannot encode the status", zap.Error(err))
+		http.Error(w, "cannot encode the status", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(append(b, '\n'))
+}
