@@ -53,7 +53,7 @@ func TestUsage(t *testing.T) {
 	if code, _, stderr := runCmd("-x", "--dry-run"); code != 2 || !strings.Contains(stderr, `"numairqd run -x --dry-run"`) {
 		t.Errorf("flags without a command: code %d, stderr %q", code, stderr)
 	}
-	for typo, want := range map[string]string{"pln": "plan", "relaod": "reload", "topolgy": "topology", "rn": "run", "verison": "version"} {
+	for typo, want := range map[string]string{"pln": "plan", "relaod": "reload", "topolgy": "topology", "rn": "run", "verison": "version", "stauts": "status"} {
 		if code, _, stderr := runCmd(typo); code != 2 || !strings.Contains(stderr, fmt.Sprintf("did you mean %q?", want)) {
 			t.Errorf("%s: code %d, stderr %q; want a hint of %s", typo, code, stderr, want)
 		}

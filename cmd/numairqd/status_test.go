@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/numairqd/numairqd/internal/fakesys"
+	"github.com/numairqd/numairqd/pkg/apply"
+	"github.com/numairqd/numairqd/pkg/config"
+	"github.com/numairqd/numairqd/pkg/machine"
+	"github.com/numairqd/numairqd/pkg/metrics"
+	"github.com/numairqd/numairqd/pkg/policy"
+	"github.com/numairqd/numairqd/pkg/state"
+)
+
+// statusDaemon serves the HTTP handler of a daemon that ran one dry-run
+// round over planFixture with banned_cpus 7 and an irqbalance env file
+// banning CPU 0, finished at a fixed time, as `numairqd run` publishes
+// it. It returns the fixture and the server's address.
+func statusDaemon(t *testing.T) (*fakesys.Tree, string) {
+	tree := planFixture(t)
+	tree.WriteFile("etc/default/irqbalance", "IRQBALANCE_BANNED_CPULIST=0\n")
+	tree.WriteFile("proc/stat", "cpu  0 0 0 0 0 0 0 0 0 0\ncpu0 100 0 50 750 0 5 10 0 0 0\ncpu1 100 0 50 750 0 5 10 0 0 0\nintr 0\n")
+	cfg, err := config.Parse("/etc/numairqd/numairqd.yaml", []byte("banned_cpus: 7\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := machine.Read(machine.Roots{Sys: tree.Sys(), Proc: tree.Proc(), Etc: tree.Path("etc")}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Took = 1500 * time.Microsecond
+	m.Bans.EnvFile = "/etc/default/irqbalance" // not the temporary directory's name
+	p := policy.Compute(m.Snapshot, m.Inventory, m.Config(cfg), policy.Memory{}, policy.Balancing{})
+	res, _ := apply.New(nil, nil, apply.Options{DryRun: true}).Apply(context.Background(), p, policy.Memory{})
+	var store state.Store
+	store.Publish(&state.State{Machine: m, Plan: p, Apply: res, Planning: 500 * time.Microsecond, Trigger: "startup",
+		Config: cfg, DryRun: true, Finished: time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)})
+	srv := httptest.NewServer(metrics.New(&store, metrics.Options{}).Handler())
+	t.Cleanup(srv.Close)
+	return tree, strings.TrimPrefix(srv.URL, "http://")
+}
+
+// fixClock makes statusNow start at 03:00:05 and step a second a call.
+func fixClock(t *testing.T) {
+	at := time.Date(2026, 12, 5, 3, 0, 5, 0, time.UTC)
+	statusNow = func() time.Time { at = at.Add(time.Second); return at }
+	t.Cleanup(func() { statusNow = time.Now })
+}
+
+// TestStatusGolden: the text and JSON views of a dry-run daemon on the
+// 4-node fixture, the server's port replaced by PORT.
+func TestStatusGolden(t *testing.T) {
+	tree, addr := statusDaemon(t)
+	fixClock(t)
+	for _, format := range []string{"text", "json"} {
+		code, stdout, stderr := runCmd("status", "--listen", addr, "--procfs", tree.Proc(), "--interval", "1ms", "--format", format)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", format, code, stderr)
+		}
+		if strings.Contains(stdout, "\x1b") {
+			t.Errorf("%s: escape codes on a stdout that is not a terminal", format)
+		}
+		golden(t, "status-4node."+format, []byte(strings.ReplaceAll(stdout, addr, "127.0.0.1:PORT")))
+		if format == "text" {
+			for i, line := range strings.Split(stdout, "\n") {
+				if n := len([]rune(line)); n > statusWidth {
+					t.Errorf("line %d is %d columns: %q", i+1, n, line)
+				}
+			}
+			continue
+		}
+		var f frame
+		if err := json.Unmarshal([]byte(stdout), &f); err != nil {
+			t.Fatal(err)
+		}
+		if f.Status == nil || f.Plan == nil || f.Rates == nil || f.Status.Generation != 1 || f.Plan.Generation != 1 ||
+			len(f.Rates.CPUs) != 8 || len(f.Status.Bans) != 2 || f.Status.Bans[1].Source != "irqbalance_env" {
+			t.Errorf("json frame: %+v", f)
+		}
+	}
+}
+
+// TestStatusWatchPipe: --watch into a pipe (not a terminal) prints one
+// plain frame per refresh, without escape codes, until interrupted;
+// --format json prints one JSON document a line.
+func TestStatusWatchPipe(t *testing.T) {
+	tree, addr := statusDaemon(t)
+	for _, format := range []string{"text", "json"} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan int, 1)
+		var stderr bytes.Buffer
+		go func() {
+			v := &viewer{client: &http.Client{Timeout: 5 * time.Second}, addr: addr, procfs: tree.Proc()}
+			done <- showStatus(ctx, v, format, true, 20*time.Millisecond, w, &stderr)
+			w.Close()
+		}()
+		// Three frames, then Ctrl-C.
+		lines := make(chan string)
+		go func() {
+			sc := bufio.NewScanner(r)
+			sc.Buffer(nil, 1<<20)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+			close(lines)
+		}()
+		var out strings.Builder
+		timeout := time.After(30 * time.Second)
+		for frames := 0; frames < 3; {
+			select {
+			case line, ok := <-lines:
+				if !ok {
+					t.Fatalf("%s: output ended after %q; stderr %q", format, out.String(), stderr.String())
+				}
+				out.WriteString(line + "\n")
+				if strings.HasPrefix(line, "last round:") || strings.HasPrefix(line, "{") {
+					frames++
+				}
+			case <-timeout:
+				t.Fatalf("%s: no 3 frames in 30s: %q", format, out.String())
+			}
+		}
+		cancel()
+		for line := range lines {
+			out.WriteString(line + "\n")
+		}
+		r.Close()
+		if code := <-done; code != 0 {
+			t.Errorf("%s: exit %d after Ctrl-C, want 0", format, code)
+		}
+		if strings.Contains(out.String(), "\x1b") {
+			t.Errorf("%s: escape codes into a pipe", format)
+		}
+		if format == "json" {
+			for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+				var f frame
+				if err := json.Unmarshal([]byte(line), &f); err != nil || f.Status == nil {
+					t.Errorf("json line %q: %v", line, err)
+				}
+			}
+		} else if !strings.Contains(out.String(), "0000:41:00.0  virtio-pci eth0") {
+			t.Errorf("text frames lack the NIC:\n%s", out.String())
+		}
+	}
+}
+
+// TestStatusNoDaemon: with nothing listening, status fails at once
+// (exit 1), naming the address; a config with listen "" says why.
+func TestStatusNoDaemon(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	start := time.Now()
+	code, stdout, stderr := runCmd("status", "--listen", addr, "--interval", "10s")
+	if code != 1 || stdout != "" || !strings.Contains(stderr, "no numairqd answers at "+addr) {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 1 and the address", code, stdout, stderr)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("took %s: waited for --interval before failing", took)
+	}
+	cfg := writeConfig(t, "listen: \"\"\n")
+	if code, _, stderr := runCmd("status", "--config", cfg); code != 1 || !strings.Contains(stderr, cfg+` sets listen: "": the daemon serves no HTTP`) {
+		t.Errorf("listen \"\": exit %d, stderr %q", code, stderr)
+	}
+	if code, _, stderr := runCmd("status", "--listen", "nohost"); code != 1 || !strings.Contains(stderr, "nohost") {
+		t.Errorf("bad --listen: exit %d, stderr %q", code, stderr)
+	}
+	if code, _, _ := runCmd("status", "--interval", "0s"); code != 2 {
+		t.Errorf("--interval 0: exit %d, want 2", code)
+	}
+}
+
+// TestStatusRates: interrupts per second per CPU and IRQ, and the share
+// of hardirq+softirq ticks, between two samples 2s apart; a count that
+// went down (an IRQ freed and requested again) counts from zero.
+func TestStatusRates(t *testing.T) {
+	proc := t.TempDir()
+	write := func(ints, stat string) {
+		for name, s := range map[string]string{"interrupts": ints, "stat": stat} {
+			if err := os.WriteFile(filepath.Join(proc, name), []byte(s), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	const head = "           CPU0       CPU1\n"
+	write(head+"  24:        100        500  PCI-MSIX-0000:41:00.0   0-edge  eth0-0\n  25:        900          0  PCI-MSIX-0000:41:00.0   1-edge  eth0-1\n NMI:   5   5   Non-maskable interrupts\n",
+		"cpu  0 0 0 0 0 0 0 0\ncpu0 100 0 50 750 0 5 10 0\ncpu1 100 0 50 750 0 5 10 0\n")
+	t0 := time.Unix(1000, 0)
+	a, err := readProcSample(proc, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// CPU 0: 200 ticks, 30 of them irq+softirq; CPU 1: 100 ticks, none.
+	write(head+"  24:        300        700  PCI-MSIX-0000:41:00.0   0-edge  eth0-0\n  25:         40          0  PCI-MSIX-0000:41:00.0   1-edge  eth0-1\n",
+		"cpu  0 0 0 0 0 0 0 0\ncpu0 200 0 50 820 0 15 30 0\ncpu1 150 0 50 800 0 5 10 0\n")
+	b, err := readProcSample(proc, t0.Add(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := b.since(a)
+	if r.Seconds != 2 || r.IRQs["24"] != 200 || r.IRQs["25"] != 20 || len(r.CPUs) != 2 {
+		t.Fatalf("rates %+v", r)
+	}
+	if c := r.CPUs[0]; c.PerSecond != 120 || c.IRQTimePercent == nil || *c.IRQTimePercent != 15 {
+		t.Errorf("CPU 0: %v/s, %v%%; want 120 and 15", c.PerSecond, c.IRQTimePercent)
+	}
+	if c := r.CPUs[1]; c.PerSecond != 100 || c.IRQTimePercent == nil || *c.IRQTimePercent != 0 {
+		t.Errorf("CPU 1: %v/s, %v%%; want 100 and 0", c.PerSecond, c.IRQTimePercent)
+	}
+	// Without /proc/stat the interrupt rates stay, the times go.
+	os.Remove(filepath.Join(proc, "stat"))
+	c, err := readProcSample(proc, t0.Add(4*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := c.since(b); r.CPUs[0].IRQTimePercent != nil || !strings.Contains(r.Error, "stat") {
+		t.Errorf("without /proc/stat: %+v", r)
+	}
+}
+
+// TestQueueRuns: queues placed alike compact into one line, their
+// reasons merged where only stepping numbers differ; anything else
+// breaks the run.
+func TestQueueRuns(t *testing.T) {
+	for _, tc := range []struct {
+		masks []string
+		want  string
+		ok    bool
+	}{
+		{[]string{"4"}, "4", true},
+		{[]string{"4", "5", "6"}, "4-6", true},
+		{[]string{"0-7", "0-7"}, "all 0-7", true},
+		{[]string{"4", "6"}, "", false},
+		{[]string{"4", "4-5"}, "", false},
+	} {
+		if got, ok := maskPattern(tc.masks); got != tc.want || ok != tc.ok {
+			t.Errorf("maskPattern(%v) = %q, %v; want %q, %v", tc.masks, got, ok, tc.want, tc.ok)
+		}
+	}
+	if got, ok := mergeWords([]string{"queue 0 -> CPU 4, hop 0", "queue 1 -> CPU 5, hop 0"}); !ok || got != "queue 0-1 -> CPU 4-5, hop 0" {
+		t.Errorf("merge: %q %v", got, ok)
+	}
+	if _, ok := mergeWords([]string{"queue 0 -> CPU 4", "queue 1 -> CPU 7"}); ok {
+		t.Error("merged numbers that do not step")
+	}
+	if _, ok := mergeWords([]string{"hop 0", "node 0"}); ok {
+		t.Error("merged different words")
+	}
+}

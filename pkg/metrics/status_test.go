@@ -1,0 +1,112 @@
+package metrics
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/numairqd/numairqd/internal/fakesys"
+	"github.com/numairqd/numairqd/pkg/apply"
+	"github.com/numairqd/numairqd/pkg/bans"
+	"github.com/numairqd/numairqd/pkg/config"
+	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/machine"
+	"github.com/numairqd/numairqd/pkg/policy"
+	"github.com/numairqd/numairqd/pkg/state"
+	"github.com/numairqd/numairqd/pkg/topology"
+)
+
+// TestStatusEndpoint: /status is 503 before a round, then names every
+// source of bans (the config's banned_cpus, isolcpus, nohz_full,
+// irqbalance's env file, default_smp_affinity), the round, the counts
+// by state, and each failed or mismatched IRQ with its error.
+func TestStatusEndpoint(t *testing.T) {
+	var store state.Store
+	h := New(&store, Options{}).Handler()
+	if rec := get(t, h, "/status"); rec.Code != http.StatusServiceUnavailable {
+		t.Fatalf("before a round: %d, want 503", rec.Code)
+	}
+
+	tree := fakesys.New(t)
+	tree.AddMachine(fakesys.QEMUGuest()) // CPUs 0-7 on nodes 0-3
+	tree.WriteFile("sys/devices/system/cpu/isolated", "3\n")
+	tree.WriteFile("sys/devices/system/cpu/nohz_full", "5-6\n")
+	snap, err := topology.NewFS(tree.Sys()).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Source, cfg.BannedCPUs = "/etc/numairqd/numairqd.yaml", cpumask.New(7, 9) // 9 is not online
+	q := func(n, cpu int) policy.IRQ {
+		return policy.IRQ{Number: n, Name: "q", Role: policy.RoleQueue, Queue: n - 100, Current: cpumask.New(0, 1, 2), Planned: cpumask.New(cpu), CPU: cpu}
+	}
+	mismatch := q(102, 4)
+	mismatch.EffectiveState, mismatch.Effective = policy.EffectiveMismatch, cpumask.New(0)
+	pending := q(103, 2)
+	pending.EffectiveState = policy.EffectivePending
+	plan := &policy.Plan{Allowed: cpumask.New(2, 4), Devices: []policy.Device{{PCI: "0000:41:00.0", Policy: config.PolicyNUMAHop,
+		IRQs: []policy.IRQ{q(100, 2), q(101, 4), mismatch, pending, {Number: 104, Managed: true, Current: cpumask.New(3)}}}}}
+	failedWrite := apply.Outcome{Write: policy.Write{Kind: policy.WriteIRQAffinity, IRQ: 101}, Kind: apply.KindNoSpace, Errno: "ENOSPC"}
+	store.Publish(&state.State{
+		Machine: machine.Machine{Snapshot: snap, Consistent: true, Took: time.Millisecond,
+			Bans: bans.Bans{EnvFile: "/etc/default/irqbalance", Env: cpumask.New(0), Default: cpumask.New(1)}, BansErr: errors.New("stale")},
+		Plan: plan, Config: cfg, DryRun: true, Trigger: "resync", Finished: roundAt, Planning: time.Millisecond,
+		Apply: apply.Result{Writes: []apply.Outcome{failedWrite}, Written: 2, Unchanged: 1, Failed: map[int]apply.Kind{101: apply.KindNoSpace}},
+	})
+
+	rec := get(t, h, "/status")
+	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "application/json" {
+		t.Fatalf("/status: %d %s", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	var got map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"version", "generation", "trigger", "finished", "took_seconds", "dry_run", "config", "consistent",
+		"online", "allowed", "nodes", "bans", "bans_error", "irqs", "writes", "failed", "managed_on_banned"} {
+		if _, ok := got[key]; !ok {
+			t.Errorf("/status has no %q", key)
+		}
+	}
+	var s Status
+	if err := json.Unmarshal(rec.Body.Bytes(), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Generation != 1 || s.Trigger != "resync" || !s.Finished.Equal(roundAt) || s.TookSeconds != 0.002 || !s.DryRun ||
+		s.Config != cfg.Source || s.Online != "0-7" || s.Allowed != "2,4" || s.BansError != "stale" || len(s.Nodes) != 4 {
+		t.Errorf("round fields: %+v", s)
+	}
+	wantBans := []StatusBan{{"banned_cpus", "7", cfg.Source}, {"isolated", "3", ""}, {"nohz_full", "5-6", ""},
+		{"irqbalance_env", "0", "/etc/default/irqbalance"}, {"default_smp_affinity", "1", ""}}
+	if !reflect.DeepEqual(s.Bans, wantBans) {
+		t.Errorf("bans %+v\nwant %+v", s.Bans, wantBans)
+	}
+	wantIRQs := map[string]int{"placed": 2, "managed": 1, "ignored": 0, "failed": 1, "effective_mismatch": 1, "effective_pending": 1}
+	if !reflect.DeepEqual(s.IRQs, wantIRQs) {
+		t.Errorf("irqs %v, want %v", s.IRQs, wantIRQs)
+	}
+	wantFailed := []StatusFailed{
+		{IRQ: 101, Name: "q", Device: "0000:41:00.0", State: "failed", Kind: "no_space", Errno: "ENOSPC", Planned: "4"},
+		{IRQ: 102, Name: "q", Device: "0000:41:00.0", State: "effective_mismatch", Planned: "4", Effective: "0"},
+	}
+	if !reflect.DeepEqual(s.Failed, wantFailed) {
+		t.Errorf("failed %+v\nwant %+v", s.Failed, wantFailed)
+	}
+	if s.Writes != (StatusWrites{Written: 2, Unchanged: 1}) || !reflect.DeepEqual(s.ManagedOnBanned, []int{104}) {
+		t.Errorf("writes %+v, managed on banned %v", s.Writes, s.ManagedOnBanned)
+	}
+
+	// A config that keeps isolated and nohz_full CPUs does not name them.
+	cfg2 := *cfg
+	cfg2.ExcludeIsolated, cfg2.ExcludeNohzFull = false, false
+	st := *store.Load()
+	st.Config = &cfg2
+	for _, b := range NewStatus(&st).Bans {
+		if b.Source == "isolated" || b.Source == "nohz_full" {
+			t.Errorf("bans name %s though the config does not exclude it", b.Source)
+		}
+	}
+}
