@@ -265,3 +265,43 @@ func TestQueueRuns(t *testing.T) {
 		t.Error("merged different words")
 	}
 }
+
+// TestStatusTextFailed: a failed write and an effective mismatch are
+// listed under the round with their outcome and errno, and marked in
+// their device's table; long lines wrap within statusWidth.
+func TestStatusTextFailed(t *testing.T) {
+	q0, q1 := 0, 1
+	reason := "numa-hop: queue 0 -> CPU 4, hop 0, distance 10 from node 2 of a device whose reason is long enough to wrap"
+	f := &frame{Address: "127.0.0.1:9768", Sampled: time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC),
+		Status: &metrics.Status{Generation: 3, Trigger: "uevent", Online: "0-7", Allowed: "0-7",
+			Nodes: []metrics.StatusNode{{Node: 0, CPUs: "0-7"}}, IRQs: map[string]int{"failed": 1, "effective_mismatch": 1},
+			Bans: []metrics.StatusBan{{Source: "irqbalance_env", CPUs: "0", File: "/etc/sysconfig/" + strings.Repeat("x", 90)}},
+			Failed: []metrics.StatusFailed{
+				{IRQ: 25, Name: "eth0-0", Device: "0000:41:00.0", State: "failed", Kind: "no_space", Errno: "ENOSPC", Planned: "4", Reason: reason},
+				{IRQ: 26, Name: "eth0-1", Device: "0000:41:00.0", State: "effective_mismatch", Planned: "5", Effective: "0", Reason: "r"},
+			}},
+		Plan: &policy.Doc{Generation: 3, Devices: []policy.DeviceDoc{{PCI: "0000:41:00.0", Driver: "ixgbe", Policy: "numa-hop",
+			IRQs: []policy.IRQDoc{
+				{IRQ: 25, Name: "eth0-0", Role: "queue", Queue: &q0, Current: "0-7", Planned: "4", Reason: reason},
+				{IRQ: 26, Name: "eth0-1", Role: "queue", Queue: &q1, Current: "0-7", Planned: "5", Reason: "r"},
+			}}}}}
+	var b bytes.Buffer
+	writeStatusText(&b, f)
+	out := b.String()
+	for _, want := range []string{
+		"IRQ 25 eth0-0 (0000:41:00.0) failed no_space ENOSPC, planned 4: numa-hop",
+		"IRQ 26 eth0-1 (0000:41:00.0) effective_mismatch, planned 5, effective 0: r",
+		"FAILED no_space ENOSPC: numa-hop",
+		"EFFECTIVE_MISMATCH effective 0: r",
+		"1 failed, 1 effective mismatch",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if len([]rune(line)) > statusWidth {
+			t.Errorf("%d columns: %q", len([]rune(line)), line)
+		}
+	}
+}

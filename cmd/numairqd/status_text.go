@@ -41,20 +41,15 @@ func writeStatusText(w io.Writer, f *frame) {
 		fmt.Fprintf(&b, "; %d written, %d unchanged", st.Writes.Written, st.Writes.Unchanged)
 	}
 	fmt.Fprintf(&b, "\nconfig %s; CPUs online %s, allowed %s\n", cmpOr(st.Config, "(defaults)"), st.Online, st.Allowed)
-	b.WriteString("bans: ")
-	if len(st.Bans) == 0 {
-		b.WriteString("none")
-	}
-	for i, ban := range st.Bans {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(ban.Source + " " + ban.CPUs)
+	var bans []string
+	for _, ban := range st.Bans {
+		s := ban.Source + " " + ban.CPUs
 		if ban.File != "" {
-			b.WriteString(" (" + ban.File + ")")
+			s += " (" + ban.File + ")"
 		}
+		bans = append(bans, s)
 	}
-	b.WriteString("\n")
+	writeWrapped(&b, "bans: "+cmpOr(strings.Join(bans, "; "), "none"), "      ")
 	if st.BansError != "" {
 		fmt.Fprintf(&b, "bans unreadable, previous ones kept: %s\n", st.BansError)
 	}
@@ -67,15 +62,15 @@ func writeStatusText(w io.Writer, f *frame) {
 		fmt.Fprintf(&b, "kernel-managed IRQs on banned CPUs (numairqd cannot move them): %s\n", intList(st.ManagedOnBanned))
 	}
 	for _, fl := range st.Failed {
-		fmt.Fprintf(&b, "  IRQ %d %s (%s) %s", fl.IRQ, fl.Name, fl.Device, fl.State)
+		line := fmt.Sprintf("IRQ %d %s (%s) %s", fl.IRQ, fl.Name, fl.Device, fl.State)
 		if fl.Kind != "" {
-			fmt.Fprintf(&b, " %s %s", fl.Kind, fl.Errno)
+			line += " " + strings.TrimSpace(fl.Kind+" "+fl.Errno)
 		}
-		fmt.Fprintf(&b, ", planned %s", cmpOr(fl.Planned, "-"))
+		line += ", planned " + cmpOr(fl.Planned, "-")
 		if fl.Effective != "" {
-			fmt.Fprintf(&b, ", effective %s", fl.Effective)
+			line += ", effective " + fl.Effective
 		}
-		fmt.Fprintf(&b, ": %s\n", fl.Reason)
+		writeWrapped(&b, line+": "+fl.Reason, "    ")
 	}
 	rates := f.Rates
 	if rates != nil && rates.Error != "" {
@@ -141,6 +136,17 @@ func writeRuns(b *strings.Builder, runs []queueRun) {
 			}
 			b.WriteString(line + "\n")
 		}
+	}
+}
+
+// writeWrapped writes s wrapped at statusWidth, the lines after the
+// first indented.
+func writeWrapped(b *strings.Builder, s, indent string) {
+	for i, line := range wrap(s, statusWidth-len(indent)) {
+		if i > 0 {
+			b.WriteString(indent)
+		}
+		b.WriteString(line + "\n")
 	}
 }
 

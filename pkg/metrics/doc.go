@@ -1,10 +1,11 @@
 // Package metrics is the daemon's Prometheus registry and its small HTTP
-// server (/metrics, /healthz, /plan): the last step of the pipeline.
+// server (/metrics, /healthz, /plan, /status): the last step of the
+// pipeline.
 //
 // The daemon reports each round and reload once (RoundDone, RoundFailed,
 // ConfigReload) to the counters and histograms. Everything else is read
 // at scrape time, as node_exporter's collectors do: the IRQ gauges and
-// /plan from the state.Store's newest State, the event counters from
+// /plan and /status from the state.Store's newest State, the event counters from
 // the watcher's Stats. Names start with numairqd_ and use base units.
 //
 // The server is bounded so that no client can grow the daemon: /plan is
