@@ -5,14 +5,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
 	"github.com/numairqd/numairqd/pkg/apply"
@@ -303,5 +307,61 @@ func TestStatusTextFailed(t *testing.T) {
 		if len([]rune(line)) > statusWidth {
 			t.Errorf("%d columns: %q", len([]rune(line)), line)
 		}
+	}
+}
+
+// TestStatusWatchTerminal: on a terminal (a pty here) every refresh
+// clears the screen and redraws, cut to the terminal's height.
+func TestStatusWatchTerminal(t *testing.T) {
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer ptmx.Close()
+	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Skipf("unlockpt: %v", err)
+	}
+	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Skipf("ptsname: %v", err)
+	}
+	pts, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("open pts: %v", err)
+	}
+	defer pts.Close()
+	if err := unix.IoctlSetWinsize(int(pts.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 12, Col: 100}); err != nil {
+		t.Fatal(err)
+	}
+	tree, addr := statusDaemon(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		v := &viewer{client: &http.Client{Timeout: 5 * time.Second}, addr: addr, procfs: tree.Proc()}
+		done <- showStatus(ctx, v, "text", true, 20*time.Millisecond, pts, io.Discard)
+	}()
+	var out []byte
+	buf := make([]byte, 64<<10)
+	for bytes.Count(out, []byte("\x1b[H\x1b[2J")) < 2 {
+		k, err := ptmx.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, buf[:k]...)
+	}
+	cancel()
+	go func() { // a refresh may be writing: keep draining until the pty closes
+		for {
+			if _, err := ptmx.Read(make([]byte, 4096)); err != nil {
+				return
+			}
+		}
+	}()
+	if code := <-done; code != 0 {
+		t.Errorf("exit %d after Ctrl-C", code)
+	}
+	frame := strings.Split(string(out), "\x1b[H\x1b[2J")[1]
+	if lines := strings.Count(frame, "\n"); lines > 12 || !strings.Contains(frame, "more lines") {
+		t.Errorf("frame of %d lines on a 12-row terminal:\n%s", lines, frame)
 	}
 }
