@@ -157,7 +157,7 @@ func TestStatusWatchPipe(t *testing.T) {
 					t.Errorf("json line %q: %v", line, err)
 				}
 			}
-		} else if !strings.Contains(out.String(), "0000:41:00.0  virtio-pci eth0") {
+		} else if !strings.Contains(out.String(), "0000:41:00.0  virtio-pci/virtio_net eth0") {
 			t.Errorf("text frames lack the NIC:\n%s", out.String())
 		}
 	}

@@ -81,7 +81,11 @@ func writeStatusText(w io.Writer, f *frame) {
 	devs := slices.Clone(plan.Devices)
 	slices.SortStableFunc(devs, func(a, b policy.DeviceDoc) int { return strings.Compare(a.PCI, b.PCI) })
 	for _, d := range devs {
-		fmt.Fprintf(&b, "\n%s  %s", cmpOr(d.PCI, "(no PCI device)"), d.Driver)
+		driver := d.Driver
+		if len(d.Drivers) > 0 {
+			driver = strings.Join(d.Drivers, "/")
+		}
+		fmt.Fprintf(&b, "\n%s  %s", cmpOr(d.PCI, "(no PCI device)"), driver)
 		if len(d.Interfaces) > 0 {
 			fmt.Fprintf(&b, " %s", strings.Join(d.Interfaces, ","))
 		}
@@ -90,6 +94,9 @@ func writeStatusText(w io.Writer, f *frame) {
 			fmt.Fprintf(&b, "  rule %s", d.Rule)
 		}
 		fmt.Fprintf(&b, "  %s IRQ/s\n", rateText(deviceRate(d, rates)))
+		if d.PolicyWhy != "" {
+			writeWrapped(&b, "  policy: "+d.PolicyWhy, "    ")
+		}
 		writeRuns(&b, queueRuns(d, st, nodes, rates))
 	}
 	writeCPUs(&b, st, plan, nodes, rates)
@@ -142,8 +149,11 @@ func writeRuns(b *strings.Builder, runs []queueRun) {
 // writeWrapped writes s wrapped at statusWidth, the lines after the
 // first indented.
 func writeWrapped(b *strings.Builder, s, indent string) {
+	lead := s[:len(s)-len(strings.TrimLeft(s, " "))]
 	for i, line := range wrap(s, statusWidth-len(indent)) {
-		if i > 0 {
+		if i == 0 {
+			b.WriteString(lead)
+		} else {
 			b.WriteString(indent)
 		}
 		b.WriteString(line + "\n")

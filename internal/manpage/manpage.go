@@ -22,7 +22,7 @@ var ErrREADME = errors.New("README.md")
 
 // Commands are the subcommands with flags, whose options the page
 // lists in this order.
-var Commands = []string{"run", "plan", "topology", "reload"}
+var Commands = []string{"run", "plan", "topology", "status", "reload"}
 
 // Flag is one flag as the flag package prints it for -h.
 type Flag struct {

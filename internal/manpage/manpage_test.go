@@ -163,6 +163,7 @@ const miniREADME = "# numairqd\n\nFirst *paragraph*.\n\nSecond, with `--x`.\n\n`
 	"| `numairqd [run] [flags]` | the daemon |\n" +
 	"| `numairqd plan [--sysfs D] [--format text\\|json]` | print |\n" +
 	"| `numairqd topology [--sysfs D]` | print |\n" +
+	"| `numairqd status [--watch]` | show |\n" +
 	"| `numairqd reload [--pid N]` | signal |\n\n" +
 	"| exit status | meaning |\n|---|---|\n| 0 | fine |\n\n" +
 	"| file | what it is |\n|---|---|\n| `/run/x.lock` | the lock (`--lock-file`) |\n\n" +
@@ -189,6 +190,7 @@ func miniFlags() map[string][]Flag {
 		"reload":   {{Name: "pid", Arg: "int"}},
 		"plan":     {{Name: "sysfs", Arg: "string"}, {Name: "format", Arg: "string", Usage: "text or json", Default: `"text"`}},
 		"topology": {{Name: "sysfs", Arg: "string", Usage: `sysfs root\to read`}},
+		"status":   {{Name: "watch"}},
 	}
 }
 
