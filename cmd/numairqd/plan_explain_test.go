@@ -37,7 +37,7 @@ func TestPlanExplains(t *testing.T) {
 		`Tables: CURRENT -> PLANNED is the affinity now -> the one to write; "= X": already X, nothing written;`,
 		"0000:41:00.0  driver virtio-pci (virtio_net, network)  interfaces [eth0]  node 2  policy linear  mask cpu  \n" +
 			"  policy: auto (the default) chose linear: 6 queues >= 3 allowed CPUs, so queue i takes the i-th allowed CPU, wrapping, and every CPU serves the device\n" +
-			"  cpus: allowed CPUs 4-5,7; not allowed: 0-1 (banned_cpus), 2 (irqbalance_env_file), 6 (default_smp_affinity), 3 (isolated)\n" +
+			"  cpus: allowed CPUs 4-5,7; not allowed: 0-1 (banned_cpus), 2 (irqbalance_env), 6 (default_smp_affinity), 3 (isolated)\n" +
 			"  IRQ  ",
 		"0000:21:00.0  driver nvme (storage)  interfaces []  node 1  policy numa-hop  mask cpu  \n" +
 			"  policy: auto (the default) chose numa-hop: no queue IRQ to place (the 8 queue IRQs are managed by the kernel or unreadable), only control IRQs\n",
@@ -64,7 +64,7 @@ func TestPlanExplains(t *testing.T) {
 	for _, e := range doc.Excluded {
 		by = append(by, e.Source+" "+e.CPUs)
 	}
-	if got := strings.Join(by, ", "); got != "banned_cpus 0-1, irqbalance_env_file 2, default_smp_affinity 6, isolated 3" {
+	if got := strings.Join(by, ", "); got != "banned_cpus 0-1, irqbalance_env 2, default_smp_affinity 6, isolated 3" {
 		t.Errorf("JSON excluded: %s", got)
 	}
 	nic := doc.Devices[1]

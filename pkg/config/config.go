@@ -73,8 +73,9 @@ type ToolBan struct {
 // Sources of a ToolBan.
 const (
 	// BanEnvFile is irqbalance's environment file (irqbalance_env_file),
-	// whose banned-CPU variables cri-o and tuned write.
-	BanEnvFile = "irqbalance_env_file"
+	// whose banned-CPU variables cri-o and tuned write; named as the
+	// source label of numairqd_banned_cpus and /status name it.
+	BanEnvFile = "irqbalance_env"
 	// BanDefaultAffinity is /proc/irq/default_smp_affinity
 	// (honor_default_smp_affinity), from which cri-o clears the CPUs
 	// of pods that ask for no IRQs.

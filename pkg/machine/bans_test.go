@@ -70,7 +70,7 @@ func TestPlanHonoursIrqbalanceBans(t *testing.T) {
 	for _, e := range p.Plan.Excluded {
 		by = append(by, e.Source+" "+e.CPUs.String())
 	}
-	if got := strings.Join(by, ", "); got != "banned_cpus 7, irqbalance_env_file 0,4, default_smp_affinity 6" {
+	if got := strings.Join(by, ", "); got != "banned_cpus 7, irqbalance_env 0,4, default_smp_affinity 6" {
 		t.Errorf("excluded by source: %s", got)
 	}
 	if e := p.Plan.Excluded[1]; !strings.Contains(e.Why, env) {

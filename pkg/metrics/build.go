@@ -19,13 +19,17 @@ type Build struct {
 	Tags      string // the build tags; "" (shown "unknown") when none were recorded
 }
 
+// version is Version, "(devel)" when unknown: what build_info and
+// /status show.
+func (b Build) version() string { return cmp.Or(b.Version, "(devel)") }
+
 // buildInfo is numairqd_build_info: always 1, the facts in its labels.
 func buildInfo(b Build) prometheus.Collector {
 	g := prometheus.NewGauge(prometheus.GaugeOpts{
 		Namespace: namespace, Name: "build_info",
 		Help: "A metric with a constant '1' value labeled by version, revision, branch, goversion from which numairqd was built, and the goos and goarch for the build.",
 		ConstLabels: prometheus.Labels{
-			"version": cmp.Or(b.Version, "(devel)"), "revision": cmp.Or(b.Revision, "unknown"), "branch": b.Branch,
+			"version": b.version(), "revision": cmp.Or(b.Revision, "unknown"), "branch": b.Branch,
 			"goversion": cmp.Or(b.GoVersion, runtime.Version()), "goos": runtime.GOOS, "goarch": runtime.GOARCH,
 			"tags": cmp.Or(b.Tags, "unknown"),
 		},

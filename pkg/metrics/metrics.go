@@ -68,6 +68,7 @@ type Metrics struct {
 	now        func() time.Time
 	staleAfter time.Duration
 	failed     atomic.Pointer[failure]
+	version    string // Build.Version as numairqd_build_info shows it, for /status
 	plans      planCache
 	// The bounds of /metrics and /plan: default*Limit, tests shrink them.
 	metricsLimit, planLimit limit
@@ -95,7 +96,7 @@ func New(store *state.Store, opts Options) *Metrics {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	m := &Metrics{reg: prometheus.NewRegistry(), store: store, log: log, now: time.Now, staleAfter: opts.StaleAfter,
+	m := &Metrics{reg: prometheus.NewRegistry(), store: store, log: log, now: time.Now, staleAfter: opts.StaleAfter, version: opts.Build.version(),
 		metricsLimit: defaultMetricsLimit, planLimit: defaultPlanLimit}
 	m.perIRQ.Store(opts.PerIRQ)
 

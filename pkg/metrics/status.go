@@ -3,11 +3,9 @@ package metrics
 import (
 	"encoding/json"
 	"net/http"
-	"runtime/debug"
 	"slices"
 	"time"
 
-	"github.com/prometheus/common/version"
 	"go.uber.org/zap"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
@@ -100,8 +98,8 @@ type StatusFailed struct {
 }
 
 // NewStatus builds the Status of st.
-func NewStatus(st *state.State) Status {
-	s := Status{Version: buildVersion(), Generation: st.Generation, Trigger: st.Trigger, Finished: st.Finished.UTC(),
+func NewStatus(st *state.State, version string) Status {
+	s := Status{Version: version, Generation: st.Generation, Trigger: st.Trigger, Finished: st.Finished.UTC(),
 		TookSeconds: st.Took().Seconds(), DryRun: st.DryRun, Consistent: st.Consistent, Allowed: st.Plan.Allowed.String(),
 		Nodes: []StatusNode{}, IRQs: map[string]int{}, Failed: []StatusFailed{}, ManagedOnBanned: []int{},
 		Writes: StatusWrites{Written: st.Apply.Written, Unchanged: st.Apply.Unchanged, DryRun: st.Apply.DryRun}}
@@ -178,18 +176,6 @@ func statusBans(st *state.State) []StatusBan {
 	return out
 }
 
-// buildVersion is the version numairqd_build_info reports, else the
-// module version the binary was built from.
-func buildVersion() string {
-	if version.Version != "" {
-		return version.Version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		return bi.Main.Version
-	}
-	return ""
-}
-
 // status is 503 until a round has completed, then the newest State's
 // Status.
 func (m *Metrics) status(w http.ResponseWriter, r *http.Request) {
@@ -199,7 +185,7 @@ func (m *Metrics) status(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no round has completed yet", http.StatusServiceUnavailable)
 		return
 	}
-	b, err := json.MarshalIndent(NewStatus(st), "", "  ")
+	b, err := json.MarshalIndent(NewStatus(st, m.version), "", "  ")
 	if err != nil {
 		m.log.Error("cannot encode the status", zap.Error(err))
 		http.Error(w, "cannot encode the status", http.StatusInternalServerError)

@@ -25,7 +25,7 @@ import (
 // by state, and each failed or mismatched IRQ with its error.
 func TestStatusEndpoint(t *testing.T) {
 	var store state.Store
-	h := New(&store, Options{}).Handler()
+	h := New(&store, Options{Build: Build{Version: "9.9.9-1"}}).Handler()
 	if rec := get(t, h, "/status"); rec.Code != http.StatusServiceUnavailable {
 		t.Fatalf("before a round: %d, want 503", rec.Code)
 	}
@@ -71,6 +71,9 @@ func TestStatusEndpoint(t *testing.T) {
 			t.Errorf("/status has no %q", key)
 		}
 	}
+	if got["version"] != "9.9.9-1" {
+		t.Errorf("/status version %v, want numairqd_build_info's 9.9.9-1", got["version"])
+	}
 	var s Status
 	if err := json.Unmarshal(rec.Body.Bytes(), &s); err != nil {
 		t.Fatal(err)
@@ -104,7 +107,7 @@ func TestStatusEndpoint(t *testing.T) {
 	cfg2.ExcludeIsolated, cfg2.ExcludeNohzFull = false, false
 	st := *store.Load()
 	st.Config = &cfg2
-	for _, b := range NewStatus(&st).Bans {
+	for _, b := range NewStatus(&st, "").Bans {
 		if b.Source == "isolated" || b.Source == "nohz_full" {
 			t.Errorf("bans name %s though the config does not exclude it", b.Source)
 		}

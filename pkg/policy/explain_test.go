@@ -42,7 +42,7 @@ func TestExcludedBySource(t *testing.T) {
 		}
 	}
 	doc := p.Doc()
-	if len(doc.Excluded) != len(want) || doc.Excluded[1].CPUs != "0,7" || doc.Excluded[1].Source != "irqbalance_env_file" {
+	if len(doc.Excluded) != len(want) || doc.Excluded[1].CPUs != "0,7" || doc.Excluded[1].Source != "irqbalance_env" {
 		t.Errorf("doc excluded %+v", doc.Excluded)
 	}
 
