@@ -82,14 +82,14 @@ var commands = []string{"run", "topology", "plan", "status", "reload", "version"
 // other than text or json.
 func parseArgs(fl *flag.FlagSet, args []string, stdout, stderr io.Writer, format *string) (code int, done bool) {
 	fl.SetOutput(stderr)
+	fl.Usage = func() {} // printed once below, on stdout for -h
 	err := fl.Parse(args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
-		fl.SetOutput(stdout)
-		fmt.Fprintf(stdout, "usage: numairqd %s [flags]\n", fl.Name())
-		fl.PrintDefaults()
+		printUsage(fl, stdout)
 		return 0, true
 	case err != nil:
+		printUsage(fl, stderr)
 		return 2, true
 	case fl.NArg() > 0:
 		fmt.Fprintf(stderr, "numairqd %s: unexpected argument %q\n", fl.Name(), fl.Arg(0))
@@ -99,6 +99,19 @@ func parseArgs(fl *flag.FlagSet, args []string, stdout, stderr io.Writer, format
 		return 2, true
 	}
 	return 0, false
+}
+
+// printUsage prints a subcommand's usage line and its flags to w.
+func printUsage(fl *flag.FlagSet, w io.Writer) {
+	n := 0
+	fl.VisitAll(func(*flag.Flag) { n++ })
+	if n == 0 {
+		fmt.Fprintf(w, "usage: numairqd %s\n", fl.Name())
+		return
+	}
+	fmt.Fprintf(w, "usage: numairqd %s [flags]\n", fl.Name())
+	fl.SetOutput(w)
+	fl.PrintDefaults()
 }
 
 // fail prints a subcommand's error and returns its exit status, 1.

@@ -67,8 +67,8 @@ func TestUsage(t *testing.T) {
 		if cmd == "help" {
 			want = "usage: numairqd <command>"
 		}
-		if code, stdout, _ := runCmd(cmd, "-h"); code != 0 || !strings.Contains(stdout, want) {
-			t.Errorf("%s -h: code %d, stdout %q; want 0 and %q", cmd, code, stdout, want)
+		if code, stdout, stderr := runCmd(cmd, "-h"); code != 0 || !strings.Contains(stdout, want) || stderr != "" {
+			t.Errorf("%s -h: code %d, stdout %q, stderr %q; want 0 and %q, once, on stdout", cmd, code, stdout, stderr, want)
 		}
 	}
 }
