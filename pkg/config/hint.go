@@ -40,6 +40,9 @@ func hexHint(s string) string {
 	if strings.HasPrefix(strings.ToLower(s), "0x") {
 		body = s[2:]
 	}
+	if !strings.Contains(body, ",") {
+		body = hexGroups(body)
+	}
 	m, err := cpumask.ParseHex(body)
 	if err != nil {
 		return ""
@@ -51,12 +54,27 @@ func hexHint(s string) string {
 	return fmt.Sprintf("%q looks like a hex mask; numairqd takes CPU lists like 0-3; hex mask %s is %s", s, s, cpus)
 }
 
-// tabLine is the first line, counted from 1, at or after from whose
+// hexGroups splits an ungrouped hex mask into the kernel's groups of 8
+// digits, from the right, which cpumask.ParseHex reads: irqbalance
+// users write masks of more than 32 CPUs without commas.
+func hexGroups(s string) string {
+	var groups []string
+	for len(s) > 8 {
+		groups = append([]string{s[len(s)-8:]}, groups...)
+		s = s[:len(s)-8]
+	}
+	return strings.Join(append([]string{s}, groups...), ",")
+}
+
+// tabLine is the first line from from to to, counted from 1, whose
 // indentation holds a tab and that holds more than white space; 0 when
 // none does. YAML indents with spaces only, and its parser's message
 // ("found character that cannot start any token") does not say so.
-func tabLine(data []byte, from int) int {
+func tabLine(data []byte, from, to int) int {
 	for i, line := range bytes.Split(data, []byte("\n")) {
+		if i+1 > to {
+			break
+		}
 		indent := line[:len(line)-len(bytes.TrimLeft(line, " \t"))]
 		if i+1 >= from && bytes.IndexByte(indent, '\t') >= 0 && len(bytes.TrimSpace(line)) > 0 {
 			return i + 1

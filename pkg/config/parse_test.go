@@ -285,6 +285,8 @@ func TestParseInvalid(t *testing.T) {
 			`1: banned_cpus: "1,0000000f" looks like a hex mask; numairqd takes CPU lists like 0-3; hex mask 1,0000000f is CPUs 0-3,32`},
 		{"kernel hex groups with a letter", `banned_cpus: "ff,00000000"`,
 			`1: banned_cpus: "ff,00000000" looks like a hex mask; numairqd takes CPU lists like 0-3; hex mask ff,00000000 is CPUs 32-39 (want a CPU list like "0-3,8")`},
+		{"hex mask of more than 32 CPUs, ungrouped", `banned_cpus: 0xff00000000`,
+			`1: banned_cpus: "0xff00000000" looks like a hex mask; numairqd takes CPU lists like 0-3; hex mask 0xff00000000 is CPUs 32-39`},
 		{"hex mask of no CPU", `banned_cpus: 0x0`,
 			`1: banned_cpus: "0x0" looks like a hex mask; numairqd takes CPU lists like 0-3; hex mask 0x0 is no CPU`},
 		{"pinned cpus as a hex mask", "devices:\n  - match: {driver: a}\n    policy: pinned\n    cpus: 0xf0",
@@ -295,6 +297,12 @@ func TestParseInvalid(t *testing.T) {
 			"load_balance:",
 			"\tinterval: 5s",
 		), `4: invalid YAML: a tab character indents this line; YAML allows spaces only (want spaces; the parser said: found character that cannot start any token)`},
+		{"a tab far from the parser's error is not its cause", doc(
+			"listen: ''",
+			"banned_cpus: `1`",
+			"load_balance:",
+			"\t# a comment indented with a tab",
+		), "2: invalid YAML: found character that cannot start any token"},
 		{"tab after spaces in a rule", doc(
 			"devices:",
 			"  - match:",

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -174,17 +175,25 @@ func (p *parser) decodeNode(dec *yaml.Decoder, n *yaml.Node) (err error) {
 	return dec.Decode(n)
 }
 
-// syntax reports the YAML parser's error in data. A tab indenting a
-// line at or after the line the parser names (which can be the one
-// before) is named as the cause, on its own line: the parser's words
-// for it do not say "tab".
+// syntax reports the YAML parser's error in data. A tab indenting the
+// line the parser names, or the one before (the parser can name the
+// line after its cause), or any later line when the parser says "tab",
+// is named as the cause, on its own line: the parser's words for it
+// do not always say "tab". A tab farther away is not the cause and
+// does not hide the parser's own line.
 func (p *parser) syntax(err error, data []byte) {
 	e := &Error{File: p.file, Msg: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: "), Err: err}
 	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 		e.Line, _ = strconv.Atoi(m[1])
 		e.Msg = "invalid YAML: " + m[2]
+		// The parser saying "tab" is sure of the cause but may name a line
+		// well before it; "cannot start any token" may be anything else.
+		to := e.Line
+		if strings.Contains(m[2], "tab") {
+			to = math.MaxInt
+		}
 		if strings.Contains(m[2], "tab") || strings.Contains(m[2], "cannot start any token") {
-			if tab := tabLine(data, e.Line-1); tab > 0 {
+			if tab := tabLine(data, e.Line-1, to); tab > 0 {
 				e.Line = tab
 				e.Msg = "invalid YAML: a tab character indents this line; YAML allows spaces only (want spaces; the parser said: " + m[2] + ")"
 			}
