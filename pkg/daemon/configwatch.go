@@ -30,6 +30,10 @@ type dirWatch struct {
 	what  string
 	paths []string // clean
 	armed []string // the directory watched for each path, "" for none
+	// failed is the directory whose watch last failed for each path, so
+	// that a failure (inotify's limits) is warned about once, not at
+	// every event, until it changes.
+	failed []string
 }
 
 // watchFiles starts watching the directories of paths. It is called
@@ -42,7 +46,7 @@ func (d *Daemon) watchFiles(what string, paths []string) *dirWatch {
 		d.log.Warn("cannot watch the "+what, zap.Error(err))
 		return nil
 	}
-	w := &dirWatch{fw: fw, what: what, armed: make([]string, len(paths))}
+	w := &dirWatch{fw: fw, what: what, armed: make([]string, len(paths)), failed: make([]string, len(paths))}
 	for _, p := range paths {
 		w.paths = append(w.paths, filepath.Clean(p))
 	}
@@ -74,12 +78,13 @@ func (w *dirWatch) arm(log *zap.Logger) (moved bool) {
 				continue
 			}
 			if err := w.fw.Add(dir); err != nil {
-				if w.armed[i] != dir {
+				if w.failed[i] != dir {
 					log.Warn("cannot watch the "+w.what+"'s directory", zap.String("dir", dir), zap.Error(err))
 				}
-				w.armed[i] = ""
+				w.armed[i], w.failed[i] = "", dir
 				continue
 			}
+			w.failed[i] = ""
 			old := w.armed[i]
 			w.armed[i] = dir
 			watching = append(watching, dir)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 )
@@ -64,5 +65,28 @@ func TestMissingConfigDirIsWatched(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWatchFailureWarnedOnce: a directory the kernel will not watch
+// (inotify's limits; here a closed watcher) is warned about once, not
+// again at every event that re-arms the watch.
+func TestWatchFailureWarnedOnce(t *testing.T) {
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw.Close()
+	p := filepath.Join(t.TempDir(), "numairqd.yaml")
+	w := &dirWatch{fw: fw, what: "config", paths: []string{p}, armed: []string{""}, failed: []string{""}}
+	core, logs := observer.New(zap.InfoLevel)
+	for range 5 {
+		w.arm(zap.New(core))
+	}
+	if n := logs.FilterMessage("cannot watch the config's directory").Len(); n != 1 {
+		t.Errorf("%d warnings for one directory that cannot be watched, want 1", n)
+	}
+	if w.armed[0] != "" {
+		t.Errorf("armed %q after a failed watch", w.armed[0])
 	}
 }
