@@ -104,6 +104,11 @@ func New(w Writer, log *zap.Logger, opts Options) *Applier {
 // lose their vectors).
 func (a *Applier) Apply(ctx context.Context, p *policy.Plan, mem policy.Memory) (Result, policy.Memory) {
 	mem = a.forget(p, mem)
+	if a.opts.DryRun {
+		a.wouldWrite.startRound()
+		a.wouldXPS.startRound()
+		a.wouldNAPI.startRound()
+	}
 	res := newResult()
 	res.Unchanged = p.Unchanged()
 	for _, w := range p.Writes() {

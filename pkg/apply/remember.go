@@ -23,6 +23,10 @@ func (l *dryLog[K]) changed(k K, m cpumask.Mask) bool {
 	return !ok || !prev.Equal(m)
 }
 
+// startRound drops what a round cut short recorded: only a whole
+// round's writes replace the last ones.
+func (l *dryLog[K]) startRound() { l.round = nil }
+
 // endRound keeps this round's writes and forgets the rest.
 func (l *dryLog[K]) endRound() {
 	l.last, l.round = l.round, nil
