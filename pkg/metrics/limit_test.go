@@ -265,6 +265,17 @@ func TestConnLimit(t *testing.T) {
 	first.Close() // a second Close gives back nothing more
 	third := <-accepted
 	defer third.Close()
+	// Had the second Close given back a slot, a fourth would get in.
+	c4, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c4.Close()
+	select {
+	case <-accepted:
+		t.Fatal("a fourth connection was accepted with two open: a double Close gave back two slots")
+	case <-time.After(50 * time.Millisecond):
+	}
 	select {
 	case err := <-acceptErr:
 		t.Fatalf("Accept failed early: %v", err)
