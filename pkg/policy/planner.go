@@ -161,13 +161,29 @@ func (pl *planner) takenOf(cpus cpumask.Mask) []Taken {
 		return nil
 	}
 	var out []Taken
+	var rest cpumask.Builder
+	more := 0
 	for _, t := range pl.took {
-		if cpus := t.CPUs.And(cpus); !cpus.IsEmpty() {
+		cpus := t.CPUs.And(cpus)
+		switch {
+		case cpus.IsEmpty():
+		case len(out) < maxTaken:
 			out = append(out, Taken{Device: t.Device, CPUs: cpus})
+		default:
+			more++
+			rest.Or(cpus)
 		}
+	}
+	if more > 0 {
+		out = append(out, Taken{Device: fmt.Sprintf("%d more devices", more), CPUs: rest.Mask()})
 	}
 	return out
 }
+
+// maxTaken bounds the devices a Taken list names one by one; the rest
+// share one entry. Without it the lists grow with the square of the
+// device count (hundreds of SR-IOV functions), in /plan and the text.
+const maxTaken = 8
 
 // place plans each queue IRQ of d on its queue's chosen mask, each
 // control IRQ on the control mask; counted is count's CPU of each queue
