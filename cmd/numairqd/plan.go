@@ -36,7 +36,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	format := fl.String("format", "text", "output format: text or json")
 	sample := fl.Duration("load-sample", 2*time.Second, "with balance: load, measure interrupt loads over this long first (0: plan without loads)")
 	var devices deviceFilter
-	fl.Var(&devices, "device", "show only the devices whose PCI address, interface or driver matches the glob `pattern` (repeatable; any may match)")
+	fl.Var(&devices, "device", "show only devices whose PCI address, interface or driver matches glob `pattern` (repeatable)")
 	if code, done := parseArgs(fl, args, stdout, stderr, format); done {
 		return code
 	}
