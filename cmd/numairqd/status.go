@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/numairqd/numairqd/pkg/apply"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/metrics"
 	"github.com/numairqd/numairqd/pkg/policy"
@@ -61,7 +62,7 @@ func showStatus(ctx context.Context, v *viewer, format string, watch bool, inter
 		}
 		// Rates need two samples: one now, one after interval.
 		v.sample()
-		if !sleep(ctx, interval) {
+		if !apply.Sleep(ctx, interval) {
 			return 0
 		}
 		f, err := v.frame()
@@ -88,7 +89,7 @@ func showStatus(ctx context.Context, v *viewer, format string, watch bool, inter
 		if code := emit(stdout, stderr, format, f, true, rows); code != 0 {
 			return code
 		}
-		if !sleep(ctx, interval) {
+		if !apply.Sleep(ctx, interval) {
 			return 0
 		}
 	}
@@ -113,18 +114,6 @@ func statusAddr(listen, cfgPath string) (string, error) {
 		return "", fmt.Errorf("%s sets listen: \"\": the daemon serves no HTTP; pass --listen", cfg.Source)
 	}
 	return cfg.Listen, nil
-}
-
-// sleep waits d; false when ctx ended first (Ctrl-C).
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // emit prints f: text, cut to rows lines when rows > 0 (a terminal's

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,7 +128,7 @@ func runOf(run []queueEntry, nodes map[int]int) queueRun {
 	where := cpumask.Mask{}
 	for _, e := range run {
 		nows, planneds, whys = append(nows, e.now), append(planneds, e.planned), append(whys, e.why)
-		m, _ := cpumask.ParseList(cmpOr(e.planned, e.now))
+		m, _ := cpumask.ParseList(cmp.Or(e.planned, e.now))
 		where = where.Or(m)
 		if e.rate >= 0 {
 			r.rate += e.rate
@@ -147,7 +148,7 @@ func runOf(run []queueEntry, nodes map[int]int) queueRun {
 			ns = ns.Or(cpumask.New(n))
 		}
 	}
-	r.node = cmpOr(ns.String(), "-")
+	r.node = cmp.Or(ns.String(), "-")
 	return r
 }
 

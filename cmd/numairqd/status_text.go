@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -31,7 +32,7 @@ func writeStatusText(w io.Writer, f *frame) {
 		return
 	}
 	st, plan := f.Status, f.Plan
-	fmt.Fprintf(&b, "numairqd %s at %s  generation %d  %s\n", cmpOr(st.Version, "(devel)"), f.Address, st.Generation,
+	fmt.Fprintf(&b, "numairqd %s at %s  generation %d  %s\n", cmp.Or(st.Version, "(devel)"), f.Address, st.Generation,
 		f.Sampled.Format("15:04:05 UTC"))
 	fmt.Fprintf(&b, "last round: %s, finished %s (%s ago), took %s", st.Trigger, st.Finished.Format("15:04:05"),
 		f.Sampled.Sub(st.Finished).Round(time.Second), time.Duration(st.TookSeconds*float64(time.Second)).Round(time.Microsecond))
@@ -40,7 +41,7 @@ func writeStatusText(w io.Writer, f *frame) {
 	} else {
 		fmt.Fprintf(&b, "; %d written, %d unchanged", st.Writes.Written, st.Writes.Unchanged)
 	}
-	fmt.Fprintf(&b, "\nconfig %s; CPUs online %s, allowed %s\n", cmpOr(st.Config, "(defaults)"), st.Online, st.Allowed)
+	fmt.Fprintf(&b, "\nconfig %s; CPUs online %s, allowed %s\n", cmp.Or(st.Config, "(defaults)"), st.Online, st.Allowed)
 	var bans []string
 	for _, ban := range st.Bans {
 		s := ban.Source + " " + ban.CPUs
@@ -49,7 +50,7 @@ func writeStatusText(w io.Writer, f *frame) {
 		}
 		bans = append(bans, s)
 	}
-	writeWrapped(&b, "bans: "+cmpOr(strings.Join(bans, "; "), "none"), "      ")
+	writeWrapped(&b, "bans: "+cmp.Or(strings.Join(bans, "; "), "none"), "      ")
 	if st.BansError != "" {
 		fmt.Fprintf(&b, "bans unreadable, previous ones kept: %s\n", st.BansError)
 	}
@@ -66,7 +67,7 @@ func writeStatusText(w io.Writer, f *frame) {
 		if fl.Kind != "" {
 			line += " " + strings.TrimSpace(fl.Kind+" "+fl.Errno)
 		}
-		line += ", planned " + cmpOr(fl.Planned, "-")
+		line += ", planned " + cmp.Or(fl.Planned, "-")
 		if fl.Effective != "" {
 			line += ", effective " + fl.Effective
 		}
@@ -85,7 +86,7 @@ func writeStatusText(w io.Writer, f *frame) {
 		if len(d.Drivers) > 0 {
 			driver = strings.Join(d.Drivers, "/")
 		}
-		fmt.Fprintf(&b, "\n%s  %s", cmpOr(d.PCI, "(no PCI device)"), driver)
+		fmt.Fprintf(&b, "\n%s  %s", cmp.Or(d.PCI, "(no PCI device)"), driver)
 		if len(d.Interfaces) > 0 {
 			fmt.Fprintf(&b, " %s", strings.Join(d.Interfaces, ","))
 		}
@@ -188,7 +189,7 @@ func writeCPUs(b *strings.Builder, st *metrics.Status, plan *policy.Doc, nodes m
 	placed := map[int]int{}
 	for _, d := range plan.Devices {
 		for _, q := range d.IRQs {
-			m, _ := cpumask.ParseList(cmpOr(q.Planned, q.Current))
+			m, _ := cpumask.ParseList(cmp.Or(q.Planned, q.Current))
 			for cpu := range m.All() {
 				placed[cpu]++
 			}
@@ -262,13 +263,6 @@ func rateText(v float64) string {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	return strconv.FormatFloat(v/1e6, 'f', 0, 64) + "M"
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 func intList(v []int) string {
