@@ -160,15 +160,18 @@ type frame struct {
 	Sampled time.Time `json:"sampled"`
 	// Error is why the daemon could not be read this refresh (--watch
 	// goes on trying); the rest is then empty.
-	Error  string          `json:"error,omitempty"`
-	Status *metrics.Status `json:"status,omitempty"`
-	Plan   *policy.Doc     `json:"plan,omitempty"`
-	Rates  *rates          `json:"rates,omitempty"`
+	Error string `json:"error,omitempty"`
+	// Mismatch says that /status and /plan are of different rounds:
+	// rounds kept finishing between the two reads.
+	Mismatch string          `json:"mismatch,omitempty"`
+	Status   *metrics.Status `json:"status,omitempty"`
+	Plan     *policy.Doc     `json:"plan,omitempty"`
+	Rates    *rates          `json:"rates,omitempty"`
 }
 
 // frame fetches /status and /plan of one generation (retrying when a
-// round was published between the two) and the rates since the last
-// sample.
+// round was published between the two; Mismatch says when they still
+// differ) and the rates since the last sample.
 func (v *viewer) frame() (*frame, error) {
 	f := &frame{Address: v.addr}
 	for range 3 {
@@ -181,9 +184,12 @@ func (v *viewer) frame() (*frame, error) {
 			return nil, err
 		}
 		f.Status, f.Plan = &st, &plan
+		f.Mismatch = ""
 		if plan.Generation == st.Generation {
 			break
 		}
+		f.Mismatch = fmt.Sprintf("/status is of round %d and /plan of round %d: rounds kept finishing between the reads",
+			st.Generation, plan.Generation)
 	}
 	f.Sampled = statusNow().UTC()
 	f.Rates = v.sample()
