@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/numairqd/numairqd/pkg/apply"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/metrics"
 	"github.com/numairqd/numairqd/pkg/policy"
@@ -21,6 +22,10 @@ import (
 
 // statusNow is the clock of `numairqd status`; tests fix it.
 var statusNow = time.Now
+
+// minInterval bounds how often status reads the daemon's /plan (megabytes
+// on a large machine) and /proc/interrupts.
+const minInterval = 100 * time.Millisecond
 
 // runStatus shows the running daemon: its /status and /plan over the
 // loopback HTTP server, and per-CPU interrupt rates it measures itself
@@ -32,12 +37,12 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	procfs := fl.String("procfs", "/proc", "procfs root to read /proc/interrupts and /proc/stat from (read only)")
 	format := fl.String("format", "text", "output format: text or json")
 	watch := fl.Bool("watch", false, "refresh every --interval until interrupted (redrawn in place on a terminal)")
-	interval := fl.Duration("interval", 2*time.Second, "time between refreshes, and over which rates are measured")
+	interval := fl.Duration("interval", 2*time.Second, "time between refreshes, and over which rates are measured; at least 100ms")
 	if code, done := parseArgs(fl, args, stdout, stderr, format); done {
 		return code
 	}
-	if *interval <= 0 {
-		fmt.Fprintf(stderr, "numairqd status: --interval %s: want more than 0\n", *interval)
+	if *interval < minInterval {
+		fmt.Fprintf(stderr, "numairqd status: --interval %s: want at least %s\n", *interval, minInterval)
 		return 2
 	}
 	addr, err := statusAddr(*listen, *cfgPath)
@@ -51,7 +56,8 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 }
 
 // showStatus shows v once, measuring rates over interval, or with watch
-// every interval until ctx ends (Ctrl-C), which is no error.
+// every interval until ctx ends (Ctrl-C), which is no error then; once,
+// Ctrl-C before anything was shown exits 130, as a shell reports SIGINT.
 func showStatus(ctx context.Context, v *viewer, format string, watch bool, interval time.Duration, stdout, stderr io.Writer) int {
 	term, rows := terminal(stdout)
 	if !watch {
@@ -61,8 +67,8 @@ func showStatus(ctx context.Context, v *viewer, format string, watch bool, inter
 		}
 		// Rates need two samples: one now, one after interval.
 		v.sample()
-		if !sleep(ctx, interval) {
-			return 0
+		if !apply.Sleep(ctx, interval) {
+			return 130
 		}
 		f, err := v.frame()
 		if err != nil {
@@ -88,7 +94,10 @@ func showStatus(ctx context.Context, v *viewer, format string, watch bool, inter
 		if code := emit(stdout, stderr, format, f, true, rows); code != 0 {
 			return code
 		}
-		if !sleep(ctx, interval) {
+		if !apply.Sleep(ctx, interval) {
+			if format == "text" && rows > 0 {
+				fmt.Fprintln(stdout) // the shell's prompt below the frame, not on its last line
+			}
 			return 0
 		}
 	}
@@ -115,21 +124,11 @@ func statusAddr(listen, cfgPath string) (string, error) {
 	return cfg.Listen, nil
 }
 
-// sleep waits d; false when ctx ended first (Ctrl-C).
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
 // emit prints f: text, cut to rows lines when rows > 0 (a terminal's
-// height), or JSON, indented alone and one line per refresh with
-// --watch so that a reader can decode the stream.
+// height, its last line left without a newline so that the screen does
+// not scroll), frames apart by a blank line with --watch otherwise; or
+// JSON, indented alone and one line per refresh with --watch so that a
+// reader can decode the stream.
 func emit(stdout, stderr io.Writer, format string, f *frame, watch bool, rows int) int {
 	if format == "json" {
 		enc := json.NewEncoder(stdout)
@@ -144,11 +143,16 @@ func emit(stdout, stderr io.Writer, format string, f *frame, watch bool, rows in
 	var b strings.Builder
 	writeStatusText(&b, f)
 	text := b.String()
-	if watch {
+	switch {
+	case rows > 0:
+		lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+		if len(lines) > rows {
+			// The notice takes a row: at least two lines are left out.
+			lines = append(lines[:rows-1], fmt.Sprintf("... %d more lines (a taller terminal, or --format json)", len(lines)-rows+1))
+		}
+		text = strings.Join(lines, "\n")
+	case watch:
 		text += "\n"
-	}
-	if lines := strings.SplitAfter(text, "\n"); rows > 0 && len(lines) > rows {
-		text = strings.Join(lines[:rows-1], "") + fmt.Sprintf("... %d more lines (a taller terminal, or --format json)", len(lines)-rows)
 	}
 	if _, err := io.WriteString(stdout, text); err != nil {
 		return fail(stderr, "status", err)
@@ -171,15 +175,18 @@ type frame struct {
 	Sampled time.Time `json:"sampled"`
 	// Error is why the daemon could not be read this refresh (--watch
 	// goes on trying); the rest is then empty.
-	Error  string          `json:"error,omitempty"`
-	Status *metrics.Status `json:"status,omitempty"`
-	Plan   *policy.Doc     `json:"plan,omitempty"`
-	Rates  *rates          `json:"rates,omitempty"`
+	Error string `json:"error,omitempty"`
+	// Mismatch says that /status and /plan are of different rounds:
+	// rounds kept finishing between the two reads.
+	Mismatch string          `json:"mismatch,omitempty"`
+	Status   *metrics.Status `json:"status,omitempty"`
+	Plan     *policy.Doc     `json:"plan,omitempty"`
+	Rates    *rates          `json:"rates,omitempty"`
 }
 
 // frame fetches /status and /plan of one generation (retrying when a
-// round was published between the two) and the rates since the last
-// sample.
+// round was published between the two; Mismatch says when they still
+// differ) and the rates since the last sample.
 func (v *viewer) frame() (*frame, error) {
 	f := &frame{Address: v.addr}
 	for range 3 {
@@ -192,9 +199,12 @@ func (v *viewer) frame() (*frame, error) {
 			return nil, err
 		}
 		f.Status, f.Plan = &st, &plan
+		f.Mismatch = ""
 		if plan.Generation == st.Generation {
 			break
 		}
+		f.Mismatch = fmt.Sprintf("/status is of round %d and /plan of round %d: rounds kept finishing between the reads",
+			st.Generation, plan.Generation)
 	}
 	f.Sampled = statusNow().UTC()
 	f.Rates = v.sample()

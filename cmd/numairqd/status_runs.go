@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,11 +55,14 @@ func queueRuns(d policy.DeviceDoc, st *metrics.Status, nodes map[int]int, r *rat
 			e.rate = r.IRQs[strconv.Itoa(q.IRQ)]
 		}
 		if f, ok := failed[q.IRQ]; ok {
-			e.why = strings.ToUpper(f.State) + " " + strings.TrimSpace(f.Kind+" "+f.Errno)
-			if f.Effective != "" {
-				e.why += " effective " + f.Effective
+			words := []string{strings.ToUpper(f.State)}
+			if f.Kind != "" || f.Errno != "" {
+				words = append(words, strings.TrimSpace(f.Kind+" "+f.Errno))
 			}
-			e.why = strings.TrimSpace(e.why) + ": " + q.Reason
+			if f.Effective != "" {
+				words = append(words, "effective "+f.Effective)
+			}
+			e.why = strings.Join(words, " ") + ": " + q.Reason
 		}
 		if n := len(entries); n > 0 && e.queue >= 0 && sameQueue(entries[n-1], e) {
 			if e.rate >= 0 {
@@ -91,24 +95,52 @@ func sameQueue(a, b queueEntry) bool {
 	return a.queue == b.queue && a.now == b.now && a.planned == b.planned && a.hop == b.hop && a.dist == b.dist && a.why == b.why
 }
 
-// extends says whether e continues the run.
+// extends says whether e continues the run, which already is one: it
+// compares e with the run's first and last entry only, so that a device
+// of thousands of queues compacts in linear time (maskPattern and
+// mergeWords hold for the run plus e).
 func extends(run []queueEntry, e queueEntry) bool {
-	last := run[len(run)-1]
+	first, last := run[0], run[len(run)-1]
 	if last.queue < 0 || e.queue != last.queue+1 || e.hop != last.hop || e.dist != last.dist {
 		return false
 	}
-	all := append(slices.Clone(run), e)
-	field := func(get func(queueEntry) string) []string {
-		out := make([]string, len(all))
-		for i, x := range all {
-			out[i] = get(x)
-		}
-		return out
+	n := len(run) // e's index in the run
+	return maskContinues(first.now, last.now, e.now, n) && maskContinues(first.planned, last.planned, e.planned, n) &&
+		wordsContinue(first.why, last.why, e.why, n)
+}
+
+// maskContinues says whether mask m at index n continues a run of masks
+// from first to last: all the same, or the single CPUs first, first+1, ...
+func maskContinues(first, last, m string, n int) bool {
+	return (m == first && last == first) || steps(first, last, m, n)
+}
+
+// wordsContinue says whether sentence s at index n continues a run of
+// sentences from first to last that mergeWords merges.
+func wordsContinue(first, last, s string, n int) bool {
+	fw, lw, sw := strings.Split(first, " "), strings.Split(last, " "), strings.Split(s, " ")
+	if len(sw) != len(fw) || len(lw) != len(fw) {
+		return false
 	}
-	_, ok1 := maskPattern(field(func(x queueEntry) string { return x.now }))
-	_, ok2 := maskPattern(field(func(x queueEntry) string { return x.planned }))
-	_, ok3 := mergeWords(field(func(x queueEntry) string { return x.why }))
-	return ok1 && ok2 && ok3
+	for k := range fw {
+		if sw[k] == fw[k] && lw[k] == fw[k] {
+			continue
+		}
+		num, tail := splitNumber(fw[k])
+		ln, lt := splitNumber(lw[k])
+		sn, st := splitNumber(sw[k])
+		if lt != tail || st != tail || !steps(num, ln, sn, n) {
+			return false
+		}
+	}
+	return true
+}
+
+// steps says whether the integers first, last and next are start,
+// start+n-1 and start+n, written as strconv writes them.
+func steps(first, last, next string, n int) bool {
+	start, err := strconv.Atoi(first)
+	return err == nil && first == strconv.Itoa(start) && last == strconv.Itoa(start+n-1) && next == strconv.Itoa(start+n)
 }
 
 // runOf is the line of a run of entries.
@@ -127,7 +159,7 @@ func runOf(run []queueEntry, nodes map[int]int) queueRun {
 	where := cpumask.Mask{}
 	for _, e := range run {
 		nows, planneds, whys = append(nows, e.now), append(planneds, e.planned), append(whys, e.why)
-		m, _ := cpumask.ParseList(cmpOr(e.planned, e.now))
+		m, _ := cpumask.ParseList(cmp.Or(e.planned, e.now))
 		where = where.Or(m)
 		if e.rate >= 0 {
 			r.rate += e.rate
@@ -147,7 +179,7 @@ func runOf(run []queueEntry, nodes map[int]int) queueRun {
 			ns = ns.Or(cpumask.New(n))
 		}
 	}
-	r.node = cmpOr(ns.String(), "-")
+	r.node = cmp.Or(ns.String(), "-")
 	return r
 }
 

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -68,7 +69,7 @@ func TestStatusGolden(t *testing.T) {
 	tree, addr := statusDaemon(t)
 	fixClock(t)
 	for _, format := range []string{"text", "json"} {
-		code, stdout, stderr := runCmd("status", "--listen", addr, "--procfs", tree.Proc(), "--interval", "1ms", "--format", format)
+		code, stdout, stderr := runCmd("status", "--listen", addr, "--procfs", tree.Proc(), "--interval", "100ms", "--format", format)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", format, code, stderr)
 		}
@@ -77,11 +78,7 @@ func TestStatusGolden(t *testing.T) {
 		}
 		golden(t, "status-4node."+format, []byte(strings.ReplaceAll(stdout, addr, "127.0.0.1:PORT")))
 		if format == "text" {
-			for i, line := range strings.Split(stdout, "\n") {
-				if n := len([]rune(line)); n > statusWidth {
-					t.Errorf("line %d is %d columns: %q", i+1, n, line)
-				}
-			}
+			checkLines(t, stdout)
 			continue
 		}
 		var f frame
@@ -187,8 +184,82 @@ func TestStatusNoDaemon(t *testing.T) {
 	if code, _, stderr := runCmd("status", "--listen", "nohost"); code != 1 || !strings.Contains(stderr, "nohost") {
 		t.Errorf("bad --listen: exit %d, stderr %q", code, stderr)
 	}
-	if code, _, _ := runCmd("status", "--interval", "0s"); code != 2 {
-		t.Errorf("--interval 0: exit %d, want 2", code)
+	for _, d := range []string{"0s", "99ms"} {
+		if code, _, stderr := runCmd("status", "--interval", d); code != 2 || !strings.Contains(stderr, "--interval "+d+": want at least 100ms") {
+			t.Errorf("--interval %s: exit %d, stderr %q; want 2 and the value", d, code, stderr)
+		}
+	}
+}
+
+// TestStatusOnceInterrupted: Ctrl-C during a one-shot's interval exits
+// 130 with nothing printed, not 0 as if it had shown the daemon.
+func TestStatusOnceInterrupted(t *testing.T) {
+	tree, addr := statusDaemon(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	v := &viewer{client: &http.Client{Timeout: 5 * time.Second}, addr: addr, procfs: tree.Proc()}
+	var stdout, stderr bytes.Buffer
+	if code := showStatus(ctx, v, "text", false, time.Hour, &stdout, &stderr); code != 130 || stdout.Len() != 0 {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 130 and nothing", code, stdout.String(), stderr.String())
+	}
+}
+
+// TestStatusMismatch: when /status and /plan stay of different rounds
+// through the retries, the frame says so, in text and in JSON.
+func TestStatusMismatch(t *testing.T) {
+	mux := http.NewServeMux()
+	serve := func(path string, doc any) {
+		mux.HandleFunc(path, func(w http.ResponseWriter, _ *http.Request) { json.NewEncoder(w).Encode(doc) })
+	}
+	serve("/status", metrics.Status{Generation: 5, Online: "0-1", Allowed: "0-1"})
+	serve("/plan", policy.Doc{Generation: 6})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	v := &viewer{client: srv.Client(), addr: strings.TrimPrefix(srv.URL, "http://"), procfs: t.TempDir()}
+	f, err := v.frame()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "/status is of round 5 and /plan of round 6"
+	if !strings.Contains(f.Mismatch, want) {
+		t.Errorf("mismatch %q, want %q", f.Mismatch, want)
+	}
+	var b bytes.Buffer
+	writeStatusText(&b, f)
+	if lines := strings.Split(b.String(), "\n"); !strings.HasPrefix(lines[1], "warning: "+want) {
+		t.Errorf("no warning under the first line:\n%s", b.String())
+	}
+	if js, _ := json.Marshal(f); !strings.Contains(string(js), `"mismatch":"`+want) {
+		t.Errorf("json lacks mismatch: %s", js)
+	}
+}
+
+// TestStatusRows: a frame is cut to a terminal's rows only when it does
+// not fit, the notice counting the lines left out; a frame that fits
+// exactly is whole.
+func TestStatusRows(t *testing.T) {
+	f := &frame{Address: "127.0.0.1:9768", Sampled: time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC), Error: "no numairqd answers"}
+	for _, tc := range []struct {
+		rows int
+		want string
+	}{
+		{3, "numairqd at 127.0.0.1:9768  03:00:00 UTC\n\nno numairqd answers"},
+		{2, "numairqd at 127.0.0.1:9768  03:00:00 UTC\n... 2 more lines (a taller terminal, or --format json)"},
+	} {
+		var out bytes.Buffer
+		if code := emit(&out, io.Discard, "text", f, true, tc.rows); code != 0 || out.String() != tc.want {
+			t.Errorf("%d rows: exit %d, %q; want %q", tc.rows, code, out.String(), tc.want)
+		}
+	}
+}
+
+// checkLines fails for a line wider than statusWidth or cut ("...").
+func checkLines(t *testing.T, out string) {
+	t.Helper()
+	for i, line := range strings.Split(out, "\n") {
+		if n := len([]rune(line)); n > statusWidth || strings.HasSuffix(line, "...") {
+			t.Errorf("line %d, %d columns, wider than %d or cut: %q", i+1, n, statusWidth, line)
+		}
 	}
 }
 
@@ -268,6 +339,51 @@ func TestQueueRuns(t *testing.T) {
 	if _, ok := mergeWords([]string{"hop 0", "node 0"}); ok {
 		t.Error("merged different words")
 	}
+	// extends, comparing a queue with the run's first and last only,
+	// agrees with maskPattern and mergeWords over the whole run, for
+	// every run of up to four queues built from these masks and reasons.
+	masks := []string{"4", "5", "6", "7", "04", "4-5", ""}
+	whys := []string{"q 4 -> 4,", "q 5 -> 5,", "q 6 -> 6,", "q 5 -> 6,", "q 4 -> 4;", "r"}
+	var grow func(run []queueEntry)
+	grow = func(run []queueEntry) {
+		if len(run) == 4 {
+			return
+		}
+		for _, m := range masks {
+			for _, w := range whys {
+				e := queueEntry{queue: len(run), now: "0-7", planned: m, why: w}
+				if len(run) == 0 {
+					grow([]queueEntry{e})
+					continue
+				}
+				var ps, ws []string
+				for _, x := range append(slices.Clone(run), e) {
+					ps, ws = append(ps, x.planned), append(ws, x.why)
+				}
+				_, ok1 := maskPattern(ps)
+				_, ok2 := mergeWords(ws)
+				if got := extends(run, e); got != (ok1 && ok2) {
+					t.Fatalf("extends(%v, %v) = %v, want %v", ps[:len(run)], e, got, ok1 && ok2)
+				}
+				if ok1 && ok2 {
+					grow(append(slices.Clone(run), e))
+				}
+			}
+		}
+	}
+	grow(nil)
+	// A device of 4,096 queues on CPU k each compacts to one line.
+	d := policy.DeviceDoc{}
+	for k := range 4096 {
+		d.IRQs = append(d.IRQs, policy.IRQDoc{IRQ: 100 + k, Role: "queue", Queue: &k, Current: "0-4095", Planned: strconv.Itoa(k),
+			Reason: "linear: queue " + strconv.Itoa(k) + " -> CPU " + strconv.Itoa(k) + ", hop 0"})
+	}
+	start := time.Now()
+	runs := queueRuns(d, &metrics.Status{}, map[int]int{}, nil)
+	if len(runs) != 1 || runs[0].label != "q0-4095" || runs[0].planned != "0-4095" || runs[0].why != "linear: queue 0-4095 -> CPU 0-4095, hop 0" {
+		t.Errorf("4096 queues: %+v", runs)
+	}
+	t.Logf("4096 queues compacted in %s", time.Since(start))
 }
 
 // TestStatusTextFailed: a failed write and an effective mismatch are
@@ -303,10 +419,55 @@ func TestStatusTextFailed(t *testing.T) {
 			t.Errorf("no %q in\n%s", want, out)
 		}
 	}
-	for _, line := range strings.Split(out, "\n") {
-		if len([]rune(line)) > statusWidth {
-			t.Errorf("%d columns: %q", len([]rune(line)), line)
+	checkLines(t, out)
+}
+
+// TestStatusTextWide: on a large machine (an allowed list of every other
+// CPU of 512, 8,192 IRQs, a queue on a wide mask with a long reason)
+// every line fits statusWidth and nothing is lost: the lists wrap after
+// commas, the reason goes under its row.
+func TestStatusTextWide(t *testing.T) {
+	var even, managed []string
+	for cpu := 0; cpu < 512; cpu += 2 {
+		even = append(even, strconv.Itoa(cpu))
+	}
+	for irq := 1000; irq < 1200; irq++ {
+		managed = append(managed, strconv.Itoa(irq))
+	}
+	allowed := strings.Join(even, ",")
+	wide := strings.Join(even[:40], ",")
+	reason := "numa-hop: queue 0 -> CPUs " + wide + ", hop 0, distance 10 from node 0 of a device whose reason is long"
+	q0 := 0
+	f := &frame{Address: "127.0.0.1:9768", Sampled: time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC),
+		Status: &metrics.Status{Generation: 1, Online: "0-511", Allowed: allowed, BansError: "/etc/default/irqbalance: " + strings.Repeat("unreadable ", 12),
+			Nodes: []metrics.StatusNode{{Node: 0, CPUs: "0-511"}}, ManagedOnBanned: []int{},
+			IRQs: map[string]int{"placed": 8192, "managed": 8192, "ignored": 8192, "failed": 8192, "effective_mismatch": 8192, "effective_pending": 8192}},
+		Plan: &policy.Doc{Generation: 1, Devices: []policy.DeviceDoc{{PCI: "0000:41:00.0", Driver: "mlx5_core", Policy: "numa-hop",
+			IRQs: []policy.IRQDoc{{IRQ: 100, Name: "mlx5_comp0", Role: "queue", Queue: &q0, Current: wide, Planned: allowed, Reason: reason}}}}}}
+	for _, irq := range managed {
+		n, _ := strconv.Atoi(irq)
+		f.Status.ManagedOnBanned = append(f.Status.ManagedOnBanned, n)
+	}
+	var b bytes.Buffer
+	writeStatusText(&b, f)
+	out := b.String()
+	checkLines(t, out)
+	flat := strings.Join(strings.Fields(out), "")
+	for _, want := range []string{
+		"CPUsonline0-511,allowed" + allowed + "\n",
+		"8192effectivemismatch,8192pendingfirstinterrupt",
+		"(numairqdcannotmovethem):" + strings.Join(managed, ","),
+		strings.Repeat("unreadable", 12),
+		wide, allowed,
+		strings.Join(strings.Fields(reason), ""),
+	} {
+		want = strings.TrimSuffix(want, "\n")
+		if !strings.Contains(flat, want) {
+			t.Errorf("lost %q from\n%s", want, out)
 		}
+	}
+	if !strings.Contains(out, "\n      numa-hop: queue 0 -> CPUs 0,2,") {
+		t.Errorf("the reason is not under its row, %d columns in:\n%s", whyIndent, out)
 	}
 }
 

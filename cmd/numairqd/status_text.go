@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -18,7 +19,8 @@ const statusWidth = 100
 
 // writeStatusText writes f as the text view: the round, bans and
 // failures, then each device's queues compacted into runs, then the
-// CPUs three to a line. Lines longer than statusWidth are cut.
+// CPUs three to a line. Every line wraps within statusWidth; cut only
+// guards against a line that still would not.
 func writeStatusText(w io.Writer, f *frame) {
 	var b strings.Builder
 	defer func() {
@@ -27,20 +29,26 @@ func writeStatusText(w io.Writer, f *frame) {
 		}
 	}()
 	if f.Error != "" {
-		fmt.Fprintf(&b, "numairqd at %s  %s\n\n%s\n", f.Address, f.Sampled.Format("15:04:05 UTC"), f.Error)
+		writeWrapped(&b, fmt.Sprintf("numairqd at %s  %s", f.Address, f.Sampled.Format("15:04:05 UTC")), "  ")
+		b.WriteString("\n")
+		writeWrapped(&b, f.Error, "  ")
 		return
 	}
 	st, plan := f.Status, f.Plan
-	fmt.Fprintf(&b, "numairqd %s at %s  generation %d  %s\n", cmpOr(st.Version, "(devel)"), f.Address, st.Generation,
-		f.Sampled.Format("15:04:05 UTC"))
-	fmt.Fprintf(&b, "last round: %s, finished %s (%s ago), took %s", st.Trigger, st.Finished.Format("15:04:05"),
+	writeWrapped(&b, fmt.Sprintf("numairqd %s at %s  generation %d  %s", cmp.Or(st.Version, "(devel)"), f.Address, st.Generation,
+		f.Sampled.Format("15:04:05 UTC")), "  ")
+	if f.Mismatch != "" {
+		writeWrapped(&b, "warning: "+f.Mismatch, "  ")
+	}
+	round := fmt.Sprintf("last round: %s, finished %s (%s ago), took %s", st.Trigger, st.Finished.Format("15:04:05"),
 		f.Sampled.Sub(st.Finished).Round(time.Second), time.Duration(st.TookSeconds*float64(time.Second)).Round(time.Microsecond))
 	if st.DryRun {
-		fmt.Fprintf(&b, "; DRY RUN: %d writes not made", st.Writes.DryRun)
+		round += fmt.Sprintf("; DRY RUN: %d writes not made", st.Writes.DryRun)
 	} else {
-		fmt.Fprintf(&b, "; %d written, %d unchanged", st.Writes.Written, st.Writes.Unchanged)
+		round += fmt.Sprintf("; %d written, %d unchanged", st.Writes.Written, st.Writes.Unchanged)
 	}
-	fmt.Fprintf(&b, "\nconfig %s; CPUs online %s, allowed %s\n", cmpOr(st.Config, "(defaults)"), st.Online, st.Allowed)
+	writeWrapped(&b, round, "  ")
+	writeWrapped(&b, fmt.Sprintf("config %s; CPUs online %s, allowed %s", cmp.Or(st.Config, "(defaults)"), st.Online, st.Allowed), "  ")
 	var bans []string
 	for _, ban := range st.Bans {
 		s := ban.Source + " " + ban.CPUs
@@ -49,24 +57,24 @@ func writeStatusText(w io.Writer, f *frame) {
 		}
 		bans = append(bans, s)
 	}
-	writeWrapped(&b, "bans: "+cmpOr(strings.Join(bans, "; "), "none"), "      ")
+	writeWrapped(&b, "bans: "+cmp.Or(strings.Join(bans, "; "), "none"), "      ")
 	if st.BansError != "" {
-		fmt.Fprintf(&b, "bans unreadable, previous ones kept: %s\n", st.BansError)
+		writeWrapped(&b, "bans unreadable, previous ones kept: "+st.BansError, "  ")
 	}
-	fmt.Fprintf(&b, "IRQs: %d placed, %d managed, %d ignored, %d failed, %d effective mismatch, %d pending first interrupt\n",
-		st.IRQs["placed"], st.IRQs["managed"], st.IRQs["ignored"], st.IRQs["failed"], st.IRQs["effective_mismatch"], st.IRQs["effective_pending"])
+	writeWrapped(&b, fmt.Sprintf("IRQs: %d placed, %d managed, %d ignored, %d failed, %d effective mismatch, %d pending first interrupt",
+		st.IRQs["placed"], st.IRQs["managed"], st.IRQs["ignored"], st.IRQs["failed"], st.IRQs["effective_mismatch"], st.IRQs["effective_pending"]), "      ")
 	if !st.Consistent {
 		b.WriteString("warning: CPUs kept changing during the round's read\n")
 	}
 	if len(st.ManagedOnBanned) > 0 {
-		fmt.Fprintf(&b, "kernel-managed IRQs on banned CPUs (numairqd cannot move them): %s\n", intList(st.ManagedOnBanned))
+		writeWrapped(&b, "kernel-managed IRQs on banned CPUs (numairqd cannot move them): "+intList(st.ManagedOnBanned), "  ")
 	}
 	for _, fl := range st.Failed {
 		line := fmt.Sprintf("IRQ %d %s (%s) %s", fl.IRQ, fl.Name, fl.Device, fl.State)
 		if fl.Kind != "" {
 			line += " " + strings.TrimSpace(fl.Kind+" "+fl.Errno)
 		}
-		line += ", planned " + cmpOr(fl.Planned, "-")
+		line += ", planned " + cmp.Or(fl.Planned, "-")
 		if fl.Effective != "" {
 			line += ", effective " + fl.Effective
 		}
@@ -74,7 +82,7 @@ func writeStatusText(w io.Writer, f *frame) {
 	}
 	rates := f.Rates
 	if rates != nil && rates.Error != "" {
-		fmt.Fprintf(&b, "rates: %s\n", rates.Error)
+		writeWrapped(&b, "rates: "+rates.Error, "  ")
 	}
 
 	nodes := cpuNodes(st.Nodes)
@@ -85,15 +93,16 @@ func writeStatusText(w io.Writer, f *frame) {
 		if len(d.Drivers) > 0 {
 			driver = strings.Join(d.Drivers, "/")
 		}
-		fmt.Fprintf(&b, "\n%s  %s", cmpOr(d.PCI, "(no PCI device)"), driver)
+		head := fmt.Sprintf("%s  %s", cmp.Or(d.PCI, "(no PCI device)"), driver)
 		if len(d.Interfaces) > 0 {
-			fmt.Fprintf(&b, " %s", strings.Join(d.Interfaces, ","))
+			head += " " + strings.Join(d.Interfaces, ",")
 		}
-		fmt.Fprintf(&b, "  node %d  policy %s", d.Node, d.Policy)
+		head += fmt.Sprintf("  node %d  policy %s", d.Node, d.Policy)
 		if d.Rule != "" {
-			fmt.Fprintf(&b, "  rule %s", d.Rule)
+			head += "  rule " + d.Rule
 		}
-		fmt.Fprintf(&b, "  %s IRQ/s\n", rateText(deviceRate(d, rates)))
+		b.WriteString("\n")
+		writeWrapped(&b, head+"  "+rateText(deviceRate(d, rates))+" IRQ/s", "    ")
 		if d.PolicyWhy != "" {
 			writeWrapped(&b, "  policy: "+d.PolicyWhy, "    ")
 		}
@@ -103,54 +112,100 @@ func writeStatusText(w io.Writer, f *frame) {
 	b.WriteString("\nq0-7 4-11: queue k on the k-th CPU; all 0-7: each on all of 0-7; * banned\n")
 }
 
+// Widths of a device table's columns that hold CPU and node lists: a
+// longer list wraps within its column, at commas, so that the reason
+// keeps room beside it.
+const (
+	maskColumn = 20
+	nodeColumn = 9
+	// whyMin is the narrowest reason column; on a narrower one the
+	// reason goes under its row, whyIndent columns in.
+	whyMin    = 30
+	whyIndent = 6
+)
+
 // writeRuns writes a device's runs as a table whose columns are as
-// wide as their widest cell; the reason, last, wraps at word boundaries
-// under itself so that nothing of it is lost.
+// wide as their widest cell (CPU and node lists wrap at maskColumn and
+// nodeColumn); the reason, last, wraps at word boundaries under itself,
+// or goes under the row when the columns leave it less than whyMin, so
+// that nothing of it is lost.
 func writeRuns(b *strings.Builder, runs []queueRun) {
 	head := []string{"QUEUES", "NOW", "PLANNED", "NODE", "HOP", "DIST", "IRQ/S"}
-	rows := [][]string{head}
+	limits := []int{0, maskColumn, maskColumn, nodeColumn, 0, 0, 0}
+	rows := [][][]string{cells(head, limits)}
 	for _, r := range runs {
-		rows = append(rows, []string{r.label, r.now, r.planned, r.node, r.hop, r.dist, rateText(r.rate)})
+		rows = append(rows, cells([]string{r.label, r.now, r.planned, r.node, r.hop, r.dist, rateText(r.rate)}, limits))
 	}
 	widths := make([]int, len(head))
 	for _, row := range rows {
 		for i, c := range row {
-			widths[i] = max(widths[i], len(c))
+			for _, line := range c {
+				widths[i] = max(widths[i], len(line))
+			}
 		}
 	}
 	indent := 2
 	for _, w := range widths {
 		indent += w + 2
 	}
-	whyWidth := max(statusWidth-indent, 30)
+	below := statusWidth-indent < whyMin
 	for i, row := range rows {
-		b.WriteString(" ")
-		for k, c := range row {
-			if k >= 4 { // HOP, DIST, IRQ/S: numbers align right
-				fmt.Fprintf(b, " %*s ", widths[k], c)
-			} else {
-				fmt.Fprintf(b, " %-*s ", widths[k], c)
-			}
-		}
-		b.WriteString(" ")
 		why := "WHY"
 		if i > 0 {
 			why = runs[i-1].why
 		}
-		for j, line := range wrap(why, whyWidth) {
-			if j > 0 {
-				b.WriteString(strings.Repeat(" ", indent))
+		var whys []string
+		if i == 0 || !below {
+			whys = wrap(why, statusWidth-indent, statusWidth-indent)
+		}
+		height := len(whys)
+		for _, c := range row {
+			height = max(height, len(c))
+		}
+		for j := range height {
+			b.WriteString(" ")
+			for k, c := range row {
+				cell := ""
+				if j < len(c) {
+					cell = c[j]
+				}
+				if k >= 4 { // HOP, DIST, IRQ/S: numbers align right
+					fmt.Fprintf(b, " %*s ", widths[k], cell)
+				} else {
+					fmt.Fprintf(b, " %-*s ", widths[k], cell)
+				}
 			}
-			b.WriteString(line + "\n")
+			b.WriteString(" ")
+			if j < len(whys) {
+				b.WriteString(whys[j])
+			}
+			b.WriteString("\n")
+		}
+		if i > 0 && below {
+			writeWrapped(b, strings.Repeat(" ", whyIndent)+why, strings.Repeat(" ", whyIndent))
 		}
 	}
 }
 
-// writeWrapped writes s wrapped at statusWidth, the lines after the
-// first indented.
+// cells wraps each cell of a row to its limit (0: none).
+func cells(row []string, limits []int) [][]string {
+	out := make([][]string, len(row))
+	for i, c := range row {
+		if limits[i] > 0 {
+			out[i] = wrap(c, limits[i], limits[i])
+		} else {
+			out[i] = []string{c}
+		}
+	}
+	return out
+}
+
+// writeWrapped writes s wrapped at statusWidth, keeping its leading
+// spaces, the lines after the first indented.
 func writeWrapped(b *strings.Builder, s, indent string) {
-	lead := s[:len(s)-len(strings.TrimLeft(s, " "))]
-	for i, line := range wrap(s, statusWidth-len(indent)) {
+	body := strings.TrimLeft(s, " ")
+	lead := s[:len(s)-len(body)]
+	for i, line := range wrap(body, statusWidth-len(lead), statusWidth-len(indent)) {
 		if i == 0 {
 			b.WriteString(lead)
 		} else {
@@ -160,23 +215,55 @@ func writeWrapped(b *strings.Builder, s, indent string) {
 	}
 }
 
-// wrap breaks s into lines of at most width bytes at spaces; a word
-// longer than width stands on its own line (and is cut when printed).
-func wrap(s string, width int) []string {
+// wrap breaks s into lines of at most first bytes, then rest, at
+// spaces; a word
+// longer than the line (a CPU or IRQ list) breaks after its commas,
+// and a piece still longer at the line's width, so that nothing is
+// lost. s that fits is returned as it is, its spacing kept.
+func wrap(s string, first, rest int) []string {
+	if len(s) <= first {
+		return []string{s}
+	}
 	var lines []string
 	line := ""
-	for _, w := range strings.Fields(s) {
-		switch {
-		case line == "":
-			line = w
-		case len(line)+1+len(w) <= width:
-			line += " " + w
-		default:
+	width := first
+	add := func(piece, sep string) {
+		if line != "" && len(line)+len(sep)+len(piece) > width {
 			lines = append(lines, line)
-			line = w
+			line, width = "", rest
+		}
+		if line == "" {
+			sep = ""
+		}
+		line += sep + piece
+	}
+	for _, w := range strings.Fields(s) {
+		sep := " "
+		for _, p := range pieces(w, min(first, rest)) {
+			add(p, sep)
+			sep = ""
 		}
 	}
 	return append(lines, line)
+}
+
+// pieces splits a word longer than width after its commas, and a piece
+// still longer every width bytes.
+func pieces(w string, width int) []string {
+	if len(w) <= width {
+		return []string{w}
+	}
+	var out []string
+	for _, p := range strings.SplitAfter(w, ",") {
+		for len(p) > width {
+			out = append(out, p[:width])
+			p = p[width:]
+		}
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // writeCPUs writes the online CPUs three to a line: node, interrupts
@@ -188,7 +275,7 @@ func writeCPUs(b *strings.Builder, st *metrics.Status, plan *policy.Doc, nodes m
 	placed := map[int]int{}
 	for _, d := range plan.Devices {
 		for _, q := range d.IRQs {
-			m, _ := cpumask.ParseList(cmpOr(q.Planned, q.Current))
+			m, _ := cpumask.ParseList(cmp.Or(q.Planned, q.Current))
 			for cpu := range m.All() {
 				placed[cpu]++
 			}
@@ -262,13 +349,6 @@ func rateText(v float64) string {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	return strconv.FormatFloat(v/1e6, 'f', 0, 64) + "M"
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 func intList(v []int) string {

@@ -266,6 +266,13 @@ func (a *Applier) sleep(ctx context.Context, d time.Duration) bool {
 		a.opts.Sleep(d)
 		return ctx.Err() == nil
 	}
+	return Sleep(ctx, d)
+}
+
+// Sleep waits d and reports whether ctx is still live, returning as soon
+// as ctx ends; shared with `numairqd status`, which waits between
+// refreshes the same way.
+func Sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
