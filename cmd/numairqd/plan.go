@@ -115,7 +115,8 @@ func sampleLoads(sysfs, procfs string, cfg *config.Config, d time.Duration) (loa
 func writePlanText(w io.Writer, p *policy.Plan) {
 	fmt.Fprintf(w, "Allowed CPUs: %s\n", orDash(p.Allowed.String()))
 	writeExcluded(w, p)
-	fmt.Fprintf(w, "%s\n%s\n", p.Summary(), planLegend)
+	fmt.Fprintln(w, p.Summary())
+	writeWrapped(w, planLegend, "  ")
 	loads := p.Balance != nil && p.Balance.Ready
 	for _, d := range p.Devices {
 		name := d.PCI

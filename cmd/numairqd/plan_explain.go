@@ -17,7 +17,7 @@ const planLegend = `Tables: CURRENT -> PLANNED is the affinity now -> the one to
 // writeExcluded lists, by source, the online CPUs the plan leaves out.
 func writeExcluded(w io.Writer, p *policy.Plan) {
 	for _, e := range p.Excluded {
-		fmt.Fprintf(w, "Not allowed: %s, %s\n", e.CPUs, e.Why)
+		writeWrapped(w, fmt.Sprintf("Not allowed: %s, %s", e.CPUs, e.Why), "  ")
 	}
 }
 
@@ -41,7 +41,7 @@ func deviceDrivers(d policy.Device) string {
 // writeDeviceWhy prints, above d's IRQ table, why d is planned as it
 // is: its policy, the CPUs it may use and what other devices took.
 func writeDeviceWhy(w io.Writer, p *policy.Plan, d policy.Device) {
-	fmt.Fprintf(w, "  policy: %s\n", d.PolicyWhy)
+	writeWrapped(w, "  policy: "+d.PolicyWhy, "    ")
 	cpus := "allowed CPUs " + orDash(p.Allowed.String())
 	if uses := cpumask.New(d.Order...); len(d.Order) > 0 && !uses.Equal(p.Allowed) {
 		cpus += ", of which it uses " + uses.String()
@@ -53,12 +53,12 @@ func writeDeviceWhy(w io.Writer, p *policy.Plan, d policy.Device) {
 	if len(not) > 0 {
 		cpus += "; not allowed: " + strings.Join(not, ", ")
 	}
-	fmt.Fprintf(w, "  cpus: %s\n", cpus)
+	writeWrapped(w, "  cpus: "+cpus, "    ")
 	if len(d.Taken) > 0 {
 		var took []string
 		for _, t := range d.Taken {
 			took = append(took, t.CPUs.String()+" by "+t.Device)
 		}
-		fmt.Fprintf(w, "  taken: CPUs holding earlier devices' queues, used after the others: %s\n", strings.Join(took, ", "))
+		writeWrapped(w, "  taken: CPUs holding earlier devices' queues, used after the others: "+strings.Join(took, ", "), "    ")
 	}
 }

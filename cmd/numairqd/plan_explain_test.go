@@ -28,19 +28,25 @@ func TestPlanExplains(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	env := filepath.Join(tree.Root, "etc", "sysconfig", "irqbalance")
+	// The prose is wrapped at 100 columns like the status view's.
+	wrapped := func(s, indent string) string {
+		var b strings.Builder
+		writeWrapped(&b, s, indent)
+		return b.String()
+	}
 	for _, want := range []string{
 		"Allowed CPUs: 4-5,7\n",
 		"Not allowed: 0-1, banned by the config's banned_cpus\n",
-		"Not allowed: 2, banned by IRQBALANCE_BANNED_CPUS or IRQBALANCE_BANNED_CPULIST in " + env + " (cri-o and tuned write them; irqbalance_env_file)\n",
-		"Not allowed: 6, left out of /proc/irq/default_smp_affinity (cri-o clears the CPUs of pods with irq-load-balancing disabled; honor_default_smp_affinity)\n",
+		wrapped("Not allowed: 2, banned by IRQBALANCE_BANNED_CPUS or IRQBALANCE_BANNED_CPULIST in "+env+" (cri-o and tuned write them; irqbalance_env_file)", "  "),
+		wrapped("Not allowed: 6, left out of /proc/irq/default_smp_affinity (cri-o clears the CPUs of pods with irq-load-balancing disabled; honor_default_smp_affinity)", "  "),
 		"Not allowed: 3, isolated from the scheduler (isolcpus=; exclude_isolated)\n",
-		`Tables: CURRENT -> PLANNED is the affinity now -> the one to write; "= X": already X, nothing written;`,
+		`Tables: CURRENT -> PLANNED is the affinity now -> the one to write; "= X": already X, nothing` + "\n  written;",
 		"0000:41:00.0  driver virtio-pci (virtio_net, network)  interfaces [eth0]  node 2  policy linear  mask cpu  \n" +
-			"  policy: auto (the default) chose linear: 6 queues >= 3 allowed CPUs, so queue i takes the i-th allowed CPU, wrapping, and every CPU serves the device\n" +
-			"  cpus: allowed CPUs 4-5,7; not allowed: 0-1 (banned_cpus), 2 (irqbalance_env), 6 (default_smp_affinity), 3 (isolated)\n" +
+			wrapped("  policy: auto (the default) chose linear: 6 queues >= 3 allowed CPUs, so queue i takes the i-th allowed CPU, wrapping, and every CPU serves the device", "    ") +
+			wrapped("  cpus: allowed CPUs 4-5,7; not allowed: 0-1 (banned_cpus), 2 (irqbalance_env), 6 (default_smp_affinity), 3 (isolated)", "    ") +
 			"  IRQ  ",
 		"0000:21:00.0  driver nvme (storage)  interfaces []  node 1  policy numa-hop  mask cpu  \n" +
-			"  policy: auto (the default) chose numa-hop: no queue IRQ to place (the 8 queue IRQs are managed by the kernel or unreadable), only control IRQs\n",
+			wrapped("  policy: auto (the default) chose numa-hop: no queue IRQ to place (the 8 queue IRQs are managed by the kernel or unreadable), only control IRQs", "    "),
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text lacks %q:\n%s", want, text)

@@ -201,17 +201,17 @@ func cells(row []string, limits []int) [][]string {
 }
 
 // writeWrapped writes s wrapped at statusWidth, keeping its leading
-// spaces, the lines after the first indented.
-func writeWrapped(b *strings.Builder, s, indent string) {
+// spaces, the lines after the first indented: the status view's and
+// the plan's prose.
+func writeWrapped(w io.Writer, s, indent string) {
 	body := strings.TrimLeft(s, " ")
 	lead := s[:len(s)-len(body)]
 	for i, line := range wrap(body, statusWidth-len(lead), statusWidth-len(indent)) {
 		if i == 0 {
-			b.WriteString(lead)
+			io.WriteString(w, lead+line+"\n")
 		} else {
-			b.WriteString(indent)
+			io.WriteString(w, indent+line+"\n")
 		}
-		b.WriteString(line + "\n")
 	}
 }
 
