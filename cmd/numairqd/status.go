@@ -32,7 +32,7 @@ const minInterval = 100 * time.Millisecond
 // from /proc (see metrics.Status for why the daemon does not).
 func runStatus(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("status", flag.ContinueOnError)
-	cfgPath := fl.String("config", "", configFlagHelp+"; only its listen is read")
+	cfgPath := fl.String("config", "", "config file whose listen to read (default "+config.DefaultPath+" if it exists)")
 	listen := fl.String("listen", "", "the daemon's HTTP address (default: the config's listen)")
 	procfs := fl.String("procfs", "/proc", "procfs root to read /proc/interrupts and /proc/stat from (read only)")
 	format := fl.String("format", "text", "output format: text or json")
