@@ -68,7 +68,7 @@ func deviceFields(dev policy.Device) []zap.Field {
 	}
 	fields := []zap.Field{
 		zap.String("device", dev.PCI), zap.String("driver", dev.Driver), zap.Strings("interfaces", dev.Interfaces),
-		zap.String("rule", cmp.Or(dev.Rule, "none")), zap.String("policy", string(dev.Policy)), zap.String("mask", string(dev.Mask)),
+		zap.String("rule", cmp.Or(dev.Rule, "none")), zap.String("policy", string(dev.Policy)), zap.String("policy_why", dev.PolicyWhy), zap.String("mask", string(dev.Mask)),
 		zap.String("balance", string(dev.Balance)), zap.Int("node", dev.Node),
 		zap.Stringer("allowed", cpumask.New(dev.Order...)),
 		zap.Int("moved", moved), zap.Int("in_place", inPlace), zap.Int("managed", managed), zap.Int("left_alone", left),

@@ -42,6 +42,9 @@ func TestDebugLogsDecisions(t *testing.T) {
 	decisions, _ := nic["decisions"].([]any)
 	// 13 IRQs moved: the first maxMovesLogged named with their reasons,
 	// the rest counted.
+	if why, _ := nic["policy_why"].(string); !strings.Contains(why, `set by rule "nic"`) {
+		t.Errorf("NIC line's policy_why %q does not say why numa-hop", why)
+	}
 	if nic["policy"] != "numa-hop" || nic["allowed"] != "0-6" || nic["moved"] != int64(13) || len(decisions) != maxMovesLogged ||
 		nic["decisions_not_shown"] != int64(13-maxMovesLogged) ||
 		decisions[1] != "IRQ 25 virtio0-input.0 0-7 -> 4: numa-hop: queue 0 -> CPU 4, hop 0, distance 10 from node 2" {
