@@ -82,7 +82,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 		}
 		defer lock.Close()
 	}
-	log.Info("numairqd starting", startFields(b, d, *listen, *dryRun)...)
+	log.Info("numairqd starting", startFields(b, d, *listen, *dryRun, *oneshot)...)
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
@@ -108,12 +108,12 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 // the address the daemon really listens on and where it came from
 // (--listen wins over the config's listen, which the summary shows as
 // the config has it), and the config summary.
-func startFields(b build, d *daemon.Daemon, flagListen string, dryRun bool) []zap.Field {
+func startFields(b build, d *daemon.Daemon, flagListen string, dryRun, oneshot bool) []zap.Field {
 	listen, from := d.Listen(), "config"
 	if flagListen != "" {
 		from = "--listen"
 	}
-	if listen == "" {
+	if listen == "" || oneshot { // --oneshot serves nothing
 		listen = "none"
 	}
 	return []zap.Field{zap.String("version", versionLine(b)), zap.String("listen", listen), zap.String("listen_from", from),

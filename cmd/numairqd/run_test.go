@@ -6,6 +6,11 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/numairqd/numairqd/pkg/daemon"
 )
 
 // TestRunOneshotDryRun runs the daemon command once over a fixture in
@@ -101,31 +106,39 @@ func TestRunRefusesSecondInstance(t *testing.T) {
 func TestStartLineSaysVersionAndEffectiveListen(t *testing.T) {
 	tree := planFixture(t)
 	cfg := writeConfig(t, "listen: \"127.0.0.1:9999\"\n")
+	// The daemon: --listen wins over the config's listen.
 	for _, tc := range []struct {
-		flags        []string
-		listen, from string
+		flag, listen, from string
 	}{
-		{[]string{"--listen", "127.0.0.1:9100"}, "127.0.0.1:9100", "--listen"},
-		{nil, "127.0.0.1:9999", "config"},
+		{"127.0.0.1:9100", "127.0.0.1:9100", "--listen"},
+		{"", "127.0.0.1:9999", "config"},
 	} {
-		args := append([]string{"run", "--oneshot", "--dry-run", "--no-events", "--log.format", "json", "--sysfs", tree.Sys(),
-			"--procfs", tree.Proc(), "--etc", "", "--config", cfg}, tc.flags...)
-		code, _, stderr := runCmd(args...)
-		if code != 0 {
-			t.Fatalf("%q: exit %d: %s", tc.flags, code, stderr)
+		d, err := daemon.New(daemon.Options{Sysfs: tree.Sys(), Procfs: tree.Proc(), ConfigPath: cfg, Listen: tc.flag, DryRun: true, Log: zap.NewNop()})
+		if err != nil {
+			t.Fatal(err)
 		}
-		var start map[string]any
-		for line := range strings.Lines(stderr) {
-			var e map[string]any
-			if json.Unmarshal([]byte(line), &e) == nil && e["msg"] == "numairqd starting" {
-				start = e
-			}
+		enc := zapcore.NewMapObjectEncoder()
+		for _, f := range startFields(thisBuild(), d, tc.flag, true, false) {
+			f.AddTo(enc)
 		}
-		if start == nil {
-			t.Fatalf("%q: no start line in %s", tc.flags, stderr)
+		if enc.Fields["listen"] != tc.listen || enc.Fields["listen_from"] != tc.from || enc.Fields["version"] != versionLine(thisBuild()) {
+			t.Errorf("--listen %q: start fields %v, want listen %s from %s and version %q", tc.flag, enc.Fields, tc.listen, tc.from, versionLine(thisBuild()))
 		}
-		if start["listen"] != tc.listen || start["listen_from"] != tc.from || start["version"] != versionLine(thisBuild()) {
-			t.Errorf("%q: start line %v, want listen %s from %s and version %q", tc.flags, start, tc.listen, tc.from, versionLine(thisBuild()))
+	}
+	// --oneshot, run for real: it serves nothing, and says so.
+	code, _, stderr := runCmd("run", "--oneshot", "--dry-run", "--no-events", "--log.format", "json", "--sysfs", tree.Sys(),
+		"--procfs", tree.Proc(), "--etc", "", "--config", cfg, "--listen", "127.0.0.1:9100")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var start map[string]any
+	for line := range strings.Lines(stderr) {
+		var e map[string]any
+		if json.Unmarshal([]byte(line), &e) == nil && e["msg"] == "numairqd starting" {
+			start = e
 		}
+	}
+	if start == nil || start["listen"] != "none" || start["version"] != versionLine(thisBuild()) {
+		t.Errorf("--oneshot start line %v, want listen none and the version", start)
 	}
 }
