@@ -245,7 +245,9 @@ func (v *viewer) get(path string, doc any) error {
 	case len(body) > maxStatusBody:
 		return fmt.Errorf("%s: answer larger than %d MiB", url, maxStatusBody>>20)
 	case resp.StatusCode == http.StatusServiceUnavailable:
-		return fmt.Errorf("numairqd at %s has not completed a round yet: %s", v.addr, strings.TrimSpace(string(body)))
+		// Before the first round, or every slot busy past the wait: the
+		// daemon's own words say which.
+		return fmt.Errorf("numairqd at %s cannot answer %s now: %s", v.addr, path, strings.TrimSpace(string(body)))
 	case resp.StatusCode != http.StatusOK:
 		return fmt.Errorf("%s: %s (an older numairqd without %s?)", url, resp.Status, path)
 	}

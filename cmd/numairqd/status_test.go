@@ -234,6 +234,21 @@ func TestStatusMismatch(t *testing.T) {
 	}
 }
 
+// TestStatusBusy: a 503 is reported in the daemon's own words, which
+// say whether no round has completed or every slot is busy.
+func TestStatusBusy(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "busy: 4 requests in flight and none finished within 5s; retry later", http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	v := &viewer{client: srv.Client(), addr: strings.TrimPrefix(srv.URL, "http://"), procfs: t.TempDir()}
+	_, err := v.frame()
+	if err == nil || !strings.Contains(err.Error(), "cannot answer /status now: busy: 4 requests in flight") ||
+		strings.Contains(err.Error(), "round") {
+		t.Errorf("error %v, want the daemon's busy answer and no claim about rounds", err)
+	}
+}
+
 // TestStatusRows: a frame is cut to a terminal's rows only when it does
 // not fit, the notice counting the lines left out; a frame that fits
 // exactly is whole.
