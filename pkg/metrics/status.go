@@ -8,7 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/state"
 )
@@ -150,30 +150,34 @@ func NewStatus(st *state.State, version string) Status {
 	return s
 }
 
-// statusBans are st's bans by source, each the online CPUs it takes.
+// statusBans are st's bans by source, each the online CPUs it takes:
+// the plan's Excluded (the planner names them once), with the file each
+// came from, in banOrder.
 func statusBans(st *state.State) []StatusBan {
 	out := []StatusBan{}
-	if st.Snapshot == nil {
-		return out
-	}
-	online := st.Snapshot.Online()
-	add := func(source string, m cpumask.Mask, file string) {
-		if m = m.And(online); !m.IsEmpty() {
-			out = append(out, StatusBan{Source: source, CPUs: m.String(), File: file})
+	for _, e := range st.Plan.Excluded {
+		b := StatusBan{Source: e.Source, CPUs: e.CPUs.String()}
+		switch {
+		case e.Source == policy.ExcludedBanned && st.Config != nil:
+			b.File = st.Config.Source
+		case e.Source == config.BanEnvFile:
+			b.File = st.Bans.EnvFile
 		}
+		out = append(out, b)
 	}
-	if c := st.Config; c != nil {
-		add("banned_cpus", c.BannedCPUs, c.Source)
-		if c.ExcludeIsolated {
-			add("isolated", st.Snapshot.Isolated(), "")
-		}
-		if c.ExcludeNohzFull {
-			add("nohz_full", st.Snapshot.NohzFull(), "")
-		}
-	}
-	add("irqbalance_env", st.Bans.Env, st.Bans.EnvFile)
-	add("default_smp_affinity", st.Bans.Default, "")
+	slices.SortStableFunc(out, func(a, b StatusBan) int { return banRank(a.Source) - banRank(b.Source) })
 	return out
+}
+
+// banOrder is the order /status lists bans in: the config's own, then
+// other tools'; a source not named here comes last.
+var banOrder = []string{policy.ExcludedBanned, policy.ExcludedIsolated, policy.ExcludedNohzFull, config.BanEnvFile, config.BanDefaultAffinity}
+
+func banRank(source string) int {
+	if i := slices.Index(banOrder, source); i >= 0 {
+		return i
+	}
+	return len(banOrder)
 }
 
 // status is 503 until a round has completed, then the newest State's

@@ -13,6 +13,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/bans"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/machine"
 	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/state"
@@ -40,6 +41,12 @@ func TestStatusEndpoint(t *testing.T) {
 	}
 	cfg := config.Default()
 	cfg.Source, cfg.BannedCPUs = "/etc/numairqd/numairqd.yaml", cpumask.New(7, 9) // 9 is not online
+	cfg.ToolBans = []config.ToolBan{{Source: config.BanEnvFile, Path: "/etc/default/irqbalance", CPUs: cpumask.New(0)},
+		{Source: config.BanDefaultAffinity, CPUs: cpumask.New(1)}}
+	// The bans by source are the planner's, as a round computes them.
+	excluded := func(cfg *config.Config) []policy.Exclusion {
+		return policy.Compute(snap, &inventory.Inventory{}, cfg, policy.Memory{}, policy.Balancing{}).Excluded
+	}
 	q := func(n, cpu int) policy.IRQ {
 		return policy.IRQ{Number: n, Name: "q", Role: policy.RoleQueue, Queue: n - 100, Current: cpumask.New(0, 1, 2), Planned: cpumask.New(cpu), CPU: cpu}
 	}
@@ -47,7 +54,7 @@ func TestStatusEndpoint(t *testing.T) {
 	mismatch.EffectiveState, mismatch.Effective = policy.EffectiveMismatch, cpumask.New(0)
 	pending := q(103, 2)
 	pending.EffectiveState = policy.EffectivePending
-	plan := &policy.Plan{Allowed: cpumask.New(2, 4), Devices: []policy.Device{{PCI: "0000:41:00.0", Policy: config.PolicyNUMAHop,
+	plan := &policy.Plan{Allowed: cpumask.New(2, 4), Excluded: excluded(cfg), Devices: []policy.Device{{PCI: "0000:41:00.0", Policy: config.PolicyNUMAHop,
 		IRQs: []policy.IRQ{q(100, 2), q(101, 4), mismatch, pending, {Number: 104, Managed: true, Current: cpumask.New(3)}}}}}
 	failedWrite := apply.Outcome{Write: policy.Write{Kind: policy.WriteIRQAffinity, IRQ: 101}, Kind: apply.KindNoSpace, Errno: "ENOSPC"}
 	store.Publish(&state.State{
@@ -106,7 +113,9 @@ func TestStatusEndpoint(t *testing.T) {
 	cfg2 := *cfg
 	cfg2.ExcludeIsolated, cfg2.ExcludeNohzFull = false, false
 	st := *store.Load()
-	st.Config = &cfg2
+	p2 := *st.Plan
+	p2.Excluded = excluded(&cfg2)
+	st.Config, st.Plan = &cfg2, &p2
 	for _, b := range NewStatus(&st, "").Bans {
 		if b.Source == "isolated" || b.Source == "nohz_full" {
 			t.Errorf("bans name %s though the config does not exclude it", b.Source)
