@@ -1,5 +1,7 @@
 package fakesys
 
+import "math/rand/v2"
+
 // Expected is what reading a Shape's tree must give, derived from the
 // host data the tree was written from.
 type Expected struct {
@@ -29,6 +31,12 @@ func ExpectedShapes() ([]Shape, []Expected) {
 		exp = append(exp, h.expected())
 	}
 	return shapes, exp
+}
+
+// ExpectedRandomShape is RandomShape with what reading it must give.
+func ExpectedRandomShape(r *rand.Rand) (Shape, Expected) {
+	h := randomHost(r)
+	return h.shape(), h.expected()
 }
 
 func (h host) expected() Expected {

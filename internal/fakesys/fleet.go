@@ -3,6 +3,7 @@ package fakesys
 import (
 	"cmp"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 
@@ -26,6 +27,9 @@ func Shapes() []Shape {
 	}
 	return out
 }
+
+// RandomShape returns a random but plausible host for property tests.
+func RandomShape(r *rand.Rand) Shape { return randomHost(r).shape() }
 
 // host describes a Shape as data: every CPU's place, the nodes and the
 // devices. Build writes the tree from it, and the tests derive from the

@@ -2,11 +2,13 @@ package fakesys_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
 	"github.com/numairqd/numairqd/pkg/config"
+	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/topology"
@@ -45,19 +47,35 @@ func TestShapes(t *testing.T) {
 		}
 		t.Run(s.Name, func(t *testing.T) {
 			t.Parallel()
-			checkShape(t, s, exp[i])
+			checkShape(t, s, exp[i], false)
 		})
 	}
 }
 
-func checkShape(t *testing.T, s fakesys.Shape, e fakesys.Expected) {
+// TestRandomShapes checks 50 random hosts, and the invariants they
+// promise: an SMT sibling group within one node, package and LLC.
+func TestRandomShapes(t *testing.T) {
+	for seed := range uint64(50) {
+		s := fakesys.RandomShape(rand.New(rand.NewPCG(seed, 7)))
+		same, e := fakesys.ExpectedRandomShape(rand.New(rand.NewPCG(seed, 7)))
+		if same.Name != s.Name || same.Banned != s.Banned {
+			t.Fatalf("seed %d: RandomShape gave %q, the expectation is %q's", seed, s.Name, same.Name)
+		}
+		t.Run(fmt.Sprintf("%d-%s", seed, s.Name), func(t *testing.T) {
+			t.Parallel()
+			checkShape(t, s, e, true)
+		})
+	}
+}
+
+func checkShape(t *testing.T, s fakesys.Shape, e fakesys.Expected, random bool) {
 	tree := fakesys.New(t)
 	s.Build(tree)
 	snap, err := topology.NewFS(tree.Sys()).ReadDetail()
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkTopology(t, snap, e)
+	checkTopology(t, snap, e, random)
 
 	inv, err := inventory.FS{Proc: tree.Proc(), Sys: tree.Sys()}.Read()
 	if err != nil {
@@ -115,7 +133,7 @@ func checkShape(t *testing.T, s fakesys.Shape, e fakesys.Expected) {
 	}
 }
 
-func checkTopology(t *testing.T, snap *topology.Snapshot, e fakesys.Expected) {
+func checkTopology(t *testing.T, snap *topology.Snapshot, e fakesys.Expected, random bool) {
 	t.Helper()
 	if got := snap.Online().Weight(); got != len(e.Siblings) {
 		t.Fatalf("%d CPUs online, want %d", got, len(e.Siblings))
@@ -124,7 +142,9 @@ func checkTopology(t *testing.T, snap *topology.Snapshot, e fakesys.Expected) {
 	if len(nodes) != len(e.Nodes) {
 		t.Errorf("%d nodes, want %d", len(nodes), len(e.Nodes))
 	}
+	nodeCPUs := map[int]cpumask.Mask{}
 	for i, n := range nodes {
+		nodeCPUs[n.ID] = n.CPUs
 		if want, ok := e.Nodes[n.ID]; !ok || n.CPUs.String() != want {
 			t.Errorf("node %d: CPUs %q, want %q", n.ID, n.CPUs, want)
 		}
@@ -146,6 +166,12 @@ func checkTopology(t *testing.T, snap *topology.Snapshot, e fakesys.Expected) {
 			if sib.Node != cpu.Node || sib.Package != cpu.Package {
 				t.Errorf("CPU %d's sibling %d is on node %d package %d, it on %d %d", c, t2, sib.Node, sib.Package, cpu.Node, cpu.Package)
 			}
+		}
+		if random && !cpu.LLC.IsSubsetOf(nodeCPUs[cpu.Node]) {
+			t.Errorf("CPU %d: LLC %s leaves node %d", c, cpu.LLC, cpu.Node)
+		}
+		if random && !cpu.LLC.IsEmpty() && !cpu.Siblings.IsSubsetOf(cpu.LLC) {
+			t.Errorf("CPU %d: siblings %s not within LLC %s", c, cpu.Siblings, cpu.LLC)
 		}
 	}
 }
