@@ -200,7 +200,8 @@ func icxSNC2() host {
 
 // sprSNC4 numbers CPUs as the SNC4 machine of gramine PR #530 does
 // (node 1 starts at CPU 14, CPU 0's sibling is 112) and has the 10/12/21
-// distances of unified-memory-framework issue #1289's SNC4 table.
+// distances of the SNC4 topology unified-memory-framework's tests copy
+// from its issue #1289.
 func sprSNC4() host {
 	g := grid{sockets: 2, cores: 56, smt: 2}
 	return host{
@@ -383,8 +384,8 @@ func power9AC922() host {
 
 // power10SMT8 has the caches of a big core (two SMT4 small cores fused,
 // whose threads interleave): sysfs lists threads 0,2,4,6 and 1,3,5,7 as
-// sharing an L2 and L3 ("ibm,thread-groups"; powerpc cacheinfo reports
-// the thread group since 5.12), so a CPU's LLC is narrower than its SMT
+// sharing an L2 and L3 (the "ibm,thread-groups" property, which
+// powerpc's cacheinfo follows), so a CPU's LLC is narrower than its SMT
 // siblings.
 func power10SMT8() host {
 	g := grid{sockets: 2, cores: 12, smt: 8, power: true}
@@ -431,7 +432,7 @@ func kunpeng920() host {
 }
 
 // altraQuadrant's distances are those Ampere's firmware puts in the SLIT
-// (edk2-platforms AmpereAltraPkg AcpiSlit.c): within a socket 10 plus
+// (its edk2 platform code, AcpiSlit.c): within a socket 10 plus
 // the Manhattan distance of the quadrants on a 2x2 mesh, across 20 plus
 // one for each end in the upper half. Its tree has no cache directory,
 // as on firmware whose PPTT describes no caches.
