@@ -59,12 +59,12 @@ type CPU struct {
 }
 
 // Read builds a Snapshot from only what planning uses (CPUs, nodes,
-// distances, SMT siblings), since a round reads it after every event:
-// Possible is empty, each CPU's Package -1 and its LLC empty.
+// distances, SMT siblings, packages, last-level caches), since a round
+// reads it after every event: Possible is empty.
 func (fs FS) Read() (*Snapshot, error) { return fs.readRetrying(false, nil) }
 
 // ReadDetail is Read plus what only `numairqd topology` shows: the
-// possible CPUs, and each CPU's package and last-level cache.
+// possible CPUs.
 func (fs FS) ReadDetail() (*Snapshot, error) { return fs.readRetrying(true, nil) }
 
 // readRetrying reads up to readAttempts times while online CPUs are
@@ -130,10 +130,8 @@ func (fs FS) read(detail bool, k *kept) (*Snapshot, error) {
 	if err := fs.readCPUs(s, cores); err != nil {
 		return nil, err
 	}
-	if detail {
-		if err := fs.readPackagesAndCaches(s); err != nil {
-			return nil, err
-		}
+	if err := fs.readPackagesAndCaches(s, k); err != nil {
+		return nil, err
 	}
 	s.buildHops()
 	return s, nil
@@ -319,10 +317,10 @@ func (fs FS) readSiblings(c int, online cpumask.Mask) (cpumask.Mask, error) {
 }
 
 // Reader reads snapshots round after round and keeps what cannot change
-// while the machine runs: which CPUs share a core (read when a CPU is
-// first seen online), the isolated and nohz_full CPUs (boot parameters),
-// and the distance rows (while the same nodes are online). A Reader is
-// for one goroutine.
+// while the machine runs: which CPUs share a core, a package and a
+// last-level cache (read when a CPU is first seen online), the isolated
+// and nohz_full CPUs (boot parameters), and the distance rows (while the
+// same nodes are online). A Reader is for one goroutine.
 type Reader struct {
 	fs FS
 	k  kept
@@ -331,6 +329,8 @@ type Reader struct {
 // kept is what a Reader keeps between reads.
 type kept struct {
 	cores map[int]cpumask.Mask
+	pkg   map[int]int
+	llc   map[int]cpumask.Mask
 	// boot is set once isolated and nohzFull have been read.
 	boot               bool
 	isolated, nohzFull cpumask.Mask
@@ -341,7 +341,7 @@ type kept struct {
 
 // NewReader returns a Reader of fs that keeps nothing yet.
 func NewReader(fs FS) *Reader {
-	return &Reader{fs: fs, k: kept{cores: map[int]cpumask.Mask{}, distance: map[int][]int{}}}
+	return &Reader{fs: fs, k: kept{cores: map[int]cpumask.Mask{}, pkg: map[int]int{}, llc: map[int]cpumask.Mask{}, distance: map[int][]int{}}}
 }
 
 // Read is FS.Read, reading siblings only of CPUs not seen before.
@@ -353,13 +353,28 @@ func (r *Reader) Online() (cpumask.Mask, error) { return r.fs.Online() }
 // Forget drops everything kept: the periodic resync trusts nothing kept.
 func (r *Reader) Forget() {
 	clear(r.k.cores)
+	clear(r.k.pkg)
+	clear(r.k.llc)
 	clear(r.k.distance)
 	r.k.boot = false
 }
 
 // readPackagesAndCaches fills each CPU's Package and LLC, reading the
-// files of each package and cache group once.
-func (fs FS) readPackagesAndCaches(s *Snapshot) error {
+// files of each package and cache group once; with k (a Reader's), a
+// CPU it holds is not read again.
+func (fs FS) readPackagesAndCaches(s *Snapshot, k *kept) error {
+	if k != nil {
+		for c := range s.online.All() {
+			x := s.cpus[c]
+			if p, ok := k.pkg[c]; ok {
+				x.Package = p
+			}
+			if l, ok := k.llc[c]; ok {
+				x.LLC = l.And(s.online)
+			}
+			s.cpus[c] = x
+		}
+	}
 	for c := range s.online.All() {
 		if s.cpus[c].Package >= 0 {
 			continue
@@ -382,6 +397,9 @@ func (fs FS) readPackagesAndCaches(s *Snapshot) error {
 			x := s.cpus[t]
 			x.Package = pkg
 			s.cpus[t] = x
+			if k != nil {
+				k.pkg[t] = pkg
+			}
 		}
 	}
 	for c := range s.online.All() {
@@ -391,6 +409,11 @@ func (fs FS) readPackagesAndCaches(s *Snapshot) error {
 		llc, err := fs.readLLC(c)
 		if err != nil {
 			return err
+		}
+		if k != nil && !llc.IsEmpty() {
+			for t := range llc.All() {
+				k.llc[t] = llc
+			}
 		}
 		llc = llc.And(s.online)
 		for t := range llc.All() {

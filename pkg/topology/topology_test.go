@@ -308,10 +308,9 @@ func TestMalformedFiles(t *testing.T) {
 	}
 }
 
-// TestReadSkipsDetail: Read, which every round calls, reads neither
-// packages nor caches: a garbage physical_package_id does not fail it,
-// CPUs have no package or LLC, and possible is empty; ReadDetail reads
-// them.
+// TestReadSkipsDetail: Read, which every round calls, reads packages and
+// caches (the planner's cells) but not possible: a garbage possible does
+// not fail it, and its Possible is empty; ReadDetail reads it.
 func TestReadSkipsDetail(t *testing.T) {
 	tree := fakesys.New(t)
 	tree.AddMachine(fakesys.Machine{Online: "0-3", Package: func(c int) int { return c / 2 },
@@ -321,16 +320,15 @@ func TestReadSkipsDetail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c, _ := d.CPU(3); c.Package != 1 || c.LLC.String() != "0-3" {
-		t.Errorf("ReadDetail CPU 3 = %+v, want package 1, LLC 0-3", c)
-	}
-	tree.WriteFile("sys/devices/system/cpu/cpu0/topology/physical_package_id", "zero\n")
+	tree.WriteFile("sys/devices/system/cpu/possible", "zero\n")
 	s, err := fs.Read()
 	if err != nil {
 		t.Fatalf("Read failed on a file it need not read: %v", err)
 	}
-	if c, _ := s.CPU(3); c.Package != -1 || !c.LLC.IsEmpty() || c.Siblings.String() != "3" {
-		t.Errorf("Read CPU 3 = %+v, want package -1, no LLC, siblings 3", c)
+	for _, snap := range []*topology.Snapshot{d, s} {
+		if c, _ := snap.CPU(3); c.Package != 1 || c.LLC.String() != "0-3" {
+			t.Errorf("CPU 3 = %+v, want package 1, LLC 0-3 (the planner's cells)", c)
+		}
 	}
 	if !s.Possible().IsEmpty() || d.Possible().String() != "0-3" {
 		t.Errorf("possible: Read %q, ReadDetail %q; want empty and 0-3", s.Possible(), d.Possible())
