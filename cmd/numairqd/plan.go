@@ -116,6 +116,7 @@ func writePlanText(w io.Writer, p *policy.Plan) {
 	fmt.Fprintf(w, "Allowed CPUs: %s\n", orDash(p.Allowed.String()))
 	writeExcluded(w, p)
 	fmt.Fprintln(w, p.Summary())
+	writeStacking(w, p)
 	writeWrapped(w, planLegend, "  ")
 	loads := p.Balance != nil && p.Balance.Ready
 	for _, d := range p.Devices {

@@ -59,6 +59,30 @@ func writeDeviceWhy(w io.Writer, p *policy.Plan, d policy.Device) {
 		for _, t := range d.Taken {
 			took = append(took, t.CPUs.String()+" by "+t.Device)
 		}
-		writeWrapped(w, "  taken: CPUs holding earlier devices' queues, used after the others: "+strings.Join(took, ", "), "    ")
+		writeWrapped(w, "  taken: its drivers' CPUs that hold other devices' queues: "+strings.Join(took, ", "), "    ")
 	}
+	if l := d.Locality; l != nil {
+		s := fmt.Sprintf("  locality: queue IRQs at mean distance %.1f, worst %d; the driver's own spread: %.1f, worst %d",
+			l.Mean, l.Worst, l.DriversMean, l.DriversWorst)
+		if l.InPackage > 0 {
+			s += fmt.Sprintf("; %d farther but in the package of the driver's CPU", l.InPackage)
+		}
+		if l.Farther > 0 {
+			s += fmt.Sprintf("; %d farther than the driver puts them", l.Farther)
+		}
+		writeWrapped(w, s, "    ")
+	}
+}
+
+// writeStacking prints the most queue IRQs the plan puts on one CPU,
+// core and LLC, beside the drivers' own spreads together.
+func writeStacking(w io.Writer, p *policy.Plan) {
+	llc := func(st policy.Stacking) string {
+		if st.LLC == 0 {
+			return "-"
+		}
+		return fmt.Sprint(st.LLC)
+	}
+	fmt.Fprintf(w, "Most queue IRQs on one CPU %d, core %d, LLC %s; the drivers' own spreads together: %d, %d, %s\n",
+		p.Stacking.CPU, p.Stacking.Core, llc(p.Stacking), p.DriversStacking.CPU, p.DriversStacking.Core, llc(p.DriversStacking))
 }

@@ -79,20 +79,30 @@ func TestPlanExplains(t *testing.T) {
 	}
 }
 
-// TestPlanShowsTaken: a device whose numa-hop spread went around CPUs
-// another device took says which, above its table.
+// TestPlanShowsTaken: a device whose queues are not all on its driver's
+// CPUs says which other devices hold those, and how its distances
+// compare with the driver's, above its table.
 func TestPlanShowsTaken(t *testing.T) {
 	tree := fakesys.New(t)
 	tree.AddMachine(fakesys.QEMUGuest())
 	tree.AddQEMUGuestDevices()
-	tree.AddVirtioNet(fakesys.VirtioNet{BDF: "0000:42:00.0", Index: 1, Interface: "eth1", Pairs: 2, FirstIRQ: 60, NUMANode: 2})
+	tree.AddVirtioNet(fakesys.VirtioNet{BDF: "0000:42:00.0", Index: 1, Interface: "eth1", Pairs: 4, FirstIRQ: 60, NUMANode: 3})
 	code, text, stderr := runCmd("plan", "--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--etc", "", "--config", writeConfig(t, ""),
 		"--device", "eth1")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	want := "  taken: CPUs holding earlier devices' queues, used after the others: 0-1,4-7 by 0000:41:00.0\n"
-	if !strings.Contains(text, want) || !strings.Contains(text, "virtio1-input.0   0      0-7 -> 2 ") {
-		t.Errorf("text lacks %q and queue 0 on CPU 2:\n%s", want, text)
+	// Its driver gives queues 2 and 3 CPUs 4 and 5 (node 2, distance
+	// 12), which eth0 holds; node 3's own 6 and 7 take them at no more
+	// queues per CPU.
+	for _, want := range []string{
+		"  taken: its drivers' CPUs that hold other devices' queues: 4-5 by 0000:41:00.0\n",
+		"  locality: queue IRQs at mean distance 10.0, worst 10; the driver's own spread: 11.0, worst 12\n",
+		"virtio1-input.2   2      0-7 -> 6 ",
+		"Most queue IRQs on one CPU 4, core 4, LLC -; the drivers' own spreads together: 4, 4, -\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
 	}
 }

@@ -179,11 +179,12 @@ func joinInts(v []int) string {
 }
 
 // QEMUGuest is the machine of the e2e suite's 4-node guest: node n holds
-// CPUs 2n and 2n+1, distances 10/12/20/22, so node 2's spread order is
-// 4 5 | 6 7 | 0 1 | 2 3.
+// CPUs 2n and 2n+1, one socket per node, distances 10/12/20/22, so node
+// 2's spread order is 4 5 | 6 7 | 0 1 | 2 3.
 func QEMUGuest() Machine {
 	return Machine{
-		Online: "0-7",
+		Online:  "0-7",
+		Package: func(c int) int { return c / 2 },
 		Nodes: []Node{
 			{ID: 0, CPUs: "0-1", Distance: []int{10, 12, 20, 22}},
 			{ID: 1, CPUs: "2-3", Distance: []int{12, 10, 22, 20}},

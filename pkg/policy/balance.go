@@ -6,6 +6,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/load"
+	"github.com/numairqd/numairqd/pkg/topology"
 )
 
 // Balancing is what balance: load plans with; the zero value plans
@@ -91,8 +92,12 @@ type unit struct {
 	irqs       []int // indices into the device's IRQs
 	class      int   // which of its device's rings count put it in (see balanceDev)
 	cpu        int   // the plan's CPU: held, or count's
-	load       float64
-	noise      float64 // the standard error of load: its IRQs', added
+	// near are the CPUs its locality bound allows (spread.go): the
+	// allowed CPUs no farther from its device's node than its drivers'
+	// CPU, and that CPU's package where the plan took the exception.
+	near  cpumask.Mask
+	load  float64
+	noise float64 // the standard error of load: its IRQs', added
 }
 
 // balanceDev is what the search needs of a balanced device: which class
@@ -116,7 +121,7 @@ func loadBalanced(d *Device, rule *config.Rule, cfg *config.Config) bool {
 // balanceDevice records device number dev's queues as units and, when
 // their held placement still fits, puts them there: chosen is count's
 // placement, changed in place. It returns count's CPU of each queue.
-func (pl *planner) balanceDevice(dev int, d *Device, queues []int, chosen map[int]cpumask.Mask) map[int]int {
+func (pl *planner) balanceDevice(dev int, d *Device, queues []int, chosen map[int]cpumask.Mask, driver map[int]int) map[int]int {
 	d.Balance = config.BalanceLoad
 	rings := [][]int{d.Order}
 	if d.Policy == config.PolicyNUMAHop {
@@ -137,7 +142,7 @@ func (pl *planner) balanceDevice(dev int, d *Device, queues []int, chosen map[in
 				bd.class[c] = cl
 			}
 		}
-		u := unit{dev: dev, bdev: len(pl.devs), queue: qi, class: cl, cpu: cpu}
+		u := unit{dev: dev, bdev: len(pl.devs), queue: qi, class: cl, cpu: cpu, near: pl.near(d, driver[qi])}
 		for i, q := range d.IRQs {
 			if q.Role == RoleQueue && q.Queue == qi && !q.handsOff() {
 				u.irqs = append(u.irqs, i)
@@ -181,11 +186,39 @@ func (pl *planner) heldFits(d *Device, units []unit, bd balanceDev) (cpus []int,
 			cpus[i] = h.CPU
 		}
 		cl, ok := bd.class[cpus[i]]
-		fits = fits && ok
+		fits = fits && ok && u.near.Contains(cpus[i])
 		quota[cl]--
 	}
 	for _, n := range quota {
 		fits = fits && n == 0
 	}
 	return cpus, fits, some
+}
+
+// near returns the CPUs a queue of d whose drivers' CPU is driver may
+// use under the locality bound: every allowed CPU for a linear device
+// or one with no node.
+func (pl *planner) near(d *Device, driver int) cpumask.Mask {
+	if d.Policy != config.PolicyNUMAHop || d.SpreadNode == topology.NoNode {
+		return pl.allowed
+	}
+	bound := pl.s.Distance(d.Node, pl.s.NodeOfCPU(driver))
+	pkg := -1
+	if c, ok := pl.s.CPU(driver); ok && pl.relaxed {
+		pkg = c.Package
+	}
+	key := [3]int{d.Node, bound, pkg}
+	if m, ok := pl.nearMasks[key]; ok {
+		return m
+	}
+	var b cpumask.Builder
+	for c := range pl.allowed.All() {
+		cpu, _ := pl.s.CPU(c)
+		if pl.s.Distance(d.Node, cpu.Node) <= bound || pkg >= 0 && cpu.Package == pkg {
+			b.Set(c)
+		}
+	}
+	m := b.Mask()
+	pl.nearMasks[key] = m
+	return m
 }

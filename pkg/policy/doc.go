@@ -3,10 +3,12 @@
 // earlier rounds, with no I/O, so a plan can be printed, served and
 // tested without touching /proc.
 //
-// Policies (see the README): numa-hop spreads queue i to the i-th CPU
-// of the node's spread order (cpumask_local_spread), balanced across
-// devices; linear takes the i-th allowed CPU, wrapping (the MANA
-// driver's rule); pinned gives the rule's CPUs; ignore leaves the
+// Policies (see the README): numa-hop places the queues of every such
+// device together under the placement objective (spread.go): no queue
+// farther from its node than the drivers' own spread
+// (cpumask_local_spread, queue i on the i-th CPU) puts it, and within
+// that the fewest queues on the busiest CPU, core and LLC; linear takes
+// the i-th allowed CPU, wrapping (the MANA driver's rule); pinned gives the rule's CPUs; ignore leaves the
 // device alone. IRQs are classified by their action names into queue
 // and control IRQs, each queue IRQ combined, rx-only or tx-only, with
 // the drivers' own format strings (names.go); managed IRQs (by the inventory or Memory.Refused)
@@ -23,6 +25,8 @@
 //
 // A plan carries its reasons as data (explain.go), for `numairqd plan`
 // and /plan to show, not to re-derive: which source left each CPU out
-// of the allowed set, why auto chose a device's policy, and which CPUs
-// earlier devices took that shaped a numa-hop spread.
+// of the allowed set, why auto chose a device's policy, which devices
+// hold the drivers' CPUs of a numa-hop device's queues, and how its
+// distances and the plan's stacking compare with the drivers' own
+// spreads (versus.go).
 package policy

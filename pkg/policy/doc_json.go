@@ -14,6 +14,9 @@ type Doc struct {
 	Full     string         `json:"full,omitempty"` // Plan.Full
 	Devices  []DeviceDoc    `json:"devices"`
 	Balance  *BalanceView   `json:"balance,omitempty"` // Plan.Balance
+	// Stacking and DriversStacking are Plan.Stacking and DriversStacking.
+	Stacking        Stacking `json:"stacking"`
+	DriversStacking Stacking `json:"drivers_stacking"`
 }
 
 // DeviceDoc is one device of a Doc.
@@ -32,10 +35,12 @@ type DeviceDoc struct {
 	Rule       string   `json:"rule"`
 	Balance    string   `json:"balance"`
 	LoadSource string   `json:"load_source,omitempty"` // Device.LoadSource
-	// Taken is Device.Taken: what earlier devices took that shaped
-	// the spread.
+	// Taken is Device.Taken: the devices holding the drivers' CPUs of
+	// its queues that went elsewhere.
 	Taken []TakenDoc `json:"taken,omitempty"`
-	IRQs  []IRQDoc   `json:"irqs"`
+	// Locality is Device.Locality.
+	Locality *Locality `json:"locality,omitempty"`
+	IRQs     []IRQDoc  `json:"irqs"`
 	// XPS, TxQueues and XPSError are Device.XPS, TxQueues and
 	// XPSError: the transmit steering of the device's interfaces.
 	XPS      string       `json:"xps"`
@@ -99,17 +104,21 @@ type IRQDoc struct {
 	Role  string `json:"role"`
 	Queue *int   `json:"queue"`
 	// QueueSource and QueueNote are IRQ.QueueSource and QueueNote.
-	QueueSource string  `json:"queue_source,omitempty"`
-	QueueNote   string  `json:"queue_note,omitempty"`
-	Managed     bool    `json:"managed"`
-	Current     string  `json:"current"`
-	Planned     string  `json:"planned"`
-	Hop         int     `json:"hop"`
-	Distance    int     `json:"distance"`
-	NoCPU       bool    `json:"no_cpu"`
-	Unreadable  bool    `json:"unreadable"`
-	Load        float64 `json:"load"`
-	Reason      string  `json:"reason"`
+	QueueSource string `json:"queue_source,omitempty"`
+	QueueNote   string `json:"queue_note,omitempty"`
+	Managed     bool   `json:"managed"`
+	Current     string `json:"current"`
+	Planned     string `json:"planned"`
+	Hop         int    `json:"hop"`
+	Distance    int    `json:"distance"`
+	// DriversCPU and DriversDistance are IRQ.DriversCPU and
+	// DriversDistance: where the drivers' own spread puts its queue.
+	DriversCPU      int     `json:"drivers_cpu"`
+	DriversDistance int     `json:"drivers_distance"`
+	NoCPU           bool    `json:"no_cpu"`
+	Unreadable      bool    `json:"unreadable"`
+	Load            float64 `json:"load"`
+	Reason          string  `json:"reason"`
 	// Effective is effective_affinity_list where it was read, and
 	// EffectiveState how it compares with the mask written: verified,
 	// pending (not fired since the write), rewrite or mismatch.
@@ -119,13 +128,15 @@ type IRQDoc struct {
 
 // Doc returns the JSON form of p.
 func (p *Plan) Doc() Doc {
-	doc := Doc{Allowed: p.Allowed.String(), Excluded: []ExclusionDoc{}, Full: p.Full.String(), Devices: []DeviceDoc{}}
+	doc := Doc{Allowed: p.Allowed.String(), Excluded: []ExclusionDoc{}, Full: p.Full.String(), Devices: []DeviceDoc{},
+		Stacking: p.Stacking, DriversStacking: p.DriversStacking}
 	for _, e := range p.Excluded {
 		doc.Excluded = append(doc.Excluded, ExclusionDoc{Source: e.Source, CPUs: e.CPUs.String(), Why: e.Why})
 	}
 	for _, d := range p.Devices {
 		dd := DeviceDoc{PCI: d.PCI, Driver: d.Driver, Drivers: d.Drivers, Class: d.Class, Interfaces: d.Interfaces, Node: d.Node, SpreadNode: d.SpreadNode,
-			Policy: string(d.Policy), PolicyWhy: d.PolicyWhy, Mask: string(d.Mask), Rule: d.Rule, Balance: string(d.Balance), LoadSource: d.LoadSource, IRQs: []IRQDoc{}}
+			Policy: string(d.Policy), PolicyWhy: d.PolicyWhy, Mask: string(d.Mask), Rule: d.Rule, Balance: string(d.Balance), LoadSource: d.LoadSource, IRQs: []IRQDoc{},
+			Locality: d.Locality}
 		if dd.Interfaces == nil {
 			dd.Interfaces = []string{}
 		}
@@ -137,7 +148,7 @@ func (p *Plan) Doc() Doc {
 		}
 		for _, q := range d.IRQs {
 			qd := IRQDoc{IRQ: q.Number, Name: q.Name, Role: q.Role.String(), QueueSource: q.QueueSource, QueueNote: q.QueueNote, Managed: q.Managed,
-				Current: q.Current.String(), Planned: q.Planned.String(), Hop: q.Hop, Distance: q.Distance, NoCPU: q.NoCPU, Unreadable: q.Unreadable, Load: q.Load, Reason: q.Reason,
+				Current: q.Current.String(), Planned: q.Planned.String(), Hop: q.Hop, Distance: q.Distance, DriversCPU: q.DriversCPU, DriversDistance: q.DriversDistance, NoCPU: q.NoCPU, Unreadable: q.Unreadable, Load: q.Load, Reason: q.Reason,
 				Effective: q.Effective.String(), EffectiveState: q.EffectiveState.String()}
 			if q.Queue >= 0 {
 				qd.Queue = &q.Queue

@@ -26,10 +26,10 @@ type Exclusion struct {
 	Why    string
 }
 
-// Taken is the CPUs of a device's spread order that an earlier device's
-// queues took in the same plan and that hold more queues than the
-// fewest: numa-hop gives each queue a CPU with the fewest queues
-// first, so these come after the others.
+// Taken is the CPUs that the drivers' own spread gives queues of a
+// numa-hop device which the plan put elsewhere, and that another
+// device's queues hold in the same plan: why it is not placed exactly
+// as its driver would place it alone.
 type Taken struct {
 	Device string // Device.Label of the earlier device
 	CPUs   cpumask.Mask

@@ -88,48 +88,35 @@ func TestPolicyWhy(t *testing.T) {
 	}
 }
 
-// TestTakenShapesTheSpread: a device spread over CPUs an earlier
-// device took names it and those CPUs, and only those; on even counts
-// nothing is named, as the order alone decided.
+// TestTakenShapesTheSpread: a device whose queues are not all on its
+// drivers' CPUs names the other devices holding those CPUs, and only
+// those; a device placed exactly as its driver would names none.
 func TestTakenShapesTheSpread(t *testing.T) {
 	f := newFixture(t, fourNodes())
-	f.virtio("0000:41:00.0", 0, 3, 24, 2) // node 2: CPUs 4 5 6
-	f.virtio("0000:42:00.0", 1, 2, 40, 2) // node 2 too: 4 and 5 are taken, so 7 and then 0
-	f.virtio("0000:43:00.0", 2, 3, 50, 0) // 0 4 5 6 hold one queue: 1 2 3 first
+	f.virtio("0000:41:00.0", 0, 2, 24, 2) // node 2: its driver's CPUs 4 5
+	f.virtio("0000:42:00.0", 1, 4, 40, 3) // node 3: 6 7 4 5; 4 and 5 hold queues, 6 and 7 are nearer
+	f.virtio("0000:43:00.0", 2, 2, 60, 0) // node 0: 0 1, nobody else's
 	p := f.plan(nil)
-	if d := device(t, p, "0000:41:00.0"); d.Taken != nil {
-		t.Errorf("first device: taken %+v", d.Taken)
-	}
+	first := device(t, p, "0000:41:00.0")
+	wantQueues(t, first, "4", "5")
 	second := device(t, p, "0000:42:00.0")
-	wantQueues(t, second, "7", "0")
-	if len(second.Taken) != 1 || second.Taken[0].Device != "0000:41:00.0" || second.Taken[0].CPUs.String() != "4-6" {
-		t.Errorf("second device: taken %+v, want 4-6 by 0000:41:00.0", second.Taken)
+	wantQueues(t, second, "6", "7", "6", "7")
+	if len(second.Taken) != 1 || second.Taken[0].Device != "0000:41:00.0" || second.Taken[0].CPUs.String() != "4-5" {
+		t.Errorf("second device: taken %+v, want 4-5 by 0000:41:00.0", second.Taken)
 	}
-	third := device(t, p, "0000:43:00.0")
-	wantQueues(t, third, "1", "2", "3")
-	var got []string
-	for _, tk := range third.Taken {
-		got = append(got, tk.CPUs.String()+" by "+tk.Device)
-	}
-	if strings.Join(got, ", ") != "4-6 by 0000:41:00.0, 0,7 by 0000:42:00.0" {
-		t.Errorf("third device: taken %v", got)
+	for _, pci := range []string{"0000:41:00.0", "0000:43:00.0"} {
+		if d := device(t, p, pci); d.Taken != nil {
+			t.Errorf("%s, on its drivers' CPUs: taken %+v", pci, d.Taken)
+		}
 	}
 	doc := p.Doc()
-	if tk := doc.Devices[2].Taken; len(tk) != 2 || tk[1].CPUs != "0,7" {
+	if tk := doc.Devices[1].Taken; len(tk) != 1 || tk[0].CPUs != "4-5" {
 		t.Errorf("doc taken %+v", tk)
 	}
-	// Two numa-hop devices of 8 queues on 8 CPUs: the first leaves the
-	// counts even, so the second's order alone decides.
+	// A linear device reads no counts: nothing shaped it.
 	f = newFixture(t, fourNodes())
 	f.virtio("0000:41:00.0", 0, 8, 24, 2)
 	f.virtio("0000:42:00.0", 1, 8, 60, 1)
-	p = f.plan(parseConfig(t, "devices:\n  - match: {driver: virtio-pci}\n    policy: numa-hop\n"))
-	for _, d := range p.Devices {
-		if d.Policy != config.PolicyNUMAHop || d.Taken != nil {
-			t.Errorf("%s (%s): taken %+v", d.PCI, d.Policy, d.Taken)
-		}
-	}
-	// A linear device reads no counts: nothing shaped it.
 	p = f.plan(parseConfig(t, "devices:\n  - match: {driver: virtio-pci}\n    policy: linear\n"))
 	if d := device(t, p, "0000:42:00.0"); d.Taken != nil {
 		t.Errorf("linear: taken %+v", d.Taken)

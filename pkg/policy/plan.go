@@ -21,6 +21,10 @@ type Plan struct {
 	// entry per non-PCI IRQ that a rule named.
 	Devices []Device
 	Balance *BalanceView // nil when no device balances by load and no loads were given
+	// Stacking is the most queue IRQs the plan puts on one CPU, core and
+	// LLC; DriversStacking the same of the drivers' own spreads together
+	// (versus.go).
+	Stacking, DriversStacking Stacking
 
 	held   Held         // see Held
 	online cpumask.Mask // the snapshot's: XPS maps are compared on these
@@ -54,10 +58,10 @@ type Device struct {
 	// Order is the allowed CPUs in the order this device uses them; an
 	// IRQ planned on a full CPU moves on along it.
 	Order []int
-	// Taken are the CPUs of Order that earlier devices' queues took in
-	// this plan and that hold more queues than the fewest, which
-	// numa-hop's walk passes over: what shaped this device's spread.
-	// nil for the other policies and masks, which read no counts.
+	// Taken are, by device, the other devices holding CPUs that the
+	// drivers' own spread gives this device's queues which the plan put
+	// elsewhere (explain.go). nil for the other policies and masks, and
+	// for a device placed exactly as its driver would.
 	Taken []Taken
 	IRQs  []IRQ
 	// XPS is the xps mode applied to TxQueues, the transmit steering
@@ -73,6 +77,10 @@ type Device struct {
 	NAPIMode    config.NAPIThreadsMode
 	NAPIThreads []NAPIThread
 	NAPIError   string
+	// Locality compares the distances of its queue IRQs with the
+	// drivers' own spread's (versus.go); nil unless numa-hop placed a
+	// queue IRQ with a node.
+	Locality *Locality
 }
 
 // IRQ is the plan for one IRQ.
@@ -97,9 +105,13 @@ type IRQ struct {
 	// Hop and Distance place CPU relative to the device's node: the hop
 	// level and node distance; -1 when not a single-CPU placement.
 	Hop, Distance int
-	Unreadable    bool    // left alone: its /proc/irq/N files are unreadable (see Reason)
-	NoCPU         bool    // left alone: its policy found no allowed CPU for it
-	Load          float64 // smoothed interrupt load, CPU-seconds per second
+	// DriversCPU is the CPU the drivers' own spread gives the queue (the
+	// device alone, queue k on the k-th CPU of its order), -1 when not
+	// a placed queue IRQ; DriversDistance is its distance like Distance.
+	DriversCPU, DriversDistance int
+	Unreadable                  bool    // left alone: its /proc/irq/N files are unreadable (see Reason)
+	NoCPU                       bool    // left alone: its policy found no allowed CPU for it
+	Load                        float64 // smoothed interrupt load, CPU-seconds per second
 	// Effective is effective_affinity_list, read only for IRQs whose
 	// writes are verified (Memory.Verify); EffectiveState compares it
 	// with the write.
@@ -123,8 +135,8 @@ func (q IRQ) LeftAlone() bool { return q.Planned.IsEmpty() }
 func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config, mem Memory, bal Balancing) *Plan {
 	p := &Plan{Full: mem.Full.And(s.Online())}
 	p.Allowed, p.Excluded = exclusions(s, cfg)
-	pl := &planner{s: s, allowed: p.Allowed, full: p.Full, refused: mem.Refused, counts: newQueueCounts(p.Allowed),
-		bal: bal, held: mem.Held, chose: Held{}}
+	pl := &planner{s: s, allowed: p.Allowed, full: p.Full, refused: mem.Refused, counts: newCounts(p.Allowed),
+		bal: bal, held: mem.Held, chose: Held{}, nearMasks: map[[3]int]cpumask.Mask{}}
 
 	owned := map[int]bool{}
 	for _, dev := range inv.Devices {
@@ -149,7 +161,7 @@ func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config,
 			net = nil // a rule's queue_regex is the operator's word
 		}
 		fromNetlink(irqs, classes, net)
-		d = pl.device(len(p.Devices), d, cfg, rule, irqs, classes)
+		d = pl.begin(len(p.Devices), d, rule, irqs, classes)
 		linkIDs(&d, net)
 		p.Devices = append(p.Devices, d)
 	}
@@ -164,8 +176,13 @@ func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config,
 			continue
 		}
 		d := Device{Node: topology.NoNode}
-		p.Devices = append(p.Devices, pl.device(len(p.Devices), d, cfg, rule, []inventory.IRQ{q}, []class{{role: RoleControl, queue: -1, dir: DirNone}}))
+		p.Devices = append(p.Devices, pl.begin(len(p.Devices), d, rule, []inventory.IRQ{q}, []class{{role: RoleControl, queue: -1, dir: DirNone}}))
 	}
+	pl.spread(p.Devices)
+	for i := range p.Devices {
+		pl.finish(i, &p.Devices[i], cfg)
+	}
+	compare(s, p)
 	p.Balance = pl.balance(p)
 	p.held = pl.chose
 	verify(p, inv.Effective, mem.Verify)

@@ -17,7 +17,7 @@ type planner struct {
 	allowed cpumask.Mask
 	full    cpumask.Mask
 	refused Refusals
-	counts  queueCounts
+	counts  []int // by CPU id: queues of linear and mask core devices; -1 not allowed
 
 	bal   Balancing
 	held  Held // Memory.Held
@@ -25,12 +25,30 @@ type planner struct {
 	units []unit
 	devs  []balanceDev
 	reset int
-	took  []Taken // the CPUs each device's queues took so far, by device
+	work  []deviceWork // by device index
+	hop   []hopQueue   // the queues of every numa-hop device, for spread
+	// relaxed says spread took the package exception (caps.relax);
+	// nearMasks caches near's masks.
+	relaxed   bool
+	nearMasks map[[3]int]cpumask.Mask
 }
 
-// device plans the IRQs of device number dev under its rule (nil: defaults).
-func (pl *planner) device(dev int, d Device, cfg *config.Config, rule *config.Rule, irqs []inventory.IRQ, classes []class) Device {
+// deviceWork is what begin leaves for finish about one device.
+type deviceWork struct {
+	rule   *config.Rule
+	done   bool                 // placed by begin, or left alone
+	queues []int                // its movable queue indices
+	chosen map[int]cpumask.Mask // each queue's mask; numa-hop ones after spread
+	took   cpumask.Mask         // the CPUs its queues got
+	driver map[int]int          // each queue's CPU in the drivers' own spread
+}
+
+// begin resolves device number dev's rule and policy and places what
+// does not depend on other devices: ignore, pinned, linear and mask
+// core. Its numa-hop queues wait in pl.hop for spread.
+func (pl *planner) begin(dev int, d Device, rule *config.Rule, irqs []inventory.IRQ, classes []class) Device {
 	queues := pl.resolve(&d, rule, irqs, classes)
+	pl.work = append(pl.work, deviceWork{rule: rule, done: true})
 	switch d.Policy {
 	case config.PolicyIgnore:
 		pl.leaveAll(&d, false, "ignore: "+cmp.Or(d.Rule, "default"))
@@ -47,13 +65,23 @@ func (pl *planner) device(dev int, d Device, cfg *config.Config, rule *config.Ru
 		pl.leaveAll(&d, true, "no allowed CPU: every CPU is offline, banned or isolated")
 		return d
 	}
-	chosen := pl.choose(&d, queues)
-	var counted map[int]int
-	if loadBalanced(&d, rule, cfg) && len(queues) > 0 {
-		counted = pl.balanceDevice(dev, &d, queues, chosen)
-	}
-	pl.place(&d, chosen, counted)
+	pl.work[dev].queues, pl.work[dev].done = queues, false
+	pl.choose(dev, &d, queues)
 	return d
+}
+
+// finish balances device number dev by load when it asks for it, then
+// plans its IRQs.
+func (pl *planner) finish(dev int, d *Device, cfg *config.Config) {
+	w := pl.work[dev]
+	if w.done {
+		return
+	}
+	var counted map[int]int
+	if loadBalanced(d, w.rule, cfg) && len(w.queues) > 0 {
+		counted = pl.balanceDevice(dev, d, w.queues, w.chosen, w.driver)
+	}
+	pl.place(d, w.chosen, w.driver, counted)
 }
 
 // resolve fills in d's rule, policy, mask, spread node and IRQs as
@@ -75,7 +103,7 @@ func (pl *planner) resolve(d *Device, rule *config.Rule, irqs []inventory.IRQ, c
 	for i, q := range irqs {
 		d.IRQs[i] = IRQ{Number: q.Number, Name: q.Name, Role: classes[i].role, Queue: classes[i].queue, Dir: classes[i].dir,
 			QueueSource: classes[i].source, QueueNote: classes[i].note,
-			Current: q.Affinity, CPU: -1, Hop: -1, Distance: -1}
+			Current: q.Affinity, CPU: -1, Hop: -1, Distance: -1, DriversCPU: -1, DriversDistance: -1}
 		// The kernel owns q when the inventory found it managed or an
 		// earlier write to it under this name was refused.
 		r, refused := pl.refused[q.Number]
@@ -100,75 +128,108 @@ func (pl *planner) resolve(d *Device, rule *config.Rule, irqs []inventory.IRQ, c
 	return queues
 }
 
-// choose gives each queue its mask by count: the i-th CPU of the order
-// (linear), the MANA driver's core walk (mask core), or the least
-// loaded CPU first in the device's spread order (numa-hop).
-func (pl *planner) choose(d *Device, queues []int) map[int]cpumask.Mask {
-	chosen := make(map[int]cpumask.Mask, len(queues))
-	var took []int
-	switch {
-	case d.Policy == config.PolicyLinear:
-		for i, qi := range queues {
-			cpu := d.Order[i%len(d.Order)]
-			chosen[qi] = cpumask.New(cpu)
+// choose gives each queue of device number dev its mask by count: the
+// i-th CPU of the order (linear) or the MANA driver's core walk (mask
+// core), counted as fixed for spread; numa-hop queues join pl.hop.
+func (pl *planner) choose(dev int, d *Device, queues []int) {
+	w := &pl.work[dev]
+	w.chosen = make(map[int]cpumask.Mask, len(queues))
+	w.driver = make(map[int]int, len(queues))
+	var slots []cpumask.Mask
+	if d.Mask == config.MaskCore && d.Policy != config.PolicyLinear {
+		slots = coreSlots(pl.s, pl.s.Rings(d.Node, pl.allowed))
+	}
+	current := currentCPUs(d.IRQs)
+	for i, qi := range queues {
+		cpu := d.Order[i%len(d.Order)]
+		switch {
+		case d.Policy == config.PolicyLinear:
+			w.chosen[qi] = cpumask.New(cpu)
 			if d.Mask == config.MaskCore {
-				chosen[qi] = pl.s.Siblings(cpu).And(pl.allowed)
+				w.chosen[qi] = pl.s.Siblings(cpu).And(pl.allowed)
 			}
-			pl.counts.add(cpu)
-			took = append(took, cpu)
+		case slots != nil:
+			w.chosen[qi] = slots[i%len(slots)]
+			cpu = w.chosen[qi].First()
+		default:
+			hq := hopQueue{dev: dev, queue: qi, rank: i, kernel: cpu, node: topology.NoNode, pkg: -1, current: -1, cpu: -1}
+			if d.SpreadNode != topology.NoNode {
+				hq.node, hq.bound = d.Node, pl.s.Distance(d.Node, pl.s.NodeOfCPU(cpu))
+			}
+			if c, ok := pl.s.CPU(cpu); ok {
+				hq.pkg = c.Package
+			}
+			if c, ok := current[qi]; ok {
+				hq.current = c
+			}
+			pl.hop = append(pl.hop, hq)
+			w.driver[qi] = cpu
+			continue
 		}
-	case d.Mask == config.MaskCore:
-		slots := coreSlots(pl.s, pl.s.Rings(d.Node, pl.allowed))
-		for i, qi := range queues {
-			chosen[qi] = slots[i%len(slots)]
-			pl.counts.add(chosen[qi].First())
-			took = append(took, chosen[qi].First())
-		}
-	default:
-		if len(queues) > 0 {
-			d.Taken = pl.takenOf(pl.busier(d.Order))
-		}
-		cur := &cursor{qc: &pl.counts, order: d.Order, level: pl.counts.min}
-		for _, qi := range queues {
-			cpu := cur.next()
-			chosen[qi] = cpumask.New(cpu)
-			pl.counts.add(cpu)
-			took = append(took, cpu)
-		}
+		w.driver[qi] = cpu
+		pl.counts[cpu]++
 	}
-	if len(took) > 0 {
-		pl.took = append(pl.took, Taken{Device: d.Label(), CPUs: cpumask.New(took...)})
-	}
-	return chosen
 }
 
-// busier returns the CPUs of order with more queues than the fewest:
-// the ones numa-hop's walk passes over, which earlier devices took.
-// None when the counts are even, as then the order alone decides.
-func (pl *planner) busier(order []int) cpumask.Mask {
-	var b cpumask.Builder
-	for _, cpu := range order {
-		if pl.counts.get(cpu) > pl.counts.min {
-			b.Set(cpu)
+// currentCPUs returns the CPU each queue's first IRQ is on, for queues
+// whose IRQ is on a single CPU.
+func currentCPUs(irqs []IRQ) map[int]int {
+	out := map[int]int{}
+	for _, q := range irqs {
+		if _, seen := out[q.Queue]; !seen && q.Role == RoleQueue && q.Current.Weight() == 1 {
+			out[q.Queue] = q.Current.First()
 		}
 	}
-	return b.Mask()
+	return out
 }
 
-// takenOf returns the CPUs of cpus that earlier devices took, by device.
-func (pl *planner) takenOf(cpus cpumask.Mask) []Taken {
+// spread places every numa-hop queue of the plan at once (spread.go)
+// and says, for each device whose queues are not all where the drivers
+// put them, which other devices hold those CPUs.
+func (pl *planner) spread(devs []Device) {
+	sp := newSpreader(pl.s, pl.allowed, pl.counts)
+	pl.relaxed = sp.place(pl.hop)
+	for _, q := range pl.hop {
+		pl.work[q.dev].chosen[q.queue] = cpumask.New(q.cpu)
+	}
+	for i := range pl.work {
+		w := &pl.work[i]
+		var b cpumask.Builder
+		for _, m := range w.chosen {
+			b.Set(m.First())
+		}
+		w.took = b.Mask()
+	}
+	for i := range devs {
+		d, w := &devs[i], pl.work[i]
+		if d.Policy != config.PolicyNUMAHop || d.Mask != config.MaskCPU {
+			continue
+		}
+		var moved cpumask.Builder
+		for qi, cpu := range w.driver {
+			if w.chosen[qi].First() != cpu {
+				moved.Set(cpu)
+			}
+		}
+		d.Taken = pl.takenOf(i, devs, moved.Mask())
+	}
+}
+
+// takenOf returns the CPUs of cpus that devices other than dev took, by
+// device.
+func (pl *planner) takenOf(dev int, devs []Device, cpus cpumask.Mask) []Taken {
 	if cpus.IsEmpty() {
 		return nil
 	}
 	var out []Taken
 	var rest cpumask.Builder
 	more := 0
-	for _, t := range pl.took {
-		cpus := t.CPUs.And(cpus)
+	for i, w := range pl.work {
+		cpus := w.took.And(cpus)
 		switch {
-		case cpus.IsEmpty():
+		case i == dev || cpus.IsEmpty():
 		case len(out) < maxTaken:
-			out = append(out, Taken{Device: t.Device, CPUs: cpus})
+			out = append(out, Taken{Device: devs[i].Label(), CPUs: cpus})
 		default:
 			more++
 			rest.Or(cpus)
@@ -188,7 +249,7 @@ const maxTaken = 8
 // place plans each queue IRQ of d on its queue's chosen mask, each
 // control IRQ on the control mask; counted is count's CPU of each queue
 // balanced by load.
-func (pl *planner) place(d *Device, chosen map[int]cpumask.Mask, counted map[int]int) {
+func (pl *planner) place(d *Device, chosen map[int]cpumask.Mask, driver, counted map[int]int) {
 	control, why, word := pl.controlMask(d.Node), "control IRQ: all allowed CPUs (device has no NUMA node)", "CPU"
 	if d.SpreadNode != topology.NoNode {
 		why = fmt.Sprintf("control IRQ: allowed CPUs of the hop nearest node %d", d.Node)
@@ -215,10 +276,11 @@ func (pl *planner) place(d *Device, chosen map[int]cpumask.Mask, counted map[int
 		if !ok {
 			continue
 		}
-		q.CPU = q.Planned.First()
-		q.Hop, q.Distance = pl.s.HopLevel(d.Node, q.CPU), -1
-		if d.Node != topology.NoNode {
+		q.CPU, q.DriversCPU = q.Planned.First(), driver[q.Queue]
+		q.Hop, q.Distance, q.DriversDistance = pl.s.HopLevel(d.Node, q.CPU), -1, -1
+		if d.SpreadNode != topology.NoNode {
 			q.Distance = pl.s.Distance(d.Node, pl.s.NodeOfCPU(q.CPU))
+			q.DriversDistance = pl.s.Distance(d.Node, pl.s.NodeOfCPU(q.DriversCPU))
 		}
 		where := "device has no NUMA node"
 		if d.SpreadNode != topology.NoNode {

@@ -121,10 +121,8 @@ func TestPlanProperties(t *testing.T) {
 					}
 				}
 			}
-			if policyName == "numa-hop" {
-				if spread := maxMinus(perCPU, p.Allowed); spread > 1 {
-					t.Errorf("%s: queues per CPU differ by %d over the allowed CPUs (%v)", name, spread, perCPU)
-				}
+			if policyName != "linear" {
+				objective(t, name, s, p)
 			}
 			if again := policy.Compute(s, inv, cfg, policy.Memory{}, policy.Balancing{}); !reflect.DeepEqual(p.Doc(), again.Doc()) {
 				t.Errorf("%s: plan is not deterministic", name)

@@ -94,7 +94,7 @@ func (s *search) movable(i int) bool { return s.units[i].load >= idleQueue }
 
 // classOf is the class unit i's device gives cpu, -1 when it may not use it.
 func (s *search) classOf(i, cpu int) int {
-	if cl, ok := s.devs[s.units[i].bdev].class[cpu]; ok {
+	if cl, ok := s.devs[s.units[i].bdev].class[cpu]; ok && s.units[i].near.Contains(cpu) {
 		return cl
 	}
 	return -1

@@ -95,7 +95,7 @@ func (s *search) walk(start, from []int, maxMoves int, limit float64, movesFirst
 				continue
 			}
 			for _, c := range cpus {
-				if c != from[i] {
+				if c != from[i] && u.near.Contains(c) {
 					try(c, cl)
 				}
 			}

@@ -4,7 +4,8 @@ package policy
 // one busy queue off it or swapping one with a queue elsewhere, while
 // at most maxMoves queues end up away from where from has them. Each
 // step lowers the sorted load vector, so the search ends. A queue moves
-// within its hop ring; a swap keeps each device's queues per ring.
+// within its hop ring and locality bound; a swap keeps each device's
+// queues per ring.
 func (s *search) improve(assign, from []int, maxMoves int) []int {
 	loads := s.loadsOf(assign)
 	class := make([]int, len(assign))
@@ -35,7 +36,7 @@ func (s *search) improve(assign, from []int, maxMoves int) []int {
 			lu := s.units[u].load
 			for _, c := range s.devs[s.units[u].bdev].cpus[class[u]] {
 				s.evals++
-				if c == p || n+after(u, c) > maxMoves {
+				if c == p || !s.units[u].near.Contains(c) || n+after(u, c) > maxMoves {
 					continue
 				}
 				if sc := max(loads[p]-lu, loads[c]+lu); sc < best.score {

@@ -3,8 +3,10 @@ package policy
 import "slices"
 
 // lpt is the longest-processing-time placement: busy queues in
-// descending load, each to the least loaded CPU of a class with room
-// left, nearer classes first on ties; idle queues stay where from has them.
+// descending load, each to the least loaded CPU of its locality bound
+// in a class with room left, nearer classes first on ties; idle queues
+// stay where from has them. It returns from when a queue finds no room
+// (the bounds of the device's queues crossed).
 func (s *search) lpt(from []int) []int {
 	assign := slices.Clone(from)
 	busy, room, loads := s.split(from)
@@ -16,10 +18,13 @@ func (s *search) lpt(from []int) []int {
 				continue
 			}
 			for _, c := range cpus {
-				if best < 0 || loads[c] < loads[best] {
+				if u.near.Contains(c) && (best < 0 || loads[c] < loads[best]) {
 					best, bestClass = c, cl
 				}
 			}
+		}
+		if best < 0 {
+			return slices.Clone(from)
 		}
 		assign[i] = best
 		loads[best] += u.load
