@@ -72,6 +72,7 @@ func TestFixtures(t *testing.T) {
 	shapes := fleetShapes(t, os.Getenv("BENCH_SHAPES"))
 	work := fleetWorkDir(t)
 	numairqd := fleetBuildNumairqd(t, work)
+	fleetFenceHolds(t, work)
 	run := measure.FleetRun{Meta: fleetMeta(irqb)}
 	guard := fleetHostAffinities(t)
 	defer func() {
@@ -568,6 +569,50 @@ unset INVOCATION_ID
 exec setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$irqbalance" --oneshot --foreground --debug --interval=1
 `
 
+// fleetFenced is the command that runs bin (irqbalance) with env on
+// the copy at tree through fleetIrqbalanceScript, in a private mount
+// namespace and an empty network namespace; token is the copy's
+// marker.
+func fleetFenced(ctx context.Context, tree, token, bin string, env []string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "unshare", "-m", "-n", "--propagation", "private", "--",
+		"sh", "-c", fleetIrqbalanceScript, "fixtures", tree, token, bin)
+	cmd.Env = env
+	return cmd
+}
+
+// fleetFenceHolds checks the fence before any irqbalance runs: on a
+// copy whose marker is not the token the script is given (as if a bind
+// had not taken), the script must stop with status 97 before it starts
+// the program, here one that would leave a file behind.
+func fleetFenceHolds(t *testing.T, work string) {
+	tr := fakesys.New(t)
+	tr.AddMachine(fakesys.QEMUGuest())
+	tr.AddQEMUGuestDevices()
+	if err := fleetKernelFiles(tr.Root); err != nil {
+		t.Fatal(err)
+	}
+	tree := filepath.Join(work, "fence", "tree")
+	fleetCopy(t, tr.Root, tree)
+	for _, m := range []string{"proc/irq/MARKER", "sys/MARKER"} {
+		if err := os.WriteFile(filepath.Join(tree, m), []byte("the copy's\n"), 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ran := filepath.Join(work, "fence", "ran")
+	prog := filepath.Join(work, "fence", "prog")
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\ntouch "+ran+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := fleetFenced(context.Background(), tree, "not the copy's", prog, nil).CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 97 || !strings.Contains(string(out), "a bind did not take") {
+		t.Fatalf("the fence did not stop on a wrong marker: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatal("the fence started the program on a wrong marker")
+	}
+}
+
 // fleetIrqbalance runs irqbalance --oneshot on a copy of the tree at
 // src (see TestFixtures for how it is fenced in) and reads back every
 // device IRQ's smp_affinity, the only file it writes.
@@ -600,9 +645,7 @@ func fleetIrqbalance(t *testing.T, irqb, src, dir, logs string, rec measure.Flee
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), fleetTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "unshare", "-m", "-n", "--propagation", "private", "--",
-		"sh", "-c", fleetIrqbalanceScript, "fixtures", tree, tok, irqb)
-	cmd.Env = env
+	cmd := fleetFenced(ctx, tree, tok, irqb, env)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	r.Seconds = time.Since(start).Seconds()
