@@ -31,8 +31,16 @@ import (
 )
 
 // fleetDefaultShapes are the fakesys fleet shapes the fixture part
-// measures unless BENCH_SHAPES names others ("all": every shape).
-var fleetDefaultShapes = []string{"scale-256", "nps2-4x16-mlx5", "2s-32-two-nics"}
+// measures unless BENCH_SHAPES names others ("all": every shape), one
+// for each situation a placer can get wrong: the bug report's NPS2 host
+// and the 8192-IRQ scale host, bans with two NICs a socket, SNC nodes
+// inside one L3, 127 queues on a one-CCD node, eight sockets with
+// distances that are no tree, a NIC on a CPU-less node, SMT4 with
+// sparse node ids, more queues than vCPUs, and devices without a node.
+var fleetDefaultShapes = []string{
+	"nps2-4x16-mlx5", "scale-256", "2s-32-two-nics", "spr-2s-snc4", "epyc-2p-l3numa",
+	"clx-8s-glueless", "cxl-2s-expander", "power9-ac922", "azure-mana-8vcpu", "kvm-virtio-4vcpu",
+}
 
 // fleetTimeout bounds each placer's run on one shape.
 const fleetTimeout = 10 * time.Minute
