@@ -14,14 +14,26 @@
 #   tree's in both: an extra daemon boot (daemon/numairqd@REV) before
 #   numairqd's, and the Go benchmarks of both trees interleaved, then
 #   benchstat REV against the working tree;
-#   3. bench/report, which writes RESULTS.md and the charts (a module
+#   3. placement on fleet shapes (go test -tags fixtures ./bench/, as
+#      root): fakesys fixture trees, each placed by irqbalance 1.9.2
+#      (Debian's package, unpacked into BENCH_CACHE, never installed;
+#      run --oneshot as nobody in a private mount namespace over a copy
+#      of the tree) and by `numairqd plan`, written to
+#      $BENCH_WORK/fixtures.json;
+#   4. bench/report, which writes RESULTS.md and the charts (a module
 #      of its own, so that gonum/plot stays out of numairqd's go.mod).
 #
-# Usage: bench/run.sh [all|qemu|go|report]   (default all)
+# Usage: bench/run.sh [all|qemu|go|fixtures|report]   (default all)
 # BENCH_WORK (default /tmp/numairqd-bench) keeps raw.json, the Go
-# benchmark output and the guests' serial logs. BENCH_REPS, BENCH_WINDOW,
-# BENCH_IDLE and BENCH_CHURN change the QEMU bench's parameters,
-# BENCH_GO_ROUNDS (6) the runs of each Go benchmark.
+# benchmark output, fixtures.json and the guests' serial logs.
+# BENCH_REPS, BENCH_WINDOW, BENCH_IDLE and BENCH_CHURN change the QEMU
+# bench's parameters, BENCH_GO_ROUNDS (6) the runs of each Go
+# benchmark, BENCH_SHAPES (comma-separated, or "all") the fleet shapes
+# of the fixture part, BENCH_CACHE (default /var/cache/numairqd-bench)
+# where irqbalance's package is unpacked, BENCH_IRQBALANCE another
+# irqbalance binary for it. Without raw.json in BENCH_WORK, a fixtures
+# or report run writes $BENCH_WORK/RESULTS.md (the fixture part alone)
+# and leaves bench/RESULTS.md as it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,8 +52,8 @@ work=$(cd "$work" && pwd) # the report runs in bench/report
 start=$(date +%s)
 command="${BENCH_BASELINE:+BENCH_BASELINE=$BENCH_BASELINE }bench/run.sh${1:+ $1}"
 
-case $what in all | qemu | go | report) ;; *)
-	echo "usage: bench/run.sh [all|qemu|go|report]" >&2
+case $what in all | qemu | go | fixtures | report) ;; *)
+	echo "usage: bench/run.sh [all|qemu|go|fixtures|report]" >&2
 	exit 2
 	;;
 esac
@@ -142,7 +154,74 @@ if [ "$what" = all ] || [ "$what" = go ]; then
 	fi
 fi
 
+# fixtureirqbalance prints the path of irqbalance 1.9.2 for the
+# fixture part: BENCH_IRQBALANCE, or the binary of Debian's package,
+# fetched with apt-get download and unpacked with dpkg-deb -x into
+# BENCH_CACHE the first time. The package is never installed: that
+# would start irqbalance on this host.
+fixtureirqbalance() {
+	local cache deb bin
+	if [ -n "${BENCH_IRQBALANCE:-}" ]; then
+		echo "$BENCH_IRQBALANCE"
+		return
+	fi
+	cache=${BENCH_CACHE:-/var/cache/numairqd-bench}
+	bin=$cache/irqbalance/usr/sbin/irqbalance
+	if [ ! -x "$bin" ]; then
+		mkdir -p "$cache"
+		(cd "$cache" && apt-get download irqbalance >&2)
+		deb=$(ls -t "$cache"/irqbalance_*.deb | head -n 1)
+		case $(dpkg-deb -f "$deb" Version) in 1.9.2-*) ;; *)
+			echo "bench: $deb is irqbalance $(dpkg-deb -f "$deb" Version), not 1.9.2 (Debian 12's); set BENCH_IRQBALANCE to a 1.9.2 binary" >&2
+			return 1
+			;;
+		esac
+		rm -rf "$cache/irqbalance"
+		dpkg-deb -x "$deb" "$cache/irqbalance"
+		chmod -R a+rX "$cache"
+	fi
+	if ldd "$bin" | grep -q 'not found'; then
+		echo "bench: irqbalance's shared libraries are missing: $(ldd "$bin" | grep 'not found' | tr -s '\t\n' '  ')" >&2
+		echo "bench: as root: apt-get install -y libglib2.0-0 libnuma1 libcap-ng0 libsystemd0   # the libraries only, not irqbalance" >&2
+		return 1
+	fi
+	echo "$bin"
+}
+
+if [ "$what" = all ] || [ "$what" = fixtures ]; then
+	missing=()
+	[ "$(id -u)" = 0 ] || missing+=("root (irqbalance runs in a mount namespace of its own)")
+	for c in unshare setpriv apt-get dpkg-deb cp cmp; do
+		command -v "$c" >/dev/null || missing+=("$c")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		echo "bench: missing: ${missing[*]}" >&2
+		exit 2
+	fi
+	irqbalance=$(fixtureirqbalance)
+	rm -f "$work/fixtures.json"
+	fstart=$(date +%s)
+	# The scale host's trees are about 50,000 files each: tmpfs is fast.
+	if ! TMPDIR=/dev/shm BENCH_OUT=$work BENCH_IRQBALANCE=$irqbalance BENCH_COMMAND="$command" \
+		go test -tags fixtures -count=1 -timeout 60m -v -run '^TestFixtures$' ./bench/ 2>&1 | tee "$work/fixtures.log"; then
+		echo "bench: the fixture part failed (see $work/fixtures.log); the report shows what it recorded" >&2
+	fi
+	echo "bench: fixture part took $(($(date +%s) - fstart)) s" >&2
+fi
+
+fx=()
+[ -s "$work/fixtures.json" ] && fx=(-fixtures "$work/fixtures.json")
+wall=$(($(date +%s) - start))
+wallflag=()
+[ "$what" = all ] && wallflag=(-wall "$((wall / 60))m$(printf %02d $((wall % 60)))s")
 if [ ! -s "$work/raw.json" ]; then
+	if [ ${#fx[@]} -gt 0 ] && { [ "$what" = fixtures ] || [ "$what" = report ]; }; then
+		# No QEMU part to merge with: the fixture part alone, beside
+		# its data, so that bench/RESULTS.md keeps the last full run.
+		go run -C bench/report . "${fx[@]}" -out "$work/RESULTS.md"
+		echo "bench: no $work/raw.json (QEMU part): wrote the fixture part alone to $work/RESULTS.md; bench/RESULTS.md unchanged" >&2
+		exit 0
+	fi
 	echo "bench: no $work/raw.json: run bench/run.sh qemu first" >&2
 	exit 1
 fi
@@ -153,9 +232,6 @@ if [ -s "$work/gobench.txt" ]; then
 		[ -e "$f" ] && gob+=(-gobench-baseline "$(basename "$f" .txt | cut -d- -f2-)")
 	done
 fi
-wall=$(($(date +%s) - start))
-wallflag=()
-[ "$what" = all ] && wallflag=(-wall "$((wall / 60))m$(printf %02d $((wall % 60)))s")
-go run -C bench/report . -raw "$work/raw.json" "${gob[@]}" "${wallflag[@]}" \
+go run -C bench/report . -raw "$work/raw.json" "${fx[@]}" "${gob[@]}" "${wallflag[@]}" \
 	-out "$PWD/bench/RESULTS.md" -png "$PWD/bench/placement.png" -traffic-png "$PWD/bench/traffic.png"
 echo "bench: wrote bench/RESULTS.md, bench/placement.png, bench/traffic.png and bench/balance.png in ${wall} s" >&2

@@ -88,7 +88,7 @@ func TestCharts(t *testing.T) {
 	if err := os.WriteFile(rawPath, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(rawPath, "", "", "", filepath.Join(dir, "RESULTS.md"), filepath.Join(dir, "placement.png"), filepath.Join(dir, "traffic.png"), "", ""); err != nil {
+	if err := run(options{raw: rawPath, out: filepath.Join(dir, "RESULTS.md"), png: filepath.Join(dir, "placement.png"), trafficPNG: filepath.Join(dir, "traffic.png")}); err != nil {
 		t.Fatal(err)
 	}
 

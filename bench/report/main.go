@@ -1,10 +1,13 @@
-// Command report turns the bench's raw.json (bench/qemu_test.go) and Go
-// benchmark output into bench/RESULTS.md and its PNG charts (placement,
-// traffic and, beside the traffic chart, balance.png), drawn with
-// gonum.org/v1/plot. bench/run.sh runs it; it needs no guest. It is a
+// Command report turns the bench's raw.json (bench/qemu_test.go), its
+// fixtures.json (bench/fixtures_test.go) and Go benchmark output into
+// bench/RESULTS.md and its PNG charts (placement, traffic and, beside
+// the traffic chart, balance.png), drawn with gonum.org/v1/plot.
+// bench/run.sh runs it; it needs no guest. Each input is optional but
+// one of raw.json and fixtures.json is needed; without raw.json the
+// page holds the fixture part only and no chart is drawn. It is a
 // module of its own, so that gonum/plot stays out of numairqd's go.mod:
 //
-//	go run -C bench/report . -raw DIR/raw.json -gobench DIR/gobench.txt \
+//	go run -C bench/report . -raw DIR/raw.json -fixtures DIR/fixtures.json -gobench DIR/gobench.txt \
 //	    -benchstat DIR/benchstat.txt [-gobench-baseline REV] -out DIR/RESULTS.md -png DIR/placement.png -traffic-png DIR/traffic.png
 package main
 
@@ -25,39 +28,69 @@ import (
 )
 
 func main() {
-	rawPath := flag.String("raw", "", "raw.json written by the QEMU bench")
-	gobench := flag.String("gobench", "", "go test -bench output (optional)")
-	benchstat := flag.String("benchstat", "", "benchstat output (optional)")
-	goBase := flag.String("gobench-baseline", "", "the revision benchstat compares -gobench with, run interleaved (optional)")
-	out := flag.String("out", "bench/RESULTS.md", "markdown to write")
-	pngPath := flag.String("png", "bench/placement.png", "placement chart to write")
-	trafficPNG := flag.String("traffic-png", "bench/traffic.png", "traffic chart to write")
-	command := flag.String("command", "", "the command that produced the run (overrides raw.json's)")
-	wall := flag.String("wall", "", "wall time of the whole command, e.g. 12m31s (optional)")
+	var o options
+	flag.StringVar(&o.raw, "raw", "", "raw.json written by the QEMU bench (optional with -fixtures)")
+	flag.StringVar(&o.fixtures, "fixtures", "", "fixtures.json written by the fixture part (optional)")
+	flag.StringVar(&o.gobench, "gobench", "", "go test -bench output (optional)")
+	flag.StringVar(&o.benchstat, "benchstat", "", "benchstat output (optional)")
+	flag.StringVar(&o.goBase, "gobench-baseline", "", "the revision benchstat compares -gobench with, run interleaved (optional)")
+	flag.StringVar(&o.out, "out", "bench/RESULTS.md", "markdown to write")
+	flag.StringVar(&o.png, "png", "bench/placement.png", "placement chart to write")
+	flag.StringVar(&o.trafficPNG, "traffic-png", "bench/traffic.png", "traffic chart to write")
+	flag.StringVar(&o.command, "command", "", "the command that produced the run (overrides raw.json's)")
+	flag.StringVar(&o.wall, "wall", "", "wall time of the whole command, e.g. 12m31s (optional)")
 	flag.Parse()
-	if err := run(*rawPath, *gobench, *benchstat, *goBase, *out, *pngPath, *trafficPNG, *command, *wall); err != nil {
+	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "report:", err)
 		os.Exit(1)
 	}
 }
 
-func run(rawPath, gobench, benchstat, goBase, out, pngPath, trafficPNG, command, wall string) error {
-	b, err := os.ReadFile(rawPath)
-	if err != nil {
-		return err
+// options are the command's flags: the input files (raw, fixtures,
+// gobench, benchstat), what to write (out, png, trafficPNG) and what to
+// say of the run (goBase, command, wall).
+type options struct {
+	raw, fixtures, gobench, benchstat, goBase string
+	out, png, trafficPNG                      string
+	command, wall                             string
+}
+
+func run(o options) error {
+	var fleet *measure.FleetRun
+	if o.fixtures != "" {
+		fleet = new(measure.FleetRun)
+		if err := readJSON(o.fixtures, fleet); err != nil {
+			return err
+		}
+		if o.command != "" {
+			fleet.Meta.Command = o.command
+		}
+	}
+	if o.raw == "" {
+		if fleet == nil {
+			return fmt.Errorf("nothing to report: give -raw, -fixtures or both")
+		}
+		w := &writer{}
+		w.fleetHeader(fleet.Meta, o.wall)
+		w.fleet(fleet)
+		if err := w.goBenchFile(o.gobench, o.benchstat, o.goBase); err != nil {
+			return err
+		}
+		return os.WriteFile(o.out, w.final(), 0o644)
 	}
 	var raw measure.Raw
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return fmt.Errorf("%s: %w", rawPath, err)
+	if err := readJSON(o.raw, &raw); err != nil {
+		return err
 	}
-	if command != "" {
-		raw.Meta.Command = command
+	if o.command != "" {
+		raw.Meta.Command = o.command
 	}
 	w := &writer{meta: raw.Meta}
-	w.header(raw.Meta, wall, filepath.Base(pngPath))
+	w.header(raw.Meta, o.wall, filepath.Base(o.png))
 	rows, dists := w.placement(raw.Placement)
+	w.fleet(fleet)
 	traffic := trafficResults(raw.Traffic)
-	w.traffic(traffic, filepath.Base(trafficPNG))
+	w.traffic(traffic, filepath.Base(o.trafficPNG))
 	var daemons []measure.DaemonRun // the floor has no events
 	for _, dr := range raw.Daemons {
 		if dr.Daemon != "floor" {
@@ -69,28 +102,50 @@ func run(rawPath, gobench, benchstat, goBase, out, pngPath, trafficPNG, command,
 	w.eventCost(raw.Daemons)
 	w.bans(raw.Bans)
 	w.transmit(raw.Transmit)
-	if gobench != "" {
-		gb, err := os.ReadFile(gobench)
-		if err != nil {
-			return err
-		}
-		var bs []byte
-		if benchstat != "" {
-			bs, _ = os.ReadFile(benchstat)
-		}
-		w.goBench(gb, bs, goBase)
+	if err := w.goBenchFile(o.gobench, o.benchstat, o.goBase); err != nil {
+		return err
 	}
 	w.definitions()
 	w.summary()
-	if err := writeChart(pngPath, rows, dists); err != nil {
+	if err := writeChart(o.png, rows, dists); err != nil {
 		return err
 	}
 	if len(traffic) > 0 {
-		if err := writeTrafficChart(trafficPNG, traffic); err != nil {
+		if err := writeTrafficChart(o.trafficPNG, traffic); err != nil {
 			return err
 		}
 	}
-	return os.WriteFile(out, w.final(), 0o644)
+	return os.WriteFile(o.out, w.final(), 0o644)
+}
+
+// readJSON decodes the JSON file at path into v.
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// goBenchFile writes the Go benchmarks' section from the files
+// gobench and benchstat (both optional; nothing without gobench).
+func (w *writer) goBenchFile(gobench, benchstat, goBase string) error {
+	if gobench == "" {
+		return nil
+	}
+	gb, err := os.ReadFile(gobench)
+	if err != nil {
+		return err
+	}
+	var bs []byte
+	if benchstat != "" {
+		bs, _ = os.ReadFile(benchstat)
+	}
+	w.goBench(gb, bs, goBase)
+	return nil
 }
 
 // writer builds RESULTS.md; wins collects the figures where irqbalance
