@@ -29,14 +29,15 @@ type spreadCell struct {
 	cores     [][]int // the cell's CPUs, by core, ascending
 }
 
-// spreader places the queues of every numa-hop device at once (see the
-// README, "Placement"): no queue farther from its device's node than
-// the drivers' own spread puts it, except inside the package of the
-// CPU the kernel would give it and only where that lowers the host's
-// maximum per CPU; within that, the fewest queues on the busiest CPU,
-// then core, then LLC; then the shortest distances; then the CPUs the
-// queues are on now. Fixed are the queues per CPU that other policies
-// placed (linear, mask core).
+// spreader places the queues of every numa-hop device at once (the
+// README's "The placement objective"): no queue farther from its
+// device's node than the drivers' own spread puts it, except inside the
+// package of the CPU the kernel would give it and only where that
+// lowers the host's most queues per CPU; within that, the fewest queues
+// on the busiest CPU, then core, then LLC; then even levels, the
+// shortest distances, the drivers' CPU and the CPU a queue is on now.
+// load starts with the queues that other policies placed (linear, mask
+// core).
 type spreader struct {
 	s      *topology.Snapshot
 	load   []int // by CPU id: queues on it, fixed ones first; -1 not allowed
@@ -64,11 +65,12 @@ func newSpreader(s *topology.Snapshot, allowed cpumask.Mask, fixed []int) *sprea
 		ci, ok := cellOf[k]
 		if !ok {
 			li, ok := llcOf[llcID]
-			if !ok || llcID < 0 {
+			if !ok {
 				li = len(sp.llcCap)
-				llcOf[llcID] = li
 				sp.llcCap = append(sp.llcCap, 0)
-				if llcID < 0 {
+				if llcID >= 0 {
+					llcOf[llcID] = li
+				} else {
 					sp.llcCap[li] = -1
 				}
 			}
@@ -98,7 +100,8 @@ func newSpreader(s *topology.Snapshot, allowed cpumask.Mask, fixed []int) *sprea
 	return sp
 }
 
-// coreLoad is the queues on the allowed CPUs of cpus' core.
+// coreLoad is the queues on cpus, the allowed CPUs of one core in one
+// cell (all of the core's but where a core spans LLCs, as POWER10's do).
 func (sp *spreader) coreLoad(cpus []int) int {
 	n := 0
 	for _, c := range cpus {
