@@ -561,3 +561,44 @@ func TestObjectiveExamples(t *testing.T) {
 		t.Errorf("snc: stacking %+v, drivers' %+v, want 1 and 2 per CPU", p.Stacking, p.DriversStacking)
 	}
 }
+
+// TestOneDeviceOverCoresAndCaches: where the kernel's numbering puts
+// consecutive queues on one core (POWER's SMT8 threads) or one LLC (an
+// EPYC CCD of 8 cores), a device alone still gets one queue per core,
+// and as few per LLC as its node allows.
+func TestOneDeviceOverCoresAndCaches(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		m         fakesys.Machine
+		queues    int
+		core, llc int
+	}{
+		{"power smt8", fakesys.Machine{Online: "0-63",
+			Siblings: func(c int) string { return fmt.Sprintf("%d-%d", c/8*8, c/8*8+7) },
+			LLC:      func(c int) string { return fmt.Sprintf("%d-%d", c/8*8, c/8*8+7) },
+			Nodes:    []fakesys.Node{{ID: 0, CPUs: "0-31", Distance: []int{10, 40}}, {ID: 1, CPUs: "32-63", Distance: []int{40, 10}}},
+		}, 4, 1, 1},
+		{"epyc ccd", fakesys.Machine{Online: "0-127",
+			Siblings: func(c int) string { return fmt.Sprintf("%d,%d", c%64, c%64+64) },
+			LLC:      func(c int) string { b := c % 64 / 8 * 8; return fmt.Sprintf("%d-%d,%d-%d", b, b+7, b+64, b+71) },
+			Nodes: []fakesys.Node{{ID: 0, CPUs: "0-31,64-95", Distance: []int{10, 32}},
+				{ID: 1, CPUs: "32-63,96-127", Distance: []int{32, 10}}},
+		}, 16, 1, 4},
+	} {
+		tree := fakesys.New(t)
+		tree.AddMachine(tc.m)
+		tree.AddInterrupts(mustList(t, tc.m.Online).CPUs())
+		var irqs []fakesys.IRQSpec
+		for k := range tc.queues {
+			irqs = append(irqs, fakesys.IRQSpec{Number: 100 + k, Name: fmt.Sprintf("mlx5_comp%d@pci:0000:01:00.0", k)})
+		}
+		tree.AddMSIXDevice(fakesys.PCIDevice{BDF: "0000:01:00.0", Driver: "mlx5_core", Class: "0x020000"}, irqs...)
+		b := readTree(t, tree)
+		p := b.compute(nil, policy.Memory{}, policy.Balancing{})
+		objective(t, tc.name, b.s, p)
+		if p.Stacking.Core != tc.core || p.Stacking.LLC != tc.llc || p.Devices[0].Locality.Worst != 10 {
+			t.Errorf("%s: stacking %+v (drivers' %+v), locality %+v; want %d per core, %d per LLC, all on node 0",
+				tc.name, p.Stacking, p.DriversStacking, p.Devices[0].Locality, tc.core, tc.llc)
+		}
+	}
+}
