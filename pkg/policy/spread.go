@@ -42,19 +42,20 @@ type spreader struct {
 	s      *topology.Snapshot
 	load   []int // by CPU id: queues on it, fixed ones first; -1 not allowed
 	cells  []spreadCell
-	llcCap []int       // per LLC: fixed queues; -1 for an unknown LLC (no limit)
-	cellOf map[int]int // by CPU: index into cells
-	maxDst int
+	llcCap []int // per LLC: fixed queues; -1 for an unknown LLC (no limit)
+	// cellOf and coreOf give, by CPU id, its cell's index in cells and
+	// its core's in the cell's cores; -1 for a CPU not allowed.
+	cellOf, coreOf []int
+	maxDst         int
 }
 
 // newSpreader groups the allowed CPUs into cells; fixed gives each
 // allowed CPU's queues so far (-1 for a CPU not allowed).
 func newSpreader(s *topology.Snapshot, allowed cpumask.Mask, fixed []int) *spreader {
-	sp := &spreader{s: s, load: slices.Clone(fixed), cellOf: map[int]int{}}
+	sp := &spreader{s: s, load: slices.Clone(fixed), cellOf: slices.Repeat([]int{-1}, len(fixed)), coreOf: slices.Repeat([]int{-1}, len(fixed))}
 	type key struct{ node, pkg, llc int }
 	cellOf := map[key]int{}
 	llcOf := map[int]int{}
-	coreOf := map[[2]int]int{} // (cell, core) -> index in the cell's cores
 	for cpu := range allowed.All() {
 		c, _ := s.CPU(cpu)
 		llcID := -1 // unknown: one LLC per cell, with no limit
@@ -83,13 +84,18 @@ func newSpreader(s *topology.Snapshot, allowed cpumask.Mask, fixed []int) *sprea
 		if sp.llcCap[cell.llc] >= 0 {
 			sp.llcCap[cell.llc] += max(0, fixed[cpu])
 		}
-		ck := [2]int{ci, c.Core}
-		i, ok := coreOf[ck]
-		if !ok {
-			i = len(cell.cores)
-			coreOf[ck] = i
+		// A core's first CPU in the cell comes first (ids ascend).
+		i := len(cell.cores)
+		for t := range s.Siblings(cpu).All() {
+			if t < cpu && sp.cellOf[t] == ci {
+				i = sp.coreOf[t]
+				break
+			}
+		}
+		if i == len(cell.cores) {
 			cell.cores = append(cell.cores, nil)
 		}
+		sp.coreOf[cpu] = i
 		cell.cores[i] = append(cell.cores[i], cpu)
 	}
 	for _, n := range s.Nodes() {
@@ -98,6 +104,14 @@ func newSpreader(s *topology.Snapshot, allowed cpumask.Mask, fixed []int) *sprea
 		}
 	}
 	return sp
+}
+
+// cellAt is the index of cpu's cell, -1 for a CPU not allowed (or -1).
+func (sp *spreader) cellAt(cpu int) int {
+	if cpu < 0 || cpu >= len(sp.cellOf) {
+		return -1
+	}
+	return sp.cellOf[cpu]
 }
 
 // coreLoad is the queues on cpus, the allowed CPUs of one core in one
@@ -353,8 +367,8 @@ func (sp *spreader) fill(qs []hopQueue, classes []spreadClass, edges [][]int, f 
 		slices.SortStableFunc(rest, func(a, b int) int { return byRank(qs[a], qs[b]) })
 		for _, cpuOf := range []func(q hopQueue) int{kernelCPU, currentCPU} {
 			rest = slices.DeleteFunc(rest, func(qi int) bool {
-				j, ok := sp.cellOf[cpuOf(qs[qi])]
-				if !ok || quota[j] == 0 {
+				j := sp.cellAt(cpuOf(qs[qi]))
+				if j < 0 || quota[j] == 0 {
 					return false
 				}
 				quota[j]--
@@ -409,12 +423,6 @@ func (sp *spreader) fillCell(j int, qs []hopQueue, in []int, c caps) {
 	if c.core < flowInf {
 		coreLevel = leastFit(1, c.core, func(lc int) bool { return sp.room(j, level, lc) >= len(in) })
 	}
-	coreOf := map[int][]int{}
-	for _, core := range cell.cores {
-		for _, cpu := range core {
-			coreOf[cpu] = core
-		}
-	}
 	// The drivers' CPU first, then the CPU the queue is on now, while
 	// they stay under the cell's even levels.
 	rest := slices.Clone(in)
@@ -422,8 +430,7 @@ func (sp *spreader) fillCell(j int, qs []hopQueue, in []int, c caps) {
 	for _, cpuOf := range []func(q hopQueue) int{kernelCPU, currentCPU} {
 		rest = slices.DeleteFunc(rest, func(qi int) bool {
 			cpu := cpuOf(qs[qi])
-			core, ok := coreOf[cpu]
-			if !ok || sp.load[cpu] >= level || sp.coreLoad(core) >= coreLevel {
+			if sp.cellAt(cpu) != j || sp.load[cpu] >= level || sp.coreLoad(cell.cores[sp.coreOf[cpu]]) >= coreLevel {
 				return false
 			}
 			qs[qi].cpu = cpu

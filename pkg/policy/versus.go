@@ -33,13 +33,14 @@ type Locality struct {
 // compare fills in p's Stacking and DriversStacking and each device's
 // Locality from the placed queue IRQs (IRQ.CPU and DriversCPU).
 func compare(s *topology.Snapshot, p *Plan) {
-	ours, drivers := map[int]int{}, map[int]int{}
+	n := s.Online().Last() + 1
+	ours, drivers := make([]int, n), make([]int, n)
 	for i := range p.Devices {
 		d := &p.Devices[i]
 		var l Locality
-		n := 0
+		placed := 0
 		for _, q := range d.IRQs {
-			if q.Role != RoleQueue || q.CPU < 0 || q.DriversCPU < 0 {
+			if q.Role != RoleQueue || q.CPU < 0 || q.DriversCPU < 0 || q.CPU >= n || q.DriversCPU >= n {
 				continue
 			}
 			ours[q.CPU]++
@@ -47,7 +48,7 @@ func compare(s *topology.Snapshot, p *Plan) {
 			if q.Distance < 0 || q.DriversDistance < 0 {
 				continue
 			}
-			n++
+			placed++
 			l.Mean += float64(q.Distance)
 			l.DriversMean += float64(q.DriversDistance)
 			l.Worst, l.DriversWorst = max(l.Worst, q.Distance), max(l.DriversWorst, q.DriversDistance)
@@ -61,25 +62,25 @@ func compare(s *topology.Snapshot, p *Plan) {
 				}
 			}
 		}
-		if n > 0 && d.Policy == config.PolicyNUMAHop {
-			l.Mean /= float64(n)
-			l.DriversMean /= float64(n)
+		if placed > 0 && d.Policy == config.PolicyNUMAHop {
+			l.Mean /= float64(placed)
+			l.DriversMean /= float64(placed)
 			d.Locality = &l
 		}
 	}
 	p.Stacking, p.DriversStacking = stack(s, ours), stack(s, drivers)
 }
 
-// stack is the Stacking of perCPU, queue IRQs by CPU.
-func stack(s *topology.Snapshot, perCPU map[int]int) Stacking {
-	core, llc := map[int]int{}, map[int]int{}
+// stack is the Stacking of perCPU, queue IRQs by CPU id.
+func stack(s *topology.Snapshot, perCPU []int) Stacking {
+	core, llc := make([]int, len(perCPU)), make([]int, len(perCPU))
 	var st Stacking
 	for cpu, n := range perCPU {
-		st.CPU = max(st.CPU, n)
 		c, ok := s.CPU(cpu)
-		if !ok {
+		if n == 0 || !ok {
 			continue
 		}
+		st.CPU = max(st.CPU, n)
 		core[c.Core] += n
 		st.Core = max(st.Core, core[c.Core])
 		if !c.LLC.IsEmpty() {
