@@ -464,12 +464,22 @@ func TestBalanceProperties(t *testing.T) {
 			if math.Abs(after.Balance.Peak-pr.Peak) > 1e-9 || after.Balance.Reset != 0 {
 				t.Fatalf("%s: adopted peak %v reset %d, proposal's %v", name, after.Balance.Peak, after.Balance.Reset, pr.Peak)
 			}
+			exception := 0 // queues count put past their bound, in the package
+			for _, d := range count.Devices {
+				if d.Locality != nil {
+					exception += d.Locality.InPackage
+				}
+			}
 			for _, pci := range pcis {
 				if device(t, count, pci).Policy != config.PolicyNUMAHop {
 					continue // linear weighs every CPU alike
 				}
 				if got, want := hopCounts(t, after, pci), hopCounts(t, count, pci); !reflect.DeepEqual(got, want) {
 					t.Errorf("%s: %s queues per hop %v after balancing, count's %v", name, pci, got, want)
+				}
+				// Balancing keeps each queue within its locality bound.
+				if l := device(t, after, pci).Locality; l != nil && (l.Farther > 0 || exception == 0 && l.InPackage > 0) {
+					t.Errorf("%s: %s locality %+v after balancing (count's exception: %d queues)", name, pci, l, exception)
 				}
 			}
 		}
