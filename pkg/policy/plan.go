@@ -136,7 +136,8 @@ func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config,
 	p := &Plan{Full: mem.Full.And(s.Online())}
 	p.Allowed, p.Excluded = exclusions(s, cfg)
 	pl := &planner{s: s, allowed: p.Allowed, full: p.Full, refused: mem.Refused, counts: newCounts(p.Allowed),
-		bal: bal, held: mem.Held, chose: Held{}, nearMasks: map[[3]int]cpumask.Mask{}}
+		bal: bal, held: mem.Held, chose: Held{}, nearMasks: map[[3]int]cpumask.Mask{},
+		hop: make([]hopQueue, 0, len(inv.IRQs))}
 
 	owned := map[int]bool{}
 	for _, dev := range inv.Devices {

@@ -139,7 +139,10 @@ func (pl *planner) choose(dev int, d *Device, queues []int) {
 	if d.Mask == config.MaskCore && d.Policy != config.PolicyLinear {
 		slots = coreSlots(pl.s, pl.s.Rings(d.Node, pl.allowed))
 	}
-	current := currentCPUs(d.IRQs)
+	var current []int
+	if len(queues) > 0 {
+		current = currentCPUs(d.IRQs, queues)
+	}
 	for i, qi := range queues {
 		cpu := d.Order[i%len(d.Order)]
 		switch {
@@ -152,15 +155,12 @@ func (pl *planner) choose(dev int, d *Device, queues []int) {
 			w.chosen[qi] = slots[i%len(slots)]
 			cpu = w.chosen[qi].First()
 		default:
-			hq := hopQueue{dev: dev, queue: qi, rank: i, kernel: cpu, node: topology.NoNode, pkg: -1, current: -1, cpu: -1}
+			hq := hopQueue{dev: dev, queue: qi, rank: i, kernel: cpu, node: topology.NoNode, pkg: -1, current: current[qi], cpu: -1}
 			if d.SpreadNode != topology.NoNode {
 				hq.node, hq.bound = d.Node, pl.s.Distance(d.Node, pl.s.NodeOfCPU(cpu))
 			}
 			if c, ok := pl.s.CPU(cpu); ok {
 				hq.pkg = c.Package
-			}
-			if c, ok := current[qi]; ok {
-				hq.current = c
 			}
 			pl.hop = append(pl.hop, hq)
 			w.driver[qi] = cpu
@@ -171,14 +171,24 @@ func (pl *planner) choose(dev int, d *Device, queues []int) {
 	}
 }
 
-// currentCPUs returns the CPU each queue's first IRQ is on, for queues
-// whose IRQ is on a single CPU.
-func currentCPUs(irqs []IRQ) map[int]int {
-	out := map[int]int{}
+// currentCPUs returns, by queue index up to the highest of queues, the
+// CPU the queue's first IRQ is on when that is a single CPU, else -1.
+func currentCPUs(irqs []IRQ, queues []int) []int {
+	out := make([]int, queues[len(queues)-1]+1)
+	for i := range out {
+		out[i] = -2 // not seen yet
+	}
 	for _, q := range irqs {
-		if _, seen := out[q.Queue]; !seen && q.Role == RoleQueue && q.Current.Weight() == 1 {
+		if q.Role != RoleQueue || q.Queue >= len(out) || out[q.Queue] != -2 {
+			continue
+		}
+		out[q.Queue] = -1
+		if q.Current.Weight() == 1 {
 			out[q.Queue] = q.Current.First()
 		}
+	}
+	for i, c := range out {
+		out[i] = max(c, -1)
 	}
 	return out
 }
