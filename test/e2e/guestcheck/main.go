@@ -11,6 +11,10 @@
 //	                                  [-signal PID] [-since UPTIME] [-timeout D] [-hold D]
 //	                                  do the actions, then wait until the device's queue
 //	                                  IRQs are on the given CPUs and stay; print the latency (see wait.go)
+//	guestcheck wait-plan -url URL -pci ADDR... [-pairs N] [-gone ADDR] [-write PATH=VALUE] [-exec CMD]
+//	                                  [-after GEN] [-timeout D] [-hold D]
+//	                                  do the actions, then wait until the daemon's newer /plan is
+//	                                  in place on the devices and stays (see waitplan.go)
 //	guestcheck sample [-interval D] [-count N] [-irqs REGEXP] [-iface NAME]
 //	                                  one JSON line (guestinfo.LoadSample) per sample (see sample.go)
 //	guestcheck send -cpus LIST -dst IP [-rate PPS] [-duration D] ...
@@ -53,7 +57,7 @@ func badUsage(usage, format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...), usage: usage}
 }
 
-const usage = "usage: guestcheck state | irqs REGEXP | write-affinity IRQ LIST | wait-placement -pci ADDR -queues CPUS ... | sample [-interval D] [-count N] ... | send -cpus LIST -dst IP ... | xps -pci ADDR | queue-packets -iface NAME | netdev"
+const usage = "usage: guestcheck state | irqs REGEXP | write-affinity IRQ LIST | wait-placement -pci ADDR -queues CPUS ... | wait-plan -url URL -pci ADDR ... | sample [-interval D] [-count N] ... | send -cpus LIST -dst IP ... | xps -pci ADDR | queue-packets -iface NAME | netdev"
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
@@ -105,6 +109,8 @@ func run(args []string) error {
 		return writeAffinity(fs, irq, args[2])
 	case "wait-placement":
 		return waitPlacement(fs.Root, args[1:], os.Stdout)
+	case "wait-plan":
+		return waitPlan(fs.Root, args[1:], os.Stdout)
 	case "sample":
 		return sample(fs, args[1:], os.Stdout)
 	case "send":
