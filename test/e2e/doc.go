@@ -74,6 +74,17 @@
 // sees at least 90% of its completions on its own CPU, or on the
 // nearest CPU holding a completion IRQ.
 //
+// twonic_test.go puts two virtio-nets of 4 queue pairs on node 2 of
+// FourNodeGuest, more queues than nodes 2 and 3 have CPUs, and checks
+// the planner's objective for numa-hop devices after the first round,
+// with CPU 5 offline and back, with one NIC unbound and bound again: no
+// queue IRQ farther from node 2 than the drivers' own spread of its
+// NIC puts that queue (Guest.DriverQueues), and no CPU with more queue
+// IRQs than the two spreads put on one. The placement is not named in
+// advance, so after each action `guestcheck wait-plan` waits until the
+// daemon's newer /plan is in place and holds; mean distances and the
+// busiest CPU's counts are printed as figures.
+//
 // systemd_test.go boots Debian 12 instead of the busybox initramfs: a
 // Scenario with a Root (rootfs.go) gets a virtio disk with a Debian
 // root filesystem that mmdebstrap builds from Debian's packages on first

@@ -68,6 +68,29 @@ func (g Guest) NetPlacement(i int, allowed []int) Placement {
 	return p
 }
 
+// DriverQueues is where the drivers' own per-device spread puts
+// Net[i]'s queue pairs over the CPUs online, the device alone: queue k
+// on the k-th CPU of its node's spread order (Guest.Spread), wrapping,
+// as a driver's for_each_numa_hop_mask loop does; id order for a
+// device on no node. For numa-hop devices it bounds numairqd's
+// placement: no queue farther from its device's node than here and, the
+// devices' spreads summed, no more queue IRQs on one CPU.
+func (g Guest) DriverQueues(i int, online []int) []int {
+	d := g.Net[i]
+	order := slices.Sorted(slices.Values(online))
+	if d.Node >= 0 {
+		order = g.Spread(d.Node, order)
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	out := make([]int, d.Queues)
+	for k := range out {
+		out[k] = order[k%len(order)]
+	}
+	return out
+}
+
 // nearest is the allowed CPUs at the smallest distance from node; all
 // of them for no node.
 func (g Guest) nearest(node int, allowed []int) []int {
