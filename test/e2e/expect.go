@@ -47,7 +47,12 @@ func (p Placement) ControlList() string { return listOf(p.Control) }
 // device node's spread order over the allowed CPUs (wrapping); linear
 // puts it on the (k mod n)-th allowed CPU in id order. It assumes the
 // guest has no other device with movable queue IRQs (NVMe queues are
-// managed), so no CPU carries another device's load.
+// managed), so no CPU carries another device's load. Alone, a numa-hop
+// device is placed as its driver would spread it (DriverQueues): with
+// fewer queues than allowed CPUs that spread has one queue pair a CPU,
+// the fewest the placement objective can reach within its distance
+// bound. With several such devices the objective admits more than one
+// placement, and a scenario checks its bound instead (twonic_test.go).
 func (g Guest) NetPlacement(i int, allowed []int) Placement {
 	d := g.Net[i]
 	allowed = slices.Sorted(slices.Values(allowed))
