@@ -5,7 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"slices"
@@ -48,24 +49,39 @@ type planView struct {
 	} `json:"devices"`
 }
 
-// fetchPlan GETs url and decodes the plan; a status other than 200 (a
-// 503 before the first round) is an error.
-func fetchPlan(c *http.Client, url string) (planView, error) {
+// fetchPlan GETs rawURL (http://HOST:PORT/PATH) and decodes the plan;
+// a status other than 200 (a 503 before the first round) is an error.
+// It speaks HTTP/1.0 over a plain connection, whose response ends where
+// the connection does: net/http would double the agent's size in every
+// guest's initramfs for one loopback GET.
+func fetchPlan(rawURL string, timeout time.Duration) (planView, error) {
 	var p planView
-	resp, err := c.Get(url)
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return p, fmt.Errorf("-url %q: want http://HOST:PORT/PATH", rawURL)
+	}
+	conn, err := net.DialTimeout("tcp", u.Host, timeout)
 	if err != nil {
 		return p, err
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
 		return p, err
 	}
-	if resp.StatusCode != http.StatusOK {
-		return p, fmt.Errorf("GET %s: %s: %.100s", url, resp.Status, strings.TrimSpace(string(b)))
+	if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.0\r\nHost: %s\r\nAccept: application/json\r\n\r\n", u.RequestURI(), u.Host); err != nil {
+		return p, err
 	}
-	if err := json.Unmarshal(b, &p); err != nil {
-		return p, fmt.Errorf("GET %s: %w", url, err)
+	b, err := io.ReadAll(conn)
+	if err != nil {
+		return p, fmt.Errorf("GET %s: %w", rawURL, err)
+	}
+	head, body, ok := strings.Cut(string(b), "\r\n\r\n")
+	status, _, _ := strings.Cut(head, "\r\n")
+	if f := strings.Fields(status); !ok || len(f) < 2 || !strings.HasPrefix(f[0], "HTTP/") || f[1] != "200" {
+		return p, fmt.Errorf("GET %s: %q: %.100s", rawURL, status, strings.TrimSpace(body))
+	}
+	if err := json.Unmarshal([]byte(body), &p); err != nil {
+		return p, fmt.Errorf("GET %s: %w", rawURL, err)
 	}
 	return p, nil
 }
@@ -149,13 +165,15 @@ func (s planSpec) inPlace(plan planView, irqs map[string][]deviceIRQ) (diff, sum
 	return strings.Join(diffs, "; "), strings.Join(sum, ",")
 }
 
+// waitPlan is `guestcheck wait-plan` (waitPlanUsage) on the proc and
+// sys trees under root.
 func waitPlan(root string, args []string, stdout io.Writer) error {
 	fl := flag.NewFlagSet("wait-plan", flag.ContinueOnError)
 	fl.SetOutput(os.Stderr)
 	fl.Usage = func() { fmt.Fprintln(os.Stderr, waitPlanUsage) }
 	var spec planSpec
 	var pcis, gone, writes, execs listFlag
-	url := fl.String("url", "", "the daemon's /plan URL")
+	urlFlag := fl.String("url", "", "the daemon's /plan URL")
 	fl.Var(&pcis, "pci", "PCI address of a device whose IRQs must be placed as planned (repeatable)")
 	fl.Var(&gone, "gone", "PCI address of a device the plan must list no IRQ of (repeatable)")
 	fl.IntVar(&spec.pairs, "pairs", 0, "queue pairs each -pci device must have")
@@ -168,21 +186,23 @@ func waitPlan(root string, args []string, stdout io.Writer) error {
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
-	if *url == "" || len(pcis) == 0 {
+	if *urlFlag == "" || len(pcis) == 0 {
 		return badUsage(waitPlanUsage, "wait-plan: -url and -pci are required")
 	}
 	if fl.NArg() > 0 {
 		return badUsage(waitPlanUsage, "wait-plan: unexpected argument %q", fl.Arg(0))
 	}
+	if u, err := url.Parse(*urlFlag); err != nil || u.Scheme != "http" || u.Host == "" {
+		return badUsage(waitPlanUsage, "wait-plan: -url %q: want http://HOST:PORT/PATH", *urlFlag)
+	}
 	spec.pcis, spec.gone = pcis, gone
-	client := &http.Client{Timeout: 2 * time.Second}
 	start := time.Now()
 	ms := func(d time.Duration) string {
 		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
 	}
 	if *after >= 0 {
 		spec.after = uint64(*after)
-	} else if p, err := fetchPlan(client, *url); err == nil {
+	} else if p, err := fetchPlan(*urlFlag, 2*time.Second); err == nil {
 		spec.after = p.Generation
 	}
 	for _, w := range writes {
@@ -211,7 +231,7 @@ func waitPlan(root string, args []string, stdout io.Writer) error {
 	)
 	for {
 		polls++
-		plan, err := fetchPlan(client, *url)
+		plan, err := fetchPlan(*urlFlag, 2*time.Second)
 		irqs := map[string][]deviceIRQ{}
 		for _, pci := range spec.pcis {
 			if err == nil {
@@ -237,6 +257,9 @@ func waitPlan(root string, args []string, stdout io.Writer) error {
 			return nil
 		}
 		if now >= *timeout {
+			if last == "" {
+				last = fmt.Sprintf("in place since ms=%s, not yet for -hold %v", ms(matched), *hold)
+			}
 			fmt.Fprintf(stdout, "TIMEOUT ms=%s polls=%d generation=%d last: %s\n", ms(now), polls, gen, last)
 			return errReported
 		}

@@ -126,6 +126,9 @@ func TestWaitPlanErrors(t *testing.T) {
 	if err := waitPlan(root, []string{"-pci", "0000:41:00.0"}, io.Discard); !errors.As(err, &ue) || ue.usage != waitPlanUsage {
 		t.Errorf("no -url: %v, want a usageError", err)
 	}
+	if err := waitPlan(root, []string{"-url", "127.0.0.1:9768/plan", "-pci", "0000:41:00.0"}, io.Discard); !errors.As(err, &ue) {
+		t.Errorf("-url without http://: %v, want a usageError", err)
+	}
 	if err := waitPlan(root, []string{"-url", url, "-pci", "0000:41:00.0", "x"}, io.Discard); !errors.As(err, &ue) {
 		t.Errorf("extra argument: %v, want a usageError", err)
 	}
