@@ -254,7 +254,11 @@ func promValue(samples []promSample, name string, want map[string]string) (float
 // /plan: the keys scripts may rely on.
 type planDoc struct {
 	Allowed string `json:"allowed"`
-	Devices []struct {
+	// Stacking and DriversStacking are the most queue IRQs on one CPU
+	// (core, LLC) as planned and in the drivers' own spreads.
+	Stacking        planStacking `json:"stacking"`
+	DriversStacking planStacking `json:"drivers_stacking"`
+	Devices         []struct {
 		PCI    string `json:"pci"`
 		Driver string `json:"driver"`
 		Node   int    `json:"node"`
@@ -266,8 +270,18 @@ type planDoc struct {
 			Managed bool   `json:"managed"`
 			Current string `json:"current"`
 			Planned string `json:"planned"`
+			// DriversCPU is where the drivers' own spread puts the
+			// queue, -1 for no placed queue IRQ; nil when absent.
+			DriversCPU *int `json:"drivers_cpu"`
 		} `json:"irqs"`
 	} `json:"devices"`
+}
+
+// planStacking is a plan's stacking or drivers_stacking.
+type planStacking struct {
+	CPU  int `json:"cpu"`
+	Core int `json:"core"`
+	LLC  int `json:"llc"`
 }
 
 func decodePlan(b []byte) (planDoc, error) {

@@ -171,6 +171,13 @@ func verifyTwoNICStep(r *Result, g Guest, st twoNICStep) {
 		}
 		r.Check(st.name+"-numa-hop", ok, "%v; policies %s; want numa-hop (%d pairs, fewer than %d CPUs)",
 			err, strings.Join(policies, ", "), twoNICPairs, len(st.online))
+		if err == nil {
+			diff := g.driversDiff(p, st.nics, st.online)
+			r.Check(st.name+"-plan-drivers-cpu", diff == "", "/plan's drivers_cpu of each queue IRQ vs the host's spreads: %s", orOK(diff))
+			t.Logf("%s: /plan says stacking %+v, drivers_stacking %+v", st.name, p.Stacking, p.DriversStacking)
+			r.Metric(st.name+"_plan_stacking_cpu", p.Stacking.CPU)
+			r.Metric(st.name+"_plan_drivers_stacking_cpu", p.DriversStacking.CPU)
+		}
 	}
 	j := g.judgeSpread(s, st.nics, st.online)
 	t.Logf("%s:\n%s", st.name, j)
@@ -185,6 +192,42 @@ func verifyTwoNICStep(r *Result, g Guest, st twoNICStep) {
 	r.Metric(st.name+"_max_per_cpu", j.max)
 	r.Metric(st.name+"_drivers_mean_distance", j.driversMean)
 	r.Metric(st.name+"_drivers_max_per_cpu", j.driversMax)
+}
+
+// driversDiff compares the drivers_cpu /plan gives each queue IRQ of
+// the NICs nics with the host's Guest.DriverQueues over online: the
+// daemon reports the reference it placed against, which must be the
+// one the host derives. It returns "" when they agree.
+func (g Guest) driversDiff(p planDoc, nics, online []int) string {
+	var diffs []string
+	for _, i := range nics {
+		spread, addr := g.DriverQueues(i, online), g.NetAddress(i)
+		n := 0
+		for _, d := range p.Devices {
+			if d.PCI != addr {
+				continue
+			}
+			for _, q := range d.IRQs {
+				if q.Queue == nil || queueIndex.FindStringSubmatch(q.Name) == nil {
+					continue
+				}
+				n++
+				k := *q.Queue
+				switch {
+				case q.DriversCPU == nil:
+					diffs = append(diffs, fmt.Sprintf("%s irq %d %s: no drivers_cpu", addr, q.IRQ, q.Name))
+				case k < 0 || k >= len(spread):
+					diffs = append(diffs, fmt.Sprintf("%s irq %d %s: queue %d of %d", addr, q.IRQ, q.Name, k, len(spread)))
+				case *q.DriversCPU != spread[k]:
+					diffs = append(diffs, fmt.Sprintf("%s irq %d %s: drivers_cpu %d, the host's %d", addr, q.IRQ, q.Name, *q.DriversCPU, spread[k]))
+				}
+			}
+		}
+		if n != 2*len(spread) {
+			diffs = append(diffs, fmt.Sprintf("%s: %d queue IRQs in /plan, want %d", addr, n, 2*len(spread)))
+		}
+	}
+	return strings.Join(diffs, "; ")
 }
 
 func orNone(l []string) string {
@@ -362,5 +405,40 @@ func TestJudgeSpread(t *testing.T) {
 	j := g.judgeSpread(twoNICState(g, []int{4, 5, 6, 7}), []int{0}, all)
 	if j.irqs != 8 || j.max != 2 || j.driversMax != 2 || len(j.farther) != 0 || len(j.missing) != 0 {
 		t.Errorf("one NIC: %+v", j)
+	}
+}
+
+// TestDriversDiff: /plan's drivers_cpu is compared queue by queue with
+// the host's spreads; a missing key or IRQ is a difference.
+func TestDriversDiff(t *testing.T) {
+	g := twoNICGuest()
+	doc := func(cpus ...string) planDoc {
+		var irqs []string
+		for k, c := range cpus {
+			for _, dir := range []string{"input", "output"} {
+				irqs = append(irqs, fmt.Sprintf(`{"irq":%d,"name":"virtio0-%s.%d","queue":%d,"planned":"4"%s}`, 30+len(irqs), dir, k, k, c))
+			}
+		}
+		p, err := decodePlan([]byte(`{"devices":[{"pci":"0000:41:00.0","irqs":[` + strings.Join(irqs, ",") + `]}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	all := allCPUs(8)
+	for _, tc := range []struct {
+		name  string
+		p     planDoc
+		diffs int
+	}{
+		{"agree", doc(`,"drivers_cpu":4`, `,"drivers_cpu":5`, `,"drivers_cpu":6`, `,"drivers_cpu":7`), 0},
+		{"other cpu", doc(`,"drivers_cpu":4`, `,"drivers_cpu":6`, `,"drivers_cpu":6`, `,"drivers_cpu":7`), 2},
+		{"no key", doc(``, `,"drivers_cpu":5`, `,"drivers_cpu":6`, `,"drivers_cpu":7`), 2},
+		{"missing pair", doc(`,"drivers_cpu":4`, `,"drivers_cpu":5`, `,"drivers_cpu":6`), 1},
+	} {
+		diff := g.driversDiff(tc.p, []int{0}, all)
+		if n := len(strings.Split(diff, "; ")); diff == "" && tc.diffs != 0 || diff != "" && n != tc.diffs {
+			t.Errorf("%s: %q, want %d differences", tc.name, diff, tc.diffs)
+		}
 	}
 }
