@@ -50,9 +50,11 @@ func (p Placement) ControlList() string { return listOf(p.Control) }
 // managed), so no CPU carries another device's load. Alone, a numa-hop
 // device is placed as its driver would spread it (DriverQueues): with
 // fewer queues than allowed CPUs that spread has one queue pair a CPU,
-// the fewest the placement objective can reach within its distance
-// bound. With several such devices the objective admits more than one
-// placement, and a scenario checks its bound instead (twonic_test.go).
+// and in these guests, where each vCPU is a core and each node an LLC,
+// it stacks no core or LLC more than the placement objective must
+// within its distance bound. With several such devices the objective
+// admits more than one placement, and a scenario checks its bound
+// instead (twonic_test.go).
 func (g Guest) NetPlacement(i int, allowed []int) Placement {
 	d := g.Net[i]
 	allowed = slices.Sorted(slices.Values(allowed))
