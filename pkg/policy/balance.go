@@ -214,7 +214,7 @@ func (pl *planner) near(d *Device, driver int) cpumask.Mask {
 	var b cpumask.Builder
 	for c := range pl.allowed.All() {
 		cpu, _ := pl.s.CPU(c)
-		if pl.s.Distance(d.Node, cpu.Node) <= bound || pkg >= 0 && cpu.Package == pkg {
+		if ok, _ := withinBound(pl.s, d.Node, bound, pkg, cpu.Node, cpu.Package); ok {
 			b.Set(c)
 		}
 	}

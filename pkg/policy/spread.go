@@ -152,10 +152,22 @@ type spreadClass struct {
 // allows reports whether a queue of cl may use cell c, and whether only
 // as the package exception.
 func (sp *spreader) allows(cl spreadClass, c spreadCell, relax bool) (ok, far bool) {
-	if cl.node == topology.NoNode || sp.s.Distance(cl.node, c.node) <= cl.bound {
+	pkg := -1
+	if relax {
+		pkg = cl.pkg
+	}
+	return withinBound(sp.s, cl.node, cl.bound, pkg, c.node, c.pkg)
+}
+
+// withinBound is the locality bound: whether a CPU on node at, in
+// package atPkg, may take a queue of a device on node whose drivers'
+// CPU is bound away, in package pkg (-1: no package exception), and
+// whether only by the exception.
+func withinBound(s *topology.Snapshot, node, bound, pkg, at, atPkg int) (ok, far bool) {
+	if node == topology.NoNode || s.Distance(node, at) <= bound {
 		return true, false
 	}
-	return relax && cl.pkg >= 0 && c.pkg == cl.pkg, true
+	return pkg >= 0 && atPkg == pkg, true
 }
 
 // caps are the most queues per CPU, core and LLC a placement may have
