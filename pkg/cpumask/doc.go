@@ -8,5 +8,5 @@
 // as for_each_cpu_andnot does, not by indexing a mask (cpumask_nth).
 //
 // Parsers never panic: malformed input returns an error that quotes the
-// input and wraps kernfs.ErrMalformed.
+// input and wraps malformed.Err (kernfs.ErrMalformed).
 package cpumask

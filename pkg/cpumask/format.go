@@ -8,27 +8,27 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/numairqd/numairqd/pkg/kernfs"
+	"github.com/numairqd/numairqd/pkg/malformed"
 )
 
-// syntaxError is a parse error that wraps kernfs.ErrMalformed without
-// putting that sentinel's text in the message.
+// syntaxError is a parse error that wraps malformed.Err without putting
+// that sentinel's text in the message.
 type syntaxError struct{ msg string }
 
 func (e *syntaxError) Error() string { return e.msg }
-func (e *syntaxError) Unwrap() error { return kernfs.ErrMalformed }
+func (e *syntaxError) Unwrap() error { return malformed.Err }
 
-// parseErr quotes the whole input once, cut by kernfs.Quote; why names
+// parseErr quotes the whole input once, cut by malformed.Quote; why names
 // the bad part with part, so a long input is not quoted again.
 func parseErr(format, input, why string, args ...any) error {
-	return &syntaxError{fmt.Sprintf("invalid CPU mask %s %s: %s", format, kernfs.Quote(input), fmt.Sprintf(why, args...))}
+	return &syntaxError{fmt.Sprintf("invalid CPU mask %s %s: %s", format, malformed.Quote(input), fmt.Sprintf(why, args...))}
 }
 
 // part quotes a piece of the input that is short enough to show in full,
 // else gives its length (the quoted input already shows its start).
 func part(s string) string {
-	if len(s) <= kernfs.QuoteLimit {
-		return kernfs.Quote(s)
+	if len(s) <= malformed.QuoteLimit {
+		return malformed.Quote(s)
 	}
 	return fmt.Sprintf("of %d bytes", len(s))
 }
@@ -66,20 +66,18 @@ func parseCPU(s string) (int, error) {
 	if s == "" {
 		return 0, errors.New("missing CPU number")
 	}
-	if !kernfs.IsDigits([]byte(s)) {
-		if len(s) > kernfs.QuoteLimit {
-			return 0, errors.New("not a CPU number")
-		}
-		return 0, fmt.Errorf("%s is not a CPU number", kernfs.Quote(s))
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n >= MaxCPUs {
-		if len(s) > kernfs.QuoteLimit {
-			return 0, fmt.Errorf("a CPU number of %d digits is beyond the limit of %d CPUs", len(s), MaxCPUs)
-		}
+	n, err := strconv.ParseUint(s, 10, 32)
+	switch {
+	case errors.Is(err, strconv.ErrSyntax) && len(s) > malformed.QuoteLimit:
+		return 0, errors.New("not a CPU number")
+	case errors.Is(err, strconv.ErrSyntax):
+		return 0, fmt.Errorf("%s is not a CPU number", malformed.Quote(s))
+	case (err != nil || n >= MaxCPUs) && len(s) > malformed.QuoteLimit:
+		return 0, fmt.Errorf("a CPU number of %d digits is beyond the limit of %d CPUs", len(s), MaxCPUs)
+	case err != nil || n >= MaxCPUs:
 		return 0, fmt.Errorf("CPU %s is beyond the limit of %d CPUs", s, MaxCPUs)
 	}
-	return n, nil
+	return int(n), nil
 }
 
 // String formats m in the kernel's list format, the empty string for the

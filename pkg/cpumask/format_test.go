@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
-	"github.com/numairqd/numairqd/pkg/kernfs"
+	"github.com/numairqd/numairqd/pkg/malformed"
 )
 
 // zeroGroups is n comma-terminated zero hex groups: n*32 CPUs of padding.
@@ -75,17 +75,17 @@ func TestParseList(t *testing.T) {
 	}
 }
 
-// checkSyntaxErr fails t unless err wraps kernfs.ErrMalformed, quotes in
-// (cut by kernfs.Quote) and is short.
+// checkSyntaxErr fails t unless err wraps malformed.Err, quotes in
+// (cut by malformed.Quote) and is short.
 func checkSyntaxErr(t *testing.T, fn, in string, m cpumask.Mask, err error) {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("%s(%q) = %q, want an error", fn, in, m)
 	}
-	if !errors.Is(err, kernfs.ErrMalformed) {
+	if !errors.Is(err, malformed.Err) {
 		t.Errorf("%s(%q) error %v does not wrap ErrMalformed", fn, in, err)
 	}
-	if !strings.Contains(err.Error(), kernfs.Quote(in)) {
+	if !strings.Contains(err.Error(), malformed.Quote(in)) {
 		t.Errorf("%s(%q) error %q does not quote the input", fn, in, err)
 	}
 	if len(err.Error()) > maxErrLen {
@@ -97,7 +97,7 @@ func checkSyntaxErr(t *testing.T, fn, in string, m cpumask.Mask, err error) {
 }
 
 // maxErrLen bounds a parse error: the input is quoted once, cut to
-// kernfs.QuoteLimit, and the bad element and number at most once more
+// malformed.QuoteLimit, and the bad element and number at most once more
 // each, only when they are short.
 const maxErrLen = 512
 
@@ -125,7 +125,7 @@ func TestParseLongInputs(t *testing.T) {
 				if err == nil {
 					continue
 				}
-				if n := strings.Count(err.Error(), kernfs.Quote(tc.in)[:20]); n != 1 {
+				if n := strings.Count(err.Error(), malformed.Quote(tc.in)[:20]); n != 1 {
 					t.Errorf("%s error quotes the value %d times: %s", parse.name, n, err)
 				}
 				if parse.name == "ParseList" && !strings.HasSuffix(err.Error(), tc.want) {

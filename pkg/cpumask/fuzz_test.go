@@ -6,19 +6,19 @@ import (
 	"testing"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
-	"github.com/numairqd/numairqd/pkg/kernfs"
+	"github.com/numairqd/numairqd/pkg/malformed"
 )
 
 // checkParsed checks the properties every successful parse must have: the
 // mask survives a round trip through both formats, and a failed parse
-// returns an error that wraps kernfs.ErrMalformed and quotes the input.
+// returns an error that wraps malformed.Err and quotes the input.
 func checkParsed(t *testing.T, fn, in string, m cpumask.Mask, err error) {
 	t.Helper()
 	if err != nil {
-		if !errors.Is(err, kernfs.ErrMalformed) {
+		if !errors.Is(err, malformed.Err) {
 			t.Fatalf("%s(%q) error %v does not wrap ErrMalformed", fn, in, err)
 		}
-		if !strings.Contains(err.Error(), kernfs.Quote(in)) {
+		if !strings.Contains(err.Error(), malformed.Quote(in)) {
 			t.Fatalf("%s(%q) error %q does not quote the input", fn, in, err)
 		}
 		if len(err.Error()) > maxErrLen {

@@ -9,14 +9,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
-	"unicode/utf8"
+
+	"github.com/numairqd/numairqd/pkg/malformed"
 )
 
 // ErrMalformed is wrapped by every error about kernel output that does
 // not parse: a sysfs or procfs file, or a netlink message.
-var ErrMalformed = errors.New("malformed")
+var ErrMalformed = malformed.Err
 
 // MaxAttrSize is the most a Reader reads of one file: a sysfs attribute
 // is at most a page (up to 64 KiB on arm64 and ppc64), and a longer file
@@ -30,33 +30,12 @@ func Malformed(path, format string, args ...any) error {
 }
 
 // QuoteLimit is how many bytes of a value Quote shows.
-const QuoteLimit = 100
+const QuoteLimit = malformed.QuoteLimit
 
 // Quote returns v as %q does, cut to at most QuoteLimit bytes of quoted
 // text and then followed by "... (N bytes)", so that a 5 MB file gives
 // a short error.
-func Quote[T ~string | ~[]byte](v T) string {
-	n := len(v)
-	head := string(v[:min(n, QuoteLimit)]) // each byte quotes to at least one
-	b := make([]byte, 0, QuoteLimit+32)
-	b = append(b, '"')
-	used := 0
-	for used < len(head) {
-		_, size := utf8.DecodeRuneInString(head[used:])
-		q := strconv.Quote(head[used : used+size])
-		q = q[1 : len(q)-1]
-		if len(b)-1+len(q) > QuoteLimit {
-			break
-		}
-		b = append(b, q...)
-		used += size
-	}
-	b = append(b, '"')
-	if used < n {
-		b = fmt.Appendf(b, "... (%d bytes)", n)
-	}
-	return string(b)
-}
+func Quote[T ~string | ~[]byte](v T) string { return malformed.Quote(v) }
 
 // ReadTrimmed returns the content of the file at path without
 // surrounding white space. An error is an *fs.PathError; a missing file
