@@ -10,17 +10,6 @@ import (
 	"github.com/numairqd/numairqd/pkg/cpumask"
 )
 
-// FS names the procfs and sysfs roots to read: FS{Proc: "/proc", Sys:
-// "/sys"} on a host, a fakesys tree in tests.
-type FS struct {
-	Proc string
-	Sys  string
-	// Netdev answers netdev netlink's queue-get and napi-get, for each
-	// IRQ's queue; nil asks nothing (fixture roots: netlink describes
-	// the running kernel).
-	Netdev Netdev
-}
-
 // Inventory is one snapshot of the machine's IRQs and the devices that
 // own them: the input of the planner. It is never changed once read.
 type Inventory struct {
@@ -135,36 +124,6 @@ func (inv *Inventory) DeviceIRQs(bdf string) []IRQ {
 		}
 	}
 	return out
-}
-
-// Read reads the whole inventory once; a daemon uses a Reader, which
-// re-reads only what can have changed.
-func (fsys FS) Read() (*Inventory, error) {
-	inv, _, err := NewReader(fsys).Read(cpumask.Mask{}, DepthAll)
-	return inv, err
-}
-
-// link fills inv.Devices from devs and gives each IRQ its device,
-// keeping in Device.IRQs only IRQs with a handler.
-func link(inv *Inventory, devs []pciDevice) {
-	index := make(map[int]int, len(inv.IRQs))
-	for i, q := range inv.IRQs {
-		index[q.Number] = i
-	}
-	inv.Devices = make([]Device, len(devs))
-	for di, d := range devs {
-		for _, n := range d.irqs {
-			i, ok := index[n]
-			if !ok {
-				continue
-			}
-			d.IRQs = append(d.IRQs, n)
-			if inv.IRQs[i].Device == "" {
-				inv.IRQs[i].Device = d.PCI
-			}
-		}
-		inv.Devices[di] = d.Device
-	}
 }
 
 // fileErr names path once: it replaces an *fs.PathError (which names it

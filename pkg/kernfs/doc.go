@@ -1,12 +1,8 @@
-//go:build linux
-
-// Package kernfs is for reading kernel text files: sysfs and procfs.
+// Package kernfs reads the kernel's text files, sysfs and procfs.
 //
-// It holds ErrMalformed, the one sentinel for kernel output that does
-// not parse, and the one way to read a small attribute file. Errors name
-// the file; a missing file is fs.ErrNotExist, never ErrMalformed, to
-// tell a kernel that lacks a file from one that wrote nonsense into it.
-// Bad input never hangs or bloats the daemon: reads stop at MaxAttrSize,
-// a FIFO or device is refused without blocking, and Quote cuts every
-// value an error shows. It imports nothing of the project.
+// Errors name the file. A missing file is fs.ErrNotExist, never
+// ErrMalformed, to tell a kernel that lacks a file from one that wrote
+// nonsense into it. Reads stop at MaxAttrSize and refuse a FIFO or device
+// without blocking, so bad input never hangs or bloats the daemon. The
+// readers are Linux-only; the errors and the tokenizer build anywhere.
 package kernfs

@@ -1,5 +1,3 @@
-//go:build linux
-
 package kernfs
 
 // The allocation-free tokenizer of the kernel's space-separated tables

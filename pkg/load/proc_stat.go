@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"math/bits"
-	"path/filepath"
 	"strconv"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
@@ -111,26 +110,6 @@ func ParseStat(r io.Reader) ([]CPUStat, error) {
 		return nil, fmt.Errorf("no cpuN lines: %w", kernfs.ErrMalformed)
 	}
 	return out, nil
-}
-
-// ReadStat reads and parses <Proc>/stat, at most maxStatSize bytes.
-func (fsys FS) ReadStat() ([]CPUStat, error) {
-	path := filepath.Join(fsys.Proc, "stat")
-	f, err := kernfs.Open(path)
-	if err != nil {
-		return nil, fileErr(path, err)
-	}
-	defer f.Close()
-	lr := &io.LimitedReader{R: f, N: maxStatSize + 1}
-	cpus, err := ParseStat(lr)
-	if lr.N <= 0 {
-		// The parse saw a cut file; the size is the error to report.
-		return nil, fileErr(path, kernfs.TooLarge(maxStatSize))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return cpus, nil
 }
 
 func statLineErr(n int, line []byte, format string, args ...any) error {

@@ -174,6 +174,12 @@ const (
 	rowCounted
 )
 
+// FS is the procfs root the sampler reads: "/proc" on a host, a fixture
+// directory in tests.
+type FS struct {
+	Proc string
+}
+
 // NewSampler returns a Sampler of the procfs at fsys. It panics if
 // cfg.HalfLife is not more than 0, as time.NewTicker does.
 func NewSampler(fsys FS, cfg Config) *Sampler {
@@ -181,30 +187,6 @@ func NewSampler(fsys FS, cfg Config) *Sampler {
 		panic(fmt.Sprintf("load: NewSampler with HalfLife %v (want more than 0)", cfg.HalfLife))
 	}
 	return &Sampler{fs: fsys, halfLife: cfg.HalfLife, reader: cfg.Queues}
-}
-
-// Sample reads /proc/stat and /proc/interrupts and folds what changed
-// since the previous sample into the averages. A failed read, or a now
-// not after the previous one, changes nothing, so the next sample spans
-// the longer interval.
-func (s *Sampler) Sample(now time.Time) (Loads, error) {
-	if s.primed && !now.After(s.last) {
-		return Loads{}, fmt.Errorf("load sample at %s is not after the previous one at %s",
-			now.Format(time.RFC3339Nano), s.last.Format(time.RFC3339Nano))
-	}
-	stat, err := s.fs.ReadStat()
-	if err != nil {
-		return Loads{}, err
-	}
-	ints, err := s.fs.ReadInterrupts()
-	if err != nil {
-		return Loads{}, err
-	}
-	var qc QueueCounts
-	if s.reader != nil {
-		qc = s.reader.ReadQueues()
-	}
-	return s.add(now, stat, ints, qc), nil
 }
 
 func (s *Sampler) add(now time.Time, stat []CPUStat, ints inventory.Interrupts, qc QueueCounts) Loads {

@@ -1,5 +1,3 @@
-//go:build linux
-
 // Package napi finds the kernel threads of threaded NAPI
 // (/sys/class/net/DEV/threaded = 1) and what each one serves, so that a
 // later step can pin each thread to the CPUs of its queue's IRQ: the

@@ -1,5 +1,3 @@
-//go:build linux
-
 package napi
 
 // Source says where a Thread was found.

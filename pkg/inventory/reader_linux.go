@@ -5,33 +5,21 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
 )
 
-// Depth is how much of the inventory a Read re-read.
-type Depth uint8
-
-const (
-	// DepthAffinities: the key held, so only the movable IRQs'
-	// affinities, the tx queues (listing and XPS maps) and the NAPI
-	// kthreads with their affinities were read.
-	DepthAffinities Depth = iota
-	// DepthInterrupts: /proc/interrupts, the devices and the affinities
-	// were read, keeping facts where their keys held.
-	DepthInterrupts
-	// DepthAll: everything was read afresh, nothing kept.
-	DepthAll
-)
-
-func (d Depth) String() string {
-	if d > DepthAll {
-		return "Depth(" + strconv.Itoa(int(d)) + ")"
-	}
-	return [...]string{"affinities", "interrupts", "all"}[d]
+// FS names the procfs and sysfs roots to read: FS{Proc: "/proc", Sys:
+// "/sys"} on a host, a fakesys tree in tests.
+type FS struct {
+	Proc string
+	Sys  string
+	// Netdev answers netdev netlink's queue-get and napi-get, for each
+	// IRQ's queue; nil asks nothing (fixture roots: netlink describes
+	// the running kernel).
+	Netdev Netdev
 }
 
 // Reader reads the inventory round after round and keeps what the kernel
@@ -252,4 +240,34 @@ func inParallel(n int, ir *irqReader, read func(ir *irqReader, i int)) {
 		})
 	}
 	wg.Wait()
+}
+
+// Read reads the whole inventory once; a daemon uses a Reader, which
+// re-reads only what can have changed.
+func (fsys FS) Read() (*Inventory, error) {
+	inv, _, err := NewReader(fsys).Read(cpumask.Mask{}, DepthAll)
+	return inv, err
+}
+
+// link fills inv.Devices from devs and gives each IRQ its device,
+// keeping in Device.IRQs only IRQs with a handler.
+func link(inv *Inventory, devs []pciDevice) {
+	index := make(map[int]int, len(inv.IRQs))
+	for i, q := range inv.IRQs {
+		index[q.Number] = i
+	}
+	inv.Devices = make([]Device, len(devs))
+	for di, d := range devs {
+		for _, n := range d.irqs {
+			i, ok := index[n]
+			if !ok {
+				continue
+			}
+			d.IRQs = append(d.IRQs, n)
+			if inv.IRQs[i].Device == "" {
+				inv.IRQs[i].Device = d.PCI
+			}
+		}
+		inv.Devices[di] = d.Device
+	}
 }

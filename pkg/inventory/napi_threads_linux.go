@@ -15,54 +15,6 @@ import (
 	"github.com/numairqd/numairqd/pkg/napi"
 )
 
-// NAPIThread is one kthread of threaded NAPI on an interface of a
-// device, what pkg/napi found it serves and its CPU affinity, which the
-// planner makes follow its IRQ (docs/datapath-draft.md §9).
-type NAPIThread struct {
-	Interface string
-	PID       int
-	// Comm is the thread's name (/proc/PID/status Name), e.g.
-	// "napi/eth0-8193": with PID, what tells it from a later thread
-	// that reuses the pid.
-	Comm   string
-	NAPIID int // napi.Thread.NAPIID
-	// IRQ is the IRQ napi-get gives (6.8+, drivers that set it); -1
-	// when unknown.
-	IRQ int
-	// Queue and Kind are the queue the NAPI serves when known (napi-get
-	// gives none; a driver rule does): Queue -1 and Kind "" when not.
-	Queue  int
-	Kind   napi.Kind
-	Source napi.Source
-	// Affinity is Cpus_allowed_list; empty (and not known) when Err is set.
-	Affinity cpumask.Mask
-	// Err says why the thread's affinity is not known or why it is not
-	// to be touched (a pid napi-get gave that is not a NAPI kthread in
-	// this pid namespace), nil when all is well.
-	Err error
-}
-
-// NAPIUnresolved is a NAPI kthread whose cut name fits more than one
-// interface of the machine, this device's among them.
-type NAPIUnresolved struct {
-	PID        int
-	Comm       string
-	Interfaces []string
-}
-
-// NAPI says how a device's NAPI kthreads were found.
-type NAPI struct {
-	// Threaded are the device's interfaces whose threaded is on.
-	Threaded []string
-	Threads  []NAPIThread
-	// Unresolved are threads whose name fits several interfaces.
-	Unresolved []NAPIUnresolved
-	// Err is why the threads could not be found (napi.Find failed)
-	// and which interfaces' threaded could not be read (taken as off),
-	// nil when all was read.
-	Err error
-}
-
 // readNAPI fills each device's NAPI with its threaded interfaces'
 // kthreads. Only /sys/class/net/IF/threaded is read per interface; /proc
 // is scanned only when one of them is on, once for all. Netlink is

@@ -19,19 +19,6 @@ type Netdev interface {
 	NAPIs() ([]netdev.NAPI, error)
 }
 
-// NetQueue is what netdev netlink says an IRQ serves: the queues whose
-// NAPI has it as its IRQ. The planner takes it over the IRQ's name.
-type NetQueue struct {
-	Interface string
-	// Queue is the lowest queue id the IRQ's NAPIs serve (one NAPI
-	// serves rx and tx queue K of a combined channel); IDs are all of
-	// them, ascending (with traffic classes a channel's NAPI also
-	// serves tx queues K+N, K+2N, ...).
-	Queue  int
-	IDs    []int
-	RX, TX bool
-}
-
 // readNetQueues fills each device's NetQueues from fsys.Netdev (nil:
 // nothing is asked; fixture roots, since netlink describes the running
 // kernel). A kernel without the family or its commands (before 6.8)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -13,26 +12,6 @@ import (
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
-
-// Effective is what the kernel shows of where an IRQ really is: the
-// CPUs its vector is programmed on and how often it has fired. Where
-// moves are deferred (MSI without interrupt remapping, Hyper-V), a
-// written mask takes effect at the IRQ's next interrupt, so the two are
-// read together: an IRQ outside its mask that has not fired since the
-// write has not had its move yet (docs/kernel.md §3.1).
-type Effective struct {
-	// CPUs is /proc/irq/N/effective_affinity_list: one CPU on x86.
-	// Empty when the kernel has no such file
-	// (CONFIG_GENERIC_IRQ_EFFECTIVE_AFF_MASK) or it could not be read.
-	CPUs cpumask.Mask
-	// Count is the sum of /sys/kernel/irq/N/per_cpu_count, valid when
-	// Counted (the file needs CONFIG_SPARSE_IRQ).
-	Count   uint64
-	Counted bool
-	// Err says why effective_affinity_list could not be read or parsed,
-	// "" when it was or does not exist.
-	Err string
-}
 
 // ReadEffective reads the effective CPUs of the IRQs in want and, for
 // those outside their non-empty want mask, the interrupt count: an IRQ
@@ -150,13 +129,4 @@ func sumCounts(b []byte) (uint64, bool) {
 		sum += n
 	}
 	return sum, true
-}
-
-// WithEffective returns a copy of inv that also holds eff, the
-// effective placement of the IRQs being verified (see
-// Inventory.Effective); inv itself is not changed.
-func (inv *Inventory) WithEffective(eff map[int]Effective) *Inventory {
-	c := *inv
-	c.Effective = maps.Clone(eff)
-	return &c
 }

@@ -15,29 +15,6 @@ import (
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// TxQueue is one transmit queue of a network interface and its transmit
-// steering (XPS) map, which the planner makes follow the queue's
-// completion IRQ (docs/datapath-draft.md §8).
-type TxQueue struct {
-	Interface string
-	Queue     int
-	// XPS is xps_cpus, the CPUs whose sends go to this queue; empty
-	// (and not known) when Err is set.
-	XPS cpumask.Mask
-	// Err says why xps_cpus could not be read, nil when it could. It
-	// wraps ENOENT on a single-queue device (XPS unsupported, the file
-	// exists), EINVAL for a queue whose traffic class cannot be
-	// resolved, fs.ErrNotExist too when the file is absent (a kernel
-	// without CONFIG_XPS), or kernfs.ErrMalformed.
-	Err error
-}
-
-// ErrXPSUnsupported is a TxQueue.Err for an xps_cpus that exists but
-// whose read fails with ENOENT: a single-queue device (xps_cpus_show()
-// refuses when !netif_is_multiqueue()). A missing file is plain
-// fs.ErrNotExist.
-var ErrXPSUnsupported = errors.New("XPS unsupported on a single-queue device")
-
 // maxTxQueues bounds the tx queues read per interface: the kernel's
 // limit for a net device's queues is 4096 (dev->num_tx_queues).
 const maxTxQueues = 4096

@@ -1,0 +1,62 @@
+package load
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/numairqd/numairqd/pkg/inventory"
+	"github.com/numairqd/numairqd/pkg/kernfs"
+)
+
+// ReadInterrupts reads <Proc>/interrupts with its per-CPU counts through
+// the inventory's bounded read and parser, so the inventory and the
+// sampler never disagree about what a row is.
+func (fsys FS) ReadInterrupts() (inventory.Interrupts, error) {
+	return inventory.FS{Proc: fsys.Proc}.ReadInterrupts()
+}
+
+// ReadStat reads and parses <Proc>/stat, at most maxStatSize bytes.
+func (fsys FS) ReadStat() ([]CPUStat, error) {
+	path := filepath.Join(fsys.Proc, "stat")
+	f, err := kernfs.Open(path)
+	if err != nil {
+		return nil, fileErr(path, err)
+	}
+	defer f.Close()
+	lr := &io.LimitedReader{R: f, N: maxStatSize + 1}
+	cpus, err := ParseStat(lr)
+	if lr.N <= 0 {
+		// The parse saw a cut file; the size is the error to report.
+		return nil, fileErr(path, kernfs.TooLarge(maxStatSize))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return cpus, nil
+}
+
+// Sample reads /proc/stat and /proc/interrupts and folds what changed
+// since the previous sample into the averages. A failed read, or a now
+// not after the previous one, changes nothing, so the next sample spans
+// the longer interval.
+func (s *Sampler) Sample(now time.Time) (Loads, error) {
+	if s.primed && !now.After(s.last) {
+		return Loads{}, fmt.Errorf("load sample at %s is not after the previous one at %s",
+			now.Format(time.RFC3339Nano), s.last.Format(time.RFC3339Nano))
+	}
+	stat, err := s.fs.ReadStat()
+	if err != nil {
+		return Loads{}, err
+	}
+	ints, err := s.fs.ReadInterrupts()
+	if err != nil {
+		return Loads{}, err
+	}
+	var qc QueueCounts
+	if s.reader != nil {
+		qc = s.reader.ReadQueues()
+	}
+	return s.add(now, stat, ints, qc), nil
+}
