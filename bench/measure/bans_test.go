@@ -5,17 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/internal/fakesys"
 )
-
-func mustList(t *testing.T, s string) cpumask.Mask {
-	t.Helper()
-	m, err := cpumask.ParseList(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
 
 func TestBanTimes(t *testing.T) {
 	pre := Map{"input.0": "4", "input.1": "5"}
@@ -98,10 +89,10 @@ func TestBanTimes(t *testing.T) {
 
 func TestMapAvoids(t *testing.T) {
 	m := Map{"input.0": "4", "input.1": "6-7", "output.0": "0,2"}
-	if !m.Avoids(mustList(t, "5")) || m.Avoids(mustList(t, "7")) || (Map{"input.0": ""}).Avoids(mustList(t, "5")) {
+	if !m.Avoids(fakesys.MustMask(t, "5")) || m.Avoids(fakesys.MustMask(t, "7")) || (Map{"input.0": ""}).Avoids(fakesys.MustMask(t, "5")) {
 		t.Error("Avoids")
 	}
-	if got := m.CountOn(mustList(t, "2,4")); got != 2 {
+	if got := m.CountOn(fakesys.MustMask(t, "2,4")); got != 2 {
 		t.Errorf("CountOn = %d, want 2", got)
 	}
 	if s := Summarize([]float64{0.5, math.NaN(), 0.3}); s.N != 2 || !slices.Equal([]float64{s.Min, s.Max}, []float64{0.3, 0.5}) {

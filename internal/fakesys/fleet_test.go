@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
+	"github.com/numairqd/numairqd/internal/fakesys/fakeplan"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
@@ -112,7 +113,7 @@ func checkShape(t *testing.T, s fakesys.Shape, e fakesys.Expected, random bool) 
 	if !cfg.BannedCPUs.IsSubsetOf(snap.Online()) || (s.Banned != "") == cfg.BannedCPUs.IsEmpty() {
 		t.Errorf("Banned %q is not a few online CPUs", s.Banned)
 	}
-	plan := policy.Compute(snap, inv, cfg, policy.Memory{}, policy.Balancing{})
+	plan := fakeplan.Machine{Snapshot: snap, Inventory: inv}.Plan(cfg, policy.Memory{}, policy.Balancing{})
 	if plan.Allowed.Intersects(cfg.BannedCPUs) {
 		t.Errorf("the plan allows banned CPUs %s", plan.Allowed.And(cfg.BannedCPUs))
 	}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/numairqd/numairqd/pkg/cpumask"
 )
 
 // Tree is a fixture root holding "sys" and "proc" directories.
@@ -83,4 +85,15 @@ func (t *Tree) Remove(rel string) {
 	if err := os.RemoveAll(t.Path(rel)); err != nil {
 		t.tb.Fatal(err)
 	}
+}
+
+// MustMask parses a CPU list such as "0-3,8", failing tb on bad input;
+// "" is the empty set.
+func MustMask(tb testing.TB, list string) cpumask.Mask {
+	tb.Helper()
+	m, err := cpumask.ParseList(list)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m
 }

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/numairqd/numairqd/internal/fakesys"
 	"github.com/numairqd/numairqd/pkg/apply"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
@@ -83,24 +84,12 @@ func (f *fakeWriter) reset() []call {
 	return c
 }
 
-func mask(t testing.TB, s string) cpumask.Mask {
-	t.Helper()
-	if s == "" {
-		return cpumask.Mask{}
-	}
-	m, err := cpumask.ParseList(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 // irq is a queue IRQ currently on cur and planned on planned ("" leaves
 // it alone).
 func irq(t testing.TB, n int, name, cur, planned string) policy.IRQ {
 	t.Helper()
 	q := policy.IRQ{Number: n, Name: name, Queue: -1, CPU: -1, Hop: -1, Distance: -1,
-		Current: mask(t, cur), Planned: mask(t, planned)}
+		Current: fakesys.MustMask(t, cur), Planned: fakesys.MustMask(t, planned)}
 	if q.Planned.Weight() == 1 {
 		q.CPU = q.Planned.First()
 	}
@@ -272,7 +261,7 @@ func TestApplyRetriesOption(t *testing.T) {
 // (policy.Compute) places around them. Full CPUs the plan no longer
 // allows (an offline CPU frees its vectors) are forgotten.
 func TestApplyNoSpaceIsLearned(t *testing.T) {
-	w := &fakeWriter{full: mask(t, "0-1,5")}
+	w := &fakeWriter{full: fakesys.MustMask(t, "0-1,5")}
 	log, logs := observed()
 	a := apply.New(w, log, apply.Options{})
 	r, mem := a.Apply(context.Background(), plan(order8,
@@ -289,7 +278,7 @@ func TestApplyNoSpaceIsLearned(t *testing.T) {
 	if got := mem.Full.String(); got != "0-1,5" {
 		t.Errorf("memory's full CPUs %s, want 0-1,5", got)
 	}
-	if len(r.Writes) != 4 || r.Writes[1].IRQ != 41 || r.Writes[1].Kind != apply.KindNoSpace || !r.Writes[1].After.Equal(mask(t, "5")) {
+	if len(r.Writes) != 4 || r.Writes[1].IRQ != 41 || r.Writes[1].Kind != apply.KindNoSpace || !r.Writes[1].After.Equal(fakesys.MustMask(t, "5")) {
 		t.Errorf("outcomes %+v", r.Writes)
 	}
 	if n := logs.FilterMessageSnippet("no free vector").Len(); n != 2 {
@@ -329,7 +318,7 @@ func TestManagedLoggedOnceNotRetried(t *testing.T) {
 	// Next round the planner, given the memory, leaves 45 alone: no
 	// write, no log, and the refusal is kept.
 	p.Devices[0].IRQs[0] = managedIRQ(45, "nvme0q1")
-	p.Devices[0].IRQs[1].Current = mask(t, "4")
+	p.Devices[0].IRQs[1].Current = fakesys.MustMask(t, "4")
 	r, mem = a.Apply(context.Background(), p, mem)
 	checkCalls(t, w.reset())
 	checkKinds(t, r, map[apply.Kind]int{})

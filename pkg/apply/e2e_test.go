@@ -11,13 +11,11 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
+	"github.com/numairqd/numairqd/internal/fakesys/fakeplan"
 	"github.com/numairqd/numairqd/pkg/apply"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
-	"github.com/numairqd/numairqd/pkg/inventory"
-	"github.com/numairqd/numairqd/pkg/machine"
 	"github.com/numairqd/numairqd/pkg/policy"
-	"github.com/numairqd/numairqd/pkg/topology"
 )
 
 // machineTree is a fakesys tree of a 4-node, 8-CPU machine (distances
@@ -62,19 +60,10 @@ func (w procfsLike) WriteXPS(iface string, queue int, m cpumask.Mask) error {
 	return w.ProcWriter.WriteXPS(iface, queue, m)
 }
 
-func readAll(t *testing.T, tree *fakesys.Tree) (*topology.Snapshot, *inventory.Inventory) {
-	t.Helper()
-	m, err := machine.Read(machine.Roots{Sys: tree.Sys(), Proc: tree.Proc()}, config.Default())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m.Snapshot, m.Inventory
-}
-
 // affinities is every IRQ's smp_affinity_list file, by number.
 func affinities(t *testing.T, tree *fakesys.Tree) map[int]string {
 	t.Helper()
-	_, inv := readAll(t, tree)
+	inv := fakeplan.Read(t, tree).Inventory
 	out := map[int]string{}
 	for _, q := range inv.IRQs {
 		out[q.Number] = readFile(t, tree.Path(fmt.Sprintf("proc/irq/%d/smp_affinity_list", q.Number)))
@@ -89,8 +78,8 @@ func TestIdempotent(t *testing.T) {
 	a := apply.New(procfsLike{ProcWriter: apply.ProcWriter{Proc: tree.Proc(), Sys: tree.Sys()}}, zap.NewNop(), apply.Options{})
 	cfg := config.Default()
 
-	s, inv := readAll(t, tree)
-	p := policy.Compute(s, inv, cfg, policy.Memory{}, policy.Balancing{})
+	m := fakeplan.Read(t, tree)
+	p := m.Plan(cfg, policy.Memory{}, policy.Balancing{})
 	r, mem := a.Apply(context.Background(), p, policy.Memory{})
 	if r.Written == 0 || len(r.Failed) != 0 || r.Stale {
 		t.Fatalf("first round: %+v", r)
@@ -107,8 +96,8 @@ func TestIdempotent(t *testing.T) {
 		}
 	}
 
-	s, inv = readAll(t, tree)
-	r2, _ := a.Apply(context.Background(), policy.Compute(s, inv, cfg, mem, policy.Balancing{}), mem)
+	m = fakeplan.Read(t, tree)
+	r2, _ := a.Apply(context.Background(), m.Plan(cfg, mem, policy.Balancing{}), mem)
 	if r2.Written != 0 || len(r2.ByKind) != 0 || r2.Unchanged != r.Written+r.Unchanged {
 		t.Errorf("second round wrote again: %+v (first %+v)", r2, r)
 	}
@@ -123,13 +112,13 @@ func TestRefusedIRQLeftAlone(t *testing.T) {
 	a := apply.New(w, zap.NewNop(), apply.Options{})
 	cfg := config.Default()
 
-	s, inv := readAll(t, tree)
-	r, mem := a.Apply(context.Background(), policy.Compute(s, inv, cfg, policy.Memory{}, policy.Balancing{}), policy.Memory{})
+	m := fakeplan.Read(t, tree)
+	r, mem := a.Apply(context.Background(), m.Plan(cfg, policy.Memory{}, policy.Balancing{}), policy.Memory{})
 	if r.ByKind[apply.KindManaged] != 1 {
 		t.Fatalf("first round: %+v", r)
 	}
-	s, inv = readAll(t, tree)
-	p := policy.Compute(s, inv, cfg, mem, policy.Balancing{})
+	m = fakeplan.Read(t, tree)
+	p := m.Plan(cfg, mem, policy.Balancing{})
 	for _, d := range p.Devices {
 		for _, q := range d.IRQs {
 			if q.Number == 25 && (!q.Managed || !q.LeftAlone()) {
@@ -146,8 +135,8 @@ func TestRestoreFiles(t *testing.T) {
 	tree := machineTree(t)
 	before := affinities(t, tree)
 	a := apply.New(procfsLike{ProcWriter: apply.ProcWriter{Proc: tree.Proc(), Sys: tree.Sys()}}, zap.NewNop(), apply.Options{})
-	s, inv := readAll(t, tree)
-	if r := applyOnce(context.Background(), a, policy.Compute(s, inv, config.Default(), policy.Memory{}, policy.Balancing{})); r.Written == 0 {
+	m := fakeplan.Read(t, tree)
+	if r := applyOnce(context.Background(), a, m.Plan(config.Default(), policy.Memory{}, policy.Balancing{})); r.Written == 0 {
 		t.Fatalf("nothing written: %+v", r)
 	}
 	// IRQ 41 is freed before exit: its directory goes.
@@ -173,8 +162,8 @@ func TestDryRunFiles(t *testing.T) {
 	tree := machineTree(t)
 	before := affinities(t, tree)
 	a := apply.New(apply.ProcWriter{Proc: tree.Proc(), Sys: tree.Sys()}, zap.NewNop(), apply.Options{DryRun: true})
-	s, inv := readAll(t, tree)
-	p := policy.Compute(s, inv, config.Default(), policy.Memory{}, policy.Balancing{})
+	m := fakeplan.Read(t, tree)
+	p := m.Plan(config.Default(), policy.Memory{}, policy.Balancing{})
 	want := 0
 	for _, d := range p.Devices {
 		for _, q := range d.IRQs {

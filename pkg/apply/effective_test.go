@@ -5,6 +5,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/numairqd/numairqd/internal/fakesys"
 	"github.com/numairqd/numairqd/pkg/apply"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/policy"
@@ -20,7 +21,7 @@ import (
 // forgotten.
 func TestVerifiesFollowWrites(t *testing.T) {
 	old := func(name, m string, rewrites int) policy.Verify {
-		return policy.Verify{Name: name, Mask: mask(t, m), Count: 10, Counted: true, Rewrites: rewrites}
+		return policy.Verify{Name: name, Mask: fakesys.MustMask(t, m), Count: 10, Counted: true, Rewrites: rewrites}
 	}
 	state := func(q policy.IRQ, s policy.EffectiveState) policy.IRQ {
 		q.EffectiveState, q.Effective = s, cpumask.New(7)
@@ -58,13 +59,13 @@ func TestVerifiesFollowWrites(t *testing.T) {
 		t.Errorf("written %d unchanged %d, want 4 and 3 (pending, verified, mismatched)", res.Written, res.Unchanged)
 	}
 	want := policy.Verifies{
-		45: {Name: "a", Mask: mask(t, "4"), Count: 99, Counted: true}, // plan changed: re-writes reset
-		46: {Name: "b", Mask: mask(t, "5"), Count: 20, Counted: true, Rewrites: 2},
+		45: {Name: "a", Mask: fakesys.MustMask(t, "4"), Count: 99, Counted: true}, // plan changed: re-writes reset
+		46: {Name: "b", Mask: fakesys.MustMask(t, "5"), Count: 20, Counted: true, Rewrites: 2},
 		47: old("c", "6", 0),
 		50: old("f", "0", 2), // the re-write failed: still to re-write
 		51: old("g", "3", 3),
-		52: {Name: "h", Mask: mask(t, "2")}, // no count: stays pending until it moves
-		53: {Name: "i", Mask: mask(t, "6")}, // written back after a reset: not a re-write
+		52: {Name: "h", Mask: fakesys.MustMask(t, "2")}, // no count: stays pending until it moves
+		53: {Name: "i", Mask: fakesys.MustMask(t, "6")}, // written back after a reset: not a re-write
 	}
 	if len(got.Verify) != len(want) {
 		t.Errorf("verify %v, want %v", got.Verify, want)

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
+	"github.com/numairqd/numairqd/internal/fakesys/fakeplan"
 	"github.com/numairqd/numairqd/pkg/apply"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
@@ -62,7 +63,7 @@ func napiPlanned(p *policy.Plan) map[int]string {
 func TestApplyNAPIPinsAndRestores(t *testing.T) {
 	tree, rx, _ := napiTree(t)
 	a := apply.New(threadPinner{procfsLike{ProcWriter: apply.ProcWriter{Proc: tree.Proc(), Sys: tree.Sys()}}}, zap.NewNop(), apply.Options{})
-	p := planTree(t, tree, config.Default())
+	p := fakeplan.Plan(t, tree, config.Default())
 	want := napiPlanned(p)
 	if len(want) != 8 {
 		t.Fatalf("planned threads %v, want eth0's 8", want)
@@ -76,13 +77,13 @@ func TestApplyNAPIPinsAndRestores(t *testing.T) {
 			t.Errorf("pid %d on %s, want %s", pid, got, list)
 		}
 	}
-	p2 := planTree(t, tree, config.Default())
+	p2 := fakeplan.Plan(t, tree, config.Default())
 	if r2, _ := a.Apply(context.Background(), p2, policy.Memory{}); len(r2.NAPIByKind) != 0 {
 		t.Errorf("second round NAPI outcomes %v, want none", r2.NAPIByKind)
 	}
 	// RX 0's pid now names another thread: it is not restored.
 	tree.WriteNAPIThread(fakesys.NAPIThread{PID: rx[0], Comm: "napi/eth1-8193", Allowed: cpumask.New(3)})
-	_, inv := readAll(t, tree)
+	inv := fakeplan.Read(t, tree).Inventory
 	res := a.Restore(context.Background(), inv)
 	if res.NAPIWritten != 7 {
 		t.Errorf("restored %d threads, want 7", res.NAPIWritten)
@@ -120,7 +121,7 @@ func TestApplyNAPIClassifiesErrors(t *testing.T) {
 	}}
 	core, logs := observer.New(zapcore.DebugLevel)
 	a := apply.New(w, zap.New(core), apply.Options{})
-	r, _ := a.Apply(context.Background(), planTree(t, tree, config.Default()), policy.Memory{})
+	r, _ := a.Apply(context.Background(), fakeplan.Plan(t, tree, config.Default()), policy.Memory{})
 	want := map[apply.Kind]int{apply.KindVanished: 2, apply.KindRefused: 3, apply.KindError: 1, apply.KindOK: 2}
 	if !maps.Equal(r.NAPIByKind, want) || r.NAPIWritten != 2 || r.Stale {
 		t.Errorf("NAPI outcomes %v, %d written, stale %t; want %v, 2, false", r.NAPIByKind, r.NAPIWritten, r.Stale, want)
@@ -155,7 +156,7 @@ func TestApplyNAPIRestrictedWarnsOnce(t *testing.T) {
 	core, logs := observer.New(zapcore.WarnLevel)
 	a := apply.New(w, zap.New(core), apply.Options{})
 	for round := range 2 {
-		r, _ := a.Apply(context.Background(), planTree(t, tree, config.Default()), policy.Memory{})
+		r, _ := a.Apply(context.Background(), fakeplan.Plan(t, tree, config.Default()), policy.Memory{})
 		if r.NAPIByKind[apply.KindRefused] != 8 || r.NAPIWritten != 0 || r.Stale {
 			t.Errorf("round %d: NAPI outcomes %v, %d written, stale %t; want 8 refused", round, r.NAPIByKind, r.NAPIWritten, r.Stale)
 		}
@@ -176,13 +177,13 @@ func TestApplyForgetsGoneThreads(t *testing.T) {
 	tree, rx, tx := napiTree(t)
 	w := &fakeWriter{pin: map[int]error{rx[0]: syscall.EPERM}, xps: map[string]error{"eth0/0": syscall.EPERM}}
 	a := apply.New(w, zap.NewNop(), apply.Options{})
-	r, _ := a.Apply(context.Background(), planTree(t, tree, config.Default()), policy.Memory{})
+	r, _ := a.Apply(context.Background(), fakeplan.Plan(t, tree, config.Default()), policy.Memory{})
 	if orig, _, warned := a.Remembered(); orig != 7 || warned != 2 || r.XPSWritten == 0 {
 		t.Fatalf("after round 1: %d NAPI originals, %d warned, %d XPS written; want 7, 2, some", orig, warned, r.XPSWritten)
 	}
 	// eth0's threads but rx[0] (refused) and tx[1] (pinned) exited, and
 	// its tx-0 (refused) is gone.
-	p := planTree(t, tree, config.Default())
+	p := fakeplan.Plan(t, tree, config.Default())
 	keepOnly(t, p, "0000:00:04.0", rx[0], tx[1])
 	a.Apply(context.Background(), p, policy.Memory{})
 	if orig, _, warned := a.Remembered(); orig != 1 || warned != 1 {
@@ -193,8 +194,8 @@ func TestApplyForgetsGoneThreads(t *testing.T) {
 	}
 
 	dry := apply.New(&fakeWriter{}, zap.NewNop(), apply.Options{DryRun: true})
-	dry.Apply(context.Background(), planTree(t, tree, config.Default()), policy.Memory{})
-	p = planTree(t, tree, config.Default())
+	dry.Apply(context.Background(), fakeplan.Plan(t, tree, config.Default()), policy.Memory{})
+	p = fakeplan.Plan(t, tree, config.Default())
 	keepOnly(t, p, "0000:00:04.0", tx[1])
 	dry.Apply(context.Background(), p, policy.Memory{})
 	if _, would, _ := dry.Remembered(); would != 1 {
@@ -228,7 +229,7 @@ func TestApplyNAPIDryRun(t *testing.T) {
 	core, logs := observer.New(zapcore.InfoLevel)
 	a := apply.New(w, zap.New(core), apply.Options{DryRun: true})
 	for range 2 {
-		r, _ := a.Apply(context.Background(), planTree(t, tree, config.Default()), policy.Memory{})
+		r, _ := a.Apply(context.Background(), fakeplan.Plan(t, tree, config.Default()), policy.Memory{})
 		if r.NAPIByKind[apply.KindDryRun] != 8 || r.NAPIWritten != 0 {
 			t.Errorf("dry run NAPI outcomes %v", r.NAPIByKind)
 		}

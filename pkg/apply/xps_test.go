@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
+	"github.com/numairqd/numairqd/internal/fakesys/fakeplan"
 	"github.com/numairqd/numairqd/pkg/apply"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
@@ -25,7 +26,7 @@ import (
 // xpsMaps is every tx queue's xps_cpus in tree, as "IF/N" -> CPU list.
 func xpsMaps(t *testing.T, tree *fakesys.Tree) map[string]string {
 	t.Helper()
-	_, inv := readAll(t, tree)
+	inv := fakeplan.Read(t, tree).Inventory
 	out := map[string]string{}
 	for _, d := range inv.Devices {
 		for _, q := range d.TxQueues {
@@ -36,12 +37,6 @@ func xpsMaps(t *testing.T, tree *fakesys.Tree) map[string]string {
 		}
 	}
 	return out
-}
-
-func planTree(t *testing.T, tree *fakesys.Tree, cfg *config.Config) *policy.Plan {
-	t.Helper()
-	s, inv := readAll(t, tree)
-	return policy.Compute(s, inv, cfg, policy.Memory{}, policy.Balancing{})
 }
 
 func TestProcWriterWriteXPS(t *testing.T) {
@@ -93,7 +88,7 @@ func TestApplyXPSFollowsAndRestores(t *testing.T) {
 	tree := machineTree(t)
 	before := xpsMaps(t, tree)
 	a := apply.New(procfsLike{ProcWriter: apply.ProcWriter{Proc: tree.Proc(), Sys: tree.Sys()}}, zap.NewNop(), apply.Options{})
-	p := planTree(t, tree, config.Default())
+	p := fakeplan.Plan(t, tree, config.Default())
 	r, _ := a.Apply(context.Background(), p, policy.Memory{})
 	want := map[string]string{}
 	for _, d := range p.Devices {
@@ -110,10 +105,10 @@ func TestApplyXPSFollowsAndRestores(t *testing.T) {
 	if r.XPSByKind[apply.KindOK] != r.XPSWritten || r.XPSWritten == 0 || r.ByKind[apply.KindOK] != r.Written {
 		t.Errorf("result %+v: XPS writes counted with IRQ writes?", r)
 	}
-	if r2, _ := a.Apply(context.Background(), planTree(t, tree, config.Default()), policy.Memory{}); len(r2.XPSByKind) != 0 {
+	if r2, _ := a.Apply(context.Background(), fakeplan.Plan(t, tree, config.Default()), policy.Memory{}); len(r2.XPSByKind) != 0 {
 		t.Errorf("second round wrote XPS again: %v", r2.XPSByKind)
 	}
-	_, inv := readAll(t, tree)
+	inv := fakeplan.Read(t, tree).Inventory
 	res := a.Restore(context.Background(), inv)
 	if got := xpsMaps(t, tree); !maps.Equal(got, before) {
 		t.Errorf("after Restore XPS maps %v, want the driver's %v", got, before)
@@ -133,7 +128,7 @@ func TestApplyXPSFollowsAndRestores(t *testing.T) {
 // or an IRQ failed, and only the written queues are restored.
 func TestApplyXPSClassifies(t *testing.T) {
 	tree := machineTree(t)
-	p := planTree(t, tree, config.Default())
+	p := fakeplan.Plan(t, tree, config.Default())
 	wrap := func(err error) error { return fmt.Errorf("write xps_cpus: %w", err) }
 	w := &fakeWriter{xps: map[string]error{
 		"eth0/0": wrap(fmt.Errorf("%w: %w", inventory.ErrXPSUnsupported, syscall.ENOENT)),
@@ -188,7 +183,7 @@ func TestApplyXPSDryRunAndLeave(t *testing.T) {
 	before := xpsMaps(t, tree)
 	logger, logs := observed()
 	a := apply.New(apply.ProcWriter{Proc: tree.Proc(), Sys: tree.Sys()}, logger, apply.Options{DryRun: true})
-	p := planTree(t, tree, config.Default())
+	p := fakeplan.Plan(t, tree, config.Default())
 	for range 2 {
 		r, _ := a.Apply(context.Background(), p, policy.Memory{})
 		if r.XPSByKind[apply.KindDryRun] != 6 || r.XPSWritten != 0 {
@@ -207,7 +202,7 @@ func TestApplyXPSDryRunAndLeave(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := &fakeWriter{}
-	r, _ := apply.New(w, zap.NewNop(), apply.Options{}).Apply(context.Background(), planTree(t, tree, cfg), policy.Memory{})
+	r, _ := apply.New(w, zap.NewNop(), apply.Options{}).Apply(context.Background(), fakeplan.Plan(t, tree, cfg), policy.Memory{})
 	if len(w.xpsCalls) != 0 || len(r.XPSByKind) != 0 {
 		t.Errorf("xps leave wrote %v", w.xpsCalls)
 	}

@@ -36,7 +36,7 @@ type QueueCounts struct {
 	Err error
 }
 
-// QueueReader reads per-queue counters (netdev.Counters on a host).
+// QueueReader reads per-queue counters (NetCounters on a host).
 type QueueReader interface {
 	ReadQueues() QueueCounts
 }

@@ -29,10 +29,10 @@ func twoByTwo() fakesys.Machine {
 // unattributed per CPU.
 func (b balanced) loads(irq map[int]float64, fired map[int]int, unattributed map[int]float64) *load.Loads {
 	l := &load.Loads{Ready: true, TimeAccounting: true, Intervals: policy.MinIntervals}
-	for c := range b.s.Online().All() {
+	for c := range b.Snapshot.Online().All() {
 		l.CPUs = append(l.CPUs, load.CPULoad{CPU: c, Unattributed: unattributed[c], Ready: true})
 	}
-	for _, q := range b.inv.IRQs {
+	for _, q := range b.Inventory.IRQs {
 		cpu, ok := fired[q.Number]
 		if !ok {
 			cpu = q.Affinity.First()
@@ -44,7 +44,7 @@ func (b balanced) loads(irq map[int]float64, fired map[int]int, unattributed map
 }
 
 func (b balanced) plan(cfg *config.Config, bal policy.Balancing) *policy.Plan {
-	return b.compute(cfg, policy.Memory{}, bal)
+	return b.Plan(cfg, policy.Memory{}, bal)
 }
 
 // virtioLoads gives virtio queue k (input first+1+2k, output first+2+2k)
@@ -81,7 +81,7 @@ func adopt(t testing.TB, b balanced, cfg *config.Config, l *load.Loads, p *polic
 	if p.Balance == nil || p.Balance.Proposal == nil {
 		t.Fatal("no proposal to adopt")
 	}
-	return b.compute(cfg, policy.Memory{Held: p.Balance.Proposal.Held}, policy.Balancing{Loads: l})
+	return b.Plan(cfg, policy.Memory{Held: p.Balance.Proposal.Held}, policy.Balancing{Loads: l})
 }
 
 // TestBalanceEvenKeepsCount: with even loads nothing moves, and queue i
@@ -146,7 +146,7 @@ func TestBalanceElephants(t *testing.T) {
 	}
 	// The held placement is kept by every later plan with the same
 	// loads, proposal or not.
-	again := b.compute(cfg, policy.Memory{Held: after.Held()}, policy.Balancing{Loads: l, MaxMoves: 100, MinGain: 0.1})
+	again := b.Plan(cfg, policy.Memory{Held: after.Held()}, policy.Balancing{Loads: l, MaxMoves: 100, MinGain: 0.1})
 	if again.Balance.Still != policy.StillNearBest {
 		t.Errorf("a plan holding the adopted placement is still because %q, want %q", again.Balance.Still, policy.StillNearBest)
 	}
@@ -290,7 +290,7 @@ func TestBalanceHeldReset(t *testing.T) {
 	p := b.plan(cfg, policy.Balancing{Loads: l, MaxMoves: 100, MinGain: 0.1})
 	held := p.Balance.Proposal.Held
 	banned := parseConfig(t, loadCfg+"banned_cpus: \"3\"\n")
-	after := b.compute(banned, policy.Memory{Held: held}, policy.Balancing{Loads: l})
+	after := b.Plan(banned, policy.Memory{Held: held}, policy.Balancing{Loads: l})
 	count := b.plan(parseConfig(t, "banned_cpus: \"3\"\n"), policy.Balancing{})
 	if got, want := queueCPU(t, after, "0000:41:00.0"), queueCPU(t, count, "0000:41:00.0"); !slices.Equal(got, want) {
 		t.Errorf("queues on %v after CPU 3 was banned, want count's %v", got, want)
@@ -414,20 +414,20 @@ func TestBalanceProperties(t *testing.T) {
 		}
 		b := readBack(t, f)
 		irq := map[int]float64{}
-		for _, q := range b.inv.IRQs {
+		for _, q := range b.Inventory.IRQs {
 			if r.IntN(3) > 0 {
 				irq[q.Number] = 0.4 * r.Float64() * r.Float64()
 			}
 		}
 		un := map[int]float64{}
-		for c := range b.s.Online().All() {
+		for c := range b.Snapshot.Online().All() {
 			if r.IntN(4) == 0 {
 				un[c] = 0.3 * r.Float64()
 			}
 		}
 		l := b.loads(irq, nil, un)
 		for _, policyName := range []string{"auto", "numa-hop", "linear"} {
-			name := fmt.Sprintf("iter %d %s (online %s)", iter, policyName, b.s.Online())
+			name := fmt.Sprintf("iter %d %s (online %s)", iter, policyName, b.Snapshot.Online())
 			rule := fmt.Sprintf("devices:\n  - match: {driver: virtio_net}\n    policy: %s\n", policyName)
 			countCfg, cfg := parseConfig(t, rule), parseConfig(t, loadCfg+rule)
 			count := b.plan(countCfg, policy.Balancing{})

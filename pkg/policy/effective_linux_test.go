@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/numairqd/numairqd/internal/fakesys/fakeplan"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/policy"
@@ -80,8 +81,8 @@ func TestEffectiveVerdicts(t *testing.T) {
 			if tt.v != nil {
 				mem.Verify = policy.Verifies{25: *tt.v}
 			}
-			bb := balanced{b.s, b.inv.WithEffective(map[int]inventory.Effective{25: tt.eff})}
-			p := bb.compute(nil, mem, policy.Balancing{})
+			bb := balanced{fakeplan.Machine{Snapshot: b.Snapshot, Inventory: b.Inventory.WithEffective(map[int]inventory.Effective{25: tt.eff})}}
+			p := bb.Plan(nil, mem, policy.Balancing{})
 			q := irqOf(t, p, 25)
 			if q.EffectiveState != tt.want || !q.Effective.Equal(tt.eff.CPUs) {
 				t.Errorf("state %v effective %s, want %v %s", q.EffectiveState, q.Effective, tt.want, tt.eff.CPUs)

@@ -24,14 +24,14 @@ func TestExampleConfigIsInert(t *testing.T) {
 	f.tree.AddMSIXDevice(fakesys.PCIDevice{BDF: "0000:5e:00.0", NUMANode: 0, Driver: "nvme", Class: "0x010802"},
 		fakesys.IRQSpec{Number: 60, Name: "nvme1q0", Affinity: "0"})
 	b := readBack(t, f)
-	none := b.compute(config.Default(), policy.Memory{}, policy.Balancing{}).Doc()
-	if got := b.compute(example, policy.Memory{}, policy.Balancing{}).Doc(); !reflect.DeepEqual(got, none) {
+	none := b.Plan(config.Default(), policy.Memory{}, policy.Balancing{}).Doc()
+	if got := b.Plan(example, policy.Memory{}, policy.Balancing{}).Doc(); !reflect.DeepEqual(got, none) {
 		t.Error("the example config plans differently from no config")
 	}
 	// The same example rule, set, does change the plan: the check above
 	// can see one.
 	pinned := parseConfig(t, "devices:\n  - match: {pci: \"0000:5e:00\\\\.0\"}\n    policy: pinned\n    cpus: \"4-7\"\n")
-	if got := b.compute(pinned, policy.Memory{}, policy.Balancing{}).Doc(); reflect.DeepEqual(got, none) {
+	if got := b.Plan(pinned, policy.Memory{}, policy.Balancing{}).Doc(); reflect.DeepEqual(got, none) {
 		t.Error("pinning 0000:5e:00.0 plans as no config does: the fixture cannot tell")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/numairqd/numairqd/internal/fakesys"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/policy"
 )
@@ -30,15 +31,6 @@ func sixQueues(t *testing.T, core bool, on map[int]string) balanced {
 		f.tree.WriteFile(fmt.Sprintf("proc/irq/%d/smp_affinity", irq), mask.Hex(8)+"\n")
 	}
 	return readBack(t, f)
-}
-
-func mustMask(t *testing.T, list string) cpumask.Mask {
-	t.Helper()
-	m, err := cpumask.ParseList(list)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
 
 // TestFull: the planner moves no IRQ onto a CPU with no free vector
@@ -83,9 +75,9 @@ func TestFull(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			full := mustMask(t, tt.full)
-			p := sixQueues(t, tt.core, tt.on).compute(parseConfig(t, tt.cfg), policy.Memory{Full: full}, policy.Balancing{})
-			if want := full.And(mustMask(t, "0-7")); !p.Full.Equal(want) || p.Doc().Full != want.String() {
+			full := fakesys.MustMask(t, tt.full)
+			p := sixQueues(t, tt.core, tt.on).Plan(parseConfig(t, tt.cfg), policy.Memory{Full: full}, policy.Balancing{})
+			if want := full.And(fakesys.MustMask(t, "0-7")); !p.Full.Equal(want) || p.Doc().Full != want.String() {
 				t.Errorf("Plan.Full %s, doc %q; want %s", p.Full, p.Doc().Full, want)
 			}
 			d := device(t, p, "0000:41:00.0")
@@ -114,7 +106,7 @@ func TestFull(t *testing.T) {
 func TestFullKeepsHeld(t *testing.T) {
 	b := sixQueues(t, false, nil)
 	cfg := parseConfig(t, loadCfg)
-	p := b.compute(cfg, policy.Memory{Full: cpumask.New(5)}, policy.Balancing{})
+	p := b.Plan(cfg, policy.Memory{Full: cpumask.New(5)}, policy.Balancing{})
 	q := device(t, p, "0000:41:00.0").IRQs[3]
 	if q.CPU != 6 || q.Reason != "numa-hop, balance load: queue 1 -> CPU 6, hop 1, distance 12 from node 2; CPU 5 has no free vector, next CPU of the order" {
 		t.Errorf("IRQ 27 on CPU %d: %q", q.CPU, q.Reason)
@@ -122,7 +114,7 @@ func TestFullKeepsHeld(t *testing.T) {
 	if h := p.Held()[27]; h.CPU != 5 {
 		t.Errorf("held %+v, want CPU 5", h)
 	}
-	again := b.compute(cfg, policy.Memory{Full: cpumask.New(5), Held: p.Held()}, policy.Balancing{})
+	again := b.Plan(cfg, policy.Memory{Full: cpumask.New(5), Held: p.Held()}, policy.Balancing{})
 	if again.Balance.Reset != 0 || !slices.Equal(queueCPU(t, again, "0000:41:00.0"), queueCPU(t, p, "0000:41:00.0")) {
 		t.Errorf("holding the plan's placement: reset %d, queues %v; want 0, %v", again.Balance.Reset,
 			queueCPU(t, again, "0000:41:00.0"), queueCPU(t, p, "0000:41:00.0"))
@@ -139,7 +131,7 @@ func TestRefused(t *testing.T) {
 		{"same name", policy.Refusals{27: {Name: "virtio0-input.1", Errno: "EIO"}}, true},
 		{"number reused under another name", policy.Refusals{27: {Name: "nvme0q1", Errno: "EIO"}}, false},
 	} {
-		q := device(t, b.compute(nil, policy.Memory{Refused: tt.refused}, policy.Balancing{}), "0000:41:00.0").IRQs[3]
+		q := device(t, b.Plan(nil, policy.Memory{Refused: tt.refused}, policy.Balancing{}), "0000:41:00.0").IRQs[3]
 		if q.Managed != tt.managed || q.LeftAlone() != tt.managed ||
 			tt.managed && q.Reason != "managed by the kernel: write failed with EIO" {
 			t.Errorf("%s: IRQ %d managed %v, planned %s, reason %q", tt.name, q.Number, q.Managed, q.Planned, q.Reason)

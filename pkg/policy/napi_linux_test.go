@@ -40,7 +40,7 @@ func napiWrites(p *policy.Plan) []policy.Write {
 // after the device's IRQ and XPS writes.
 func TestNAPIThreadsFollowTheirIRQs(t *testing.T) {
 	b, rx, tx := napiFixture(t, nil)
-	p := b.compute(nil, policy.Memory{}, policy.Balancing{})
+	p := b.Plan(nil, policy.Memory{}, policy.Balancing{})
 	d := nicPlan(t, p, "0000:41:00.0")
 	if d.NAPIMode != config.NAPIThreadsFollow || len(d.NAPIThreads) != 12 {
 		t.Fatalf("NAPI mode %q, %d threads %+v; want follow and 12", d.NAPIMode, len(d.NAPIThreads), d.NAPIThreads)
@@ -112,7 +112,7 @@ func TestNAPIThreadsOnlyWhatDiffers(t *testing.T) {
 		f.tree.WriteFile("proc/irq/27/smp_affinity_list", "5-6\n")
 		f.tree.WriteFile("proc/irq/27/smp_affinity", "60\n")
 	})
-	p := b.compute(cfg, policy.Memory{}, policy.Balancing{})
+	p := b.Plan(cfg, policy.Memory{}, policy.Balancing{})
 	d := nicPlan(t, p, "0000:41:00.0")
 	byPID := map[int]policy.NAPIThread{}
 	for _, th := range d.NAPIThreads {
@@ -135,7 +135,7 @@ func TestNAPIThreadsOnlyWhatDiffers(t *testing.T) {
 func TestNAPIThreadsLeave(t *testing.T) {
 	for _, yaml := range []string{"napi_threads: leave\n", "devices:\n  - name: nic\n    match: {driver: virtio-pci}\n    napi_threads: leave\n"} {
 		b, _, _ := napiFixture(t, nil)
-		p := b.compute(parseConfig(t, yaml), policy.Memory{}, policy.Balancing{})
+		p := b.Plan(parseConfig(t, yaml), policy.Memory{}, policy.Balancing{})
 		d := nicPlan(t, p, "0000:41:00.0")
 		if d.NAPIMode != config.NAPIThreadsLeave || len(d.NAPIThreads) != 12 || len(napiWrites(p)) != 0 {
 			t.Fatalf("%q: mode %q, %d threads, %d writes; want leave, 12, 0", yaml, d.NAPIMode, len(d.NAPIThreads), len(napiWrites(p)))
@@ -156,9 +156,9 @@ func TestNAPIThreadsLeftAloneWithAReason(t *testing.T) {
 		// become unknown, RX queues stay known.
 		f.tree.WriteNAPIThread(fakesys.NAPIThread{PID: 900, Comm: "napi/eth0-0", Allowed: cpumask.New(0)})
 	})
-	ts := b.inv.Devices[slices.IndexFunc(b.inv.Devices, func(d inventory.Device) bool { return d.PCI == "0000:41:00.0" })].NAPI.Threads
+	ts := b.Inventory.Devices[slices.IndexFunc(b.Inventory.Devices, func(d inventory.Device) bool { return d.PCI == "0000:41:00.0" })].NAPI.Threads
 	ts[slices.IndexFunc(ts, func(th inventory.NAPIThread) bool { return th.PID == rx[0] })].Err = fmt.Errorf("read proc/%d/status: boom", rx[0])
-	p := b.compute(nil, policy.Memory{}, policy.Balancing{})
+	p := b.Plan(nil, policy.Memory{}, policy.Balancing{})
 	d := nicPlan(t, p, "0000:41:00.0")
 	var unknown, rxFollow int
 	for _, th := range d.NAPIThreads {
@@ -187,7 +187,7 @@ func TestNAPIThreadUnresolvedLeftAlone(t *testing.T) {
 	f.tree.AddVirtioNet(fakesys.VirtioNet{BDF: "0000:41:00.0", Index: 0, Interface: "enp65s0f0np0", Pairs: 1, FirstIRQ: 24, NUMANode: 2})
 	f.tree.AddVirtioNet(fakesys.VirtioNet{BDF: "0000:42:00.0", Index: 1, Interface: "enp65s0f0np1", Pairs: 1, FirstIRQ: 30, NUMANode: 2})
 	f.tree.AddNAPIThreads("enp65s0f0np1", fakesys.NAPIThread{PID: 950, Comm: "napi/enp65s0f0n", Allowed: cpumask.New(0, 1)})
-	p := readBack(t, f).compute(nil, policy.Memory{}, policy.Balancing{})
+	p := readBack(t, f).Plan(nil, policy.Memory{}, policy.Balancing{})
 	d := nicPlan(t, p, "0000:42:00.0")
 	if len(d.NAPIThreads) != 1 {
 		t.Fatalf("threads %+v, want the one unresolved", d.NAPIThreads)

@@ -251,7 +251,7 @@ func noiseSkewed(t *testing.T, seed uint64) {
 	for i := range 320 {
 		l := sim.step(lb.Interval, jitter(r, 24, mean, 0.2), irqCPUs(inForce))
 		bal.Loads = l
-		p := b.compute(cfg, policy.Memory{Held: held}, bal)
+		p := b.Plan(cfg, policy.Memory{Held: held}, bal)
 		v := p.Balance
 		if v.Proposal == nil {
 			inForce = p
@@ -269,7 +269,7 @@ func noiseSkewed(t *testing.T, seed uint64) {
 				i, got, v.Proposal.Peak, want, opt)
 		}
 		held = v.Proposal.Held
-		inForce = b.compute(cfg, policy.Memory{Held: held}, bal)
+		inForce = b.Plan(cfg, policy.Memory{Held: held}, bal)
 		to := queueCPU(t, inForce, "0000:41:00.0")
 		if before, after := truePeak(from), truePeak(to); before-after < lb.MinDrop {
 			t.Errorf("sample %d: moves %+v lower the true peak from %.3f only to %.3f", i, v.Proposal.Moves, before, after)
@@ -293,7 +293,7 @@ func noiseSkewed(t *testing.T, seed uint64) {
 // irqNumbers is every IRQ of the inventory, ascending.
 func irqNumbers(b balanced) []int {
 	var out []int
-	for _, q := range b.inv.IRQs {
+	for _, q := range b.Inventory.IRQs {
 		out = append(out, q.Number)
 	}
 	slices.Sort(out)

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
+	"github.com/numairqd/numairqd/internal/fakesys/fakeplan"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
@@ -399,7 +400,7 @@ func planShape(t *testing.T, sh fakesys.Shape, corpus bool) (balanced, *config.C
 	} else {
 		tree := fakesys.New(t)
 		sh.Build(tree)
-		b = readTree(t, tree)
+		b = balanced{fakeplan.Read(t, tree)}
 		if corpus {
 			shapes.Store(sh.Name, b)
 		}
@@ -408,7 +409,7 @@ func planShape(t *testing.T, sh fakesys.Shape, corpus bool) (balanced, *config.C
 	if sh.Banned != "" {
 		cfg = parseConfig(t, fmt.Sprintf("banned_cpus: %q\n", sh.Banned))
 	}
-	return b, cfg, b.compute(cfg, policy.Memory{}, policy.Balancing{})
+	return b, cfg, b.Plan(cfg, policy.Memory{}, policy.Balancing{})
 }
 
 // TestObjectiveOnFleet checks the objective on every host of the fleet
@@ -420,7 +421,7 @@ func TestObjectiveOnFleet(t *testing.T) {
 	var lines []string
 	for _, sh := range fakesys.Shapes() {
 		b, _, p := planShape(t, sh, true)
-		lines = append(lines, objective(t, sh.Name, b.s, p))
+		lines = append(lines, objective(t, sh.Name, b.Snapshot, p))
 	}
 	t.Log("\n" + strings.Join(lines, "\n"))
 }
@@ -431,7 +432,7 @@ func TestObjectiveOnRandomHosts(t *testing.T) {
 	for i := range 30 {
 		sh := fakesys.RandomShape(r)
 		b, _, p := planShape(t, sh, false)
-		objective(t, fmt.Sprintf("random %d (%s)", i, sh.What), b.s, p)
+		objective(t, fmt.Sprintf("random %d (%s)", i, sh.What), b.Snapshot, p)
 	}
 }
 
@@ -444,13 +445,13 @@ func TestOneDeviceMoves(t *testing.T) {
 	for _, sh := range fakesys.Shapes() {
 		b, cfg, p := planShape(t, sh, true)
 		worst, worstDev := 0, ""
-		for i, d := range b.inv.Devices {
-			if i%max(1, len(b.inv.Devices)/8) != 0 {
+		for i, d := range b.Inventory.Devices {
+			if i%max(1, len(b.Inventory.Devices)/8) != 0 {
 				continue // up to 8 devices a host: the scale host has 64
 			}
-			without := withPlanned(b.inv, p, d.PCI)
-			p1 := policy.Compute(b.s, without, cfg, policy.Memory{}, policy.Balancing{})
-			p2 := policy.Compute(b.s, withPlanned(b.inv, p1, ""), cfg, policy.Memory{}, policy.Balancing{})
+			without := withPlanned(b.Inventory, p, d.PCI)
+			p1 := fakeplan.Machine{Snapshot: b.Snapshot, Inventory: without}.Plan(cfg, policy.Memory{}, policy.Balancing{})
+			p2 := fakeplan.Machine{Snapshot: b.Snapshot, Inventory: withPlanned(b.Inventory, p1, "")}.Plan(cfg, policy.Memory{}, policy.Balancing{})
 			for _, n := range []int{moves(p, p1, d.PCI), moves(p1, p2, d.PCI)} {
 				if n > worst {
 					worst, worstDev = n, d.PCI
@@ -541,7 +542,7 @@ func TestObjectiveExamples(t *testing.T) {
 		m.Nodes = append(m.Nodes, fakesys.Node{ID: n, CPUs: fmt.Sprintf("%d-%d", 16*n, 16*n+15), Distance: dist[n]})
 	}
 	tree.AddMachine(m)
-	tree.AddInterrupts(mustList(t, m.Online).CPUs())
+	tree.AddInterrupts(fakesys.MustMask(t, m.Online).CPUs())
 	for i, bdf := range []string{"0000:41:00.0", "0000:41:00.1"} {
 		var irqs []fakesys.IRQSpec
 		for k := range 16 {
@@ -549,9 +550,9 @@ func TestObjectiveExamples(t *testing.T) {
 		}
 		tree.AddMSIXDevice(fakesys.PCIDevice{BDF: bdf, Driver: "mlx5_core", Class: "0x020000", Interfaces: []string{fmt.Sprintf("eth%d", i)}}, irqs...)
 	}
-	b := readTree(t, tree)
-	p = b.compute(nil, policy.Memory{}, policy.Balancing{})
-	objective(t, "snc", b.s, p)
+	b := balanced{fakeplan.Read(t, tree)}
+	p = b.Plan(nil, policy.Memory{}, policy.Balancing{})
+	objective(t, "snc", b.Snapshot, p)
 	for _, d := range p.Devices {
 		if l := d.Locality; l == nil || l.InPackage != 8 || l.Farther != 0 || l.Worst != 12 {
 			t.Errorf("snc: %s locality %+v, want 8 queues on node 1, in the package", d.Label(), l)
@@ -587,15 +588,15 @@ func TestOneDeviceOverCoresAndCaches(t *testing.T) {
 	} {
 		tree := fakesys.New(t)
 		tree.AddMachine(tc.m)
-		tree.AddInterrupts(mustList(t, tc.m.Online).CPUs())
+		tree.AddInterrupts(fakesys.MustMask(t, tc.m.Online).CPUs())
 		var irqs []fakesys.IRQSpec
 		for k := range tc.queues {
 			irqs = append(irqs, fakesys.IRQSpec{Number: 100 + k, Name: fmt.Sprintf("mlx5_comp%d@pci:0000:01:00.0", k)})
 		}
 		tree.AddMSIXDevice(fakesys.PCIDevice{BDF: "0000:01:00.0", Driver: "mlx5_core", Class: "0x020000"}, irqs...)
-		b := readTree(t, tree)
-		p := b.compute(nil, policy.Memory{}, policy.Balancing{})
-		objective(t, tc.name, b.s, p)
+		b := balanced{fakeplan.Read(t, tree)}
+		p := b.Plan(nil, policy.Memory{}, policy.Balancing{})
+		objective(t, tc.name, b.Snapshot, p)
 		if p.Stacking.Core != tc.core || p.Stacking.LLC != tc.llc || p.Devices[0].Locality.Worst != 10 {
 			t.Errorf("%s: stacking %+v (drivers' %+v), locality %+v; want %d per core, %d per LLC, all on node 0",
 				tc.name, p.Stacking, p.DriversStacking, p.Devices[0].Locality, tc.core, tc.llc)

@@ -101,15 +101,15 @@ func TestBalanceByPacketsNetlinkIDs(t *testing.T) {
 	f := newFixture(t, twoByTwo())
 	f.virtio("0000:41:00.0", 0, 8, 24, 1)
 	b := readBack(t, f)
-	for i := range b.inv.Devices {
-		if b.inv.Devices[i].PCI != "0000:41:00.0" {
+	for i := range b.Inventory.Devices {
+		if b.Inventory.Devices[i].PCI != "0000:41:00.0" {
 			continue
 		}
 		net := map[int]inventory.NetQueue{}
 		for k := range 8 {
 			net[25+2*k] = inventory.NetQueue{Interface: "eth0", Queue: k, IDs: []int{k, k + 8}, RX: true, TX: true}
 		}
-		b.inv.Devices[i].NetQueues = net
+		b.Inventory.Devices[i].NetQueues = net
 	}
 	rates := make([]float64, 16)
 	for k := range 8 {

@@ -7,11 +7,10 @@ import (
 	"testing"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
+	"github.com/numairqd/numairqd/internal/fakesys/fakeplan"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
-	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/policy"
-	"github.com/numairqd/numairqd/pkg/topology"
 )
 
 // fourNodes is a 4-node, 8-CPU machine (two CPUs a node) with the
@@ -42,38 +41,13 @@ func (f *fixture) virtio(bdf string, index, pairs, firstIRQ, node int) {
 
 func (f *fixture) plan(cfg *config.Config) *policy.Plan {
 	f.t.Helper()
-	return readBack(f.t, f).compute(cfg, policy.Memory{}, policy.Balancing{})
+	return readBack(f.t, f).Plan(cfg, policy.Memory{}, policy.Balancing{})
 }
 
 // balanced is a machine read back for pure Compute calls.
-type balanced struct {
-	s   *topology.Snapshot
-	inv *inventory.Inventory
-}
+type balanced struct{ fakeplan.Machine }
 
-func readBack(t testing.TB, f *fixture) balanced { return readTree(t, f.tree) }
-
-// readTree reads tree through the real readers, as state.Plan does.
-func readTree(t testing.TB, tree *fakesys.Tree) balanced {
-	t.Helper()
-	s, err := topology.NewFS(tree.Sys()).Read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	inv, err := inventory.FS{Proc: tree.Proc(), Sys: tree.Sys()}.Read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return balanced{s, inv}
-}
-
-// compute plans the machine with cfg (nil: defaults), mem and bal.
-func (b balanced) compute(cfg *config.Config, mem policy.Memory, bal policy.Balancing) *policy.Plan {
-	if cfg == nil {
-		cfg = config.Default()
-	}
-	return policy.Compute(b.s, b.inv, cfg, mem, bal)
-}
+func readBack(t testing.TB, f *fixture) balanced { return balanced{fakeplan.Read(t, f.tree)} }
 
 func parseConfig(t testing.TB, yaml string) *config.Config {
 	t.Helper()

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
+	"github.com/numairqd/numairqd/internal/fakesys/fakeplan"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
@@ -79,14 +80,8 @@ func TestPlanProperties(t *testing.T) {
 		for d := range devices {
 			f.virtio(fmt.Sprintf("0000:%02x:00.0", 0x40+d), d, 1+r.IntN(12), 24+40*d, r.IntN(len(m.Nodes)+1)-1)
 		}
-		s, err := topology.NewFS(f.tree.Sys()).Read()
-		if err != nil {
-			t.Fatal(err)
-		}
-		inv, err := inventory.FS{Proc: f.tree.Proc(), Sys: f.tree.Sys()}.Read()
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := readBack(t, f)
+		s := b.Snapshot
 		banned := ""
 		if on := s.Online().CPUs(); len(on) > 1 && r.IntN(2) == 0 {
 			banned = fmt.Sprint(on[r.IntN(len(on))])
@@ -94,7 +89,7 @@ func TestPlanProperties(t *testing.T) {
 		for _, policyName := range []string{"auto", "numa-hop", "linear"} {
 			cfg := parseConfig(t, fmt.Sprintf("banned_cpus: %q\ndevices:\n  - match: {driver: virtio_net}\n    policy: %s\n", banned, policyName))
 			name := fmt.Sprintf("iter %d (%s, online %s, banned %q)", iter, policyName, s.Online(), banned)
-			p := policy.Compute(s, inv, cfg, policy.Memory{}, policy.Balancing{})
+			p := b.Plan(cfg, policy.Memory{}, policy.Balancing{})
 			if !p.Allowed.IsSubsetOf(s.Online()) {
 				t.Fatalf("%s: allowed %s not online", name, p.Allowed)
 			}
@@ -102,7 +97,6 @@ func TestPlanProperties(t *testing.T) {
 			for _, d := range p.Devices {
 				devCPU := map[int]int{}
 				for qi, mask := range queueCPUs(t, d) {
-					_ = qi
 					m, _ := cpumask.ParseList(mask)
 					if !m.IsSubsetOf(p.Allowed) || m.IsEmpty() && !p.Allowed.IsEmpty() {
 						t.Errorf("%s: %s queue %d planned %q, allowed %s", name, d.PCI, qi, mask, p.Allowed)
@@ -124,7 +118,7 @@ func TestPlanProperties(t *testing.T) {
 			if policyName != "linear" {
 				objective(t, name, s, p)
 			}
-			if again := policy.Compute(s, inv, cfg, policy.Memory{}, policy.Balancing{}); !reflect.DeepEqual(p.Doc(), again.Doc()) {
+			if again := b.Plan(cfg, policy.Memory{}, policy.Balancing{}); !reflect.DeepEqual(p.Doc(), again.Doc()) {
 				t.Errorf("%s: plan is not deterministic", name)
 			}
 		}
@@ -157,11 +151,11 @@ func maxMinus(counts map[int]int, allowed cpumask.Mask) int {
 // inventory is built in memory: as a file, that machine's
 // /proc/interrupts would be 370 MB, above the reader's cap.
 func BenchmarkCompute64Devices8192IRQs4096CPUs(b *testing.B) {
-	s, inv := scaleMachine(b)
+	m := scaleMachine(b)
 	cfg := config.Default()
 	b.ReportAllocs()
 	for b.Loop() {
-		if p := policy.Compute(s, inv, cfg, policy.Memory{}, policy.Balancing{}); len(p.Devices) != 64 {
+		if p := m.Plan(cfg, policy.Memory{}, policy.Balancing{}); len(p.Devices) != 64 {
 			b.Fatal("wrong plan")
 		}
 	}
@@ -171,7 +165,8 @@ func BenchmarkCompute64Devices8192IRQs4096CPUs(b *testing.B) {
 // under balance: load, every queue busy with a random load: the search
 // runs to its bound of evaluations.
 func BenchmarkComputeLoad64Devices8192IRQs4096CPUs(b *testing.B) {
-	s, inv := scaleMachine(b)
+	m := scaleMachine(b)
+	s, inv := m.Snapshot, m.Inventory
 	cfg := parseConfig(b, "balance: load\n")
 	r := rand.New(rand.NewPCG(7, 8))
 	l := &load.Loads{Ready: true, TimeAccounting: true, Intervals: policy.MinIntervals}
@@ -185,14 +180,14 @@ func BenchmarkComputeLoad64Devices8192IRQs4096CPUs(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		// The search runs: no rule before it holds the queues still.
-		if p := policy.Compute(s, inv, cfg, policy.Memory{}, bal); p.Balance == nil || !p.Balance.Ready ||
+		if p := m.Plan(cfg, policy.Memory{}, bal); p.Balance == nil || !p.Balance.Ready ||
 			p.Balance.Still == policy.StillQuiet || p.Balance.Still == policy.StillWarming {
 			b.Fatalf("no search: %+v", p.Balance)
 		}
 	}
 }
 
-func scaleMachine(b *testing.B) (*topology.Snapshot, *inventory.Inventory) {
+func scaleMachine(b *testing.B) fakeplan.Machine {
 	const cpus, nodes, devices, pairs = 4096, 64, 64, 64
 	per := cpus / nodes
 	m := fakesys.Machine{Online: fmt.Sprintf("0-%d", cpus-1)}
@@ -222,5 +217,5 @@ func scaleMachine(b *testing.B) (*topology.Snapshot, *inventory.Inventory) {
 		}
 		inv.Devices = append(inv.Devices, dev)
 	}
-	return s, inv
+	return fakeplan.Machine{Snapshot: s, Inventory: inv}
 }

@@ -14,24 +14,18 @@ import (
 	"testing"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
+	"github.com/numairqd/numairqd/internal/fakesys/fakeplan"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/policy"
 )
-
-// referencePlan reads tree through the real readers and plans it with
-// cfg (nil: defaults).
-func referencePlan(t *testing.T, tree *fakesys.Tree, cfg *config.Config) *policy.Plan {
-	t.Helper()
-	return readTree(t, tree).compute(cfg, policy.Memory{}, policy.Balancing{})
-}
 
 // oneNIC is m with a single virtio-net of pairs queue pairs on node.
 func oneNIC(t *testing.T, m fakesys.Machine, node, pairs int) *fakesys.Tree {
 	t.Helper()
 	tree := fakesys.New(t)
 	tree.AddMachine(m)
-	tree.AddInterrupts(mustList(t, m.Online).CPUs())
+	tree.AddInterrupts(fakesys.MustMask(t, m.Online).CPUs())
 	tree.AddVirtioNet(fakesys.VirtioNet{BDF: "0000:41:00.0", Index: 0, Interface: "eth0",
 		Pairs: pairs, FirstIRQ: 24, NUMANode: node})
 	return tree
@@ -72,15 +66,6 @@ func plannedQueues(t *testing.T, p *policy.Plan) (policy.Device, []int) {
 	return policy.Device{}, nil
 }
 
-func mustList(t *testing.T, s string) cpumask.Mask {
-	t.Helper()
-	m, err := cpumask.ParseList(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 // kernelOrder is the order of cpumask_local_spread(i, node) for i = 0,
 // 1, ..., worked out from the machine description by the kernel's rules
 // rather than by topology's code:
@@ -103,7 +88,7 @@ func kernelOrder(t *testing.T, m fakesys.Machine, node int, allowed cpumask.Mask
 	t.Helper()
 	nodes := slices.Clone(m.Nodes)
 	slices.SortFunc(nodes, func(a, b fakesys.Node) int { return cmp.Compare(a.ID, b.ID) })
-	online := mustList(t, m.Online)
+	online := fakesys.MustMask(t, m.Online)
 	col := map[int]int{} // node id -> distance column
 	for k, n := range nodes {
 		col[n.ID] = k
@@ -117,10 +102,10 @@ func kernelOrder(t *testing.T, m fakesys.Machine, node int, allowed cpumask.Mask
 	if row < 0 {
 		t.Fatalf("node %d is not in the machine", node)
 	}
-	if mustList(t, nodes[row].CPUs).And(online).IsEmpty() {
+	if fakesys.MustMask(t, nodes[row].CPUs).And(online).IsEmpty() {
 		best := -1
 		for k, n := range nodes {
-			if mustList(t, n.CPUs).And(online).IsEmpty() {
+			if fakesys.MustMask(t, n.CPUs).And(online).IsEmpty() {
 				continue
 			}
 			if best < 0 || nodes[row].Distance[k] < nodes[row].Distance[best] {
@@ -132,7 +117,7 @@ func kernelOrder(t *testing.T, m fakesys.Machine, node int, allowed cpumask.Mask
 	type placed struct{ dist, cpu int }
 	var all []placed
 	for _, n := range nodes {
-		for c := range mustList(t, n.CPUs).And(online).And(allowed).All() {
+		for c := range fakesys.MustMask(t, n.CPUs).And(online).And(allowed).All() {
 			all = append(all, placed{nodes[row].Distance[col[n.ID]], c})
 		}
 	}
@@ -173,7 +158,7 @@ func ints(t *testing.T, s string) []int {
 func TestReferenceModelMatchesSeedTable(t *testing.T) {
 	m := fakesys.LocalSpreadPatch()
 	for node, row := range seedFourNodeTable {
-		if got, want := kernelOrder(t, m, node, mustList(t, m.Online)), ints(t, row); !slices.Equal(got, want) {
+		if got, want := kernelOrder(t, m, node, fakesys.MustMask(t, m.Online)), ints(t, row); !slices.Equal(got, want) {
 			t.Errorf("model order of node %d = %v, published %v", node, got, want)
 		}
 	}
@@ -185,7 +170,7 @@ func TestReferenceModelMatchesSeedTable(t *testing.T) {
 func TestReferenceSeedTable(t *testing.T) {
 	for node, row := range seedFourNodeTable {
 		t.Run(fmt.Sprintf("node %d", node), func(t *testing.T) {
-			d, got := plannedQueues(t, referencePlan(t, oneNIC(t, fakesys.LocalSpreadPatch(), node, 15), nil))
+			d, got := plannedQueues(t, fakeplan.Plan(t, oneNIC(t, fakesys.LocalSpreadPatch(), node, 15), nil))
 			if d.Policy != config.PolicyNUMAHop {
 				t.Fatalf("policy = %s, want numa-hop", d.Policy)
 			}
@@ -238,13 +223,13 @@ func TestReferenceModel(t *testing.T) {
 				if tc.banned != "" {
 					cfg = parseReferenceConfig(t, fmt.Sprintf("banned_cpus: %q\n", tc.banned))
 				}
-				allowed := mustList(t, tc.m.Online)
+				allowed := fakesys.MustMask(t, tc.m.Online)
 				if tc.banned != "" {
-					allowed = allowed.AndNot(mustList(t, tc.banned))
+					allowed = allowed.AndNot(fakesys.MustMask(t, tc.banned))
 				}
 				want := kernelOrder(t, tc.m, n.ID, allowed)
 				want = want[:len(want)-1]
-				d, got := plannedQueues(t, referencePlan(t, oneNIC(t, tc.m, n.ID, len(want)), cfg))
+				d, got := plannedQueues(t, fakeplan.Plan(t, oneNIC(t, tc.m, n.ID, len(want)), cfg))
 				if d.Policy != config.PolicyNUMAHop {
 					t.Fatalf("policy = %s, want numa-hop", d.Policy)
 				}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/numairqd/numairqd/internal/fakesys"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/policy"
 )
@@ -14,8 +15,8 @@ import (
 // order, and counts the others it places.
 func TestWrites(t *testing.T) {
 	on := map[int]string{25: "4", 26: "4", 27: "5", 28: "5", 29: "6"}
-	p := sixQueues(t, false, on).compute(nil, policy.Memory{Full: cpumask.New(5)}, policy.Balancing{})
-	all := mustMask(t, "0-7")
+	p := sixQueues(t, false, on).Plan(nil, policy.Memory{Full: cpumask.New(5)}, policy.Balancing{})
+	all := fakesys.MustMask(t, "0-7")
 	w := func(irq int, name string, before, after cpumask.Mask) policy.Write {
 		return policy.Write{Kind: policy.WriteIRQAffinity, IRQ: irq, Name: name, Device: "0000:41:00.0", Before: before, After: after}
 	}

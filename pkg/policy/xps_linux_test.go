@@ -97,7 +97,7 @@ func xpsList(d policy.Device) []string {
 // 0 (distance 12), one each.
 func TestXPSLabGuest(t *testing.T) {
 	b := sixQueues(t, false, nil)
-	p := b.compute(nil, policy.Memory{}, policy.Balancing{})
+	p := b.Plan(nil, policy.Memory{}, policy.Balancing{})
 	d := nicPlan(t, p, "0000:41:00.0")
 	if d.XPS != config.XPSFollow {
 		t.Errorf("XPS %q, want follow by default", d.XPS)
@@ -113,7 +113,7 @@ func TestXPSLabGuest(t *testing.T) {
 	if !strings.Contains(d.TxQueues[4].Reason, "CPU 2") || !strings.Contains(d.TxQueues[4].Reason, "nearest") {
 		t.Errorf("tx-4 reason %q does not name CPU 2 as a nearest CPU", d.TxQueues[4].Reason)
 	}
-	checkXPSCovers(t, b.s, d)
+	checkXPSCovers(t, b.Snapshot, d)
 	// The driver's map (0-1, 2-3, 4, 5, 6, 7) differs on every queue.
 	ws := xpsWrites(p)
 	if len(ws) != 6 || unchangedXPS(p) != 0 {
@@ -143,12 +143,12 @@ func TestXPSOnlyDiffering(t *testing.T) {
 	f.tree.WriteFile("sys/class/net/eth0/queues/tx-0/xps_cpus", "d0\n")          // 4,6,7: 4 on line
 	f.tree.WriteFile("sys/class/net/eth0/queues/tx-3/xps_cpus", "0a\n")          // 1,3
 	b := readBack(t, f)
-	p := b.compute(nil, policy.Memory{}, policy.Balancing{})
+	p := b.Plan(nil, policy.Memory{}, policy.Balancing{})
 	d := nicPlan(t, p, "0000:41:00.0")
 	if got, want := xpsList(d), []string{"4", "5", "0,2", "1,3"}; !slices.Equal(got, want) {
 		t.Errorf("planned XPS %q, want %q", got, want)
 	}
-	checkXPSCovers(t, b.s, d)
+	checkXPSCovers(t, b.Snapshot, d)
 	ws := xpsWrites(p)
 	var qs []int
 	for _, w := range ws {
@@ -166,7 +166,7 @@ func TestXPSMoreQueuesThanCPUs(t *testing.T) {
 	f := newFixture(t, m)
 	f.virtio("0000:41:00.0", 0, 8, 24, 0)
 	b := readBack(t, f)
-	d := nicPlan(t, b.compute(nil, policy.Memory{}, policy.Balancing{}), "0000:41:00.0")
+	d := nicPlan(t, b.Plan(nil, policy.Memory{}, policy.Balancing{}), "0000:41:00.0")
 	if d.Policy != config.PolicyLinear || len(d.TxQueues) != 8 {
 		t.Fatalf("policy %s, %d tx queues; want linear and 8", d.Policy, len(d.TxQueues))
 	}
@@ -181,15 +181,15 @@ func TestXPSMoreQueuesThanCPUs(t *testing.T) {
 			t.Errorf("CPU %d sends on queues %v, want %v", c, on, want)
 		}
 	}
-	checkXPSCovers(t, b.s, d)
+	checkXPSCovers(t, b.Snapshot, d)
 }
 
 // TestXPSBannedCPUsStillSend: banned CPUs take no IRQ, but their
 // applications send, so they are on the nearest queue.
 func TestXPSBannedCPUsStillSend(t *testing.T) {
 	b := sixQueues(t, false, nil)
-	d := nicPlan(t, b.compute(parseConfig(t, "banned_cpus: 2-3"), policy.Memory{}, policy.Balancing{}), "0000:41:00.0")
-	checkXPSCovers(t, b.s, d)
+	d := nicPlan(t, b.Plan(parseConfig(t, "banned_cpus: 2-3"), policy.Memory{}, policy.Balancing{}), "0000:41:00.0")
+	checkXPSCovers(t, b.Snapshot, d)
 	for _, c := range []int{2, 3} {
 		if !slices.ContainsFunc(d.TxQueues, func(tq policy.TxQueue) bool { return tq.Planned.Contains(c) }) {
 			t.Errorf("banned CPU %d sends on no queue: %q", c, xpsList(d))
@@ -202,7 +202,7 @@ func TestXPSBannedCPUsStillSend(t *testing.T) {
 func TestXPSLeftAlone(t *testing.T) {
 	t.Run("leave", func(t *testing.T) {
 		for _, yaml := range []string{"xps: leave", "devices:\n  - match: {driver: virtio-pci}\n    xps: leave"} {
-			p := sixQueues(t, false, nil).compute(parseConfig(t, yaml), policy.Memory{}, policy.Balancing{})
+			p := sixQueues(t, false, nil).Plan(parseConfig(t, yaml), policy.Memory{}, policy.Balancing{})
 			d := nicPlan(t, p, "0000:41:00.0")
 			if ws := xpsWrites(p); len(ws) != 0 {
 				t.Errorf("%q: XPS writes\n%s", yaml, writeList(ws))
@@ -221,7 +221,7 @@ func TestXPSLeftAlone(t *testing.T) {
 		}
 	})
 	t.Run("ignored device", func(t *testing.T) {
-		p := sixQueues(t, false, nil).compute(parseConfig(t, "devices:\n  - match: {driver: virtio-pci}\n    policy: ignore"),
+		p := sixQueues(t, false, nil).Plan(parseConfig(t, "devices:\n  - match: {driver: virtio-pci}\n    policy: ignore"),
 			policy.Memory{}, policy.Balancing{})
 		for _, tq := range nicPlan(t, p, "0000:41:00.0").TxQueues {
 			if !tq.LeftAlone() || !strings.Contains(tq.Reason, "is left alone") {
@@ -238,7 +238,7 @@ func TestXPSLeftAlone(t *testing.T) {
 		f.tree.WriteFile("sys/class/net/eth0/queues/tx-6/xps_cpus", "00\n")
 		f.tree.WriteFile("sys/class/net/eth0/queues/tx-5/xps_cpus", "zz\n")
 		b := readBack(t, f)
-		p := b.compute(nil, policy.Memory{}, policy.Balancing{})
+		p := b.Plan(nil, policy.Memory{}, policy.Balancing{})
 		d := nicPlan(t, p, "0000:41:00.0")
 		if len(d.TxQueues) != 7 {
 			t.Fatalf("tx queues %+v, want 7", d.TxQueues)
@@ -263,8 +263,8 @@ func TestXPSLeftAlone(t *testing.T) {
 		for _, tq := range d.TxQueues[:5] {
 			union.Or(tq.Planned)
 		}
-		if got := union.Mask(); !got.Equal(b.s.Online()) {
-			t.Errorf("the followed queues cover %s, want %s", got, b.s.Online())
+		if got := union.Mask(); !got.Equal(b.Snapshot.Online()) {
+			t.Errorf("the followed queues cover %s, want %s", got, b.Snapshot.Online())
 		}
 	})
 }
@@ -272,7 +272,7 @@ func TestXPSLeftAlone(t *testing.T) {
 // TestXPSDoc: /plan shows each tx queue's XPS CPUs before and after
 // under the keys scripts read.
 func TestXPSDoc(t *testing.T) {
-	p := sixQueues(t, false, nil).compute(nil, policy.Memory{}, policy.Balancing{})
+	p := sixQueues(t, false, nil).Plan(nil, policy.Memory{}, policy.Balancing{})
 	data, err := json.Marshal(p.Doc())
 	if err != nil {
 		t.Fatal(err)

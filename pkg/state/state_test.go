@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
+	"github.com/numairqd/numairqd/internal/fakesys/fakeplan"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/machine"
@@ -27,7 +28,7 @@ func plan(t *testing.T, r machine.Roots) state.State {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return state.State{Machine: m, Plan: policy.Compute(m.Snapshot, m.Inventory, cfg, policy.Memory{}, policy.Balancing{})}
+	return state.State{Machine: m, Plan: fakeplan.Machine{Snapshot: m.Snapshot, Inventory: m.Inventory}.Plan(cfg, policy.Memory{}, policy.Balancing{})}
 }
 
 // TestReadersNeverSeeTwoRounds publishes rounds of two machines in turn

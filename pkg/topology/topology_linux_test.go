@@ -14,15 +14,6 @@ import (
 	"github.com/numairqd/numairqd/pkg/topology"
 )
 
-func list(t testing.TB, s string) cpumask.Mask {
-	t.Helper()
-	m, err := cpumask.ParseList(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 // hopMasks rebuilds sched_numa_hop_mask(node, h) for every level h from
 // the rings: hop mask h is the union of rings 0 to h (rings over every
 // online CPU, as the kernel's masks hold online CPUs only).
@@ -241,7 +232,7 @@ func TestIsolatedAndNohzFull(t *testing.T) {
 
 func TestSpreadAllowedAndNoNode(t *testing.T) {
 	s := readMachine(t, fakesys.LocalSpreadPatch())
-	allowed := list(t, "1-3,6,9-15")
+	allowed := fakesys.MustMask(t, "1-3,6,9-15")
 	if got := s.Spread(0, allowed); !slices.Equal(got, []int{1, 2, 3, 6, 9, 10, 11, 12, 13, 14, 15}) {
 		t.Errorf("spread over allowed = %v", got)
 	}
