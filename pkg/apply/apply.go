@@ -91,17 +91,11 @@ func New(w Writer, log *zap.Logger, opts Options) *Applier {
 	return &Applier{w: w, log: log, opts: opts, originals: map[int]original{}}
 }
 
-// Apply makes p's writes, one per IRQ, and returns the outcome of each
-// and mem updated with what the kernel taught: the IRQs it refused to
-// move (EIO/EPERM) and the CPUs it had no free vector on (ENOSPC), for
-// the next plan, which places nothing there; and the writes whose effect
-// the next plan must verify (verifies). A write whose CPUs were
-// found full earlier in the same Apply is not tried again. It stops
-// early, leaving the rest for the next round, when ctx is done. p covers
-// every device IRQ the machine has, so Apply first forgets what mem and
-// the originals hold of IRQs gone from it or now under another name,
-// and the full marks of CPUs the plan no longer allows (offline CPUs
-// lose their vectors).
+// Apply makes p's writes and returns the outcome of each, and mem with
+// what the kernel taught: refused IRQs (EIO/EPERM), full CPUs (ENOSPC)
+// and the writes to verify. A write onto CPUs found full earlier in the
+// same Apply is not tried. It stops early when ctx is done, leaving the
+// rest for the next round.
 func (a *Applier) Apply(ctx context.Context, p *policy.Plan, mem policy.Memory) (Result, policy.Memory) {
 	mem = a.forget(p, mem)
 	if a.opts.DryRun {
@@ -164,15 +158,12 @@ func (a *Applier) dryRun(w policy.Write, res *Result) {
 		zap.Stringer("from", w.Before), zap.Stringer("to", w.After))
 }
 
-// forget returns mem without what p shows gone (a refusal whose IRQ is
-// not in p under its name, full marks of CPUs p does not allow) and with
-// the load placement p holds, which the next plan keeps; and it drops
-// the originals whose number p lists under another name (the
-// number was reused). Originals of IRQs p does not list stay, for
-// Restore, as do the XPS originals. What it holds of NAPI threads p
-// does not list under their pid and name, and the warnings of tx
-// queues and threads p does not list, go: a thread that exited never
-// comes back under its pid, and a daemon runs for months.
+// forget returns mem without what p shows gone (refusals of IRQs not in
+// p under their name, full marks of CPUs p does not allow) and with p's
+// held load placement. It drops originals whose IRQ number p lists under
+// another name, and what it holds of NAPI threads and warnings p does not
+// list: a thread that exited never comes back, and a daemon runs for
+// months. Originals of IRQs p does not list stay, for Restore.
 func (a *Applier) forget(p *policy.Plan, mem policy.Memory) policy.Memory {
 	names := map[int]string{}
 	threads := map[threadKey]bool{}

@@ -3,16 +3,11 @@ package apply
 import "github.com/numairqd/numairqd/pkg/policy"
 
 // verifies returns the writes to verify after res, the outcome of p:
-// each successful write, with the IRQ's interrupt count read just after
-// it (Options.Interrupts), counted as a re-write only when p asked for
-// it because the IRQ fired outside its mask (EffectiveRewrite): a write
-// of the same mask after a driver reset it (virtio-net on every CPU
-// event) starts the count again instead of using up the tries;
-// and the earlier writes p found still outside (pending, mismatched, or
-// to re-write when that write failed or was not reached), kept as they
-// were. Writes p verified, IRQs p
-// moves elsewhere or no longer has, and those whose effective CPUs could
-// not be read, are forgotten.
+// each successful write with the IRQ's interrupt count just after it,
+// and the earlier writes p found still outside their mask. A write counts
+// as a re-write only when p asked for one (EffectiveRewrite), so a driver
+// that resets the mask (virtio-net on every CPU event) does not use up
+// the tries. Everything else is forgotten.
 func (a *Applier) verifies(p *policy.Plan, res Result, old policy.Verifies) policy.Verifies {
 	out := policy.Verifies{}
 	rewrite := map[int]bool{}

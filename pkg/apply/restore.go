@@ -11,16 +11,10 @@ import (
 	"github.com/numairqd/numairqd/pkg/policy"
 )
 
-// Restore writes back the mask each IRQ had before Apply first changed
-// it (restore_on_exit), in IRQ order, for the IRQs that inv, a fresh
-// inventory, still lists under the same name: an IRQ freed or requested
-// again under another name since the last round is not the one whose
-// mask was saved. A nil inv restores every saved IRQ; those that
-// vanished (ENOENT) are skipped. Restored, vanished and renamed IRQs
-// are forgotten, so a second Restore only retries the ones that failed.
-// Outcomes are classified as in Apply; an original mask is put back as
-// it was. Then the tx queues' XPS maps are restored the same way, and
-// the NAPI kthreads' CPUs (restoreNAPI).
+// Restore writes back what Apply first changed (restore_on_exit): each
+// IRQ's mask, for IRQs inv (nil: any) still lists under the same name,
+// then the XPS maps and the NAPI kthreads' CPUs. What was restored or has
+// vanished is forgotten, so a second Restore only retries the failures.
 func (a *Applier) Restore(ctx context.Context, inv *inventory.Inventory) Result {
 	res := newResult()
 	for _, n := range slices.Sorted(maps.Keys(a.originals)) {

@@ -1,13 +1,11 @@
 package inventory
 
 import (
-	"errors"
-	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
 // Inventory is one snapshot of the machine's IRQs and the devices that
@@ -126,12 +124,5 @@ func (inv *Inventory) DeviceIRQs(bdf string) []IRQ {
 	return out
 }
 
-// fileErr names path once: it replaces an *fs.PathError (which names it
-// too) by its cause, keeping errors.Is(err, fs.ErrNotExist) working.
-func fileErr(path string, err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) && pe.Path == path {
-		err = pe.Err
-	}
-	return fmt.Errorf("read %s: %w", path, err)
-}
+// fileErr is kernfs.FileErr.
+func fileErr(path string, err error) error { return kernfs.FileErr(path, err) }

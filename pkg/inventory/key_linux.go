@@ -9,18 +9,13 @@ import (
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// key is what the kernel shows of the inventory's shape, cheap to read:
-// while it holds, a Reader reads only affinities. It is read before the
-// inventory, so a change during a read shows in the next key. An IRQ's
-// /proc/irq/N lives from its first request_irq (register_irq_proc) to
-// free_desc, and procfs counts a directory's subdirectories in its link
-// count (proc_register, remove_proc_entry), so vectors allocated or
-// freed change irqDirs with one fstat instead of a listing of every
-// IRQ; an interface added or renamed changes net; a bind or unbind
-// changes devices. An IRQ requested again under the same number by the
-// same driver, freed by free_irq alone, or freed while another was
-// allocated between two reads keeps its facts until a deeper read: the
-// daemon's link and channel rounds, or its resync.
+// key is the inventory's shape, cheap to read: while it holds, a Reader
+// reads only affinities. It is read before the inventory, so a change
+// during a read shows in the next key. procfs counts /proc/irq/N
+// directories in the link count of /proc/irq, so vectors allocated or
+// freed change irqDirs with one fstat; interfaces change net, binds
+// change devices. An IRQ freed and requested again under the same number
+// between two reads keeps its facts until a deeper read.
 type key struct {
 	irqDirs uint64    // the link count of /proc/irq
 	net     []string  // sorted

@@ -1,7 +1,6 @@
 package inventory
 
 import (
-	"fmt"
 	"io"
 	"path/filepath"
 
@@ -14,21 +13,13 @@ func (fsys FS) ReadInterrupts() (Interrupts, error) { return fsys.readInterrupts
 
 // readInterrupts reads and parses <proc>/interrupts, at most
 // maxInterruptsSize bytes of it, keeping the counts when withCounts.
-func (fsys FS) readInterrupts(withCounts bool) (Interrupts, error) {
-	path := filepath.Join(fsys.Proc, "interrupts")
-	f, err := kernfs.Open(path)
+func (fsys FS) readInterrupts(withCounts bool) (ints Interrupts, err error) {
+	err = kernfs.ParseFile(filepath.Join(fsys.Proc, "interrupts"), maxInterruptsSize, func(r io.Reader) (err error) {
+		ints, err = parseInterrupts(r, withCounts)
+		return err
+	})
 	if err != nil {
-		return Interrupts{}, fileErr(path, err)
-	}
-	defer f.Close()
-	lr := &io.LimitedReader{R: f, N: maxInterruptsSize + 1}
-	ints, err := parseInterrupts(lr, withCounts)
-	if lr.N <= 0 {
-		// The parse saw a cut file; the size is the error to report.
-		return Interrupts{}, fileErr(path, kernfs.TooLarge(maxInterruptsSize))
-	}
-	if err != nil {
-		return Interrupts{}, fmt.Errorf("read %s: %w", path, err)
+		return Interrupts{}, err
 	}
 	return ints, nil
 }

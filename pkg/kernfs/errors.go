@@ -1,7 +1,9 @@
 package kernfs
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/numairqd/numairqd/pkg/malformed"
 )
@@ -28,6 +30,16 @@ const QuoteLimit = malformed.QuoteLimit
 // text and then followed by "... (N bytes)", so that a 5 MB file gives
 // a short error.
 func Quote[T ~string | ~[]byte](v T) string { return malformed.Quote(v) }
+
+// FileErr is "read PATH: ERR", naming path once: an *fs.PathError of
+// path is replaced by its cause, and errors.Is(err, fs.ErrNotExist) holds.
+func FileErr(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		err = pe.Err
+	}
+	return fmt.Errorf("read %s: %w", path, err)
+}
 
 // TooLarge is the error, wrapping ErrMalformed, for a kernel file longer
 // than limit bytes.

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -211,3 +212,22 @@ func Open(path string) (*os.File, error) {
 // openFlags are the flags of every open: with O_NONBLOCK, opening a FIFO
 // does not wait for a writer, and the read then finds it is one.
 const openFlags = syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NONBLOCK
+
+// ParseFile opens path with Open and has parse read at most limit bytes
+// of it; a longer file is TooLarge. Errors name the file.
+func ParseFile(path string, limit int64, parse func(io.Reader) error) error {
+	f, err := Open(path)
+	if err != nil {
+		return FileErr(path, err)
+	}
+	defer f.Close()
+	lr := &io.LimitedReader{R: f, N: limit + 1}
+	err = parse(lr)
+	if lr.N <= 0 { // the parse saw a cut file: the size is the error
+		return FileErr(path, TooLarge(limit))
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	return nil
+}

@@ -18,21 +18,13 @@ func (fsys FS) ReadInterrupts() (inventory.Interrupts, error) {
 }
 
 // ReadStat reads and parses <Proc>/stat, at most maxStatSize bytes.
-func (fsys FS) ReadStat() ([]CPUStat, error) {
-	path := filepath.Join(fsys.Proc, "stat")
-	f, err := kernfs.Open(path)
+func (fsys FS) ReadStat() (cpus []CPUStat, err error) {
+	err = kernfs.ParseFile(filepath.Join(fsys.Proc, "stat"), maxStatSize, func(r io.Reader) (err error) {
+		cpus, err = ParseStat(r)
+		return err
+	})
 	if err != nil {
-		return nil, fileErr(path, err)
-	}
-	defer f.Close()
-	lr := &io.LimitedReader{R: f, N: maxStatSize + 1}
-	cpus, err := ParseStat(lr)
-	if lr.N <= 0 {
-		// The parse saw a cut file; the size is the error to report.
-		return nil, fileErr(path, kernfs.TooLarge(maxStatSize))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, err
 	}
 	return cpus, nil
 }

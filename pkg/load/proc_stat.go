@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math/bits"
 	"strconv"
 
@@ -114,14 +113,4 @@ func ParseStat(r io.Reader) ([]CPUStat, error) {
 
 func statLineErr(n int, line []byte, format string, args ...any) error {
 	return fmt.Errorf("line %d %s: %s: %w", n, kernfs.Quote(line), fmt.Sprintf(format, args...), kernfs.ErrMalformed)
-}
-
-// fileErr names path once: it replaces an *fs.PathError (which names it
-// too) by its cause, keeping errors.Is(err, fs.ErrNotExist) working.
-func fileErr(path string, err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) && pe.Path == path {
-		err = pe.Err
-	}
-	return fmt.Errorf("read %s: %w", path, err)
 }

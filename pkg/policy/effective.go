@@ -8,21 +8,12 @@ import (
 	"github.com/numairqd/numairqd/pkg/inventory"
 )
 
-// A write to smp_affinity_list is only a request: the kernel may keep
-// the IRQ where it was (no free vector when the deferred move runs, a
-// driver that set it back). So every successful write is remembered in
-// Memory.Verify until the kernel shows it took effect, and each plan
-// compares the IRQ's effective CPUs (inventory.Effective, read for
-// those IRQs only) with the mask written:
-//
-//   - inside: verified, and apply forgets the write;
-//   - outside but not fired since the write: pending, as every move is
-//     where moves wait for the IRQ's next interrupt (MSI without
-//     interrupt remapping, Hyper-V): not re-written, not a failure;
-//   - outside after firing: written again, the same mask (the kernel
-//     then moves it), up to MaxRewrites times per planned mask;
-//   - then mismatch: reported and left alone until the plan changes or
-//     a fresh read (Verifies.Fresh) gives it MaxRewrites more.
+// A write to smp_affinity_list is only a request: the kernel may keep the
+// IRQ where it was. Each plan compares a written IRQ's effective CPUs with
+// the mask: inside is verified; outside but not fired since is pending
+// (moves wait for the next interrupt); outside after firing is written
+// again, up to MaxRewrites times; then it is a mismatch, reported and left
+// alone until the plan changes or a fresh read (Verifies.Fresh).
 
 // MaxRewrites bounds the writes of the same mask to an IRQ the kernel
 // keeps outside it.

@@ -6,16 +6,12 @@ import (
 	"github.com/numairqd/numairqd/pkg/load"
 )
 
-// shareByPackets weighs the queues of each balanced device by their
-// packets where a per-queue source counts them (load.SourceQStats,
-// load.SourceEthtool). The interrupt estimate shares a CPU's time by
-// interrupts, and a busy NAPI queue polls more and interrupts less per
-// packet, so it undercounts the busy queues. The device's measured total
-// stays as the estimate has it (time from /proc/stat, which no per-queue
-// counter gives); only its split among the queues follows their packets,
-// as if every packet of one device costs the same. A device some of
-// whose queues have no counted rate keeps the estimate. It sets each
-// balanced device's LoadSource and the load of its queue IRQs.
+// shareByPackets splits each balanced device's load among its queues by
+// their packets where a per-queue source counts them: the interrupt
+// estimate undercounts busy queues, which poll more and interrupt less
+// per packet. The device's total stays the estimate's (only /proc/stat
+// measures time); a device with an uncounted queue keeps the estimate.
+// It sets each balanced device's LoadSource and its queue IRQs' loads.
 func shareByPackets(p *Plan, units []unit, l *load.Loads) {
 	byDev := map[int][]int{}
 	var devs []int
