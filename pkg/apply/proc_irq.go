@@ -12,9 +12,8 @@ import (
 )
 
 // Writer sets the affinity of one IRQ, the XPS map of one tx queue or
-// the CPUs of one NAPI kthread.
-// It is the seam tests use to inject kernel errors; errors must wrap
-// the errno so errors.Is works.
+// the CPUs of one NAPI kthread: the seam tests use to inject kernel
+// errors, which must wrap the errno so errors.Is works.
 type Writer interface {
 	WriteAffinity(irq int, mask cpumask.Mask) error
 	WriteXPS(iface string, queue int, mask cpumask.Mask) error

@@ -85,6 +85,7 @@ const (
 	DepthAll
 )
 
+// String names the depth for logs.
 func (d Depth) String() string {
 	if d > DepthAll {
 		return "Depth(" + strconv.Itoa(int(d)) + ")"

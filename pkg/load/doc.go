@@ -8,5 +8,6 @@
 // there. Without CONFIG_IRQ_TIME_ACCOUNTING only softirq time moves, and
 // where neither does, an IRQ's rate times a fixed cost stands in. Loads
 // are exponentially weighted averages with their standard errors, so the
-// planner does not move queues for noise.
+// planner does not move queues for noise. The sampling builds on any
+// GOOS; reading /proc (FS) is Linux-only.
 package load
