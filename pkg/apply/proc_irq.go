@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strconv"
+	"syscall"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/kernfs"
@@ -35,29 +36,35 @@ type ProcWriter struct {
 	Sys  string
 }
 
-// WriteAffinity opens smp_affinity_list write-only, without O_CREAT (a
-// freed IRQ gives ENOENT instead of a stray file) or O_TRUNC, and makes
-// a single write of the whole mask in list format plus a newline: the
-// kernel parses each write as one complete mask, so a split write would
-// set a partial one. Errors name the file and the value and wrap the
-// errno, e.g. `write /proc/irq/45/smp_affinity_list "3": input/output error`.
+// WriteAffinity writes mask to smp_affinity_list (writeOnce). Errors
+// name the file and the value and wrap the errno, e.g. `write
+// /proc/irq/45/smp_affinity_list "3": input/output error`.
 func (w ProcWriter) WriteAffinity(irq int, mask cpumask.Mask) error {
 	path := filepath.Join(w.Proc, "irq", strconv.Itoa(irq), "smp_affinity_list")
-	val := mask.String()
 	if mask.IsEmpty() {
-		return fmt.Errorf("write %s %q: %w", path, val, ErrEmptyMask)
+		return fmt.Errorf("write %s %q: %w", path, "", ErrEmptyMask)
 	}
+	return writeOnce(path, mask.String(), nil)
+}
+
+// writeOnce writes val and a newline to path with kernfs.WriteOnce:
+// without O_CREAT (a freed IRQ or queue gives ENOENT, not a stray file)
+// and in one write, as the kernel parses each write as one complete
+// value. A write (not the open) failing with ENOENT also wraps enoent
+// when that is not nil.
+func writeOnce(path, val string, enoent error) error {
 	buf := []byte(val + "\n")
 	n, err := kernfs.WriteOnce(path, buf)
 	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
-		if pe.Op == "open" {
+		switch {
+		case pe.Op == "open":
 			return fmt.Errorf("open %s: %w", path, pe.Err)
+		case enoent != nil && errors.Is(pe.Err, syscall.ENOENT):
+			return fmt.Errorf("write %s %q: %w: %w", path, val, enoent, pe.Err)
 		}
 		return fmt.Errorf("write %s %q: %w", path, val, pe.Err)
 	}
-	if n != len(buf) {
-		// procfs takes the whole buffer or fails; anything else is not
-		// the kernel file we expect.
+	if n != len(buf) { // procfs takes the whole buffer or fails
 		return fmt.Errorf("write %s %q: short write (%d of %d bytes)", path, val, n, len(buf))
 	}
 	return nil

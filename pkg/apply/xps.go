@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
-	"io/fs"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -16,36 +14,17 @@ import (
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
-	"github.com/numairqd/numairqd/pkg/kernfs"
 	"github.com/numairqd/numairqd/pkg/policy"
 )
 
-// WriteXPS writes <Sys>/class/net/IF/queues/tx-N/xps_cpus
-// (net/core/net-sysfs.c xps_cpus_store) as WriteAffinity writes
-// smp_affinity_list: no O_CREAT, one write of the whole mask, in hex,
-// the only syntax the store parses. The kernel drops offline CPUs from
-// it. A missing file (the queue or interface is gone) gives
-// `open PATH: no such file or directory`; a file that exists but
-// refuses the write with ENOENT (a single-queue device) wraps
-// inventory.ErrXPSUnsupported too.
+// WriteXPS writes mask to <Sys>/class/net/IF/queues/tx-N/xps_cpus
+// (xps_cpus_store) as WriteAffinity does, in hex, the only syntax the
+// store parses. A single-queue device refuses the write with ENOENT,
+// which wraps inventory.ErrXPSUnsupported; a missing file gives `open
+// PATH: no such file or directory`.
 func (w ProcWriter) WriteXPS(iface string, queue int, mask cpumask.Mask) error {
 	path := filepath.Join(w.Sys, "class", "net", iface, "queues", "tx-"+strconv.Itoa(queue), "xps_cpus")
-	val := mask.Hex(0)
-	buf := []byte(val + "\n")
-	n, err := kernfs.WriteOnce(path, buf)
-	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
-		switch {
-		case pe.Op == "open":
-			return fmt.Errorf("open %s: %w", path, pe.Err)
-		case errors.Is(pe.Err, syscall.ENOENT):
-			return fmt.Errorf("write %s %q: %w: %w", path, val, inventory.ErrXPSUnsupported, pe.Err)
-		}
-		return fmt.Errorf("write %s %q: %w", path, val, pe.Err)
-	}
-	if n != len(buf) {
-		return fmt.Errorf("write %s %q: short write (%d of %d bytes)", path, val, n, len(buf))
-	}
-	return nil
+	return writeOnce(path, mask.Hex(0), inventory.ErrXPSUnsupported)
 }
 
 // classifyXPS maps an XPS write error to its outcome kind: the file
