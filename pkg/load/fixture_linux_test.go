@@ -3,6 +3,7 @@ package load
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -58,9 +59,18 @@ func mustIRQ(t *testing.T, l Loads, irq int) IRQLoad {
 	return q
 }
 
+// cpuLoad returns the load of cpu, false when l has no such CPU.
+func cpuLoad(l Loads, cpu int) (CPULoad, bool) {
+	i := slices.IndexFunc(l.CPUs, func(c CPULoad) bool { return c.CPU == cpu })
+	if i < 0 {
+		return CPULoad{}, false
+	}
+	return l.CPUs[i], true
+}
+
 func mustCPU(t *testing.T, l Loads, cpu int) CPULoad {
 	t.Helper()
-	c, ok := l.CPU(cpu)
+	c, ok := cpuLoad(l, cpu)
 	if !ok {
 		t.Fatalf("sample at %v has no CPU %d", l.Time, cpu)
 	}

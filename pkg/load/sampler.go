@@ -96,15 +96,6 @@ type IRQLoad struct {
 	Ready bool
 }
 
-// CPU returns the load of cpu, false when the sample has no such CPU.
-func (l Loads) CPU(cpu int) (CPULoad, bool) {
-	i, ok := slices.BinarySearchFunc(l.CPUs, cpu, func(c CPULoad, n int) int { return cmp.Compare(c.CPU, n) })
-	if !ok {
-		return CPULoad{}, false
-	}
-	return l.CPUs[i], true
-}
-
 // IRQ returns the load of irq, false when the sample has no such IRQ.
 func (l Loads) IRQ(irq int) (IRQLoad, bool) {
 	i, ok := slices.BinarySearchFunc(l.IRQs, irq, func(q IRQLoad, n int) int { return cmp.Compare(q.IRQ, n) })

@@ -49,7 +49,7 @@ func TestFirstSampleNotReady(t *testing.T) {
 	if _, ok := l.IRQ(26); ok {
 		t.Error("IRQ 26 found in a sample without it")
 	}
-	if _, ok := l.CPU(2); ok {
+	if _, ok := cpuLoad(l, 2); ok {
 		t.Error("CPU 2 found in a sample without it")
 	}
 }
@@ -222,7 +222,7 @@ func TestCPUOfflineAndBack(t *testing.T) {
 	if !q.Ready || !near(q.Rate, rate) {
 		t.Errorf("CPU 1 offline: IRQ 24 %+v, want rate %v from CPU 0's 50", q, rate)
 	}
-	if _, ok := l.CPU(1); ok || len(l.CPUs) != 1 {
+	if _, ok := cpuLoad(l, 1); ok || len(l.CPUs) != 1 {
 		t.Errorf("CPU 1 offline is in the sample: %+v", l.CPUs)
 	}
 
