@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/numairqd/numairqd/pkg/api"
 	"github.com/numairqd/numairqd/pkg/cpumask"
-	"github.com/numairqd/numairqd/pkg/metrics"
 	"github.com/numairqd/numairqd/pkg/policy"
 )
 
@@ -35,8 +35,8 @@ type queueEntry struct {
 // step one CPU per queue, at the same hop and distance, whose reasons
 // differ only in numbers that step too ("queue 0 -> CPU 4" and "queue
 // 1 -> CPU 5" read "queue 0-1 -> CPU 4-5").
-func queueRuns(d policy.DeviceDoc, st *metrics.Status, nodes map[int]int, r *rates) []queueRun {
-	failed := map[int]metrics.StatusFailed{}
+func queueRuns(d policy.DeviceDoc, st *api.Status, nodes map[int]int, r *rates) []queueRun {
+	failed := map[int]api.StatusFailed{}
 	for _, f := range st.Failed {
 		failed[f.IRQ] = f
 	}

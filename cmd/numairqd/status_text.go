@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/numairqd/numairqd/pkg/api"
 	"github.com/numairqd/numairqd/pkg/cpumask"
-	"github.com/numairqd/numairqd/pkg/metrics"
 	"github.com/numairqd/numairqd/pkg/policy"
 )
 
@@ -269,7 +269,7 @@ func pieces(w string, width int) []string {
 // writeCPUs writes the online CPUs three to a line: node, interrupts
 // per second, hardirq+softirq time, device IRQs planned there, and *
 // for a CPU the plan does not allow.
-func writeCPUs(b *strings.Builder, st *metrics.Status, plan *policy.Doc, nodes map[int]int, r *rates) {
+func writeCPUs(b *strings.Builder, st *api.Status, plan *policy.Doc, nodes map[int]int, r *rates) {
 	online, _ := cpumask.ParseList(st.Online)
 	allowed, _ := cpumask.ParseList(st.Allowed)
 	placed := map[int]int{}
@@ -315,7 +315,7 @@ func writeCPUs(b *strings.Builder, st *metrics.Status, plan *policy.Doc, nodes m
 }
 
 // cpuNodes maps each online CPU to its node.
-func cpuNodes(ns []metrics.StatusNode) map[int]int {
+func cpuNodes(ns []api.StatusNode) map[int]int {
 	out := map[int]int{}
 	for _, n := range ns {
 		m, _ := cpumask.ParseList(n.CPUs)

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
+	"github.com/numairqd/numairqd/pkg/api"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/policy"
@@ -93,7 +94,7 @@ func (k *deferredKernel) writesOf(irq int) int {
 func planIRQ(t *testing.T, d *Daemon, n int) policy.IRQDoc {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	d.Metrics().Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/plan", nil))
+	api.New(d.Metrics()).Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/plan", nil))
 	var doc policy.Doc
 	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil || rec.Code != http.StatusOK {
 		t.Fatalf("/plan: %d %v", rec.Code, err)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/numairqd/numairqd/pkg/api"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/policy"
@@ -75,7 +76,7 @@ func TestNoSpaceIsPlanned(t *testing.T) {
 
 	// /plan: what was written, and why.
 	rec := httptest.NewRecorder()
-	d.Metrics().Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/plan", nil))
+	api.New(d.Metrics()).Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/plan", nil))
 	var doc policy.Doc
 	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil || rec.Code != http.StatusOK {
 		t.Fatalf("/plan: %d %v", rec.Code, err)

@@ -1,4 +1,4 @@
-package metrics_test
+package api
 
 import (
 	"bytes"
@@ -24,9 +24,12 @@ import (
 	"github.com/numairqd/numairqd/pkg/topology"
 )
 
+// roundAt is when goldenState's round finished.
+var roundAt = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
 var update = flag.Bool("update", false, "rewrite testdata/*.golden.json")
 
-// goldenState is a State of a fakesys QEMU guest whose plan sets every
+// goldenState is an unpublished State of a fakesys QEMU guest whose plan sets every
 // field /plan and /status show: null and set queue and IRQ numbers,
 // empty and set masks, omitted and present optional keys.
 func goldenState(t *testing.T) *state.State {
@@ -95,28 +98,45 @@ func goldenState(t *testing.T) *state.State {
 	}
 	cfg := config.Default()
 	cfg.Source = "/etc/numairqd/numairqd.yaml"
-	roundAt := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	var store state.Store
-	store.Publish(&state.State{
+	return &state.State{
 		Machine: machine.Machine{Snapshot: snap, Inventory: nil, Consistent: true, Took: time.Millisecond,
 			Bans: bans.Bans{EnvFile: "/etc/default/irqbalance", Env: m(2), Default: m(3)}, BansErr: errors.New("stale\nsecond line")},
 		Plan: plan, Config: cfg, Trigger: "resync", Finished: roundAt, Planning: time.Millisecond, Applying: 2 * time.Millisecond,
 		Apply: apply.Result{Writes: []apply.Outcome{{Write: policy.Write{Kind: policy.WriteIRQAffinity, IRQ: 28}, Kind: apply.KindNoSpace, Errno: "ENOSPC"}},
 			Written: 2, Unchanged: 1, Failed: map[int]apply.Kind{28: apply.KindNoSpace}},
-	})
-	return store.Load()
+	}
+}
+
+// newAPI is the API of a fresh Metrics of store.
+func newAPI(store *state.Store) *API { return New(metrics.New(store, metrics.Options{})) }
+
+// testStore holds goldenState, published once.
+func testStore(t *testing.T) *state.Store {
+	var store state.Store
+	store.Publish(goldenState(t))
+	return &store
+}
+
+// republish publishes a copy of store's newest State: the next
+// generation, the same plan.
+func republish(store *state.Store) {
+	st := *store.Load()
+	store.Publish(&st)
+}
+
+func get(t *testing.T, h http.Handler, path string) *httptest.ResponseRecorder {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	return rec
 }
 
 // TestGoldenJSON pins the bytes of /plan and /status: the documents
 // scripts read must not change when the types behind them do.
 func TestGoldenJSON(t *testing.T) {
-	st := goldenState(t)
-	var store state.Store
-	store.Publish(st)
-	h := metrics.New(&store, metrics.Options{Build: metrics.Build{Version: "1.2.3"}}).Handler()
+	h := New(metrics.New(testStore(t), metrics.Options{Build: metrics.Build{Version: "1.2.3"}})).Handler()
 	for _, path := range []string{"/plan", "/status"} {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		rec := get(t, h, path)
 		if rec.Code != http.StatusOK {
 			t.Fatalf("%s: %d %s", path, rec.Code, rec.Body)
 		}

@@ -1,4 +1,4 @@
-package metrics
+package api
 
 import (
 	"fmt"
@@ -12,14 +12,13 @@ import (
 // is refused with 503 and a Retry-After of wait (whole seconds, at least
 // 1). A burst is queued, not refused, as long as it drains within wait;
 // what a burst costs is bounded by inFlight, not by the number of
-// clients (a waiting request is a parked goroutine, and connLimit bounds
-// how many there can be).
+// clients (a waiting request is a parked goroutine).
 type limit struct {
 	inFlight int
 	wait     time.Duration
 }
 
-// The bounds of /metrics and /plan. Prometheus' scrape timeout is 10s
+// The bounds of /metrics, and of /plan and /status each. Prometheus' scrape timeout is 10s
 // by default, so a scrape that waits up to 5s for a slot still answers
 // in time; 16 in flight covers an HA pair, federation, an agent and
 // people with curl at once. A /metrics gather allocates its series
