@@ -191,7 +191,7 @@ func (v *viewer) frame() (*frame, error) {
 	f := &frame{Address: v.addr}
 	for range 3 {
 		var st api.Status
-		var plan policy.Doc
+		plan := policy.Doc{Plan: &policy.Plan{}} // a /plan without keys leaves it empty, not nil
 		if err := v.get("/status", &st); err != nil {
 			return nil, err
 		}

@@ -51,7 +51,7 @@ func TestHandler(t *testing.T) {
 	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "application/json" || json.Unmarshal(rec.Body.Bytes(), &doc) != nil {
 		t.Errorf("/plan: %d %q %q", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
 	}
-	if doc.Generation != 1 || doc.Allowed != "4-7" || len(doc.Devices) != 3 || doc.Devices[0].IRQs[1].Planned != "4" {
+	if doc.Generation != 1 || doc.Allowed.String() != "4-7" || len(doc.Devices) != 3 || doc.Devices[0].IRQs[1].Planned.String() != "4" {
 		t.Errorf("/plan = %+v, want generation 1 and goldenState's plan", doc)
 	}
 	rec = get(t, h, "/metrics")

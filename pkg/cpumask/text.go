@@ -14,3 +14,7 @@ func (m *Mask) UnmarshalText(b []byte) error {
 	*m = p
 	return nil
 }
+
+// IsZero reports whether m is empty: a field tagged omitzero is left
+// out of JSON when it is.
+func (m Mask) IsZero() bool { return m.IsEmpty() }

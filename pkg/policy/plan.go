@@ -13,77 +13,80 @@ import (
 
 // Plan is where every IRQ should be; it is never modified after Compute.
 type Plan struct {
-	Allowed cpumask.Mask // online minus banned, isolated and nohz_full CPUs as configured
+	Allowed cpumask.Mask `json:"allowed"` // online minus banned, isolated and nohz_full CPUs as configured
 	// Excluded are the online CPUs not in Allowed, by source (explain.go).
-	Excluded []Exclusion
-	Full     cpumask.Mask // the online CPUs of Memory.Full: no IRQ is moved there
+	Excluded []Exclusion  `json:"excluded"`
+	Full     cpumask.Mask `json:"full,omitzero"` // the online CPUs of Memory.Full: no IRQ is moved there
 	// Devices are the PCI devices with IRQs, by PCI address, then one
 	// entry per non-PCI IRQ that a rule named.
-	Devices []Device
-	Balance *BalanceView // nil when no device balances by load and no loads were given
+	Devices []Device     `json:"devices"`
+	Balance *BalanceView `json:"balance,omitempty"` // nil when no device balances by load and no loads were given
 	// Stacking is the most queue IRQs the plan puts on one CPU, core and
 	// LLC; DriversStacking the same of the drivers' own spreads together
 	// (versus.go).
-	Stacking, DriversStacking Stacking
+	Stacking        Stacking `json:"stacking"`
+	DriversStacking Stacking `json:"drivers_stacking"`
 
 	held   Held         // see Held
 	online cpumask.Mask // the snapshot's: XPS maps are compared on these
 }
 
-// Device is the plan for one device's IRQs.
+// Device is the plan for one device's IRQs; its fields are in the order
+// /plan shows their keys.
 type Device struct {
-	PCI    string
-	Driver string
+	PCI    string `json:"pci"`
+	Driver string `json:"driver"`
 	// Drivers are Driver and the drivers of its functions (virtio_net,
 	// virtio_blk), Class the PCI class (inventory.Device): what tells
 	// two devices of one bus driver apart.
-	Drivers    []string
-	Class      string
-	Interfaces []string
+	Drivers    []string `json:"drivers"`
+	Class      string   `json:"class,omitempty"`
+	Interfaces []string `json:"interfaces"`
 	// Node is the device's NUMA node (the rule's node when it gives one);
 	// SpreadNode is the node whose hops are used: Node itself, the
 	// nearest node with CPUs for a memory-only node, or NoNode.
-	Node, SpreadNode int
-	Policy           config.Policy // what was applied: auto resolves to numa-hop or linear
-	Mask             config.MaskMode
-	Balance          config.Balance // BalanceLoad when the queues were shared out by load
-	Rule             string         // the config rule that matched ("" for none)
+	Node       int           `json:"node"`
+	SpreadNode int           `json:"spread_node"`
+	Policy     config.Policy `json:"policy"` // what was applied: auto resolves to numa-hop or linear
 	// PolicyWhy says where Policy came from: the rule, or what auto
 	// weighed (explain.go).
-	PolicyWhy string
+	PolicyWhy string          `json:"policy_why"`
+	Mask      config.MaskMode `json:"mask"`
+	Rule      string          `json:"rule"`    // the config rule that matched ("" for none)
+	Balance   config.Balance  `json:"balance"` // BalanceLoad when the queues were shared out by load
 	// LoadSource is what weighed the queues of a device balanced by
 	// load (load.SourceQStats, SourceEthtool or SourceInterrupts: the
 	// estimate alone), "" before loads are known (packets.go).
-	LoadSource string
+	LoadSource string `json:"load_source,omitempty"`
 	// Order is the allowed CPUs in the order this device uses them; an
 	// IRQ planned on a full CPU moves on along it.
-	Order []int
+	Order []int `json:"-"`
 	// Taken are, by device, the other devices holding CPUs that the
 	// drivers' own spread gives this device's queues which the plan put
 	// elsewhere (explain.go). nil for the other policies and masks, and
 	// for a device placed exactly as its driver would.
-	Taken []Taken
-	IRQs  []IRQ
+	Taken []Taken `json:"taken,omitempty"`
+	// Locality compares the distances of its queue IRQs with the
+	// drivers' own spread's (versus.go); nil unless numa-hop placed a
+	// queue IRQ with a node.
+	Locality *Locality `json:"locality,omitempty"`
+	IRQs     []IRQ     `json:"irqs"`
 	// XPS is the xps mode applied to TxQueues, the transmit steering
 	// of the device's interfaces (xps.go); XPSError is why the tx
 	// queues of some of them could not be listed (those are left
 	// alone), "" when all were.
-	XPS      config.XPSMode
-	TxQueues []TxQueue
-	XPSError string
+	XPS      config.XPSMode `json:"xps"`
+	TxQueues []TxQueue      `json:"tx_queues"`
+	XPSError string         `json:"xps_error,omitempty"`
 	// NAPIMode is the napi_threads mode applied to NAPIThreads, the
 	// kthreads of the interfaces with threaded NAPI on (napi.go);
 	// NAPIError is why they could not be found, "" when they were.
-	NAPIMode    config.NAPIThreadsMode
-	NAPIThreads []NAPIThread
-	NAPIError   string
-	// Locality compares the distances of its queue IRQs with the
-	// drivers' own spread's (versus.go); nil unless numa-hop placed a
-	// queue IRQ with a node.
-	Locality *Locality
+	NAPIMode    config.NAPIThreadsMode `json:"napi_threads_mode"`
+	NAPIThreads []NAPIThread           `json:"napi_threads"`
+	NAPIError   string                 `json:"napi_threads_error,omitempty"`
 }
 
-// IRQ is the plan for one IRQ.
+// IRQ is the plan for one IRQ. Its JSON form is irqJSON (doc_json.go).
 type IRQ struct {
 	Number int
 	Name   string
