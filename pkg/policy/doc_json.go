@@ -1,12 +1,10 @@
 package policy
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
-
-	"github.com/numairqd/numairqd/pkg/cpumask"
-	"github.com/numairqd/numairqd/pkg/napi"
 )
 
 // Doc is the JSON form of a Plan, printed by `numairqd plan --format
@@ -72,127 +70,69 @@ func (s *EffectiveState) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// The JSON forms of IRQ, TxQueue and NAPIThread differ from the types
-// in one way: a queue or IRQ number of -1 (none) is null. Each encodes
-// through a copy of its fields in JSON order with those numbers as
-// pointers, and decodes null back to -1.
-
-// irqJSON is an IRQ in JSON: Queue is null for a control IRQ; Planned
-// is "" when the IRQ is left alone; Effective and EffectiveState are
-// left out where effective_affinity_list was not read.
-type irqJSON struct {
-	Number          int            `json:"irq"`
-	Name            string         `json:"name"`
-	Role            Role           `json:"role"`
-	Queue           *int           `json:"queue"`
-	QueueSource     string         `json:"queue_source,omitempty"`
-	QueueNote       string         `json:"queue_note,omitempty"`
-	Managed         bool           `json:"managed"`
-	Current         cpumask.Mask   `json:"current"`
-	Planned         cpumask.Mask   `json:"planned"`
-	Hop             int            `json:"hop"`
-	Distance        int            `json:"distance"`
-	DriversCPU      int            `json:"drivers_cpu"`
-	DriversDistance int            `json:"drivers_distance"`
-	NoCPU           bool           `json:"no_cpu"`
-	Unreadable      bool           `json:"unreadable"`
-	Load            float64        `json:"load"`
-	Reason          string         `json:"reason"`
-	Effective       cpumask.Mask   `json:"effective,omitzero"`
-	EffectiveState  EffectiveState `json:"effective_state,omitempty"`
-}
-
-// MarshalJSON writes q as irqJSON.
+// MarshalJSON encodes q by its tags, Queue -1 as null.
 func (q IRQ) MarshalJSON() ([]byte, error) {
-	return json.Marshal(irqJSON{q.Number, q.Name, q.Role, orNull(q.Queue), q.QueueSource, q.QueueNote, q.Managed, q.Current, q.Planned,
-		q.Hop, q.Distance, q.DriversCPU, q.DriversDistance, q.NoCPU, q.Unreadable, q.Load, q.Reason, q.Effective, q.EffectiveState})
+	type irq IRQ // without the methods
+	return marshalNull(irq(q), "queue")
 }
 
-// UnmarshalJSON reads what MarshalJSON wrote; what it leaves out (Dir,
-// QueueIDs, CPU) is zero.
+// UnmarshalJSON decodes what MarshalJSON wrote, null Queue as -1.
 func (q *IRQ) UnmarshalJSON(b []byte) error {
-	var j irqJSON
+	type irq IRQ
+	j := irq{Queue: -1} // null leaves a number as it is
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*q = IRQ{Number: j.Number, Name: j.Name, Role: j.Role, Queue: minusOne(j.Queue), QueueSource: j.QueueSource, QueueNote: j.QueueNote,
-		Managed: j.Managed, Current: j.Current, Planned: j.Planned, Hop: j.Hop, Distance: j.Distance, DriversCPU: j.DriversCPU,
-		DriversDistance: j.DriversDistance, NoCPU: j.NoCPU, Unreadable: j.Unreadable, Load: j.Load, Reason: j.Reason,
-		Effective: j.Effective, EffectiveState: j.EffectiveState}
+	*q = IRQ(j)
 	return nil
 }
 
-// txQueueJSON is a TxQueue in JSON: IRQ is null when the queue has no
-// completion IRQ.
-type txQueueJSON struct {
-	Interface string       `json:"interface"`
-	Queue     int          `json:"queue"`
-	IRQ       *int         `json:"irq"`
-	Current   cpumask.Mask `json:"current"`
-	Planned   cpumask.Mask `json:"planned"`
-	Reason    string       `json:"reason"`
-}
-
-// MarshalJSON writes t as txQueueJSON.
+// MarshalJSON encodes t by its tags, IRQ -1 as null.
 func (t TxQueue) MarshalJSON() ([]byte, error) {
-	return json.Marshal(txQueueJSON{t.Interface, t.Queue, orNull(t.IRQ), t.Current, t.Planned, t.Reason})
+	type txQueue TxQueue
+	return marshalNull(txQueue(t), "irq")
 }
 
-// UnmarshalJSON reads what MarshalJSON wrote.
+// UnmarshalJSON decodes what MarshalJSON wrote, null IRQ as -1.
 func (t *TxQueue) UnmarshalJSON(b []byte) error {
-	var j txQueueJSON
+	type txQueue TxQueue
+	j := txQueue{IRQ: -1}
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*t = TxQueue{Interface: j.Interface, Queue: j.Queue, IRQ: minusOne(j.IRQ), Current: j.Current, Planned: j.Planned, Reason: j.Reason}
+	*t = TxQueue(j)
 	return nil
 }
 
-// napiThreadJSON is a NAPIThread in JSON: Queue and IRQ are null, and
-// Direction "", when not known.
-type napiThreadJSON struct {
-	Interface string       `json:"interface"`
-	NAPIID    int          `json:"napi_id"`
-	PID       int          `json:"pid"`
-	Comm      string       `json:"name"`
-	Queue     *int         `json:"queue"`
-	Kind      napi.Kind    `json:"direction"`
-	IRQ       *int         `json:"irq"`
-	Source    napi.Source  `json:"source"`
-	Current   cpumask.Mask `json:"current"`
-	Planned   cpumask.Mask `json:"planned"`
-	Reason    string       `json:"reason"`
-}
-
-// MarshalJSON writes t as napiThreadJSON.
+// MarshalJSON encodes t by its tags, Queue and IRQ -1 as null.
 func (t NAPIThread) MarshalJSON() ([]byte, error) {
-	return json.Marshal(napiThreadJSON{t.Interface, t.NAPIID, t.PID, t.Comm, orNull(t.Queue), t.Kind, orNull(t.IRQ), t.Source,
-		t.Current, t.Planned, t.Reason})
+	type napiThread NAPIThread
+	return marshalNull(napiThread(t), "queue", "irq")
 }
 
-// UnmarshalJSON reads what MarshalJSON wrote.
+// UnmarshalJSON decodes what MarshalJSON wrote, null Queue and IRQ as
+// -1.
 func (t *NAPIThread) UnmarshalJSON(b []byte) error {
-	var j napiThreadJSON
+	type napiThread NAPIThread
+	j := napiThread{Queue: -1, IRQ: -1}
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*t = NAPIThread{Interface: j.Interface, NAPIID: j.NAPIID, PID: j.PID, Comm: j.Comm, Queue: minusOne(j.Queue), Kind: j.Kind, IRQ: minusOne(j.IRQ),
-		Source: j.Source, Current: j.Current, Planned: j.Planned, Reason: j.Reason}
+	*t = NAPIThread(j)
 	return nil
 }
 
-// orNull is &n, nil for -1.
-func orNull(n int) *int {
-	if n < 0 {
-		return nil
+// marshalNull encodes v, a struct of flat fields, with null for the
+// value -1 of each key in keys: what a tag cannot say. The match is
+// the key's: the encoder escapes every quote inside a string value, so
+// `"queue":-1,` occurs nowhere else, and the comma ends the number.
+func marshalNull(v any, keys ...string) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
 	}
-	return &n
-}
-
-// minusOne is *p, -1 for nil.
-func minusOne(p *int) int {
-	if p == nil {
-		return -1
+	for _, k := range keys {
+		b = bytes.Replace(b, []byte(`"`+k+`":-1,`), []byte(`"`+k+`":null,`), 1)
 	}
-	return *p
+	return b, nil
 }

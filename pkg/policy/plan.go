@@ -86,41 +86,46 @@ type Device struct {
 	NAPIError   string                 `json:"napi_threads_error,omitempty"`
 }
 
-// IRQ is the plan for one IRQ. Its JSON form is irqJSON (doc_json.go).
+// IRQ is the plan for one IRQ; its fields are in the order /plan shows
+// their keys, and Queue -1 is null there (doc_json.go).
 type IRQ struct {
-	Number int
-	Name   string
-	Role   Role
-	Queue  int // -1 when not a queue IRQ
-	Dir    Dir // which of its queue's directions it serves; DirNone when not a queue IRQ
+	Number int    `json:"irq"`
+	Name   string `json:"name"`
+	Role   Role   `json:"role"`
+	Queue  int    `json:"queue"` // -1 when not a queue IRQ
+	Dir    Dir    `json:"-"`     // which of its queue's directions it serves; DirNone when not a queue IRQ
 	// QueueSource says where Queue came from: QueueFromNetlink or
 	// QueueFromName, "" for a control IRQ. QueueNote says how netdev
 	// netlink and the IRQ's name disagreed, "" when they did not.
-	QueueSource, QueueNote string
+	QueueSource string `json:"queue_source,omitempty"`
+	QueueNote   string `json:"queue_note,omitempty"`
 	// QueueIDs are the kernel's queue ids netdev netlink links to the
 	// IRQ (its packets are those queues'), nil when Queue is by name.
-	QueueIDs []int
-	Managed  bool // the kernel's: never planned
+	QueueIDs []int `json:"-"`
+	Managed  bool  `json:"managed"` // the kernel's: never planned
 	// Current is smp_affinity_list as read; Planned is what it should be,
 	// empty when the IRQ is left alone.
-	Current, Planned cpumask.Mask
-	CPU              int // chosen for a queue IRQ, -1 otherwise
+	Current cpumask.Mask `json:"current"`
+	Planned cpumask.Mask `json:"planned"`
+	CPU     int          `json:"-"` // chosen for a queue IRQ, -1 otherwise
 	// Hop and Distance place CPU relative to the device's node: the hop
 	// level and node distance; -1 when not a single-CPU placement.
-	Hop, Distance int
+	Hop      int `json:"hop"`
+	Distance int `json:"distance"`
 	// DriversCPU is the CPU the drivers' own spread gives the queue (the
 	// device alone, queue k on the k-th CPU of its order), -1 when not
 	// a placed queue IRQ; DriversDistance is its distance like Distance.
-	DriversCPU, DriversDistance int
-	Unreadable                  bool    // left alone: its /proc/irq/N files are unreadable (see Reason)
-	NoCPU                       bool    // left alone: its policy found no allowed CPU for it
-	Load                        float64 // smoothed interrupt load, CPU-seconds per second
+	DriversCPU      int     `json:"drivers_cpu"`
+	DriversDistance int     `json:"drivers_distance"`
+	NoCPU           bool    `json:"no_cpu"`     // left alone: its policy found no allowed CPU for it
+	Unreadable      bool    `json:"unreadable"` // left alone: its /proc/irq/N files are unreadable (see Reason)
+	Load            float64 `json:"load"`       // smoothed interrupt load, CPU-seconds per second
+	Reason          string  `json:"reason"`     // why, for logs and `numairqd plan`
 	// Effective is effective_affinity_list, read only for IRQs whose
 	// writes are verified (Memory.Verify); EffectiveState compares it
 	// with the write.
-	Effective      cpumask.Mask
-	EffectiveState EffectiveState
-	Reason         string // why, for logs and `numairqd plan`
+	Effective      cpumask.Mask   `json:"effective,omitzero"`
+	EffectiveState EffectiveState `json:"effective_state,omitempty"`
 }
 
 // handsOff reports whether the planner must not place q: the kernel
