@@ -103,7 +103,10 @@ func TestPlanBurst(t *testing.T) {
 		if err := json.Unmarshal(bodies[0], &doc); err != nil || doc.Generation != round {
 			t.Errorf("generation %d: served generation %d (%v)", round, doc.Generation, err)
 		}
-		if got := a.plans.builds.Load(); got != round {
+		a.plans.mu.Lock()
+		got := a.plans.builds
+		a.plans.mu.Unlock()
+		if got != int(round) {
 			t.Errorf("after %d states: %d encodings, want one per state", round, got)
 		}
 		republish(store)

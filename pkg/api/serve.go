@@ -26,12 +26,11 @@ func Listen(ctx context.Context, addr string) (net.Listener, error) {
 // gracefully (5s for open requests), closes ln and returns nil; or
 // returns the server's error if serving fails.
 //
-// Connections are not counted: one that sends no request headers within
-// ReadHeaderTimeout, or none after the last within IdleTimeout, is
-// closed, and until then it costs a parked goroutine and its buffers
-// (about 10 KiB), never a slot of the handlers' limits. A cap on
-// connections would let clients that connect and say nothing lock out
-// every scrape and health check.
+// Connections are not counted, only requests (limit.go): one that sends
+// no request within ReadHeaderTimeout, or none after the last within
+// IdleTimeout, is closed; until then it costs a parked goroutine and
+// its buffers (about 14 KiB). A cap on connections would let clients
+// that connect and say nothing lock out every scrape and health check.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, log *zap.Logger) error {
 	srv := &http.Server{
 		Handler:           h,

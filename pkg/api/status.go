@@ -18,12 +18,9 @@ import (
 // newest published State, for `numairqd status`. The placement of each
 // IRQ, and why, is /plan's; a client matches the two by Generation.
 //
-// Per-CPU interrupt rates are not here: `numairqd status` reads
-// /proc/interrupts and /proc/stat itself (it runs on the daemon's host,
-// the HTTP server is loopback only), so a request costs the daemon one
-// encoding of what it already holds and never a read of a file that is
-// megabytes on a machine with thousands of IRQs, and the daemon need not
-// sample what only balance: load uses.
+// Per-CPU interrupt rates are not here: `numairqd status`, on the
+// daemon's host, reads /proc itself, so a request costs the daemon one
+// encoding of what it holds and never a read of megabytes of files.
 type Status struct {
 	Version    string    `json:"version"`
 	Generation uint64    `json:"generation"`
