@@ -36,6 +36,7 @@ func (p *Plan) Doc() Doc {
 	return Doc{Plan: &c}
 }
 
+// nonNil is s, or an empty S for nil: [] in JSON, not null.
 func nonNil[S ~[]E, E any](s S) S {
 	if s == nil {
 		return S{}
@@ -70,69 +71,45 @@ func (s *EffectiveState) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// MarshalJSON encodes q by its tags, Queue -1 as null.
-func (q IRQ) MarshalJSON() ([]byte, error) {
-	type irq IRQ // without the methods
-	return marshalNull(irq(q), "queue")
-}
-
-// UnmarshalJSON decodes what MarshalJSON wrote, null Queue as -1.
-func (q *IRQ) UnmarshalJSON(b []byte) error {
-	type irq IRQ
-	j := irq{Queue: -1} // null leaves a number as it is
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
+// MarshalJSON encodes d by the plan's tags, with null for the -1 that
+// IRQ.Queue, TxQueue.IRQ and NAPIThread.Queue and IRQ hold for none:
+// what a tag cannot say. In /plan only those keys can be -1, and the
+// encoder escapes every quote inside a string value, so `"queue":-1,`
+// and `"irq":-1,` occur nowhere else; the comma ends the number.
+func (d Doc) MarshalJSON() ([]byte, error) {
+	type doc Doc // without the methods
+	b, err := json.Marshal(doc(d))
+	if err != nil {
+		return nil, err
 	}
+	b = bytes.ReplaceAll(b, []byte(`"queue":-1,`), []byte(`"queue":null,`))
+	return bytes.ReplaceAll(b, []byte(`"irq":-1,`), []byte(`"irq":null,`)), nil
+}
+
+// UnmarshalJSON decodes an IRQ of /plan, a null Queue as -1.
+func (q *IRQ) UnmarshalJSON(b []byte) error {
+	type irq IRQ        // without the methods
+	j := irq{Queue: -1} // null leaves a number as it is
+	err := json.Unmarshal(b, &j)
 	*q = IRQ(j)
-	return nil
+	return err
 }
 
-// MarshalJSON encodes t by its tags, IRQ -1 as null.
-func (t TxQueue) MarshalJSON() ([]byte, error) {
-	type txQueue TxQueue
-	return marshalNull(txQueue(t), "irq")
-}
-
-// UnmarshalJSON decodes what MarshalJSON wrote, null IRQ as -1.
+// UnmarshalJSON decodes a TxQueue of /plan, a null IRQ as -1.
 func (t *TxQueue) UnmarshalJSON(b []byte) error {
 	type txQueue TxQueue
 	j := txQueue{IRQ: -1}
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
+	err := json.Unmarshal(b, &j)
 	*t = TxQueue(j)
-	return nil
+	return err
 }
 
-// MarshalJSON encodes t by its tags, Queue and IRQ -1 as null.
-func (t NAPIThread) MarshalJSON() ([]byte, error) {
-	type napiThread NAPIThread
-	return marshalNull(napiThread(t), "queue", "irq")
-}
-
-// UnmarshalJSON decodes what MarshalJSON wrote, null Queue and IRQ as
+// UnmarshalJSON decodes a NAPIThread of /plan, a null Queue and IRQ as
 // -1.
 func (t *NAPIThread) UnmarshalJSON(b []byte) error {
 	type napiThread NAPIThread
 	j := napiThread{Queue: -1, IRQ: -1}
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
+	err := json.Unmarshal(b, &j)
 	*t = NAPIThread(j)
-	return nil
-}
-
-// marshalNull encodes v, a struct of flat fields, with null for the
-// value -1 of each key in keys: what a tag cannot say. The match is
-// the key's: the encoder escapes every quote inside a string value, so
-// `"queue":-1,` occurs nowhere else, and the comma ends the number.
-func marshalNull(v any, keys ...string) ([]byte, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	for _, k := range keys {
-		b = bytes.Replace(b, []byte(`"`+k+`":-1,`), []byte(`"`+k+`":null,`), 1)
-	}
-	return b, nil
+	return err
 }
