@@ -123,21 +123,17 @@ func loadPlans(files []string) (map[string]map[int]cpumask.Mask, []int, error) {
 		targets := map[int]cpumask.Mask{}
 		for _, d := range doc.Devices {
 			for _, q := range d.IRQs {
-				if q.Planned == "" {
+				if q.Planned.IsEmpty() {
 					continue
 				}
-				m, err := cpumask.ParseList(q.Planned)
-				if err != nil {
-					return nil, nil, fmt.Errorf("%s: IRQ %d: %w", file, q.IRQ, err)
-				}
-				targets[q.IRQ] = m
-				if !seen[q.IRQ] {
-					seen[q.IRQ] = true
-					irqs = append(irqs, q.IRQ)
+				targets[q.Number] = q.Planned
+				if !seen[q.Number] {
+					seen[q.Number] = true
+					irqs = append(irqs, q.Number)
 				}
 			}
 		}
-		plans[doc.Allowed] = targets
+		plans[doc.Allowed.String()] = targets
 	}
 	slices.Sort(irqs)
 	return plans, irqs, nil

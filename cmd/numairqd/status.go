@@ -14,9 +14,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/numairqd/numairqd/pkg/api"
 	"github.com/numairqd/numairqd/pkg/apply"
 	"github.com/numairqd/numairqd/pkg/config"
-	"github.com/numairqd/numairqd/pkg/metrics"
 	"github.com/numairqd/numairqd/pkg/policy"
 )
 
@@ -29,7 +29,7 @@ const minInterval = 100 * time.Millisecond
 
 // runStatus shows the running daemon: its /status and /plan over the
 // loopback HTTP server, and per-CPU interrupt rates it measures itself
-// from /proc (see metrics.Status for why the daemon does not).
+// from /proc (see api.Status for why the daemon does not).
 func runStatus(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("status", flag.ContinueOnError)
 	cfgPath := fl.String("config", "", "config file whose listen to read (default "+config.DefaultPath+" if it exists)")
@@ -62,7 +62,7 @@ func showStatus(ctx context.Context, v *viewer, format string, watch bool, inter
 	term, rows := terminal(stdout)
 	if !watch {
 		// Fail now, not after interval, when no daemon answers.
-		if err := v.get("/status", &metrics.Status{}); err != nil {
+		if err := v.get("/status", &api.Status{}); err != nil {
 			return fail(stderr, "status", err)
 		}
 		// Rates need two samples: one now, one after interval.
@@ -178,10 +178,10 @@ type frame struct {
 	Error string `json:"error,omitempty"`
 	// Mismatch says that /status and /plan are of different rounds:
 	// rounds kept finishing between the two reads.
-	Mismatch string          `json:"mismatch,omitempty"`
-	Status   *metrics.Status `json:"status,omitempty"`
-	Plan     *policy.Doc     `json:"plan,omitempty"`
-	Rates    *rates          `json:"rates,omitempty"`
+	Mismatch string      `json:"mismatch,omitempty"`
+	Status   *api.Status `json:"status,omitempty"`
+	Plan     *policy.Doc `json:"plan,omitempty"`
+	Rates    *rates      `json:"rates,omitempty"`
 }
 
 // frame fetches /status and /plan of one generation (retrying when a
@@ -190,8 +190,8 @@ type frame struct {
 func (v *viewer) frame() (*frame, error) {
 	f := &frame{Address: v.addr}
 	for range 3 {
-		var st metrics.Status
-		var plan policy.Doc
+		var st api.Status
+		plan := policy.Doc{Plan: &policy.Plan{}} // a /plan without keys leaves it empty, not nil
 		if err := v.get("/status", &st); err != nil {
 			return nil, err
 		}

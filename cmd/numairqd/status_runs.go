@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/numairqd/numairqd/pkg/api"
 	"github.com/numairqd/numairqd/pkg/cpumask"
-	"github.com/numairqd/numairqd/pkg/metrics"
 	"github.com/numairqd/numairqd/pkg/policy"
 )
 
@@ -35,26 +35,25 @@ type queueEntry struct {
 // step one CPU per queue, at the same hop and distance, whose reasons
 // differ only in numbers that step too ("queue 0 -> CPU 4" and "queue
 // 1 -> CPU 5" read "queue 0-1 -> CPU 4-5").
-func queueRuns(d policy.DeviceDoc, st *metrics.Status, nodes map[int]int, r *rates) []queueRun {
-	failed := map[int]metrics.StatusFailed{}
+func queueRuns(d policy.Device, st *api.Status, nodes map[int]int, r *rates) []queueRun {
+	failed := map[int]api.StatusFailed{}
 	for _, f := range st.Failed {
 		failed[f.IRQ] = f
 	}
 	irqs := slices.Clone(d.IRQs)
-	slices.SortStableFunc(irqs, func(a, b policy.IRQDoc) int {
-		qa, qb := queueOf(a), queueOf(b)
-		if qa != qb {
-			return qa - qb
+	slices.SortStableFunc(irqs, func(a, b policy.IRQ) int {
+		if a.Queue != b.Queue {
+			return a.Queue - b.Queue
 		}
-		return a.IRQ - b.IRQ
+		return a.Number - b.Number
 	})
 	var entries []queueEntry
 	for _, q := range irqs {
-		e := queueEntry{queue: queueOf(q), irq: q.IRQ, now: q.Current, planned: q.Planned, hop: q.Hop, dist: q.Distance, why: q.Reason, rate: -1}
+		e := queueEntry{queue: q.Queue, irq: q.Number, now: q.Current.String(), planned: q.Planned.String(), hop: q.Hop, dist: q.Distance, why: q.Reason, rate: -1}
 		if r != nil && r.IRQs != nil {
-			e.rate = r.IRQs[strconv.Itoa(q.IRQ)]
+			e.rate = r.IRQs[strconv.Itoa(q.Number)]
 		}
-		if f, ok := failed[q.IRQ]; ok {
+		if f, ok := failed[q.Number]; ok {
 			words := []string{strings.ToUpper(f.State)}
 			if f.Kind != "" || f.Errno != "" {
 				words = append(words, strings.TrimSpace(f.Kind+" "+f.Errno))
@@ -82,13 +81,6 @@ func queueRuns(d policy.DeviceDoc, st *metrics.Status, nodes map[int]int, r *rat
 		i = j
 	}
 	return out
-}
-
-func queueOf(q policy.IRQDoc) int {
-	if q.Queue == nil {
-		return -1
-	}
-	return *q.Queue
 }
 
 func sameQueue(a, b queueEntry) bool {

@@ -20,8 +20,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
+	"github.com/numairqd/numairqd/pkg/api"
 	"github.com/numairqd/numairqd/pkg/apply"
 	"github.com/numairqd/numairqd/pkg/config"
+	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/machine"
 	"github.com/numairqd/numairqd/pkg/metrics"
 	"github.com/numairqd/numairqd/pkg/policy"
@@ -51,7 +53,7 @@ func statusDaemon(t *testing.T) (*fakesys.Tree, string) {
 	var store state.Store
 	store.Publish(&state.State{Machine: m, Plan: p, Apply: res, Planning: 500 * time.Microsecond, Trigger: "startup",
 		Config: cfg, DryRun: true, Finished: time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)})
-	srv := httptest.NewServer(metrics.New(&store, metrics.Options{}).Handler())
+	srv := httptest.NewServer(api.New(metrics.New(&store, metrics.Options{})).Handler())
 	t.Cleanup(srv.Close)
 	return tree, strings.TrimPrefix(srv.URL, "http://")
 }
@@ -211,7 +213,7 @@ func TestStatusMismatch(t *testing.T) {
 	serve := func(path string, doc any) {
 		mux.HandleFunc(path, func(w http.ResponseWriter, _ *http.Request) { json.NewEncoder(w).Encode(doc) })
 	}
-	serve("/status", metrics.Status{Generation: 5, Online: "0-1", Allowed: "0-1"})
+	serve("/status", api.Status{Generation: 5, Online: "0-1", Allowed: "0-1"})
 	serve("/plan", policy.Doc{Generation: 6})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
@@ -388,13 +390,14 @@ func TestQueueRuns(t *testing.T) {
 	}
 	grow(nil)
 	// A device of 4,096 queues on CPU k each compacts to one line.
-	d := policy.DeviceDoc{}
+	d := policy.Device{}
+	all := list(t, "0-4095")
 	for k := range 4096 {
-		d.IRQs = append(d.IRQs, policy.IRQDoc{IRQ: 100 + k, Role: "queue", Queue: &k, Current: "0-4095", Planned: strconv.Itoa(k),
+		d.IRQs = append(d.IRQs, policy.IRQ{Number: 100 + k, Role: policy.RoleQueue, Queue: k, Current: all, Planned: cpumask.New(k),
 			Reason: "linear: queue " + strconv.Itoa(k) + " -> CPU " + strconv.Itoa(k) + ", hop 0"})
 	}
 	start := time.Now()
-	runs := queueRuns(d, &metrics.Status{}, map[int]int{}, nil)
+	runs := queueRuns(d, &api.Status{}, map[int]int{}, nil)
 	if len(runs) != 1 || runs[0].label != "q0-4095" || runs[0].planned != "0-4095" || runs[0].why != "linear: queue 0-4095 -> CPU 0-4095, hop 0" {
 		t.Errorf("4096 queues: %+v", runs)
 	}
@@ -405,21 +408,20 @@ func TestQueueRuns(t *testing.T) {
 // listed under the round with their outcome and errno, and marked in
 // their device's table; long lines wrap within statusWidth.
 func TestStatusTextFailed(t *testing.T) {
-	q0, q1 := 0, 1
 	reason := "numa-hop: queue 0 -> CPU 4, hop 0, distance 10 from node 2 of a device whose reason is long enough to wrap"
 	f := &frame{Address: "127.0.0.1:9768", Sampled: time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC),
-		Status: &metrics.Status{Generation: 3, Trigger: "uevent", Online: "0-7", Allowed: "0-7",
-			Nodes: []metrics.StatusNode{{Node: 0, CPUs: "0-7"}}, IRQs: map[string]int{"failed": 1, "effective_mismatch": 1},
-			Bans: []metrics.StatusBan{{Source: "irqbalance_env", CPUs: "0", File: "/etc/sysconfig/" + strings.Repeat("x", 90)}},
-			Failed: []metrics.StatusFailed{
+		Status: &api.Status{Generation: 3, Trigger: "uevent", Online: "0-7", Allowed: "0-7",
+			Nodes: []api.StatusNode{{Node: 0, CPUs: "0-7"}}, IRQs: map[string]int{"failed": 1, "effective_mismatch": 1},
+			Bans: []api.StatusBan{{Source: "irqbalance_env", CPUs: "0", File: "/etc/sysconfig/" + strings.Repeat("x", 90)}},
+			Failed: []api.StatusFailed{
 				{IRQ: 25, Name: "eth0-0", Device: "0000:41:00.0", State: "failed", Kind: "no_space", Errno: "ENOSPC", Planned: "4", Reason: reason},
 				{IRQ: 26, Name: "eth0-1", Device: "0000:41:00.0", State: "effective_mismatch", Planned: "5", Effective: "0", Reason: "r"},
 			}},
-		Plan: &policy.Doc{Generation: 3, Devices: []policy.DeviceDoc{{PCI: "0000:41:00.0", Driver: "ixgbe", Policy: "numa-hop",
-			IRQs: []policy.IRQDoc{
-				{IRQ: 25, Name: "eth0-0", Role: "queue", Queue: &q0, Current: "0-7", Planned: "4", Reason: reason},
-				{IRQ: 26, Name: "eth0-1", Role: "queue", Queue: &q1, Current: "0-7", Planned: "5", Reason: "r"},
-			}}}}}
+		Plan: &policy.Doc{Generation: 3, Plan: &policy.Plan{Devices: []policy.Device{{PCI: "0000:41:00.0", Driver: "ixgbe", Policy: "numa-hop",
+			IRQs: []policy.IRQ{
+				{Number: 25, Name: "eth0-0", Role: policy.RoleQueue, Queue: 0, Current: list(t, "0-7"), Planned: cpumask.New(4), Reason: reason},
+				{Number: 26, Name: "eth0-1", Role: policy.RoleQueue, Queue: 1, Current: list(t, "0-7"), Planned: cpumask.New(5), Reason: "r"},
+			}}}}}}
 	var b bytes.Buffer
 	writeStatusText(&b, f)
 	out := b.String()
@@ -452,13 +454,13 @@ func TestStatusTextWide(t *testing.T) {
 	allowed := strings.Join(even, ",")
 	wide := strings.Join(even[:40], ",")
 	reason := "numa-hop: queue 0 -> CPUs " + wide + ", hop 0, distance 10 from node 0 of a device whose reason is long"
-	q0 := 0
 	f := &frame{Address: "127.0.0.1:9768", Sampled: time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC),
-		Status: &metrics.Status{Generation: 1, Online: "0-511", Allowed: allowed, BansError: "/etc/default/irqbalance: " + strings.Repeat("unreadable ", 12),
-			Nodes: []metrics.StatusNode{{Node: 0, CPUs: "0-511"}}, ManagedOnBanned: []int{},
+		Status: &api.Status{Generation: 1, Online: "0-511", Allowed: allowed, BansError: "/etc/default/irqbalance: " + strings.Repeat("unreadable ", 12),
+			Nodes: []api.StatusNode{{Node: 0, CPUs: "0-511"}}, ManagedOnBanned: []int{},
 			IRQs: map[string]int{"placed": 8192, "managed": 8192, "ignored": 8192, "failed": 8192, "effective_mismatch": 8192, "effective_pending": 8192}},
-		Plan: &policy.Doc{Generation: 1, Devices: []policy.DeviceDoc{{PCI: "0000:41:00.0", Driver: "mlx5_core", Policy: "numa-hop",
-			IRQs: []policy.IRQDoc{{IRQ: 100, Name: "mlx5_comp0", Role: "queue", Queue: &q0, Current: wide, Planned: allowed, Reason: reason}}}}}}
+		Plan: &policy.Doc{Generation: 1, Plan: &policy.Plan{Devices: []policy.Device{{PCI: "0000:41:00.0", Driver: "mlx5_core", Policy: "numa-hop",
+			IRQs: []policy.IRQ{{Number: 100, Name: "mlx5_comp0", Role: policy.RoleQueue, Queue: 0, Current: list(t, wide),
+				Planned: list(t, allowed), Reason: reason}}}}}}}
 	for _, irq := range managed {
 		n, _ := strconv.Atoi(irq)
 		f.Status.ManagedOnBanned = append(f.Status.ManagedOnBanned, n)
@@ -540,4 +542,14 @@ func TestStatusWatchTerminal(t *testing.T) {
 	if lines := strings.Count(frame, "\n"); lines > 12 || !strings.Contains(frame, "more lines") {
 		t.Errorf("frame of %d lines on a 12-row terminal:\n%s", lines, frame)
 	}
+}
+
+// list is the mask of s in the list format.
+func list(t *testing.T, s string) cpumask.Mask {
+	t.Helper()
+	m, err := cpumask.ParseList(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

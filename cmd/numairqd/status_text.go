@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/numairqd/numairqd/pkg/api"
 	"github.com/numairqd/numairqd/pkg/cpumask"
-	"github.com/numairqd/numairqd/pkg/metrics"
 	"github.com/numairqd/numairqd/pkg/policy"
 )
 
@@ -87,7 +87,7 @@ func writeStatusText(w io.Writer, f *frame) {
 
 	nodes := cpuNodes(st.Nodes)
 	devs := slices.Clone(plan.Devices)
-	slices.SortStableFunc(devs, func(a, b policy.DeviceDoc) int { return strings.Compare(a.PCI, b.PCI) })
+	slices.SortStableFunc(devs, func(a, b policy.Device) int { return strings.Compare(a.PCI, b.PCI) })
 	for _, d := range devs {
 		driver := d.Driver
 		if len(d.Drivers) > 0 {
@@ -269,13 +269,16 @@ func pieces(w string, width int) []string {
 // writeCPUs writes the online CPUs three to a line: node, interrupts
 // per second, hardirq+softirq time, device IRQs planned there, and *
 // for a CPU the plan does not allow.
-func writeCPUs(b *strings.Builder, st *metrics.Status, plan *policy.Doc, nodes map[int]int, r *rates) {
+func writeCPUs(b *strings.Builder, st *api.Status, plan *policy.Doc, nodes map[int]int, r *rates) {
 	online, _ := cpumask.ParseList(st.Online)
 	allowed, _ := cpumask.ParseList(st.Allowed)
 	placed := map[int]int{}
 	for _, d := range plan.Devices {
 		for _, q := range d.IRQs {
-			m, _ := cpumask.ParseList(cmp.Or(q.Planned, q.Current))
+			m := q.Planned
+			if m.IsEmpty() {
+				m = q.Current
+			}
 			for cpu := range m.All() {
 				placed[cpu]++
 			}
@@ -315,7 +318,7 @@ func writeCPUs(b *strings.Builder, st *metrics.Status, plan *policy.Doc, nodes m
 }
 
 // cpuNodes maps each online CPU to its node.
-func cpuNodes(ns []metrics.StatusNode) map[int]int {
+func cpuNodes(ns []api.StatusNode) map[int]int {
 	out := map[int]int{}
 	for _, n := range ns {
 		m, _ := cpumask.ParseList(n.CPUs)
@@ -327,13 +330,13 @@ func cpuNodes(ns []metrics.StatusNode) map[int]int {
 }
 
 // deviceRate is the interrupts per second of d's IRQs; -1 unknown.
-func deviceRate(d policy.DeviceDoc, r *rates) float64 {
+func deviceRate(d policy.Device, r *rates) float64 {
 	if r == nil || r.IRQs == nil {
 		return -1
 	}
 	var sum float64
 	for _, q := range d.IRQs {
-		sum += r.IRQs[strconv.Itoa(q.IRQ)]
+		sum += r.IRQs[strconv.Itoa(q.Number)]
 	}
 	return sum
 }

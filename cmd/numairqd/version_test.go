@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/numairqd/numairqd/pkg/api"
 	"github.com/numairqd/numairqd/pkg/metrics"
 	"github.com/numairqd/numairqd/pkg/state"
 )
@@ -79,7 +80,7 @@ func TestBuildInfoAgreesWithVersion(t *testing.T) {
 		b := readBuild(v, bi)
 		line := versionLine(b)
 		rec := httptest.NewRecorder()
-		metrics.New(&state.Store{}, metrics.Options{Build: b.Build}).Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		api.New(metrics.New(&state.Store{}, metrics.Options{Build: b.Build})).Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 		parser := expfmt.NewTextParser(model.UTF8Validation)
 		mfs, err := parser.TextToMetricFamilies(rec.Body)
 		if err != nil {

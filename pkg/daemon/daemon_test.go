@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
+	"github.com/numairqd/numairqd/pkg/api"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
 )
@@ -391,7 +392,7 @@ func TestRunReloadRestoreAndStop(t *testing.T) {
 func scrape(t *testing.T, d *Daemon) map[string]*dto.MetricFamily {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	d.Metrics().Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	api.New(d.Metrics()).Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	mfs, err := p.TextToMetricFamilies(rec.Body)
 	if err != nil {

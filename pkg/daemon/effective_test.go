@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
+	"github.com/numairqd/numairqd/pkg/api"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/policy"
@@ -90,23 +91,23 @@ func (k *deferredKernel) writesOf(irq int) int {
 }
 
 // planIRQ is IRQ n of /plan.
-func planIRQ(t *testing.T, d *Daemon, n int) policy.IRQDoc {
+func planIRQ(t *testing.T, d *Daemon, n int) policy.IRQ {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	d.Metrics().Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/plan", nil))
+	api.New(d.Metrics()).Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/plan", nil))
 	var doc policy.Doc
 	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil || rec.Code != http.StatusOK {
 		t.Fatalf("/plan: %d %v", rec.Code, err)
 	}
 	for _, dev := range doc.Devices {
 		for _, q := range dev.IRQs {
-			if q.IRQ == n {
+			if q.Number == n {
 				return q
 			}
 		}
 	}
 	t.Fatalf("/plan has no IRQ %d", n)
-	return policy.IRQDoc{}
+	return policy.IRQ{}
 }
 
 // gauge sums the series of name whose label has value ("" label: all).
@@ -162,7 +163,7 @@ func TestEffectiveAffinityVerified(t *testing.T) {
 		t.Errorf("verify round without interrupts: wrote %v, %d pending; want nothing written, 13 pending",
 			st.Apply.Writes, len(st.Plan.EffectiveIRQs(policy.EffectivePending)))
 	}
-	if q := planIRQ(t, d, 27); q.Effective != "3" || q.EffectiveState != "pending" || !strings.Contains(q.Reason, "not fired since the write") {
+	if q := planIRQ(t, d, 27); q.Effective.String() != "3" || q.EffectiveState.String() != "pending" || !strings.Contains(q.Reason, "not fired since the write") {
 		t.Errorf("/plan IRQ 27: effective %q state %q (%s), want 3, pending", q.Effective, q.EffectiveState, q.Reason)
 	}
 	if got := gauge(t, d, "numairqd_irqs_effective_pending", "", ""); got != 13 {
@@ -175,11 +176,11 @@ func TestEffectiveAffinityVerified(t *testing.T) {
 	if _, ok := d.mem.Verify[25]; ok || st.Apply.Written != 0 {
 		t.Errorf("IRQ 25 moved to 4: still verified %v, round wrote %v", d.mem.Verify[25], st.Apply.Writes)
 	}
-	if q := planIRQ(t, d, 25); q.Effective != "4" || q.EffectiveState != "verified" {
+	if q := planIRQ(t, d, 25); q.Effective.String() != "4" || q.EffectiveState.String() != "verified" {
 		t.Errorf("/plan IRQ 25: effective %q state %q, want 4, verified", q.Effective, q.EffectiveState)
 	}
 	st = round("verify", inventory.DepthAffinities)
-	if q := planIRQ(t, d, 25); q.Effective != "" || q.EffectiveState != "" {
+	if q := planIRQ(t, d, 25); q.Effective.String() != "" || q.EffectiveState.String() != "" {
 		t.Errorf("/plan IRQ 25 after it was forgotten: effective %q state %q, want none read", q.Effective, q.EffectiveState)
 	}
 
@@ -192,7 +193,7 @@ func TestEffectiveAffinityVerified(t *testing.T) {
 			t.Fatalf("re-write %d: IRQ 27 written %d times, round wrote %v", i, got, st.Apply.Writes)
 		}
 		want := fmt.Sprintf("effective CPU 3 outside planned 5 after firing; re-write %d/%d", i, policy.MaxRewrites)
-		if q := planIRQ(t, d, 27); q.EffectiveState != "rewrite" || !strings.Contains(q.Reason, want) {
+		if q := planIRQ(t, d, 27); q.EffectiveState.String() != "rewrite" || !strings.Contains(q.Reason, want) {
 			t.Errorf("/plan IRQ 27: state %q reason %q, want rewrite, %q", q.EffectiveState, q.Reason, want)
 		}
 		if logs.FilterMessageSnippet("keeps the IRQ outside").Len() != 0 {
@@ -214,7 +215,7 @@ func TestEffectiveAffinityVerified(t *testing.T) {
 	if m := st.Plan.EffectiveIRQs(policy.EffectiveMismatch); len(m) != 1 || m[0].Number != 27 {
 		t.Errorf("mismatched IRQs %v, want IRQ 27", m)
 	}
-	if q := planIRQ(t, d, 27); q.EffectiveState != "mismatch" || q.Effective != "3" || q.Planned != "5" {
+	if q := planIRQ(t, d, 27); q.EffectiveState.String() != "mismatch" || q.Effective.String() != "3" || q.Planned.String() != "5" {
 		t.Errorf("/plan IRQ 27: state %q effective %q planned %q, want mismatch, 3, 5", q.EffectiveState, q.Effective, q.Planned)
 	}
 	if got := gauge(t, d, "numairqd_irqs", "state", "effective_mismatch"); got != 1 {

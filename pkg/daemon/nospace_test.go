@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/numairqd/numairqd/pkg/api"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/policy"
@@ -75,19 +76,19 @@ func TestNoSpaceIsPlanned(t *testing.T) {
 
 	// /plan: what was written, and why.
 	rec := httptest.NewRecorder()
-	d.Metrics().Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/plan", nil))
+	api.New(d.Metrics()).Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/plan", nil))
 	var doc policy.Doc
 	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil || rec.Code != http.StatusOK {
 		t.Fatalf("/plan: %d %v", rec.Code, err)
 	}
-	if doc.Full != "5" {
+	if doc.Full.String() != "5" {
 		t.Errorf("/plan full = %q, want 5", doc.Full)
 	}
 	for _, dev := range doc.Devices {
 		for _, q := range dev.IRQs {
 			// current is what the round read before its writes.
-			if (q.IRQ == 27 || q.IRQ == 28) && (q.Planned != "6" || q.Current != "0-7" || !strings.Contains(q.Reason, "CPU 5 has no free vector")) {
-				t.Errorf("/plan IRQ %d: current %q planned %q (%s), want 0-7 and 6, CPU 5 full", q.IRQ, q.Current, q.Planned, q.Reason)
+			if (q.Number == 27 || q.Number == 28) && (q.Planned.String() != "6" || q.Current.String() != "0-7" || !strings.Contains(q.Reason, "CPU 5 has no free vector")) {
+				t.Errorf("/plan IRQ %d: current %q planned %q (%s), want 0-7 and 6, CPU 5 full", q.Number, q.Current, q.Planned, q.Reason)
 			}
 		}
 	}

@@ -50,12 +50,7 @@ func TestNetlinkQueuesWin(t *testing.T) {
 		}
 	}
 	q25, q27, q29 := planIRQ(t, d, 25), planIRQ(t, d, 27), planIRQ(t, d, 29)
-	queue := func(q policy.IRQDoc) int {
-		if q.Queue == nil {
-			return -1
-		}
-		return *q.Queue
-	}
+	queue := func(q policy.IRQ) int { return q.Queue }
 	if queue(q27) != 0 || q27.QueueSource != policy.QueueFromNetlink || q27.QueueNote == "" {
 		t.Errorf("IRQ 27: queue %d from %q, note %q; want queue 0 from netlink, with a note", queue(q27), q27.QueueSource, q27.QueueNote)
 	}

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/numairqd/numairqd/pkg/api"
 	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/metrics"
 	"github.com/numairqd/numairqd/pkg/watch"
@@ -150,21 +151,21 @@ func (d *Daemon) listen(ctx context.Context) (net.Listener, error) {
 	if addr == "" {
 		return nil, nil
 	}
-	ln, err := metrics.Listen(ctx, addr)
+	ln, err := api.Listen(ctx, addr)
 	if err != nil {
 		d.metrics.Error(metrics.ErrHTTP)
 	}
 	return ln, err
 }
 
-// serveHTTP serves metrics, /healthz and /plan on ln, if any.
+// serveHTTP serves the HTTP API (pkg/api) on ln, if any.
 func (d *Daemon) serveHTTP(ctx context.Context, wg *sync.WaitGroup, ln net.Listener) {
 	if ln == nil {
 		return
 	}
-	h := d.metrics.Handler()
+	h := api.New(d.metrics).Handler()
 	wg.Go(func() {
-		if err := metrics.Serve(ctx, ln, h, d.log); err != nil {
+		if err := api.Serve(ctx, ln, h, d.log); err != nil {
 			d.metrics.Error(metrics.ErrHTTP)
 			d.log.Error("metrics server stopped", zap.Error(err))
 		}

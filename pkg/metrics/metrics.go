@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -43,10 +45,11 @@ var (
 type Options struct {
 	// PerIRQ adds one series per planned IRQ (config metrics_per_irq).
 	PerIRQ bool
-	// Log receives the HTTP handlers' errors; nil discards them.
+	// Log receives the HTTP API's errors (Log); nil discards them.
 	Log *zap.Logger
-	// StaleAfter is how long after the last completed round /healthz
-	// turns 503; 0 never. The daemon passes 2 x resync_interval.
+	// StaleAfter is how long after the last completed round Health
+	// reports the loop stuck; 0 never. The daemon passes 2 x
+	// resync_interval.
 	StaleAfter time.Duration
 	// Build labels numairqd_build_info (build.go).
 	Build Build
@@ -69,9 +72,6 @@ type Metrics struct {
 	staleAfter time.Duration
 	failed     atomic.Pointer[failure]
 	version    string // Build.Version as numairqd_build_info shows it, for /status
-	plans      planCache
-	// The bounds of /metrics and /plan: default*Limit, tests shrink them.
-	metricsLimit, planLimit limit
 
 	rounds             *prometheus.CounterVec
 	roundDuration      prometheus.Histogram
@@ -96,8 +96,7 @@ func New(store *state.Store, opts Options) *Metrics {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	m := &Metrics{reg: prometheus.NewRegistry(), store: store, log: log, now: time.Now, staleAfter: opts.StaleAfter, version: opts.Build.version(),
-		metricsLimit: defaultMetricsLimit, planLimit: defaultPlanLimit}
+	m := &Metrics{reg: prometheus.NewRegistry(), store: store, log: log, now: time.Now, staleAfter: opts.StaleAfter, version: opts.Build.version()}
 	m.perIRQ.Store(opts.PerIRQ)
 
 	// Label values known in advance are created at zero, so that rate()
@@ -154,6 +153,47 @@ func New(store *state.Store, opts Options) *Metrics {
 	return m
 }
 
+// Registry is the registry /metrics serves.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Store is the store of published States the collectors read.
+func (m *Metrics) Store() *state.Store { return m.store }
+
+// Log is Options.Log, never nil.
+func (m *Metrics) Log() *zap.Logger { return m.log }
+
+// Version is the release numairqd_build_info shows.
+func (m *Metrics) Version() string { return m.version }
+
+// Health is nil once a round has completed, unless the last round
+// failed or none completed within StaleAfter (the loop is stuck); the
+// error says which, and how long ago, as of now.
+func (m *Metrics) Health(now time.Time) error {
+	st := m.store.Load()
+	if st == nil {
+		return errors.New("not ready: no round has completed yet")
+	}
+	age := now.Sub(st.Finished).Round(time.Millisecond)
+	if f := m.failed.Load(); f != nil && f.at.After(st.Finished) {
+		return fmt.Errorf("unhealthy: the last round failed %s ago: %s (last good round %s ago)",
+			now.Sub(f.at).Round(time.Millisecond), firstLine(f.err), age)
+	}
+	if m.staleAfter > 0 && age > m.staleAfter {
+		return fmt.Errorf("unhealthy: no round completed for %s (limit %s, twice resync_interval)", age, m.staleAfter)
+	}
+	return nil
+}
+
+// firstLine is s up to its first newline, at most 200 bytes: an error
+// quoted in a response stays one short line.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}
+
 // SetPerIRQ switches the per-IRQ series on or off (metrics_per_irq).
 func (m *Metrics) SetPerIRQ(on bool) { m.perIRQ.Store(on) }
 
@@ -191,7 +231,7 @@ func (m *Metrics) BalanceMoved(moves int, before, after float64) {
 	m.balanceObjective.WithLabelValues("after").Set(after)
 }
 
-// RoundFailed counts a round that failed before applying; /healthz
+// RoundFailed counts a round that failed before applying; Health
 // reports it until a round succeeds.
 func (m *Metrics) RoundFailed(trigger string, took time.Duration, err error) {
 	m.failed.Store(&failure{at: m.now(), err: err.Error()})

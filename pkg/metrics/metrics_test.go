@@ -149,7 +149,7 @@ func TestRegistry(t *testing.T) {
 		"numairqd_build_info":                   1,
 		"go_goroutines":                         1,
 		"numairqd_rounds_total":                 len(triggers),
-		"numairqd_irqs":                         3 * len(states),
+		"numairqd_irqs":                         3 * len(States),
 		"numairqd_last_round_timestamp_seconds": 1,
 	} {
 		if got, err := testutil.GatherAndCount(m.Gatherer(), name); err != nil || got != want {

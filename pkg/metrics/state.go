@@ -12,18 +12,20 @@ import (
 	"github.com/numairqd/numairqd/pkg/watch"
 )
 
-// IRQ states, the values of the state label of numairqd_irqs.
+// IRQ states, the values of the state label of numairqd_irqs and the
+// keys of /status's irqs.
 const (
-	statePlaced  = "placed"  // planned, and not failed in the last round
-	stateManaged = "managed" // kernel-managed: never touched
-	stateIgnored = "ignored" // left alone by the plan
-	stateFailed  = "failed"  // the last write failed, no allowed CPU was left, or its files were unreadable
-	// stateMismatch: written, but the kernel keeps it outside its
+	StatePlaced  = "placed"  // planned, and not failed in the last round
+	StateManaged = "managed" // kernel-managed: never touched
+	StateIgnored = "ignored" // left alone by the plan
+	StateFailed  = "failed"  // the last write failed, no allowed CPU was left, or its files were unreadable
+	// StateMismatch: written, but the kernel keeps it outside its
 	// planned CPUs after every re-write (policy.EffectiveMismatch).
-	stateMismatch = "effective_mismatch"
+	StateMismatch = "effective_mismatch"
 )
 
-var states = [...]string{statePlaced, stateManaged, stateIgnored, stateFailed, stateMismatch}
+// States lists the IRQ states in the order numairqd_irqs reports them.
+var States = [...]string{StatePlaced, StateManaged, StateIgnored, StateFailed, StateMismatch}
 
 var (
 	descIRQs = prometheus.NewDesc(namespace+"_irqs",
@@ -84,30 +86,30 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	// registry sorts the series, so map order does not show.
 	type devPolicy struct{ device, policy string }
 	type distSum struct{ sum, n int }
-	byKey := map[devPolicy]*[len(states)]int{}
+	byKey := map[devPolicy]*[len(States)]int{}
 	queues := map[devPolicy]int{}
 	dist := map[string]distSum{}
 	for _, d := range st.Plan.Devices {
-		dev := deviceLabel(d.PCI)
+		dev := DeviceLabel(d.PCI)
 		k := devPolicy{dev, string(d.Policy)}
 		if byKey[k] == nil {
-			byKey[k] = new([len(states)]int)
+			byKey[k] = new([len(States)]int)
 		}
 		for _, q := range d.IRQs {
-			s := irqState(q, st.Apply.Failed)
-			byKey[k][slices.Index(states[:], s)]++
+			s := IRQState(q, st.Apply.Failed)
+			byKey[k][slices.Index(States[:], s)]++
 			if q.Role != policy.RoleQueue {
 				continue
 			}
 			queues[k]++
-			if s == statePlaced && q.Distance >= 0 {
+			if s == StatePlaced && q.Distance >= 0 {
 				ds := dist[dev]
 				dist[dev] = distSum{ds.sum + q.Distance, ds.n + 1}
 			}
 		}
 	}
 	for k, counts := range byKey {
-		for i, s := range states {
+		for i, s := range States {
 			ch <- prometheus.MustNewConstMetric(descIRQs, prometheus.GaugeValue, float64(counts[i]), k.device, k.policy, s)
 		}
 		ch <- prometheus.MustNewConstMetric(descQueueIRQs, prometheus.GaugeValue, float64(queues[k]), k.device, k.policy)
@@ -144,7 +146,7 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 			seen[q.Number] = true
 			ch <- prometheus.MustNewConstMetric(descPlannedCPU, prometheus.GaugeValue, float64(q.CPU),
-				strconv.Itoa(q.Number), q.Name, deviceLabel(d.PCI))
+				strconv.Itoa(q.Number), q.Name, DeviceLabel(d.PCI))
 		}
 	}
 }
@@ -161,10 +163,10 @@ func onBanned(st *state.State) (movable, managed int) {
 	for _, d := range st.Plan.Devices {
 		for _, q := range d.IRQs {
 			where := q.Planned
-			switch s := irqState(q, st.Apply.Failed); {
-			case s == stateManaged || s == stateIgnored:
+			switch s := IRQState(q, st.Apply.Failed); {
+			case s == StateManaged || s == StateIgnored:
 				continue
-			case s == stateFailed || st.Apply.DryRun > 0:
+			case s == StateFailed || st.Apply.DryRun > 0:
 				where = q.Current
 			}
 			if where.Intersects(banned) {
@@ -175,29 +177,29 @@ func onBanned(st *state.State) (movable, managed int) {
 	return movable, len(st.ManagedOnBanned())
 }
 
-// irqState sorts an IRQ into one of states; a planned one failed when
+// IRQState sorts an IRQ into one of States; a planned one failed when
 // the last round's write to it failed.
-func irqState(q policy.IRQ, failed map[int]apply.Kind) string {
+func IRQState(q policy.IRQ, failed map[int]apply.Kind) string {
 	if q.Managed {
-		return stateManaged
+		return StateManaged
 	}
 	if q.NoCPU || q.Unreadable {
-		return stateFailed
+		return StateFailed
 	}
 	if q.LeftAlone() {
-		return stateIgnored
+		return StateIgnored
 	}
 	if _, ok := failed[q.Number]; ok {
-		return stateFailed
+		return StateFailed
 	}
 	if q.EffectiveState == policy.EffectiveMismatch {
-		return stateMismatch
+		return StateMismatch
 	}
-	return statePlaced
+	return StatePlaced
 }
 
-// deviceLabel is the device label: "none" for IRQs with no PCI device.
-func deviceLabel(pci string) string {
+// DeviceLabel is the device label: "none" for IRQs with no PCI device.
+func DeviceLabel(pci string) string {
 	if pci == "" {
 		return "none"
 	}

@@ -189,15 +189,15 @@ func TestIRQState(t *testing.T) {
 		q    policy.IRQ
 		want string
 	}{
-		{policy.IRQ{Number: 1, Planned: cpumask.New(3)}, stateFailed},
-		{policy.IRQ{Number: 3, Planned: cpumask.New(3)}, statePlaced},
-		{policy.IRQ{Number: 2, Managed: true}, stateManaged},
-		{policy.IRQ{Number: 2}, stateIgnored}, // never written, so not failed
-		{policy.IRQ{Number: 4}, stateIgnored},
-		{policy.IRQ{Number: 5, NoCPU: true}, stateFailed}, // no allowed CPU: could not be placed
+		{policy.IRQ{Number: 1, Planned: cpumask.New(3)}, StateFailed},
+		{policy.IRQ{Number: 3, Planned: cpumask.New(3)}, StatePlaced},
+		{policy.IRQ{Number: 2, Managed: true}, StateManaged},
+		{policy.IRQ{Number: 2}, StateIgnored}, // never written, so not failed
+		{policy.IRQ{Number: 4}, StateIgnored},
+		{policy.IRQ{Number: 5, NoCPU: true}, StateFailed}, // no allowed CPU: could not be placed
 	} {
-		if got := irqState(tc.q, failed); got != tc.want {
-			t.Errorf("irqState(%d managed=%t planned=%q) = %s, want %s", tc.q.Number, tc.q.Managed, tc.q.Planned, got, tc.want)
+		if got := IRQState(tc.q, failed); got != tc.want {
+			t.Errorf("IRQState(%d managed=%t planned=%q) = %s, want %s", tc.q.Number, tc.q.Managed, tc.q.Planned, got, tc.want)
 		}
 	}
 }

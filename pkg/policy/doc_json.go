@@ -1,188 +1,115 @@
 package policy
 
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+)
+
 // Doc is the JSON form of a Plan, printed by `numairqd plan --format
-// json` and served at /plan. Scripts rely on devices[].pci, driver,
-// node, policy and irqs[].irq, name, queue, managed, current, planned:
-// add keys, never rename them.
+// json` and served at /plan: the plan's own tags, after the generation.
+// Scripts rely on devices[].pci, driver, node, policy and irqs[].irq,
+// name, queue, managed, current, planned: add keys, never rename them.
 type Doc struct {
 	// Generation is that of the daemon's published state (/plan); 0
 	// from `numairqd plan`, which runs no rounds.
 	Generation uint64 `json:"generation"`
-	Allowed    string `json:"allowed"`
-	// Excluded are Plan.Excluded: the online CPUs not allowed, by source.
-	Excluded []ExclusionDoc `json:"excluded"`
-	Full     string         `json:"full,omitempty"` // Plan.Full
-	Devices  []DeviceDoc    `json:"devices"`
-	Balance  *BalanceView   `json:"balance,omitempty"` // Plan.Balance
-	// Stacking and DriversStacking are Plan.Stacking and DriversStacking.
-	Stacking        Stacking `json:"stacking"`
-	DriversStacking Stacking `json:"drivers_stacking"`
+	*Plan
 }
 
-// DeviceDoc is one device of a Doc.
-type DeviceDoc struct {
-	PCI    string `json:"pci"`
-	Driver string `json:"driver"`
-	// Drivers and Class are Device.Drivers and Class.
-	Drivers    []string `json:"drivers"`
-	Class      string   `json:"class,omitempty"`
-	Interfaces []string `json:"interfaces"`
-	Node       int      `json:"node"`
-	SpreadNode int      `json:"spread_node"`
-	Policy     string   `json:"policy"`
-	PolicyWhy  string   `json:"policy_why"` // Device.PolicyWhy
-	Mask       string   `json:"mask"`
-	Rule       string   `json:"rule"`
-	Balance    string   `json:"balance"`
-	LoadSource string   `json:"load_source,omitempty"` // Device.LoadSource
-	// Taken is Device.Taken: the devices holding the drivers' CPUs of
-	// its queues that went elsewhere.
-	Taken []TakenDoc `json:"taken,omitempty"`
-	// Locality is Device.Locality.
-	Locality *Locality `json:"locality,omitempty"`
-	IRQs     []IRQDoc  `json:"irqs"`
-	// XPS, TxQueues and XPSError are Device.XPS, TxQueues and
-	// XPSError: the transmit steering of the device's interfaces.
-	XPS      string       `json:"xps"`
-	TxQueues []TxQueueDoc `json:"tx_queues"`
-	XPSError string       `json:"xps_error,omitempty"`
-	// NAPIMode, NAPIThreads and NAPIError are Device.NAPIMode,
-	// NAPIThreads and NAPIError: the kthreads of threaded NAPI.
-	NAPIMode    string          `json:"napi_threads_mode"`
-	NAPIThreads []NAPIThreadDoc `json:"napi_threads"`
-	NAPIError   string          `json:"napi_threads_error,omitempty"`
-}
-
-// ExclusionDoc is one Exclusion of a Doc.
-type ExclusionDoc struct {
-	Source string `json:"source"`
-	CPUs   string `json:"cpus"`
-	Why    string `json:"why"`
-}
-
-// TakenDoc is one Taken of a DeviceDoc.
-type TakenDoc struct {
-	Device string `json:"device"`
-	CPUs   string `json:"cpus"`
-}
-
-// NAPIThreadDoc is one NAPI kthread of a DeviceDoc: its CPUs before
-// (Cpus_allowed_list as read) and after; Planned is "" when the thread
-// is left alone; NAPIID -1 when its name was cut; Queue and IRQ null
-// and Direction "" when not known.
-type NAPIThreadDoc struct {
-	Interface string `json:"interface"`
-	NAPIID    int    `json:"napi_id"`
-	PID       int    `json:"pid"`
-	Name      string `json:"name"`
-	Queue     *int   `json:"queue"`
-	Direction string `json:"direction"`
-	IRQ       *int   `json:"irq"`
-	Source    string `json:"source"`
-	Current   string `json:"current"`
-	Planned   string `json:"planned"`
-	Reason    string `json:"reason"`
-}
-
-// TxQueueDoc is one tx queue of a DeviceDoc: its XPS CPUs before
-// (xps_cpus as read, list format) and after; Planned is "" when the
-// queue is left alone, IRQ null when it has no completion IRQ.
-type TxQueueDoc struct {
-	Interface string `json:"interface"`
-	Queue     int    `json:"queue"`
-	IRQ       *int   `json:"irq"`
-	Current   string `json:"current"`
-	Planned   string `json:"planned"`
-	Reason    string `json:"reason"`
-}
-
-// IRQDoc is one IRQ of a DeviceDoc. Queue is null for a control IRQ;
-// Planned is "" when the IRQ is left alone.
-type IRQDoc struct {
-	IRQ   int    `json:"irq"`
-	Name  string `json:"name"`
-	Role  string `json:"role"`
-	Queue *int   `json:"queue"`
-	// QueueSource and QueueNote are IRQ.QueueSource and QueueNote.
-	QueueSource string `json:"queue_source,omitempty"`
-	QueueNote   string `json:"queue_note,omitempty"`
-	Managed     bool   `json:"managed"`
-	Current     string `json:"current"`
-	Planned     string `json:"planned"`
-	Hop         int    `json:"hop"`
-	Distance    int    `json:"distance"`
-	// DriversCPU and DriversDistance are IRQ.DriversCPU and
-	// DriversDistance: where the drivers' own spread puts its queue.
-	DriversCPU      int     `json:"drivers_cpu"`
-	DriversDistance int     `json:"drivers_distance"`
-	NoCPU           bool    `json:"no_cpu"`
-	Unreadable      bool    `json:"unreadable"`
-	Load            float64 `json:"load"`
-	Reason          string  `json:"reason"`
-	// Effective is effective_affinity_list where it was read, and
-	// EffectiveState how it compares with the mask written: verified,
-	// pending (not fired since the write), rewrite or mismatch.
-	Effective      string `json:"effective,omitempty"`
-	EffectiveState string `json:"effective_state,omitempty"`
-}
-
-// Doc returns the JSON form of p.
+// Doc returns the JSON form of p. Its lists are [] when empty, never
+// null; p itself is not changed.
 func (p *Plan) Doc() Doc {
-	doc := Doc{Allowed: p.Allowed.String(), Excluded: []ExclusionDoc{}, Full: p.Full.String(), Devices: []DeviceDoc{},
-		Stacking: p.Stacking, DriversStacking: p.DriversStacking}
-	for _, e := range p.Excluded {
-		doc.Excluded = append(doc.Excluded, ExclusionDoc{Source: e.Source, CPUs: e.CPUs.String(), Why: e.Why})
+	c := *p
+	c.Excluded, c.Devices = nonNil(c.Excluded), slices.Clone(nonNil(c.Devices))
+	for i := range c.Devices {
+		d := &c.Devices[i]
+		d.Drivers, d.Interfaces, d.IRQs = nonNil(d.Drivers), nonNil(d.Interfaces), nonNil(d.IRQs)
+		d.TxQueues, d.NAPIThreads = nonNil(d.TxQueues), nonNil(d.NAPIThreads)
 	}
-	for _, d := range p.Devices {
-		dd := DeviceDoc{PCI: d.PCI, Driver: d.Driver, Drivers: d.Drivers, Class: d.Class, Interfaces: d.Interfaces, Node: d.Node, SpreadNode: d.SpreadNode,
-			Policy: string(d.Policy), PolicyWhy: d.PolicyWhy, Mask: string(d.Mask), Rule: d.Rule, Balance: string(d.Balance), LoadSource: d.LoadSource, IRQs: []IRQDoc{},
-			Locality: d.Locality}
-		if dd.Interfaces == nil {
-			dd.Interfaces = []string{}
-		}
-		if dd.Drivers == nil {
-			dd.Drivers = []string{}
-		}
-		for _, t := range d.Taken {
-			dd.Taken = append(dd.Taken, TakenDoc{Device: t.Device, CPUs: t.CPUs.String()})
-		}
-		for _, q := range d.IRQs {
-			qd := IRQDoc{IRQ: q.Number, Name: q.Name, Role: q.Role.String(), QueueSource: q.QueueSource, QueueNote: q.QueueNote, Managed: q.Managed,
-				Current: q.Current.String(), Planned: q.Planned.String(), Hop: q.Hop, Distance: q.Distance, DriversCPU: q.DriversCPU, DriversDistance: q.DriversDistance, NoCPU: q.NoCPU, Unreadable: q.Unreadable, Load: q.Load, Reason: q.Reason,
-				Effective: q.Effective.String(), EffectiveState: q.EffectiveState.String()}
-			if q.Queue >= 0 {
-				qd.Queue = &q.Queue
-			}
-			dd.IRQs = append(dd.IRQs, qd)
-		}
-		dd.XPS, dd.TxQueues, dd.XPSError = string(d.XPS), []TxQueueDoc{}, d.XPSError
-		for _, t := range d.TxQueues {
-			td := TxQueueDoc{Interface: t.Interface, Queue: t.Queue, Current: t.Current.String(), Planned: t.Planned.String(), Reason: t.Reason}
-			if t.IRQ >= 0 {
-				td.IRQ = &t.IRQ
-			}
-			dd.TxQueues = append(dd.TxQueues, td)
-		}
-		dd.NAPIMode, dd.NAPIThreads, dd.NAPIError = string(d.NAPIMode), []NAPIThreadDoc{}, d.NAPIError
-		for _, t := range d.NAPIThreads {
-			nd := NAPIThreadDoc{Interface: t.Interface, NAPIID: t.NAPIID, PID: t.PID, Name: t.Comm, Direction: string(t.Kind),
-				Source: string(t.Source), Current: t.Current.String(), Planned: t.Planned.String(), Reason: t.Reason}
-			if t.Queue >= 0 {
-				nd.Queue = &t.Queue
-			}
-			if t.IRQ >= 0 {
-				nd.IRQ = &t.IRQ
-			}
-			dd.NAPIThreads = append(dd.NAPIThreads, nd)
-		}
-		doc.Devices = append(doc.Devices, dd)
+	if c.Balance != nil {
+		b := *c.Balance
+		b.CPUs = nonNil(b.CPUs)
+		c.Balance = &b
 	}
-	if p.Balance != nil {
-		b := *p.Balance
-		if b.CPUs == nil {
-			b.CPUs = []CPULoad{}
-		}
-		doc.Balance = &b
+	return Doc{Plan: &c}
+}
+
+// nonNil is s, or an empty S for nil: [] in JSON, not null.
+func nonNil[S ~[]E, E any](s S) S {
+	if s == nil {
+		return S{}
 	}
-	return doc
+	return s
+}
+
+// MarshalText names the role as String does.
+func (r Role) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText reads a role MarshalText wrote.
+func (r *Role) UnmarshalText(b []byte) error {
+	for _, c := range []Role{RoleControl, RoleQueue} {
+		if c.String() == string(b) {
+			*r = c
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown IRQ role %q: want control or queue", b)
+}
+
+// MarshalText names the state as String does.
+func (s EffectiveState) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads a state MarshalText wrote.
+func (s *EffectiveState) UnmarshalText(b []byte) error {
+	i := slices.Index(effectiveNames[:], string(b))
+	if i < 0 {
+		return fmt.Errorf("unknown effective_state %q: want verified, pending, rewrite or mismatch", b)
+	}
+	*s = EffectiveState(i)
+	return nil
+}
+
+// MarshalJSON encodes d by the plan's tags, with null for the -1 that
+// IRQ.Queue, TxQueue.IRQ and NAPIThread.Queue and IRQ hold for none:
+// what a tag cannot say. In /plan only those keys can be -1, and the
+// encoder escapes every quote inside a string value, so `"queue":-1,`
+// and `"irq":-1,` occur nowhere else; the comma ends the number.
+func (d Doc) MarshalJSON() ([]byte, error) {
+	type doc Doc // without the methods
+	b, err := json.Marshal(doc(d))
+	if err != nil {
+		return nil, err
+	}
+	b = bytes.ReplaceAll(b, []byte(`"queue":-1,`), []byte(`"queue":null,`))
+	return bytes.ReplaceAll(b, []byte(`"irq":-1,`), []byte(`"irq":null,`)), nil
+}
+
+// UnmarshalJSON decodes an IRQ of /plan, a null Queue as -1.
+func (q *IRQ) UnmarshalJSON(b []byte) error {
+	type irq IRQ        // without the methods
+	j := irq{Queue: -1} // null leaves a number as it is
+	err := json.Unmarshal(b, &j)
+	*q = IRQ(j)
+	return err
+}
+
+// UnmarshalJSON decodes a TxQueue of /plan, a null IRQ as -1.
+func (t *TxQueue) UnmarshalJSON(b []byte) error {
+	type txQueue TxQueue
+	j := txQueue{IRQ: -1}
+	err := json.Unmarshal(b, &j)
+	*t = TxQueue(j)
+	return err
+}
+
+// UnmarshalJSON decodes a NAPIThread of /plan, a null Queue and IRQ as
+// -1.
+func (t *NAPIThread) UnmarshalJSON(b []byte) error {
+	type napiThread NAPIThread
+	j := napiThread{Queue: -1, IRQ: -1}
+	err := json.Unmarshal(b, &j)
+	*t = NAPIThread(j)
+	return err
 }

@@ -103,7 +103,7 @@ func TestEffectiveVerdicts(t *testing.T) {
 				t.Errorf("unchanged %d: a re-written IRQ is not unchanged", p.Unchanged())
 			}
 			doc := irqDoc(t, p.Doc(), 25)
-			if doc.EffectiveState != tt.want.String() || doc.Effective != tt.eff.CPUs.String() {
+			if doc.EffectiveState != tt.want || !doc.Effective.Equal(tt.eff.CPUs) {
 				t.Errorf("doc: effective %q state %q", doc.Effective, doc.EffectiveState)
 			}
 		})
@@ -112,17 +112,17 @@ func TestEffectiveVerdicts(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-func irqDoc(t *testing.T, doc policy.Doc, n int) policy.IRQDoc {
+func irqDoc(t *testing.T, doc policy.Doc, n int) policy.IRQ {
 	t.Helper()
 	for _, d := range doc.Devices {
 		for _, q := range d.IRQs {
-			if q.IRQ == n {
+			if q.Number == n {
 				return q
 			}
 		}
 	}
 	t.Fatalf("no IRQ %d in the doc", n)
-	return policy.IRQDoc{}
+	return policy.IRQ{}
 }
 
 // TestVerifiesFresh: a fresh read forgets the re-writes, not the writes.

@@ -21,9 +21,9 @@ const (
 // which file or setting to look at. A CPU left out by several sources
 // is in each of their Exclusions.
 type Exclusion struct {
-	Source string // ExcludedBanned, ExcludedIsolated, ExcludedNohzFull or a config.ToolBan's Source
-	CPUs   cpumask.Mask
-	Why    string
+	Source string       `json:"source"` // ExcludedBanned, ExcludedIsolated, ExcludedNohzFull or a config.ToolBan's Source
+	CPUs   cpumask.Mask `json:"cpus"`
+	Why    string       `json:"why"`
 }
 
 // Taken is the CPUs that the drivers' own spread gives queues of a
@@ -31,8 +31,8 @@ type Exclusion struct {
 // device's queues hold in the same plan: why it is not placed exactly
 // as its driver would place it alone.
 type Taken struct {
-	Device string // Device.Label of the earlier device
-	CPUs   cpumask.Mask
+	Device string       `json:"device"` // Device.Label of the earlier device
+	CPUs   cpumask.Mask `json:"cpus"`
 }
 
 // Label names d for people: its PCI address, or its first IRQ for a

@@ -42,7 +42,7 @@ func TestExcludedBySource(t *testing.T) {
 		}
 	}
 	doc := p.Doc()
-	if len(doc.Excluded) != len(want) || doc.Excluded[1].CPUs != "0,7" || doc.Excluded[1].Source != "irqbalance_env" {
+	if len(doc.Excluded) != len(want) || doc.Excluded[1].CPUs.String() != "0,7" || doc.Excluded[1].Source != "irqbalance_env" {
 		t.Errorf("doc excluded %+v", doc.Excluded)
 	}
 
@@ -110,7 +110,7 @@ func TestTakenShapesTheSpread(t *testing.T) {
 		}
 	}
 	doc := p.Doc()
-	if tk := doc.Devices[1].Taken; len(tk) != 1 || tk[0].CPUs != "4-5" {
+	if tk := doc.Devices[1].Taken; len(tk) != 1 || tk[0].CPUs.String() != "4-5" {
 		t.Errorf("doc taken %+v", tk)
 	}
 	// A linear device reads no counts: nothing shaped it.

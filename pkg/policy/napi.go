@@ -16,23 +16,25 @@ import (
 // where its interrupts are (docs/datapath-draft.md §9). The kernel
 // never moves a NAPI kthread itself.
 type NAPIThread struct {
-	Interface string
-	NAPIID    int
-	PID       int
-	Comm      string
+	Interface string `json:"interface"`
+	NAPIID    int    `json:"napi_id"`
+	PID       int    `json:"pid"`
+	Comm      string `json:"name"`
 	// Queue and Kind are the queue the NAPI serves when known (Queue
-	// -1, Kind "" when not).
-	Queue int
-	Kind  napi.Kind
-	// IRQ is the IRQ the thread follows, -1 when none was found.
-	IRQ int
+	// -1, null in JSON, and Kind "" when not).
+	Queue int       `json:"queue"`
+	Kind  napi.Kind `json:"direction"`
+	// IRQ is the IRQ the thread follows, -1 (null in JSON) when none
+	// was found.
+	IRQ int `json:"irq"`
 	// Source says how the thread was found: napi-get (6.8+) or the
 	// names in /proc with a driver's rule, "" when not resolved.
-	Source napi.Source
+	Source napi.Source `json:"source"`
 	// Current is Cpus_allowed_list as read; Planned what it should be,
 	// empty when the thread is left alone.
-	Current, Planned cpumask.Mask
-	Reason           string
+	Current cpumask.Mask `json:"current"`
+	Planned cpumask.Mask `json:"planned"`
+	Reason  string       `json:"reason"`
 }
 
 // LeftAlone reports whether the plan does not touch the thread.

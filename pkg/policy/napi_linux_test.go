@@ -78,9 +78,9 @@ func TestNAPIThreadsFollowTheirIRQs(t *testing.T) {
 	}
 	var doc struct {
 		Devices []struct {
-			PCI         string                 `json:"pci"`
-			NAPIMode    string                 `json:"napi_threads_mode"`
-			NAPIThreads []policy.NAPIThreadDoc `json:"napi_threads"`
+			PCI         string              `json:"pci"`
+			NAPIMode    string              `json:"napi_threads_mode"`
+			NAPIThreads []policy.NAPIThread `json:"napi_threads"`
 		} `json:"devices"`
 	}
 	raw, err := json.Marshal(p.Doc())
@@ -95,8 +95,8 @@ func TestNAPIThreadsFollowTheirIRQs(t *testing.T) {
 			continue
 		}
 		nd := dd.NAPIThreads[0]
-		if dd.NAPIMode != "follow" || len(dd.NAPIThreads) != 12 || nd.Direction != "rx" || *nd.Queue != 0 || *nd.IRQ != 25 ||
-			nd.PID != rx[0] || nd.NAPIID != 8193 || nd.Name != "napi/eth0-8193" || nd.Current != "0-7" || nd.Planned != d.NAPIThreads[0].Planned.String() {
+		if dd.NAPIMode != "follow" || len(dd.NAPIThreads) != 12 || nd.Kind != "rx" || nd.Queue != 0 || nd.IRQ != 25 ||
+			nd.PID != rx[0] || nd.NAPIID != 8193 || nd.Comm != "napi/eth0-8193" || nd.Current.String() != "0-7" || !nd.Planned.Equal(d.NAPIThreads[0].Planned) {
 			t.Errorf("/plan device %s: mode %q, napi_threads[0] %+v", dd.PCI, dd.NAPIMode, nd)
 		}
 	}

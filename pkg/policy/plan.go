@@ -13,111 +13,119 @@ import (
 
 // Plan is where every IRQ should be; it is never modified after Compute.
 type Plan struct {
-	Allowed cpumask.Mask // online minus banned, isolated and nohz_full CPUs as configured
+	Allowed cpumask.Mask `json:"allowed"` // online minus banned, isolated and nohz_full CPUs as configured
 	// Excluded are the online CPUs not in Allowed, by source (explain.go).
-	Excluded []Exclusion
-	Full     cpumask.Mask // the online CPUs of Memory.Full: no IRQ is moved there
+	Excluded []Exclusion  `json:"excluded"`
+	Full     cpumask.Mask `json:"full,omitzero"` // the online CPUs of Memory.Full: no IRQ is moved there
 	// Devices are the PCI devices with IRQs, by PCI address, then one
 	// entry per non-PCI IRQ that a rule named.
-	Devices []Device
-	Balance *BalanceView // nil when no device balances by load and no loads were given
+	Devices []Device     `json:"devices"`
+	Balance *BalanceView `json:"balance,omitempty"` // nil when no device balances by load and no loads were given
 	// Stacking is the most queue IRQs the plan puts on one CPU, core and
 	// LLC; DriversStacking the same of the drivers' own spreads together
 	// (versus.go).
-	Stacking, DriversStacking Stacking
+	Stacking        Stacking `json:"stacking"`
+	DriversStacking Stacking `json:"drivers_stacking"`
 
 	held   Held         // see Held
 	online cpumask.Mask // the snapshot's: XPS maps are compared on these
 }
 
-// Device is the plan for one device's IRQs.
+// Device is the plan for one device's IRQs; its fields are in the order
+// /plan shows their keys.
 type Device struct {
-	PCI    string
-	Driver string
+	PCI    string `json:"pci"`
+	Driver string `json:"driver"`
 	// Drivers are Driver and the drivers of its functions (virtio_net,
 	// virtio_blk), Class the PCI class (inventory.Device): what tells
 	// two devices of one bus driver apart.
-	Drivers    []string
-	Class      string
-	Interfaces []string
+	Drivers    []string `json:"drivers"`
+	Class      string   `json:"class,omitempty"`
+	Interfaces []string `json:"interfaces"`
 	// Node is the device's NUMA node (the rule's node when it gives one);
 	// SpreadNode is the node whose hops are used: Node itself, the
 	// nearest node with CPUs for a memory-only node, or NoNode.
-	Node, SpreadNode int
-	Policy           config.Policy // what was applied: auto resolves to numa-hop or linear
-	Mask             config.MaskMode
-	Balance          config.Balance // BalanceLoad when the queues were shared out by load
-	Rule             string         // the config rule that matched ("" for none)
+	Node       int           `json:"node"`
+	SpreadNode int           `json:"spread_node"`
+	Policy     config.Policy `json:"policy"` // what was applied: auto resolves to numa-hop or linear
 	// PolicyWhy says where Policy came from: the rule, or what auto
 	// weighed (explain.go).
-	PolicyWhy string
+	PolicyWhy string          `json:"policy_why"`
+	Mask      config.MaskMode `json:"mask"`
+	Rule      string          `json:"rule"`    // the config rule that matched ("" for none)
+	Balance   config.Balance  `json:"balance"` // BalanceLoad when the queues were shared out by load
 	// LoadSource is what weighed the queues of a device balanced by
 	// load (load.SourceQStats, SourceEthtool or SourceInterrupts: the
 	// estimate alone), "" before loads are known (packets.go).
-	LoadSource string
+	LoadSource string `json:"load_source,omitempty"`
 	// Order is the allowed CPUs in the order this device uses them; an
 	// IRQ planned on a full CPU moves on along it.
-	Order []int
+	Order []int `json:"-"`
 	// Taken are, by device, the other devices holding CPUs that the
 	// drivers' own spread gives this device's queues which the plan put
 	// elsewhere (explain.go). nil for the other policies and masks, and
 	// for a device placed exactly as its driver would.
-	Taken []Taken
-	IRQs  []IRQ
+	Taken []Taken `json:"taken,omitempty"`
+	// Locality compares the distances of its queue IRQs with the
+	// drivers' own spread's (versus.go); nil unless numa-hop placed a
+	// queue IRQ with a node.
+	Locality *Locality `json:"locality,omitempty"`
+	IRQs     []IRQ     `json:"irqs"`
 	// XPS is the xps mode applied to TxQueues, the transmit steering
 	// of the device's interfaces (xps.go); XPSError is why the tx
 	// queues of some of them could not be listed (those are left
 	// alone), "" when all were.
-	XPS      config.XPSMode
-	TxQueues []TxQueue
-	XPSError string
+	XPS      config.XPSMode `json:"xps"`
+	TxQueues []TxQueue      `json:"tx_queues"`
+	XPSError string         `json:"xps_error,omitempty"`
 	// NAPIMode is the napi_threads mode applied to NAPIThreads, the
 	// kthreads of the interfaces with threaded NAPI on (napi.go);
 	// NAPIError is why they could not be found, "" when they were.
-	NAPIMode    config.NAPIThreadsMode
-	NAPIThreads []NAPIThread
-	NAPIError   string
-	// Locality compares the distances of its queue IRQs with the
-	// drivers' own spread's (versus.go); nil unless numa-hop placed a
-	// queue IRQ with a node.
-	Locality *Locality
+	NAPIMode    config.NAPIThreadsMode `json:"napi_threads_mode"`
+	NAPIThreads []NAPIThread           `json:"napi_threads"`
+	NAPIError   string                 `json:"napi_threads_error,omitempty"`
 }
 
-// IRQ is the plan for one IRQ.
+// IRQ is the plan for one IRQ; its fields are in the order /plan shows
+// their keys, and Queue -1 is null there (doc_json.go).
 type IRQ struct {
-	Number int
-	Name   string
-	Role   Role
-	Queue  int // -1 when not a queue IRQ
-	Dir    Dir // which of its queue's directions it serves; DirNone when not a queue IRQ
+	Number int    `json:"irq"`
+	Name   string `json:"name"`
+	Role   Role   `json:"role"`
+	Queue  int    `json:"queue"` // -1 when not a queue IRQ
+	Dir    Dir    `json:"-"`     // which of its queue's directions it serves; DirNone when not a queue IRQ
 	// QueueSource says where Queue came from: QueueFromNetlink or
 	// QueueFromName, "" for a control IRQ. QueueNote says how netdev
 	// netlink and the IRQ's name disagreed, "" when they did not.
-	QueueSource, QueueNote string
+	QueueSource string `json:"queue_source,omitempty"`
+	QueueNote   string `json:"queue_note,omitempty"`
 	// QueueIDs are the kernel's queue ids netdev netlink links to the
 	// IRQ (its packets are those queues'), nil when Queue is by name.
-	QueueIDs []int
-	Managed  bool // the kernel's: never planned
+	QueueIDs []int `json:"-"`
+	Managed  bool  `json:"managed"` // the kernel's: never planned
 	// Current is smp_affinity_list as read; Planned is what it should be,
 	// empty when the IRQ is left alone.
-	Current, Planned cpumask.Mask
-	CPU              int // chosen for a queue IRQ, -1 otherwise
+	Current cpumask.Mask `json:"current"`
+	Planned cpumask.Mask `json:"planned"`
+	CPU     int          `json:"-"` // chosen for a queue IRQ, -1 otherwise
 	// Hop and Distance place CPU relative to the device's node: the hop
 	// level and node distance; -1 when not a single-CPU placement.
-	Hop, Distance int
+	Hop      int `json:"hop"`
+	Distance int `json:"distance"`
 	// DriversCPU is the CPU the drivers' own spread gives the queue (the
 	// device alone, queue k on the k-th CPU of its order), -1 when not
 	// a placed queue IRQ; DriversDistance is its distance like Distance.
-	DriversCPU, DriversDistance int
-	Unreadable                  bool    // left alone: its /proc/irq/N files are unreadable (see Reason)
-	NoCPU                       bool    // left alone: its policy found no allowed CPU for it
-	Load                        float64 // smoothed interrupt load, CPU-seconds per second
+	DriversCPU      int     `json:"drivers_cpu"`
+	DriversDistance int     `json:"drivers_distance"`
+	NoCPU           bool    `json:"no_cpu"`     // left alone: its policy found no allowed CPU for it
+	Unreadable      bool    `json:"unreadable"` // left alone: its /proc/irq/N files are unreadable (see Reason)
+	Load            float64 `json:"load"`       // smoothed interrupt load, CPU-seconds per second
+	Reason          string  `json:"reason"`     // why, for logs and `numairqd plan`
 	// Effective is effective_affinity_list, read only for IRQs whose
 	// writes are verified (Memory.Verify); EffectiveState compares it
 	// with the write.
-	Effective      cpumask.Mask
-	EffectiveState EffectiveState
-	Reason         string // why, for logs and `numairqd plan`
+	Effective      cpumask.Mask   `json:"effective,omitzero"`
+	EffectiveState EffectiveState `json:"effective_state,omitempty"`
 }
 
 // handsOff reports whether the planner must not place q: the kernel

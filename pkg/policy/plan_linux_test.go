@@ -338,7 +338,7 @@ func TestDocKeys(t *testing.T) {
 	if d.PCI != "0000:41:00.0" || d.Policy != "numa-hop" || d.Node != 2 || len(d.IRQs) != 3 {
 		t.Errorf("device doc = %+v", d)
 	}
-	if d.IRQs[0].Queue != nil || d.IRQs[1].Queue == nil || *d.IRQs[1].Queue != 0 || d.IRQs[1].Planned != "4" {
+	if d.IRQs[0].Queue != -1 || d.IRQs[1].Queue != 0 || d.IRQs[1].Planned.String() != "4" {
 		t.Errorf("irq docs = %+v", d.IRQs)
 	}
 	if !slices.Equal(d.Interfaces, []string{"eth0"}) {

@@ -17,14 +17,16 @@ import (
 // whose sends should go to it, so that its completions run where its
 // IRQ is planned (docs/datapath-draft.md §8).
 type TxQueue struct {
-	Interface string
-	Queue     int
-	// IRQ is the queue's completion IRQ, -1 when none was found.
-	IRQ int
+	Interface string `json:"interface"`
+	Queue     int    `json:"queue"`
+	// IRQ is the queue's completion IRQ, -1 (null in JSON) when none
+	// was found.
+	IRQ int `json:"irq"`
 	// Current is xps_cpus as read; Planned is what it should be, empty
 	// when the queue is left alone.
-	Current, Planned cpumask.Mask
-	Reason           string
+	Current cpumask.Mask `json:"current"`
+	Planned cpumask.Mask `json:"planned"`
+	Reason  string       `json:"reason"`
 }
 
 // LeftAlone reports whether the plan does not touch the queue's XPS map.

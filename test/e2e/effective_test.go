@@ -28,24 +28,24 @@ func verifyEffective(r *Result, busy []guestinfo.IRQWindow) {
 	if err := json.Unmarshal(d.Output, &doc); !r.Check("t-effective-plan", err == nil, "/plan: %v", err) {
 		return
 	}
-	state := map[int]policy.IRQDoc{}
+	state := map[int]policy.IRQ{}
 	pending, mismatch := 0, []string{}
 	for _, dev := range doc.Devices {
 		for _, q := range dev.IRQs {
-			state[q.IRQ] = q
+			state[q.Number] = q
 			switch q.EffectiveState {
-			case "pending":
+			case policy.EffectivePending:
 				pending++
-			case "mismatch":
-				mismatch = append(mismatch, fmt.Sprintf("irq %d %s: effective %s planned %s", q.IRQ, q.Name, q.Effective, q.Planned))
+			case policy.EffectiveMismatch:
+				mismatch = append(mismatch, fmt.Sprintf("irq %d %s: effective %s planned %s", q.Number, q.Name, q.Effective, q.Planned))
 			}
 		}
 	}
 	r.Metric("t_effective_pending", pending)
 	var unverified []string
 	for _, b := range busy {
-		if q := state[b.Number]; q.EffectiveState != "" && q.EffectiveState != "verified" {
-			unverified = append(unverified, fmt.Sprintf("irq %d %s: %s, effective %s planned %s", q.IRQ, q.Name, q.EffectiveState, q.Effective, q.Planned))
+		if q := state[b.Number]; q.EffectiveState != policy.EffectiveUnchecked && q.EffectiveState != policy.EffectiveVerified {
+			unverified = append(unverified, fmt.Sprintf("irq %d %s: %s, effective %s planned %s", q.Number, q.Name, q.EffectiveState, q.Effective, q.Planned))
 		}
 	}
 	r.Check("t-effective-busy-verified", len(unverified) == 0 && len(busy) > 0, "busy rx queue IRQs not verified: %v", unverified)

@@ -48,21 +48,21 @@ func verifyQueueIdentity(t *testing.T, r *Result, pci string) {
 
 // readIdentity parses PREFIX-plan (/plan) and PREFIX-netdev (guestcheck
 // netdev) and returns the device at pci, which must have one interface.
-func readIdentity(r *Result, prefix, pci string) (policy.DeviceDoc, guestinfo.NetdevReport, bool) {
+func readIdentity(r *Result, prefix, pci string) (policy.Device, guestinfo.NetdevReport, bool) {
 	var doc policy.Doc
 	var gn guestinfo.NetdevReport
 	pd, okP := r.Data(prefix + "-plan")
 	nd, okN := r.Data(prefix + "-netdev")
 	if !r.Check(prefix+"-id-data", okP && okN && pd.RC == 0 && nd.RC == 0, "/plan and guestcheck netdev: present %v %v", okP, okN) {
-		return policy.DeviceDoc{}, gn, false
+		return policy.Device{}, gn, false
 	}
 	errP, errN := json.Unmarshal(pd.Output, &doc), json.Unmarshal(nd.Output, &gn)
 	if !r.Check(prefix+"-id-parsed", errP == nil && errN == nil, "/plan: %v; netdev: %v", errP, errN) {
-		return policy.DeviceDoc{}, gn, false
+		return policy.Device{}, gn, false
 	}
-	i := slices.IndexFunc(doc.Devices, func(d policy.DeviceDoc) bool { return d.PCI == pci })
+	i := slices.IndexFunc(doc.Devices, func(d policy.Device) bool { return d.PCI == pci })
 	if !r.Check(prefix+"-id-device", i >= 0 && len(doc.Devices[i].Interfaces) == 1, "device %s in /plan with one interface", pci) {
-		return policy.DeviceDoc{}, gn, false
+		return policy.Device{}, gn, false
 	}
 	return doc.Devices[i], gn, true
 }
@@ -70,15 +70,15 @@ func readIdentity(r *Result, prefix, pci string) (policy.DeviceDoc, guestinfo.Ne
 // checkIdentity checks the queue IRQs of dev, a device of /plan, against
 // gn, the guest kernel's netdev view, and returns how many of its IRQs
 // netlink links to a queue. Checks are named PREFIX-id-...
-func checkIdentity(r *Result, prefix string, dev policy.DeviceDoc, gn guestinfo.NetdevReport) (linkedIRQs int) {
+func checkIdentity(r *Result, prefix string, dev policy.Device, gn guestinfo.NetdevReport) (linkedIRQs int) {
 	iface := dev.Interfaces[0]
 	idx := gn.Ifindex[iface]
-	byIRQ := map[int]policy.IRQDoc{}
+	byIRQ := map[int]policy.IRQ{}
 	planned := map[int]bool{}
 	for _, q := range dev.IRQs {
-		if q.Role == "queue" && q.Queue != nil {
-			planned[*q.Queue] = true
-			byIRQ[q.IRQ] = q
+		if q.Role == policy.RoleQueue && q.Queue >= 0 {
+			planned[q.Queue] = true
+			byIRQ[q.Number] = q
 		}
 	}
 	if gn.QueuesErr != "" {
@@ -118,8 +118,8 @@ func checkIdentity(r *Result, prefix string, dev policy.DeviceDoc, gn guestinfo.
 		if id, ok := linked[irq]; ok {
 			want, source = id, policy.QueueFromNetlink
 		}
-		if q.QueueSource != source || (want >= 0 && *q.Queue != want) {
-			bad = append(bad, fmt.Sprintf("IRQ %d %s: queue %d from %q, want from %q", irq, q.Name, *q.Queue, q.QueueSource, source))
+		if q.QueueSource != source || (want >= 0 && q.Queue != want) {
+			bad = append(bad, fmt.Sprintf("IRQ %d %s: queue %d from %q, want from %q", irq, q.Name, q.Queue, q.QueueSource, source))
 		}
 	}
 	for irq, id := range linked {
@@ -132,7 +132,7 @@ func checkIdentity(r *Result, prefix string, dev policy.DeviceDoc, gn guestinfo.
 	return len(linked)
 }
 
-func allFrom(byIRQ map[int]policy.IRQDoc, source string) bool {
+func allFrom(byIRQ map[int]policy.IRQ, source string) bool {
 	for _, q := range byIRQ {
 		if q.QueueSource != source {
 			return false
@@ -141,7 +141,7 @@ func allFrom(byIRQ map[int]policy.IRQDoc, source string) bool {
 	return len(byIRQ) > 0
 }
 
-func sources(byIRQ map[int]policy.IRQDoc) map[int]string {
+func sources(byIRQ map[int]policy.IRQ) map[int]string {
 	out := map[int]string{}
 	for irq, q := range byIRQ {
 		out[irq] = q.QueueSource

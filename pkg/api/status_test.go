@@ -1,4 +1,4 @@
-package metrics
+package api
 
 import (
 	"encoding/json"
@@ -15,6 +15,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/machine"
+	"github.com/numairqd/numairqd/pkg/metrics"
 	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/state"
 	"github.com/numairqd/numairqd/pkg/topology"
@@ -26,7 +27,7 @@ import (
 // by state, and each failed or mismatched IRQ with its error.
 func TestStatusEndpoint(t *testing.T) {
 	var store state.Store
-	h := New(&store, Options{Build: Build{Version: "9.9.9-1"}}).Handler()
+	h := New(metrics.New(&store, metrics.Options{Build: metrics.Build{Version: "9.9.9-1"}})).Handler()
 	if rec := get(t, h, "/status"); rec.Code != http.StatusServiceUnavailable {
 		t.Fatalf("before a round: %d, want 503", rec.Code)
 	}

@@ -1,4 +1,4 @@
-package metrics
+package api
 
 import (
 	"testing"
@@ -26,7 +26,7 @@ func BenchmarkEncodePlan(b *testing.B) {
 	b.ReportAllocs()
 	var size int
 	for b.Loop() {
-		body, err := encodePlan(st)
+		body, err := new(planCache).body(st)
 		if err != nil {
 			b.Fatal(err)
 		}

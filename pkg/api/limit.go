@@ -1,4 +1,4 @@
-package metrics
+package api
 
 import (
 	"fmt"
@@ -12,23 +12,19 @@ import (
 // is refused with 503 and a Retry-After of wait (whole seconds, at least
 // 1). A burst is queued, not refused, as long as it drains within wait;
 // what a burst costs is bounded by inFlight, not by the number of
-// clients (a waiting request is a parked goroutine, and connLimit bounds
-// how many there can be).
+// clients (a waiting request is a parked goroutine).
 type limit struct {
 	inFlight int
 	wait     time.Duration
 }
 
-// The bounds of /metrics and /plan. Prometheus' scrape timeout is 10s
-// by default, so a scrape that waits up to 5s for a slot still answers
-// in time; 16 in flight covers an HA pair, federation, an agent and
-// people with curl at once. A /metrics gather allocates its series
-// (tens of KiB without metrics_per_irq, a few MiB with it at 8,192
-// IRQs), so 16 of them is the most it adds to the heap. /plan writes
-// the shared encoded document (planCache), so a request costs a
-// goroutine and a socket, not a copy; 4 at once keep its CPU time, at
-// most a few MiB of writes each, from crowding the reconcile loop on a
-// small host while a burst of 32 still drains within the wait.
+// The bounds of /metrics, and of /plan and /status each. A scrape that
+// waits 5s still answers within Prometheus' default 10s timeout; 16
+// gathers in flight (a few MiB each at 8,192 IRQs with metrics_per_irq)
+// cover an HA pair, federation, an agent and people with curl. /plan
+// writes the shared document (planCache); 4 at once keep its writes
+// from crowding the loop on a small host, and a burst of 32 drains
+// within the wait.
 var (
 	defaultMetricsLimit = limit{inFlight: 16, wait: 5 * time.Second}
 	defaultPlanLimit    = limit{inFlight: 4, wait: 5 * time.Second}

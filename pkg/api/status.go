@@ -1,4 +1,4 @@
-package metrics
+package api
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/numairqd/numairqd/pkg/config"
+	"github.com/numairqd/numairqd/pkg/metrics"
 	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/state"
 )
@@ -17,12 +18,9 @@ import (
 // newest published State, for `numairqd status`. The placement of each
 // IRQ, and why, is /plan's; a client matches the two by Generation.
 //
-// Per-CPU interrupt rates are not here: `numairqd status` reads
-// /proc/interrupts and /proc/stat itself (it runs on the daemon's host,
-// the HTTP server is loopback only), so a request costs the daemon one
-// encoding of what it already holds and never a read of a file that is
-// megabytes on a machine with thousands of IRQs, and the daemon need not
-// sample what only balance: load uses.
+// Per-CPU interrupt rates are not here: `numairqd status`, on the
+// daemon's host, reads /proc itself, so a request costs the daemon one
+// encoding of what it holds and never a read of megabytes of files.
 type Status struct {
 	Version    string    `json:"version"`
 	Generation uint64    `json:"generation"`
@@ -119,7 +117,7 @@ func NewStatus(st *state.State, version string) Status {
 		}
 	}
 	s.Bans = statusBans(st)
-	for _, name := range states {
+	for _, name := range metrics.States {
 		s.IRQs[name] = 0
 	}
 	s.IRQs["effective_pending"] = len(st.Plan.EffectiveIRQs(policy.EffectivePending))
@@ -131,13 +129,13 @@ func NewStatus(st *state.State, version string) Status {
 	}
 	for _, d := range st.Plan.Devices {
 		for _, q := range d.IRQs {
-			state := irqState(q, st.Apply.Failed)
+			state := metrics.IRQState(q, st.Apply.Failed)
 			s.IRQs[state]++
-			if state != stateFailed && state != stateMismatch {
+			if state != metrics.StateFailed && state != metrics.StateMismatch {
 				continue
 			}
-			f := StatusFailed{IRQ: q.Number, Name: q.Name, Device: deviceLabel(d.PCI), State: state, Planned: q.Planned.String(), Reason: q.Reason}
-			if state == stateMismatch {
+			f := StatusFailed{IRQ: q.Number, Name: q.Name, Device: metrics.DeviceLabel(d.PCI), State: state, Planned: q.Planned.String(), Reason: q.Reason}
+			if state == metrics.StateMismatch {
 				f.Effective = q.Effective.String()
 			}
 			if i, ok := writes[q.Number]; ok {
@@ -182,16 +180,16 @@ func banRank(source string) int {
 
 // status is 503 until a round has completed, then the newest State's
 // Status.
-func (m *Metrics) status(w http.ResponseWriter, r *http.Request) {
+func (a *API) status(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	st := m.store.Load()
+	st := a.m.Store().Load()
 	if st == nil {
 		http.Error(w, "no round has completed yet", http.StatusServiceUnavailable)
 		return
 	}
-	b, err := json.MarshalIndent(NewStatus(st, m.version), "", "  ")
+	b, err := json.MarshalIndent(NewStatus(st, a.m.Version()), "", "  ")
 	if err != nil {
-		m.log.Error("cannot encode the status", zap.Error(err))
+		a.log.Error("cannot encode the status", zap.Error(err))
 		http.Error(w, "cannot encode the status", http.StatusInternalServerError)
 		return
 	}

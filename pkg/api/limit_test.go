@@ -1,13 +1,11 @@
-package metrics
+package api
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -49,8 +47,8 @@ func burst(t *testing.T, srv *httptest.Server, path string, n int) (codes []int,
 // TestMetricsBurst: 50 concurrent scrapers all get 200, which
 // promhttp's own counter records.
 func TestMetricsBurst(t *testing.T) {
-	m := New(testStore(), Options{})
-	srv := httptest.NewServer(m.Handler())
+	a := newAPI(testStore(t))
+	srv := httptest.NewServer(a.Handler())
 	defer srv.Close()
 	codes, bodies := burst(t, srv, "/metrics", 50)
 	for i, c := range codes {
@@ -58,16 +56,16 @@ func TestMetricsBurst(t *testing.T) {
 			t.Errorf("scrape %d: %d %.200q, want 200 with the state series", i, c, bodies[i])
 		}
 	}
-	if got := testCounter(t, m, `promhttp_metric_handler_requests_total`, `code="200"`); got != 50 {
+	if got := testCounter(t, a, `promhttp_metric_handler_requests_total`, `code="200"`); got != 50 {
 		t.Errorf(`promhttp_metric_handler_requests_total{code="200"} = %v, want 50`, got)
 	}
 }
 
 // testCounter is the value of the series of name with label, read from
-// a scrape of m's registry.
-func testCounter(t *testing.T, m *Metrics, name, label string) float64 {
+// a scrape of a's /metrics.
+func testCounter(t *testing.T, a *API, name, label string) float64 {
 	t.Helper()
-	rec := get(t, m.Handler(), "/metrics")
+	rec := get(t, a.Handler(), "/metrics")
 	for _, line := range strings.Split(rec.Body.String(), "\n") {
 		var v float64
 		if strings.HasPrefix(line, name+"{"+label+"} ") {
@@ -85,9 +83,9 @@ func testCounter(t *testing.T, m *Metrics, name, label string) float64 {
 // document, byte for byte what the plan command prints, encoded once;
 // after a Publish the next burst gets the new State, encoded once more.
 func TestPlanBurst(t *testing.T) {
-	store := testStore()
-	m := New(store, Options{})
-	srv := httptest.NewServer(m.Handler())
+	store := testStore(t)
+	a := newAPI(store)
+	srv := httptest.NewServer(a.Handler())
 	defer srv.Close()
 	for round := uint64(1); round <= 2; round++ {
 		want, err := json.MarshalIndent(store.Load().Doc(), "", "  ")
@@ -105,15 +103,18 @@ func TestPlanBurst(t *testing.T) {
 		if err := json.Unmarshal(bodies[0], &doc); err != nil || doc.Generation != round {
 			t.Errorf("generation %d: served generation %d (%v)", round, doc.Generation, err)
 		}
-		if got := m.plans.builds.Load(); got != round {
+		a.plans.mu.Lock()
+		got := a.plans.builds
+		a.plans.mu.Unlock()
+		if got != int(round) {
 			t.Errorf("after %d states: %d encodings, want one per state", round, got)
 		}
-		publish(store, testPlan(), nil)
+		republish(store)
 	}
 }
 
 func TestPlanFormat(t *testing.T) {
-	h := New(testStore(), Options{}).Handler()
+	h := newAPI(testStore(t)).Handler()
 	for _, path := range []string{"/plan", "/plan?format=json"} {
 		if rec := get(t, h, path); rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "application/json" {
 			t.Errorf("%s: %d %q, want 200 JSON", path, rec.Code, rec.Header().Get("Content-Type"))
@@ -170,10 +171,10 @@ func hold(t *testing.T, h http.Handler, path string) (release func()) {
 func TestLimitRefuses(t *testing.T) {
 	for _, path := range []string{"/plan", "/metrics"} {
 		t.Run(strings.TrimPrefix(path, "/"), func(t *testing.T) {
-			m := New(testStore(), Options{})
-			m.planLimit = limit{inFlight: 1, wait: 20 * time.Millisecond}
-			m.metricsLimit = m.planLimit
-			h := m.Handler()
+			a := newAPI(testStore(t))
+			a.planLimit = limit{inFlight: 1, wait: 20 * time.Millisecond}
+			a.metricsLimit = a.planLimit
+			h := a.Handler()
 			release := hold(t, h, path)
 			rec := get(t, h, path)
 			if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") != "1" ||
@@ -185,7 +186,7 @@ func TestLimitRefuses(t *testing.T) {
 				t.Errorf("after the release: %d, want 200", rec.Code)
 			}
 			if path == "/metrics" {
-				if got := testCounter(t, m, `promhttp_metric_handler_requests_total`, `code="503"`); got != 1 {
+				if got := testCounter(t, a, `promhttp_metric_handler_requests_total`, `code="503"`); got != 1 {
 					t.Errorf(`promhttp_metric_handler_requests_total{code="503"} = %v, want 1`, got)
 				}
 			}
@@ -196,9 +197,9 @@ func TestLimitRefuses(t *testing.T) {
 // TestLimitQueues: a request that finds the slot held waits for it
 // and is served once the holder finishes within the wait.
 func TestLimitQueues(t *testing.T) {
-	m := New(testStore(), Options{})
-	m.planLimit = limit{inFlight: 1, wait: time.Minute}
-	h := m.Handler()
+	a := newAPI(testStore(t))
+	a.planLimit = limit{inFlight: 1, wait: time.Minute}
+	h := a.Handler()
 	release := hold(t, h, "/plan")
 	got := make(chan int, 1)
 	go func() { got <- get(t, h, "/plan").Code }()
@@ -223,66 +224,5 @@ func TestLimitQueues(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the queued request was not served after the release")
-	}
-}
-
-// TestConnLimit: the third connection is accepted only once one of the
-// first two closes, and Close wakes an Accept waiting for a slot.
-func TestConnLimit(t *testing.T) {
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln := limitConns(inner, 2)
-	defer ln.Close()
-	accepted := make(chan net.Conn, 4)
-	acceptErr := make(chan error, 1)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				acceptErr <- err
-				return
-			}
-			accepted <- c
-		}
-	}()
-	for range 3 {
-		c, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-	}
-	first := <-accepted
-	<-accepted
-	select {
-	case <-accepted:
-		t.Fatal("a third connection was accepted with two open")
-	case <-time.After(50 * time.Millisecond):
-	}
-	first.Close()
-	first.Close() // a second Close gives back nothing more
-	third := <-accepted
-	defer third.Close()
-	// Had the second Close given back a slot, a fourth would get in.
-	c4, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c4.Close()
-	select {
-	case <-accepted:
-		t.Fatal("a fourth connection was accepted with two open: a double Close gave back two slots")
-	case <-time.After(50 * time.Millisecond):
-	}
-	select {
-	case err := <-acceptErr:
-		t.Fatalf("Accept failed early: %v", err)
-	case <-time.After(20 * time.Millisecond):
-	}
-	ln.Close()
-	if err := <-acceptErr; !errors.Is(err, net.ErrClosed) {
-		t.Errorf("Accept after Close: %v, want net.ErrClosed", err)
 	}
 }
