@@ -12,7 +12,7 @@ import (
 
 	"github.com/numairqd/numairqd/pkg/kernfs"
 	"github.com/numairqd/numairqd/pkg/netdev"
-	"github.com/numairqd/numairqd/pkg/watch"
+	"github.com/numairqd/numairqd/pkg/nl"
 )
 
 // kthreadStat is a /proc/PID/stat line of a child of kthreadd, with
@@ -223,10 +223,10 @@ func TestAddNetlinkErrors(t *testing.T) {
 	netDir := filepath.Join(fsys.Sys, "class", "net")
 	proc := []Thread{{Iface: "eth0", PID: 300, Queue: -1, Source: SourceProc}}
 	wanted := map[string]bool{"eth0": true}
-	noFamily := fmt.Errorf("netdev napi-get: %w", watch.ErrNoFamily)
+	noFamily := fmt.Errorf("netdev napi-get: %w", nl.ErrNoFamily)
 	threads, unavail, err := addNetlink(&r, netDir, []string{"eth0"}, wanted, proc,
 		func() ([]netdev.NAPI, error) { return nil, noFamily })
-	if err != nil || !errors.Is(unavail, watch.ErrNoFamily) || !slices.Equal(threads, proc) {
+	if err != nil || !errors.Is(unavail, nl.ErrNoFamily) || !slices.Equal(threads, proc) {
 		t.Errorf("no family: %+v, unavailable %v, err %v; want /proc's threads and why", threads, unavail, err)
 	}
 	_, _, err = addNetlink(&r, netDir, []string{"eth0"}, wanted, proc,
