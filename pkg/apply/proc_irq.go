@@ -34,6 +34,9 @@ var ErrEmptyMask = errors.New("empty CPU mask")
 type ProcWriter struct {
 	Proc string
 	Sys  string
+	// Host says that the roots are the running kernel's, the command's
+	// decision: only then are NAPI threads pinned (PinThread).
+	Host bool
 }
 
 // WriteAffinity opens smp_affinity_list write-only, without O_CREAT (a
