@@ -29,9 +29,8 @@ type Options struct {
 }
 
 // Find returns the NAPI kthreads of the interfaces ifaces. With
-// Options.NAPIs it takes what napi-get says (6.8+) and adds the
-// threads only /proc shows (TX-only NAPIs); on a kernel without
-// napi-get it says why in Result.NetlinkErr and reads /proc alone. An
+// Options.NAPIs it takes what napi-get says (6.8+) and adds the threads
+// only /proc shows (TX-only NAPIs); without napi-get, /proc alone. An
 // interface that is not there, or not threaded, has no thread; one
 // removed while it is read is left out, and so is a task whose
 // /proc/PID/stat cannot be parsed.
@@ -58,7 +57,7 @@ func Find(ifaces []string, o Options) (Result, error) {
 	threads, unresolved := byIface(pts, names, wanted)
 	res.Unresolved = unresolved
 	if o.NAPIs != nil {
-		threads, res.NetlinkErr, err = addNetlink(&r, netDir, ifaces, wanted, threads, o.NAPIs)
+		threads, err = addNetlink(&r, netDir, ifaces, wanted, threads, o.NAPIs)
 		if err != nil {
 			return Result{}, err
 		}
@@ -94,7 +93,7 @@ func Find(ifaces []string, o Options) (Result, error) {
 // every interface, asked for only when an interface is wanted, whose
 // NAPIs are matched by the ifindex sysfs gives.
 func addNetlink(r *kernfs.Reader, netDir string, ifaces []string, wanted map[string]bool, threads []Thread,
-	dump func() ([]netdev.NAPI, error)) (_ []Thread, unavail, err error) {
+	dump func() ([]netdev.NAPI, error)) ([]Thread, error) {
 	var napis []netdev.NAPI
 	dumped := false
 	for _, iface := range ifaces {
@@ -104,22 +103,22 @@ func addNetlink(r *kernfs.Reader, netDir string, ifaces []string, wanted map[str
 		path := filepath.Join(netDir, iface, "ifindex")
 		s, ok, err := r.ReadOptional(path)
 		if err != nil {
-			return nil, nil, fmt.Errorf("napi: %w", err)
+			return nil, fmt.Errorf("napi: %w", err)
 		}
 		if !ok {
 			continue // removed meanwhile
 		}
 		ifindex, err := strconv.Atoi(s)
 		if err != nil || ifindex <= 0 {
-			return nil, nil, fmt.Errorf("napi: %w", kernfs.Malformed(path, "ifindex %s", kernfs.Quote(s)))
+			return nil, fmt.Errorf("napi: %w", kernfs.Malformed(path, "ifindex %s", kernfs.Quote(s)))
 		}
 		if !dumped {
 			napis, err = dump()
 			switch {
 			case netdev.Unavailable(err):
-				return threads, err, nil
+				return threads, nil
 			case err != nil:
-				return nil, nil, fmt.Errorf("napi: %w", err)
+				return nil, fmt.Errorf("napi: %w", err)
 			}
 			dumped = true
 		}
@@ -134,5 +133,5 @@ func addNetlink(r *kernfs.Reader, netDir string, ifaces []string, wanted map[str
 			threads = append(threads, t)
 		}
 	}
-	return threads, nil, nil
+	return threads, nil
 }
