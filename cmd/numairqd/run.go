@@ -61,9 +61,9 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	opts := daemon.Options{
 		Sysfs: *sysfs, Procfs: *procfs, Etc: *etc, ConfigPath: path, ConfigOptional: optional,
 		Listen: *listen, DryRun: *dryRun, Events: !*noEvents, Log: log, Notify: sdNotifier{log},
-		FitProcs: procsCfg.fit, Build: b.Build,
+		FitProcs: procsCfg.fit, Build: b.Build, Host: onHost(*sysfs, *procfs),
 	}
-	if onHost(*sysfs, *procfs) {
+	if opts.Host {
 		opts.Netdev, opts.Queues = netdev.Kernel{}, load.NewNetCounters(*sysfs)
 	}
 	if *reloadStatus != "" {

@@ -3,7 +3,7 @@ package apply
 import "github.com/numairqd/numairqd/pkg/cpumask"
 
 // PinThreadWith is ProcWriter.PinThread with setAffinity for
-// napi.Pin, on any procfs root.
+// setAffinity, on any procfs root.
 func (w ProcWriter) PinThreadWith(pid int, comm string, mask cpumask.Mask, setAffinity func(int, cpumask.Mask) (cpumask.Mask, error)) error {
 	return w.pinThread(pid, comm, mask, setAffinity)
 }

@@ -32,8 +32,8 @@ func classifyNAPI(err error) Kind {
 		return KindOK
 	case errors.Is(err, napi.ErrThreadGone), errors.Is(err, syscall.ESRCH), errors.Is(err, ErrNotThatThread):
 		return KindVanished
-	case errors.Is(err, ErrPinRestricted), errors.Is(err, napi.ErrNoOnlineCPU), errors.Is(err, syscall.EINVAL),
-		errors.Is(err, napi.ErrNotPermitted), errors.Is(err, syscall.EPERM):
+	case errors.Is(err, ErrPinRestricted), errors.Is(err, ErrNoOnlineCPU), errors.Is(err, syscall.EINVAL),
+		errors.Is(err, ErrNotPermitted), errors.Is(err, syscall.EPERM):
 		return KindRefused
 	default:
 		return KindError

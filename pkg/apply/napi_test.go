@@ -113,8 +113,8 @@ func TestApplyNAPIClassifiesErrors(t *testing.T) {
 	}
 	w := &fakeWriter{pin: map[int]error{
 		rx[0]: pinErr(syscall.ESRCH, napi.ErrThreadGone),
-		rx[1]: pinErr(syscall.EINVAL, napi.ErrNoOnlineCPU),
-		rx[2]: pinErr(syscall.EPERM, napi.ErrNotPermitted),
+		rx[1]: pinErr(syscall.EINVAL, apply.ErrNoOnlineCPU),
+		rx[2]: pinErr(syscall.EPERM, apply.ErrNotPermitted),
 		rx[3]: fmt.Errorf("/proc/1/status: Name \"bash\": %w", apply.ErrNotThatThread),
 		tx[0]: fmt.Errorf("napi: sched_setaffinity pid %d: %w", tx[0], syscall.EFAULT),
 		tx[1]: fmt.Errorf("pin pid %d to 0-1: the kernel kept 1: %w", tx[1], apply.ErrPinRestricted),
@@ -242,8 +242,8 @@ func TestApplyNAPIDryRun(t *testing.T) {
 	}
 }
 
-// ProcWriter pins only at the host's /proc: a fixture's pids are not
-// this machine's threads.
+// ProcWriter pins only when the command said the roots are the host's:
+// a fixture's pids are not this machine's threads.
 func TestProcWriterPinThreadRefusesFixtureRoots(t *testing.T) {
 	err := apply.ProcWriter{Proc: t.TempDir()}.PinThread(1, "napi/eth0-8193", cpumask.New(0))
 	if !errors.Is(err, apply.ErrNotHostProc) {

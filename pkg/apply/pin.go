@@ -7,11 +7,12 @@ import (
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/napi"
 	"github.com/numairqd/numairqd/pkg/topology"
+	"golang.org/x/sys/unix"
 )
 
 var (
-	// ErrNotHostProc is PinThread's answer on a procfs root other than
-	// /proc: a fixture tree's pids are not this machine's threads, and
+	// ErrNotHostProc is PinThread's answer when the roots are not the
+	// host's: a fixture tree's pids are not this machine's threads, and
 	// sched_setaffinity would move whatever runs under them.
 	ErrNotHostProc = errors.New("NAPI threads are pinned only at the host's /proc")
 	// ErrNotThatThread: the pid no longer names the NAPI kthread planned
@@ -21,30 +22,37 @@ var (
 	// given fewer of the online CPUs asked for, as when its cpuset
 	// (cgroup v2 isolated or root partitions) leaves some out.
 	ErrPinRestricted = errors.New("the kernel kept only part of the mask")
+	// ErrNoOnlineCPU: EINVAL from sched_setaffinity, which means none of
+	// the CPUs asked for is online and in the thread's cpuset, or a
+	// thread no one may move (PF_NO_SETAFFINITY).
+	ErrNoOnlineCPU = errors.New("no CPU of the mask is online")
+	// ErrNotPermitted: the caller may not move the thread (EPERM: no
+	// CAP_SYS_NICE).
+	ErrNotPermitted = errors.New("not permitted")
 )
 
 // PinThread sets the CPUs of NAPI kthread pid, named comm, with
-// sched_setaffinity(2) (napi.Pin), only when Proc is "/proc". Right
-// before, it checks that the pid is still the kernel thread named comm
-// (napi.CheckThread), else ErrNotThatThread; a pid reused since the plan was read is
-// never pinned. The affinity read back must be mask on the online CPUs
-// (Sys's devices/system/cpu/online), else ErrPinRestricted. Other
-// errors wrap napi.ErrThreadGone (ESRCH), napi.ErrNoOnlineCPU (EINVAL)
-// or napi.ErrNotPermitted (EPERM) and the errno.
+// sched_setaffinity(2), only when Host is set. Right before, it checks
+// that the pid is still the kernel thread named comm (napi.CheckThread),
+// else ErrNotThatThread: a pid reused since the plan was read is never
+// pinned. The affinity read back must be mask on the online CPUs (Sys's
+// devices/system/cpu/online), else ErrPinRestricted. Other errors wrap
+// napi.ErrThreadGone (ESRCH), ErrNoOnlineCPU (EINVAL) or
+// ErrNotPermitted (EPERM) and the errno.
 func (w ProcWriter) PinThread(pid int, comm string, mask cpumask.Mask) error {
-	if w.Proc != "/proc" {
+	if !w.Host {
 		return fmt.Errorf("pin pid %d: %w (procfs root %s)", pid, ErrNotHostProc, w.Proc)
 	}
-	return w.pinThread(pid, comm, mask, napi.Pin)
+	return w.pinThread(pid, comm, mask, setAffinity)
 }
 
-// pinThread is PinThread with setAffinity for napi.Pin, so tests can
-// run it on a fixture tree.
-func (w ProcWriter) pinThread(pid int, comm string, mask cpumask.Mask, setAffinity func(int, cpumask.Mask) (cpumask.Mask, error)) error {
+// pinThread is PinThread with set for setAffinity, so tests can run it
+// on a fixture tree.
+func (w ProcWriter) pinThread(pid int, comm string, mask cpumask.Mask, set func(int, cpumask.Mask) (cpumask.Mask, error)) error {
 	if err := napi.CheckThread(w.Proc, pid, comm); err != nil {
 		return err
 	}
-	got, err := setAffinity(pid, mask)
+	got, err := set(pid, mask)
 	if err != nil {
 		return err
 	}
@@ -59,4 +67,52 @@ func (w ProcWriter) pinThread(pid int, comm string, mask cpumask.Mask, setAffini
 		return fmt.Errorf("pin pid %d (%s) to %s: the kernel kept %s: %w", pid, comm, want, got, ErrPinRestricted)
 	}
 	return nil
+}
+
+// setAffinity sets the CPU affinity of thread pid to cpus and returns
+// the affinity read back: cpus minus what the kernel would not give
+// (CPUs offline or outside the thread's cpuset).
+func setAffinity(pid int, cpus cpumask.Mask) (cpumask.Mask, error) {
+	if pid <= 0 {
+		return cpumask.Mask{}, fmt.Errorf("pin pid %d: not a pid", pid)
+	}
+	var set unix.CPUSet
+	for cpu := range cpus.All() {
+		if cpu >= len(set)*64 {
+			return cpumask.Mask{}, fmt.Errorf("pin pid %d: CPU %d beyond the %d a CPU set holds", pid, cpu, len(set)*64)
+		}
+		set.Set(cpu)
+	}
+	if set.Count() == 0 {
+		return cpumask.Mask{}, fmt.Errorf("pin pid %d: %w: empty mask", pid, ErrNoOnlineCPU)
+	}
+	if err := unix.SchedSetaffinity(pid, &set); err != nil {
+		return cpumask.Mask{}, classifyPin("sched_setaffinity", pid, err)
+	}
+	if err := unix.SchedGetaffinity(pid, &set); err != nil {
+		return cpumask.Mask{}, classifyPin("sched_getaffinity", pid, err)
+	}
+	var got []int
+	for cpu := range len(set) * 64 {
+		if set.IsSet(cpu) {
+			got = append(got, cpu)
+		}
+	}
+	return cpumask.New(got...), nil
+}
+
+// classifyPin wraps errno from a sched_*affinity call on pid.
+func classifyPin(op string, pid int, err error) error {
+	var kind error
+	switch {
+	case errors.Is(err, unix.ESRCH):
+		kind = napi.ErrThreadGone
+	case errors.Is(err, unix.EINVAL):
+		kind = ErrNoOnlineCPU
+	case errors.Is(err, unix.EPERM):
+		kind = ErrNotPermitted
+	default:
+		return fmt.Errorf("%s pid %d: %w", op, pid, err)
+	}
+	return fmt.Errorf("%s pid %d: %w: %w", op, pid, kind, err)
 }

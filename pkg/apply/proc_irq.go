@@ -34,6 +34,9 @@ var ErrEmptyMask = errors.New("empty CPU mask")
 type ProcWriter struct {
 	Proc string
 	Sys  string
+	// Host says that the roots are the running kernel's, the command's
+	// decision: only then are NAPI threads pinned (PinThread).
+	Host bool
 }
 
 // WriteAffinity writes mask to smp_affinity_list (writeOnce). Errors

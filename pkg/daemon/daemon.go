@@ -69,9 +69,13 @@ type Options struct {
 	// weighs queues by the interrupt estimate alone (the command passes
 	// netdev's reader on the host's roots).
 	Queues load.QueueReader
-	// Netdev answers netdev netlink for each IRQ's queue; nil: the
-	// names alone (the command passes netdev.Kernel on the host's roots).
+	// Netdev answers netdev netlink for each IRQ's queue and NAPI
+	// thread; nil: the names and /proc alone (the command passes
+	// netdev.Kernel on the host's roots).
 	Netdev inventory.Netdev
+	// Host says that the roots are the running kernel's (the command
+	// decides): only then are NAPI threads pinned.
+	Host   bool
 	Log    *zap.Logger
 	Notify Notifier
 	// FitProcs, if set, is told after a round that changed how many
@@ -138,7 +142,7 @@ func New(opts Options) (*Daemon, error) {
 		opts.Notify = nopNotifier{}
 	}
 	if opts.Writer == nil {
-		opts.Writer = apply.ProcWriter{Proc: opts.Procfs, Sys: opts.Sysfs}
+		opts.Writer = apply.ProcWriter{Proc: opts.Procfs, Sys: opts.Sysfs, Host: opts.Host}
 	}
 	d := &Daemon{opts: opts, log: opts.Log, roots: machine.Roots{Sys: opts.Sysfs, Proc: opts.Procfs, Etc: opts.Etc, Netdev: opts.Netdev}}
 	d.reader = machine.NewReader(d.roots)

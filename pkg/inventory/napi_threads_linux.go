@@ -17,10 +17,10 @@ import (
 
 // readNAPI fills each device's NAPI with its threaded interfaces'
 // kthreads. Only /sys/class/net/IF/threaded is read per interface; /proc
-// is scanned only when one of them is on, once for all. Netlink is
-// asked only at the host's roots: napi-get describes the running
-// kernel, not a fixture tree. An interface whose threaded cannot be
-// read, and a failed search, are in the device's NAPI.Err.
+// is scanned only when one of them is on, once for all. napi-get is
+// asked only through fsys.Netdev, which the command sets at the host's
+// roots alone. An interface whose threaded cannot be read, and a failed
+// search, are in the device's NAPI.Err.
 func (fsys FS) readNAPI(kr *kernfs.Reader, devs []Device) {
 	var threaded []string
 	for i := range devs {
@@ -37,7 +37,11 @@ func (fsys FS) readNAPI(kr *kernfs.Reader, devs []Device) {
 	if len(threaded) == 0 {
 		return
 	}
-	res, err := napi.Find(threaded, napi.Options{FS: napi.FS{Proc: fsys.Proc, Sys: fsys.Sys}, Netlink: fsys.Proc == "/proc" && fsys.Sys == "/sys"})
+	o := napi.Options{FS: napi.FS{Proc: fsys.Proc, Sys: fsys.Sys}}
+	if fsys.Netdev != nil {
+		o.NAPIs = fsys.Netdev.NAPIs
+	}
+	res, err := napi.Find(threaded, o)
 	for i := range devs {
 		d := &devs[i]
 		if len(d.NAPI.Threaded) == 0 {

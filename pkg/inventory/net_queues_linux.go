@@ -13,10 +13,28 @@ import (
 
 // Netdev is the kernel's netdev netlink family as the inventory asks it
 // (netdev.Kernel on a host): queue-get links each rx and tx queue to a
-// NAPI, napi-get each NAPI to its IRQ, where the driver sets them (6.8+).
+// NAPI, napi-get each NAPI to its IRQ and kthread, where the driver sets
+// them (6.8+).
 type Netdev interface {
 	Queues() ([]netdev.Queue, error)
 	NAPIs() ([]netdev.NAPI, error)
+}
+
+// oneNAPIDump is a Netdev that dumps napi-get at most once: one read's
+// queue identity (readNetQueues) and NAPI threads (readNAPI) share it.
+type oneNAPIDump struct {
+	Netdev
+	napis  []netdev.NAPI
+	err    error
+	dumped bool
+}
+
+func (o *oneNAPIDump) NAPIs() ([]netdev.NAPI, error) {
+	if !o.dumped {
+		o.napis, o.err = o.Netdev.NAPIs()
+		o.dumped = true
+	}
+	return o.napis, o.err
 }
 
 // readNetQueues fills each device's NetQueues from fsys.Netdev (nil:

@@ -7,21 +7,24 @@ import (
 	"testing"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
+	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/napi"
 	"github.com/numairqd/numairqd/pkg/netdev"
-	"github.com/numairqd/numairqd/pkg/watch"
+	"github.com/numairqd/numairqd/pkg/nl"
 )
 
 // fakeNetdev answers queue-get and napi-get from fixed lists, counting
 // the calls.
 type fakeNetdev struct {
-	queues []netdev.Queue
-	napis  []netdev.NAPI
-	err    error
-	calls  int
+	queues    []netdev.Queue
+	napis     []netdev.NAPI
+	err       error
+	calls     int // queue-get dumps
+	napiCalls int
 }
 
 func (f *fakeNetdev) Queues() ([]netdev.Queue, error) { f.calls++; return f.queues, f.err }
-func (f *fakeNetdev) NAPIs() ([]netdev.NAPI, error)   { return f.napis, f.err }
+func (f *fakeNetdev) NAPIs() ([]netdev.NAPI, error)   { f.napiCalls++; return f.napis, f.err }
 
 // TestNetQueues reads the lab guest (eth0 is ifindex 2, IRQs 24-36) with
 // a netdev family that links rx and tx queue K to NAPI 100+K, whose IRQ
@@ -73,7 +76,7 @@ func TestNetQueues(t *testing.T) {
 		err     error
 		wantErr bool
 	}{
-		{watch.ErrNoFamily, false},
+		{nl.ErrNoFamily, false},
 		{syscall.EOPNOTSUPP, false},
 		{syscall.EPERM, true},
 	} {
@@ -85,6 +88,32 @@ func TestNetQueues(t *testing.T) {
 		d, _ := inv.Device("0000:41:00.0")
 		if d.NetQueues != nil || (d.NetQueuesErr != nil) != tt.wantErr || (tt.wantErr && !errors.Is(d.NetQueuesErr, tt.err)) {
 			t.Errorf("netlink error %v: NetQueues %v, NetQueuesErr %v; want none and an error: %v", tt.err, d.NetQueues, d.NetQueuesErr, tt.wantErr)
+		}
+	}
+}
+
+// One read dumps napi-get once: queue identity and the NAPI threads of
+// a threaded interface share it, on a full read as on an affinities one.
+func TestOneNAPIDumpPerRead(t *testing.T) {
+	tr := fakesys.New(t)
+	tr.AddMachine(fakesys.QEMUGuest())
+	tr.AddQEMUGuestDevices()
+	threads, rx, _ := fakesys.VirtioNAPIThreads("eth0", 2, 8193, 400, cpumask.New(0, 1))
+	tr.AddNAPIThreads("eth0", threads...)
+	nd := &fakeNetdev{
+		queues: []netdev.Queue{{Ifindex: 2, Type: netdev.QueueRX, ID: 0, NAPI: 8193}},
+		napis:  []netdev.NAPI{{Ifindex: 2, ID: 8193, IRQ: 25, PID: rx[0]}},
+	}
+	r := NewReader(FS{Proc: tr.Proc(), Sys: tr.Sys(), Netdev: nd})
+	for _, least := range []Depth{DepthAll, DepthAffinities} {
+		nd.calls, nd.napiCalls = 0, 0
+		inv, _, err := r.Read(cpumask.New(0, 1, 2, 3, 4, 5, 6, 7), least)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, _ := inv.Device("0000:41:00.0")
+		if nd.napiCalls != 1 || len(d.NAPI.Threads) == 0 || d.NAPI.Threads[0].Source != napi.SourceNetlink {
+			t.Errorf("read %v: %d napi-get dumps, threads %+v; want 1, the first from netlink", least, nd.napiCalls, d.NAPI.Threads)
 		}
 	}
 }

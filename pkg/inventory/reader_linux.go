@@ -69,7 +69,11 @@ func (r *Reader) Read(online cpumask.Mask, least Depth) (*Inventory, Depth, erro
 		return nil, DepthAll, err
 	}
 	defer ir.Close()
-	k, err := r.fs.readKey(&ir.r, ir.dirfd)
+	fsys := r.fs
+	if fsys.Netdev != nil {
+		fsys.Netdev = &oneNAPIDump{Netdev: fsys.Netdev}
+	}
+	k, err := fsys.readKey(&ir.r, ir.dirfd)
 	depth := DepthAll
 	if r.last != nil {
 		depth = DepthInterrupts
@@ -82,9 +86,9 @@ func (r *Reader) Read(online cpumask.Mask, least Depth) (*Inventory, Depth, erro
 	case err != nil:
 	case depth == DepthInterrupts && least == DepthAffinities && k.equal(r.key):
 		depth = DepthAffinities
-		inv, f, err = r.affinities(ir, online)
+		inv, f, err = r.affinities(fsys, ir, online)
 	default:
-		inv, f, err = r.interrupts(ir, k)
+		inv, f, err = r.interrupts(fsys, ir, k)
 	}
 	if err != nil {
 		r.last = nil
@@ -99,7 +103,7 @@ func (r *Reader) Read(online cpumask.Mask, least Depth) (*Inventory, Depth, erro
 // things a CPU going on- or offline changes (virtio-net rewrites the
 // first two on every CPU event; the kernel resets a kthread whose CPUs
 // all went offline).
-func (r *Reader) affinities(ir *irqReader, online cpumask.Mask) (*Inventory, []facts, error) {
+func (r *Reader) affinities(fsys FS, ir *irqReader, online cpumask.Mask) (*Inventory, []facts, error) {
 	irqs, f := slices.Clone(r.last.IRQs), slices.Clone(r.facts)
 	todo := make([]int, 0, len(irqs))
 	for i, q := range irqs {
@@ -108,14 +112,14 @@ func (r *Reader) affinities(ir *irqReader, online cpumask.Mask) (*Inventory, []f
 		}
 	}
 	irqs, f = readIRQs(ir, irqs, f, todo)
-	devs := r.fs.readQueues(&ir.r, r.last.Devices)
+	devs := fsys.readQueues(&ir.r, r.last.Devices)
 	return &Inventory{CPUs: online, IRQs: irqs, Devices: devs}, f, nil
 }
 
 // interrupts reads /proc/interrupts, the devices k lists and every
 // IRQ's affinity, and the rest of what it cannot keep.
-func (r *Reader) interrupts(ir *irqReader, k key) (*Inventory, []facts, error) {
-	ints, err := r.fs.readInterrupts(false)
+func (r *Reader) interrupts(fsys FS, ir *irqReader, k key) (*Inventory, []facts, error) {
+	ints, err := fsys.readInterrupts(false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -130,11 +134,11 @@ func (r *Reader) interrupts(ir *irqReader, k key) (*Inventory, []facts, error) {
 			kept[l.bdf] = d
 		}
 	}
-	devs, err := r.fs.readPCIDevices(&ir.r, k.devices, kept)
+	devs, err := fsys.readPCIDevices(&ir.r, k.devices, kept)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := r.fs.readNetInterfaces(&ir.r, k.net, devs); err != nil {
+	if err := fsys.readNetInterfaces(&ir.r, k.net, devs); err != nil {
 		return nil, nil, err
 	}
 	rows := ints.Rows // ascending on Linux
@@ -157,8 +161,8 @@ func (r *Reader) interrupts(ir *irqReader, k key) (*Inventory, []facts, error) {
 	irqs, f = readIRQs(ir, irqs, f, todo)
 	inv := &Inventory{CPUs: cpumask.New(ints.CPUs...), IRQs: irqs}
 	link(inv, devs)
-	r.fs.readNetQueues(&ir.r, inv.Devices)
-	inv.Devices = r.fs.readQueues(&ir.r, inv.Devices)
+	fsys.readNetQueues(&ir.r, inv.Devices)
+	inv.Devices = fsys.readQueues(&ir.r, inv.Devices)
 	return inv, f, nil
 }
 

@@ -20,17 +20,17 @@ type FS struct{ Proc, Sys string }
 // Options tune Find.
 type Options struct {
 	FS FS
-	// Netlink asks the kernel's napi-get first. The answer is about the
-	// running kernel, so set it only with FS at the real roots. Its pids
-	// are the initial PID namespace's on kernels without the fix that
-	// translates them (docs/datapath-draft.md §9.3): run in the host's.
-	Netlink bool
+	// NAPIs, if set, is the kernel's napi-get dump (netdev.DumpNAPIs, or
+	// one shared with the caller's other readers), asked first. It is
+	// about the running kernel: set it only with FS at the host's roots.
+	// Its pids are the initial PID namespace's on kernels without the
+	// fix that translates them (docs/datapath-draft.md §9.3).
+	NAPIs func() ([]netdev.NAPI, error)
 }
 
 // Find returns the NAPI kthreads of the interfaces ifaces. With
-// Options.Netlink it takes what napi-get says (6.8+) and adds the
-// threads only /proc shows (TX-only NAPIs); on a kernel without
-// napi-get it says why in Result.NetlinkErr and reads /proc alone. An
+// Options.NAPIs it takes what napi-get says (6.8+) and adds the threads
+// only /proc shows (TX-only NAPIs); without napi-get, /proc alone. An
 // interface that is not there, or not threaded, has no thread; one
 // removed while it is read is left out, and so is a task whose
 // /proc/PID/stat cannot be parsed.
@@ -56,8 +56,8 @@ func Find(ifaces []string, o Options) (Result, error) {
 	}
 	threads, unresolved := byIface(pts, names, wanted)
 	res.Unresolved = unresolved
-	if o.Netlink {
-		threads, res.NetlinkErr, err = addNetlink(&r, netDir, ifaces, wanted, threads, netdev.DumpNAPIs)
+	if o.NAPIs != nil {
+		threads, err = addNetlink(&r, netDir, ifaces, wanted, threads, o.NAPIs)
 		if err != nil {
 			return Result{}, err
 		}
@@ -89,11 +89,11 @@ func Find(ifaces []string, o Options) (Result, error) {
 // addNetlink replaces the /proc view of each wanted interface's threads
 // by napi-get's where the kernel has it: napi-get's threads first, then
 // those only /proc shows. A kernel without napi-get returns threads
-// unchanged and why in unavail. dump is netdev.DumpNAPIs, a fake in
-// tests: one dump of every interface, asked for only when an interface
-// is wanted, whose NAPIs are matched by the ifindex sysfs gives.
+// unchanged and why in unavail. dump is Options.NAPIs: one dump of
+// every interface, asked for only when an interface is wanted, whose
+// NAPIs are matched by the ifindex sysfs gives.
 func addNetlink(r *kernfs.Reader, netDir string, ifaces []string, wanted map[string]bool, threads []Thread,
-	dump func() ([]netdev.NAPI, error)) (_ []Thread, unavail, err error) {
+	dump func() ([]netdev.NAPI, error)) ([]Thread, error) {
 	var napis []netdev.NAPI
 	dumped := false
 	for _, iface := range ifaces {
@@ -103,22 +103,22 @@ func addNetlink(r *kernfs.Reader, netDir string, ifaces []string, wanted map[str
 		path := filepath.Join(netDir, iface, "ifindex")
 		s, ok, err := r.ReadOptional(path)
 		if err != nil {
-			return nil, nil, fmt.Errorf("napi: %w", err)
+			return nil, fmt.Errorf("napi: %w", err)
 		}
 		if !ok {
 			continue // removed meanwhile
 		}
 		ifindex, err := strconv.Atoi(s)
 		if err != nil || ifindex <= 0 {
-			return nil, nil, fmt.Errorf("napi: %w", kernfs.Malformed(path, "ifindex %s", kernfs.Quote(s)))
+			return nil, fmt.Errorf("napi: %w", kernfs.Malformed(path, "ifindex %s", kernfs.Quote(s)))
 		}
 		if !dumped {
 			napis, err = dump()
 			switch {
 			case netdev.Unavailable(err):
-				return threads, err, nil
+				return threads, nil
 			case err != nil:
-				return nil, nil, fmt.Errorf("napi: %w", err)
+				return nil, fmt.Errorf("napi: %w", err)
 			}
 			dumped = true
 		}
@@ -133,5 +133,5 @@ func addNetlink(r *kernfs.Reader, netDir string, ifaces []string, wanted map[str
 			threads = append(threads, t)
 		}
 	}
-	return threads, nil, nil
+	return threads, nil
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/numairqd/numairqd/pkg/kernfs"
 	"github.com/numairqd/numairqd/pkg/netdev"
-	"github.com/numairqd/numairqd/pkg/watch"
+	"github.com/numairqd/numairqd/pkg/nl"
 )
 
 // kthreadStat is a /proc/PID/stat line of a child of kthreadd, with
@@ -99,8 +99,8 @@ func TestFindVirtioNet61(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Threads) != 16 || len(res.Unresolved) != 0 || res.NetlinkErr != nil {
-		t.Fatalf("got %d threads, unresolved %v, netlink %v; want 16, none, nil: %+v", len(res.Threads), res.Unresolved, res.NetlinkErr, res.Threads)
+	if len(res.Threads) != 16 || len(res.Unresolved) != 0 {
+		t.Fatalf("got %d threads, unresolved %v; want 16, none: %+v", len(res.Threads), res.Unresolved, res.Threads)
 	}
 	// Sorted by kind, then queue: rx before tx.
 	rx, tx := res.Threads[:8], res.Threads[8:]
@@ -202,34 +202,34 @@ func TestAddNetlink(t *testing.T) {
 	netDir := filepath.Join(fsys.Sys, "class", "net")
 	proc := Thread{Iface: "eth0", PID: 300, NAPIID: 8193, Queue: -1, Source: SourceProc}
 	ifaces := []string{"enp1s0", "eth0", "lo"}
-	threads, unavail, err := addNetlink(&r, netDir, ifaces, map[string]bool{"eth0": true, "enp1s0": true}, []Thread{proc}, dump)
-	if err != nil || unavail != nil || calls != 1 {
-		t.Fatalf("err %v, unavailable %v, %d dumps; want one dump", err, unavail, calls)
+	threads, err := addNetlink(&r, netDir, ifaces, map[string]bool{"eth0": true, "enp1s0": true}, []Thread{proc}, dump)
+	if err != nil || calls != 1 {
+		t.Fatalf("err %v, %d dumps; want one dump", err, calls)
 	}
 	want := []Thread{proc, {Iface: "enp1s0", PID: 700, NAPIID: 9000, IRQ: 40, Queue: -1, Source: SourceNetlink}}
 	if !slices.Equal(threads, want) {
 		t.Errorf("threads %+v, want %+v", threads, want)
 	}
-	if _, _, err := addNetlink(&r, netDir, ifaces, map[string]bool{}, nil, dump); err != nil || calls != 1 {
+	if _, err := addNetlink(&r, netDir, ifaces, map[string]bool{}, nil, dump); err != nil || calls != 1 {
 		t.Errorf("no interface wanted: err %v, %d dumps; want none", err, calls)
 	}
 }
 
-// A kernel without napi-get leaves /proc's threads and says why; any
-// other dump error fails.
+// A kernel without napi-get leaves /proc's threads; any other dump
+// error fails.
 func TestAddNetlinkErrors(t *testing.T) {
 	fsys := labTree(t)
 	var r kernfs.Reader
 	netDir := filepath.Join(fsys.Sys, "class", "net")
 	proc := []Thread{{Iface: "eth0", PID: 300, Queue: -1, Source: SourceProc}}
 	wanted := map[string]bool{"eth0": true}
-	noFamily := fmt.Errorf("netdev napi-get: %w", watch.ErrNoFamily)
-	threads, unavail, err := addNetlink(&r, netDir, []string{"eth0"}, wanted, proc,
+	noFamily := fmt.Errorf("netdev napi-get: %w", nl.ErrNoFamily)
+	threads, err := addNetlink(&r, netDir, []string{"eth0"}, wanted, proc,
 		func() ([]netdev.NAPI, error) { return nil, noFamily })
-	if err != nil || !errors.Is(unavail, watch.ErrNoFamily) || !slices.Equal(threads, proc) {
-		t.Errorf("no family: %+v, unavailable %v, err %v; want /proc's threads and why", threads, unavail, err)
+	if err != nil || !slices.Equal(threads, proc) {
+		t.Errorf("no family: %+v, err %v; want /proc's threads", threads, err)
 	}
-	_, _, err = addNetlink(&r, netDir, []string{"eth0"}, wanted, proc,
+	_, err = addNetlink(&r, netDir, []string{"eth0"}, wanted, proc,
 		func() ([]netdev.NAPI, error) { return nil, fmt.Errorf("dump: %w", syscall.EPERM) })
 	if !errors.Is(err, syscall.EPERM) {
 		t.Errorf("EPERM: err %v, want it", err)

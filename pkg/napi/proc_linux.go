@@ -161,9 +161,14 @@ func anyWanted(names []string, wanted map[string]bool) bool {
 	return false
 }
 
-// ErrNotThatThread: the pid no longer names the NAPI kthread it was
-// found as (it exited and the pid was reused).
-var ErrNotThatThread = errors.New("pid is no longer the NAPI kthread")
+var (
+	// ErrThreadGone: the thread exited (ESRCH), as after its device was
+	// removed or its NAPI deleted; rediscover.
+	ErrThreadGone = errors.New("thread gone")
+	// ErrNotThatThread: the pid no longer names the NAPI kthread it was
+	// found as (it exited and the pid was reused).
+	ErrNotThatThread = errors.New("pid is no longer the NAPI kthread")
+)
 
 // CheckThread reads <proc>/PID/stat and returns nil when pid is still a
 // kernel thread (child of kthreadd, PF_KTHREAD) named comm, as scanProc

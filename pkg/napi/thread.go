@@ -47,7 +47,4 @@ type Unresolved struct {
 type Result struct {
 	Threads    []Thread // by interface, then kind, queue, id and pid
 	Unresolved []Unresolved
-	// NetlinkErr says why napi-get was not used (a kernel before 6.8:
-	// no family, or EOPNOTSUPP/EINVAL for the command); nil when it was.
-	NetlinkErr error
 }

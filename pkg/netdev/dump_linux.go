@@ -6,7 +6,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/numairqd/numairqd/pkg/watch"
+	"github.com/mdlayher/netlink"
+
+	"github.com/numairqd/numairqd/pkg/nl"
 )
 
 const (
@@ -16,6 +18,16 @@ const (
 	// direction. A host past it gets an error, not a partial answer.
 	MaxReplies = 1 << 16
 )
+
+// Kernel asks the running kernel (the inventory's Netdev on a host):
+// each call is one bounded dump.
+type Kernel struct{}
+
+// Queues dumps queue-get.
+func (Kernel) Queues() ([]Queue, error) { return DumpQueues() }
+
+// NAPIs dumps napi-get.
+func (Kernel) NAPIs() ([]NAPI, error) { return DumpNAPIs() }
 
 // DumpQueues runs the queue-get dump for every interface that is up:
 // its configured RX then TX queues, each with the NAPI that serves it
@@ -34,7 +46,12 @@ func DumpNAPIs() ([]NAPI, error) {
 // counters of each queue of every interface that is up whose driver
 // keeps per-queue counters.
 func DumpQStats() ([]Stats, error) {
-	req := watch.AppendAttrU32(nil, attrQStatsScope, qstatsScopeQueue)
+	ae := netlink.NewAttributeEncoder()
+	ae.Uint32(attrQStatsScope, qstatsScopeQueue)
+	req, err := ae.Encode()
+	if err != nil {
+		return nil, fmt.Errorf("netdev qstats-get: %w", err)
+	}
 	return dump("qstats-get", cmdQStatsGet, req, parseStats)
 }
 
@@ -43,25 +60,17 @@ func DumpQStats() ([]Stats, error) {
 // family that does not know it (EOPNOTSUPP for an unknown command,
 // EINVAL for an attribute past its policy). Callers fall back quietly.
 func Unavailable(err error) bool {
-	return errors.Is(err, watch.ErrNoFamily) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.EINVAL)
+	return errors.Is(err, nl.ErrNoFamily) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.EINVAL)
 }
 
-// dumpGeneric is watch.DumpGeneric; tests give fakes.
-var dumpGeneric = watch.DumpGeneric
+// dumpGeneric is nl.Dump; tests give fakes.
+var dumpGeneric = nl.Dump
 
 // dump runs command cmd of the family with the request attributes req
 // and parses each reply with parse, which may skip one (ok false).
-//
-// A device that goes during the dump: the kernel walks the devices in
-// ifindex order (for_each_netdev_dump, resuming after the last ifindex
-// it sent), so one removed before it is reached is not listed and one
-// removed after keeps the replies already sent; an all-interface dump
-// never ends in ENODEV. Should a kernel end it so anyway, the replies
-// before it are kept and no error is returned: the device is gone, and
-// the caller's next read sees it so.
 func dump[T any](what string, cmd uint8, req []byte, parse func([]byte) (T, bool, error)) ([]T, error) {
 	replies, err := dumpGeneric(familyName, cmd, familyVersion, req, MaxReplies, Timeout)
-	if err != nil && !errors.Is(err, syscall.ENODEV) {
+	if err != nil {
 		return nil, fmt.Errorf("netdev %s: %w", what, err)
 	}
 	out := make([]T, 0, len(replies))

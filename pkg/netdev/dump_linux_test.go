@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/numairqd/numairqd/pkg/kernfs"
-	"github.com/numairqd/numairqd/pkg/watch"
+	"github.com/numairqd/numairqd/pkg/nl"
 )
 
 // fakeDump replaces dumpGeneric until the test ends: it checks the
@@ -47,27 +47,16 @@ func TestDumpQStatsRequest(t *testing.T) {
 	}
 }
 
-// A dump the kernel ends with ENODEV keeps the replies before it; any
-// other errno fails it, with nothing.
+// A dump the kernel ends with an errno fails, with nothing.
 func TestDumpEndedByKernel(t *testing.T) {
-	partial := [][]byte{napiReply(8193, 2, -1, -1)}
-	enodev := fmt.Errorf("genl netdev: dump 11: %w", os.NewSyscallError("dump", syscall.ENODEV))
-	fakeDump(t, cmdNAPIGet, nil, partial, enodev)
-	if got, err := DumpNAPIs(); err != nil || len(got) != 1 || got[0].ID != 8193 {
-		t.Errorf("ENODEV after one reply: %+v, %v; want the reply, no error", got, err)
-	}
-	fakeDump(t, cmdNAPIGet, nil, nil, enodev)
-	if got, err := DumpNAPIs(); err != nil || len(got) != 0 {
-		t.Errorf("ENODEV alone: %+v, %v; want nothing, no error", got, err)
-	}
-	fakeDump(t, cmdNAPIGet, nil, partial, fmt.Errorf("dump: %w", syscall.ENOMEM))
+	fakeDump(t, cmdNAPIGet, nil, nil, fmt.Errorf("dump: %w", syscall.ENOMEM))
 	if got, err := DumpNAPIs(); !errors.Is(err, syscall.ENOMEM) || got != nil || Unavailable(err) {
 		t.Errorf("ENOMEM: %+v, %v; want the error and nothing", got, err)
 	}
 }
 
 func TestDumpErrors(t *testing.T) {
-	fakeDump(t, cmdQueueGet, nil, nil, fmt.Errorf("genl netdev: family %q: %w", "netdev", watch.ErrNoFamily))
+	fakeDump(t, cmdQueueGet, nil, nil, fmt.Errorf("genl netdev: family %q: %w", "netdev", nl.ErrNoFamily))
 	if _, err := DumpQueues(); !Unavailable(err) || !strings.Contains(err.Error(), "netdev queue-get") {
 		t.Errorf("no family: %v; want Unavailable, naming queue-get", err)
 	}
@@ -87,7 +76,7 @@ func TestUnavailable(t *testing.T) {
 		err  error
 		want bool
 	}{
-		{fmt.Errorf("x: %w", watch.ErrNoFamily), true},
+		{fmt.Errorf("x: %w", nl.ErrNoFamily), true},
 		{fmt.Errorf("dump: %w", os.NewSyscallError("dump", syscall.EOPNOTSUPP)), true},
 		{fmt.Errorf("dump: %w", syscall.EINVAL), true},
 		{fmt.Errorf("dump: %w", syscall.EPERM), false},

@@ -69,15 +69,12 @@ func EthtoolQueueStats(iface string) (stats []Stats, rule string, err error) {
 	return stats, driver + " " + format, nil
 }
 
-// readEthtoolStats reads the ETH_SS_STATS names and values: the count, then
-// the strings, then the values. Between the calls the driver may change its
-// count (ethtool -L). Kernels with the fix in net/ethtool/ioctl.c
-// (ethtool_get_strings, ethtool_get_stats; in stable trees too, and in this
-// host's 6.18) then answer len 0 and write nothing; kernels without it write
-// the new count's worth whatever the buffer, so each buffer ends at an
-// inaccessible guard page, where an overrun fails with EFAULT instead of
-// overwriting memory. Either way a
-// count that changed is an error, and the next read starts afresh.
+// readEthtoolStats reads the ETH_SS_STATS count, names and values. The
+// driver may change its count between the calls (ethtool -L): a fixed
+// kernel then answers len 0 and writes nothing, an unfixed one writes
+// the new count's worth whatever the buffer, so each buffer ends at a
+// guard page, where an overrun fails with EFAULT. Either way a count
+// that changed is an error, and the next read starts afresh.
 func readEthtoolStats(fd int, iface string) ([]string, []uint64, error) {
 	n, err := ethtoolStatsCount(fd, iface)
 	if err != nil {

@@ -1,9 +1,11 @@
 package netdev
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 )
 
 // ErrNoQueueStats says that a device's ethtool statistics hold no per-queue
@@ -31,98 +33,59 @@ type ethtoolRule struct {
 	denseTX bool
 }
 
-// ethtoolRules are tried in order; the first whose packet names occur in the
-// table wins. Each names the driver function that prints the names (see the
-// table test for real tables per driver and kernel).
+// ethtoolRules are tried in order; the first whose packet names occur in
+// the table wins. Each names the driver functions that print the names
+// (the table test has real tables per driver and kernel).
 var ethtoolRules = []ethtoolRule{
-	// virtio_net up to 6.8 (drivers/net/virtio_net.c, virtnet_get_strings,
-	// "rx_queue_%u_%s"), ice (ice_ethtool.c, __ice_get_strings), ixgbe
-	// (ixgbe_ethtool.c, ixgbe_get_strings), igb (igb_ethtool.c,
-	// igb_get_strings).
-	{
-		rxPackets: []string{"rx_queue_%u_packets"}, rxBytes: []string{"rx_queue_%u_bytes"},
-		txPackets: []string{"tx_queue_%u_packets"}, txBytes: []string{"tx_queue_%u_bytes"},
-	},
-	// mlx5 (en_stats.c, mlx5e_grp_channels_fill_strings: "rx%d_packets",
-	// "tx%d_packets", the tx index channel + tc * max_nch; every channel
-	// ever opened is listed), virtio_net 6.9 ("rx%u_%s"; from 6.10 packets
-	// and bytes moved to netlink qstats and left ethtool -S). XSK rings
-	// (rx%d_xsk_*) are queues of their own and are not added in.
-	{
-		rxPackets: []string{"rx%u_packets"}, rxBytes: []string{"rx%u_bytes"},
-		txPackets: []string{"tx%u_packets"}, txBytes: []string{"tx%u_bytes"},
-	},
-	// i40e (i40e_ethtool.c, i40e_get_stat_strings via i40e_add_stat_strings
-	// with i40e_gstrings_queue_stats "%s-%u.packets") and iavf
-	// (iavf_ethtool.c, iavf_get_stat_strings), both since 4.17.
-	{
-		rxPackets: []string{"rx-%u.packets"}, rxBytes: []string{"rx-%u.bytes"},
-		txPackets: []string{"tx-%u.packets"}, txBytes: []string{"tx-%u.bytes"},
-	},
-	// sfc (ethtool_common.c, efx_describe_per_queue_stats) and i40e before
-	// 4.17 (i40e_get_strings, "rx-%d.rx_packets"): packets only for sfc.
-	{
-		rxPackets: []string{"rx-%u.rx_packets"}, rxBytes: []string{"rx-%u.rx_bytes"},
-		txPackets: []string{"tx-%u.tx_packets"}, txBytes: []string{"tx-%u.tx_bytes"},
-	},
-	// mana (mana_ethtool.c, mana_get_strings "rx_%d_packets").
-	{
-		rxPackets: []string{"rx_%u_packets"}, rxBytes: []string{"rx_%u_bytes"},
-		txPackets: []string{"tx_%u_packets"}, txBytes: []string{"tx_%u_bytes"},
-	},
-	// ionic (ionic_stats.c, ionic_sw_stats_get_rx_strings "rx_%d_%s" with
-	// "pkts", "bytes").
-	{
-		rxPackets: []string{"rx_%u_pkts"}, rxBytes: []string{"rx_%u_bytes"},
-		txPackets: []string{"tx_%u_pkts"}, txBytes: []string{"tx_%u_bytes"},
-	},
-	// ena (ena_ethtool.c, ena_queue_strings "queue_%u_%s_%s" with "tx"/"rx"
-	// and "cnt", "bytes"; XDP queues are "queue_%u_xdp_tx_*").
-	{
-		rxPackets: []string{"queue_%u_rx_cnt"}, rxBytes: []string{"queue_%u_rx_bytes"},
-		txPackets: []string{"queue_%u_tx_cnt"}, txBytes: []string{"queue_%u_tx_bytes"},
-	},
-	// hns3 since 5.0 (hns3_ethtool.c, hns3_get_strings_tqps: "txq%u_" and
-	// "rxq%u_" before hns3_txq_stats' "packets", "bytes").
-	{
-		rxPackets: []string{"rxq%u_packets"}, rxBytes: []string{"rxq%u_bytes"},
-		txPackets: []string{"txq%u_packets"}, txBytes: []string{"txq%u_bytes"},
-	},
-	// hns3 in 4.19 (hns3_update_strings, "rcb_q%d_" before "rx_pkts").
-	{
-		rxPackets: []string{"rcb_q%u_rx_pkts"}, rxBytes: []string{"rcb_q%u_rx_bytes"},
-		txPackets: []string{"rcb_q%u_tx_pkts"}, txBytes: []string{"rcb_q%u_tx_bytes"},
-	},
-	// idpf (idpf_ethtool.c, idpf_add_qstat_strings "%s_q-%u_%s" with
-	// "pkts", "bytes").
-	{
-		rxPackets: []string{"rx_q-%u_pkts"}, rxBytes: []string{"rx_q-%u_bytes"},
-		txPackets: []string{"tx_q-%u_pkts"}, txBytes: []string{"tx_q-%u_bytes"},
-	},
-	// nfp (nfp_net_ethtool.c, nfp_vnic_get_hw_stats_strings: the device's
-	// per-queue counters "rxq_%u_pkts"; the driver's per-vector
-	// "rvec_%u_rx_pkts" count the same packets and are not added in).
-	{
-		rxPackets: []string{"rxq_%u_pkts"}, rxBytes: []string{"rxq_%u_bytes"},
-		txPackets: []string{"txq_%u_pkts"}, txBytes: []string{"txq_%u_bytes"},
-	},
-	// bnxt_en (bnxt_ethtool.c, bnxt_get_strings "[%d]: %s" with
-	// bnxt_ring_rx_stats_str): the ring's unicast, multicast and broadcast
-	// counters are disjoint and summed.
-	{
-		rxPackets: []string{"[%u]: rx_ucast_packets", "[%u]: rx_mcast_packets", "[%u]: rx_bcast_packets"},
-		rxBytes:   []string{"[%u]: rx_ucast_bytes", "[%u]: rx_mcast_bytes", "[%u]: rx_bcast_bytes"},
-		txPackets: []string{"[%u]: tx_ucast_packets", "[%u]: tx_mcast_packets", "[%u]: tx_bcast_packets"},
-		txBytes:   []string{"[%u]: tx_ucast_bytes", "[%u]: tx_mcast_bytes", "[%u]: tx_bcast_bytes"},
-		denseTX:   true,
-	},
-	// qede (qede_ethtool.c, qede_get_strings_stats_rxq "%d: %s" and
-	// qede_get_strings_stats_txq "%d_%d: %s", queue and traffic class; a
-	// queue's classes are summed; "%d [XDP]: " queues are left out). No bytes.
-	{
-		rxPackets: []string{"%u: rcv_pkts"},
-		txPackets: []string{"%u_%*u: xmit_pkts"},
-	},
+	// virtio_net to 6.8 (virtnet_get_strings), ice (__ice_get_strings),
+	// ixgbe (ixgbe_get_strings), igb (igb_get_strings).
+	mirrored([]string{"rx_queue_%u_packets"}, []string{"rx_queue_%u_bytes"}),
+	// mlx5 (mlx5e_grp_channels_fill_strings; the tx index is channel +
+	// tc * max_nch; XSK rings are queues of their own), virtio_net 6.9.
+	mirrored([]string{"rx%u_packets"}, []string{"rx%u_bytes"}),
+	// i40e since 4.17 (i40e_add_stat_strings), iavf (iavf_get_stat_strings).
+	mirrored([]string{"rx-%u.packets"}, []string{"rx-%u.bytes"}),
+	// sfc (efx_describe_per_queue_stats), i40e before 4.17.
+	mirrored([]string{"rx-%u.rx_packets"}, []string{"rx-%u.rx_bytes"}),
+	// mana (mana_get_strings).
+	mirrored([]string{"rx_%u_packets"}, []string{"rx_%u_bytes"}),
+	// ionic (ionic_sw_stats_get_rx_strings).
+	mirrored([]string{"rx_%u_pkts"}, []string{"rx_%u_bytes"}),
+	// ena (ena_queue_strings; XDP queues are "queue_%u_xdp_tx_*").
+	mirrored([]string{"queue_%u_rx_cnt"}, []string{"queue_%u_rx_bytes"}),
+	// hns3 since 5.0 (hns3_get_strings_tqps).
+	mirrored([]string{"rxq%u_packets"}, []string{"rxq%u_bytes"}),
+	// hns3 in 4.19 (hns3_update_strings).
+	mirrored([]string{"rcb_q%u_rx_pkts"}, []string{"rcb_q%u_rx_bytes"}),
+	// idpf (idpf_add_qstat_strings).
+	mirrored([]string{"rx_q-%u_pkts"}, []string{"rx_q-%u_bytes"}),
+	// nfp (nfp_vnic_get_hw_stats_strings: the device's per-queue
+	// counters; the per-vector "rvec_%u_rx_pkts" count the same packets).
+	mirrored([]string{"rxq_%u_pkts"}, []string{"rxq_%u_bytes"}),
+	// bnxt_en (bnxt_get_strings): a ring's unicast, multicast and
+	// broadcast counters are disjoint and summed.
+	func() ethtoolRule {
+		r := mirrored([]string{"[%u]: rx_ucast_packets", "[%u]: rx_mcast_packets", "[%u]: rx_bcast_packets"},
+			[]string{"[%u]: rx_ucast_bytes", "[%u]: rx_mcast_bytes", "[%u]: rx_bcast_bytes"})
+		r.denseTX = true
+		return r
+	}(),
+	// qede (qede_get_strings_stats_rxq "%d: %s", _txq "%d_%d: %s", queue
+	// and traffic class; "%d [XDP]: " queues are left out). No bytes.
+	{rxPackets: []string{"%u: rcv_pkts"}, txPackets: []string{"%u_%*u: xmit_pkts"}},
+}
+
+// mirrored is the rule of rx formats and the tx ones that spell "tx"
+// where they spell "rx".
+func mirrored(packets, bytes []string) ethtoolRule {
+	tx := func(fs []string) []string {
+		out := make([]string, len(fs))
+		for i, f := range fs {
+			out[i] = strings.ReplaceAll(f, "rx", "tx")
+		}
+		return out
+	}
+	return ethtoolRule{rxPackets: packets, rxBytes: bytes, txPackets: tx(packets), txBytes: tx(bytes)}
 }
 
 // parseQueueStats turns an ETH_SS_STATS table, names[i] naming values[i],
@@ -170,7 +133,7 @@ func (r ethtoolRule) apply(names []string, values []uint64) ([]Stats, bool, erro
 		{QueueRX, true, r.rxPackets}, {QueueRX, false, r.rxBytes},
 		{QueueTX, true, r.txPackets}, {QueueTX, false, r.txBytes},
 	}
-	sums := map[queueKey]*queueSum{}
+	sums := map[queueKey]queueSum{}
 	seen := map[string]bool{}
 	anyPackets := false
 	for i, name := range names {
@@ -186,18 +149,12 @@ func (r ethtoolRule) apply(names []string, values []uint64) ([]Stats, bool, erro
 				seen[name] = true
 				key := queueKey{k.typ, id}
 				s := sums[key]
-				if s == nil {
-					s = &queueSum{}
-					sums[key] = s
-				}
 				if k.packets {
-					s.packets += values[i]
-					s.hasPackets = true
-					anyPackets = true
+					s.packets, s.hasPackets, anyPackets = s.packets+values[i], true, true
 				} else {
-					s.bytes += values[i]
-					s.hasBytes = true
+					s.bytes, s.hasBytes = s.bytes+values[i], true
 				}
+				sums[key] = s
 			}
 		}
 	}
@@ -211,12 +168,7 @@ func (r ethtoolRule) apply(names []string, values []uint64) ([]Stats, bool, erro
 		}
 		stats = append(stats, Stats{Type: key.typ, ID: key.id, Packets: s.packets, Bytes: s.bytes})
 	}
-	sort.Slice(stats, func(i, j int) bool {
-		if stats[i].Type != stats[j].Type {
-			return stats[i].Type < stats[j].Type
-		}
-		return stats[i].ID < stats[j].ID
-	})
+	slices.SortFunc(stats, func(a, b Stats) int { return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.ID, b.ID)) })
 	if r.denseTX {
 		n := 0
 		for i := range stats {

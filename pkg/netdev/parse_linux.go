@@ -4,140 +4,116 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/numairqd/numairqd/pkg/kernfs"
-	"github.com/numairqd/numairqd/pkg/watch"
+	"github.com/numairqd/numairqd/pkg/nl"
 )
 
-// field is one attribute a parser reads: a u32 (exactly 4 bytes) or,
-// with uint, a netlink "uint" (4 or 8 bytes).
-type field struct {
-	name string
-	uint bool
-	set  bool
-	v    uint64
+// attrs are the attributes of one reply that a parser reads, by type.
+// The first error met is kept, so that a parser reads them all and then
+// checks once.
+type attrs struct {
+	names map[uint16]string
+	v     map[uint16]uint64
+	err   error
 }
 
-// readFields reads into fields, by attribute type, the attributes of
-// one reply; the others, and those of later kernels, are skipped.
-func readFields(b []byte, fields map[uint16]*field) error {
-	return watch.WalkAttrs(b, func(typ uint16, v []byte) error {
-		f, ok := fields[typ]
-		if !ok {
-			return nil
-		}
+// readAttrs reads the attributes of reply b that names lists: u32s, but
+// those in wide, which are "uint" (4 or 8 bytes, nla_put_uint). The
+// others, and those of later kernels, are skipped.
+func readAttrs(b []byte, names map[uint16]string, wide ...uint16) *attrs {
+	a := &attrs{names: names, v: make(map[uint16]uint64, len(names))}
+	a.err = nl.WalkAttributes(b, func(typ uint16, v []byte) error {
+		name, ok := names[typ]
 		switch {
+		case !ok:
 		case len(v) == 4:
-			f.v = uint64(binary.NativeEndian.Uint32(v))
-		case len(v) == 8 && f.uint:
-			f.v = binary.NativeEndian.Uint64(v)
-		case f.uint:
-			return fmt.Errorf("%w: %s of %d bytes, want 4 or 8", kernfs.ErrMalformed, f.name, len(v))
+			a.v[typ] = uint64(binary.NativeEndian.Uint32(v))
+		case len(v) == 8 && slices.Contains(wide, typ):
+			a.v[typ] = binary.NativeEndian.Uint64(v)
+		case slices.Contains(wide, typ):
+			return fmt.Errorf("%w: %s of %d bytes, want 4 or 8", kernfs.ErrMalformed, name, len(v))
 		default:
-			return fmt.Errorf("%w: %s of %d bytes, want 4", kernfs.ErrMalformed, f.name, len(v))
+			return fmt.Errorf("%w: %s of %d bytes, want 4", kernfs.ErrMalformed, name, len(v))
 		}
-		f.set = true
 		return nil
 	})
+	return a
 }
 
-// required is an error naming the first of fs that is absent.
-func required(fs ...*field) error {
-	for _, f := range fs {
-		if !f.set {
-			return fmt.Errorf("%w: no %s", kernfs.ErrMalformed, f.name)
+// need keeps an error naming the first of types that is absent.
+func (a *attrs) need(types ...uint16) {
+	for _, t := range types {
+		if _, ok := a.v[t]; !ok && a.err == nil {
+			a.err = fmt.Errorf("%w: no %s", kernfs.ErrMalformed, a.names[t])
 		}
 	}
-	return nil
 }
 
-// intValue is f's value as an int, at least min and at most MaxInt32
-// (ifindexes, queue indexes and NAPI ids are ints or fit one in the
-// kernel), or an error naming f and the value.
-func intValue(f *field, min int) (int, error) {
-	if f.v > math.MaxInt32 || int(f.v) < min {
-		return 0, fmt.Errorf("%w: %s %d, want %d to %d", kernfs.ErrMalformed, f.name, f.v, min, math.MaxInt32)
+// int returns attribute typ as an int, def when absent. A value below
+// min or past MaxInt32 (ifindexes, queue indexes and NAPI ids are ints
+// or fit one in the kernel) keeps an error naming it.
+func (a *attrs) int(typ uint16, min, def int) int {
+	v, ok := a.v[typ]
+	switch {
+	case !ok || a.err != nil:
+		return def
+	case v > math.MaxInt32 || int(v) < min:
+		a.err = fmt.Errorf("%w: %s %d, want %d to %d", kernfs.ErrMalformed, a.names[typ], v, min, math.MaxInt32)
 	}
-	return int(f.v), nil
+	return int(v)
 }
 
-// queueType is f's enum netdev_queue_type; ok is false for a type this
-// package does not know (none yet), whose reply the caller skips.
-func queueType(f *field) (t QueueType, ok bool) {
-	switch f.v {
-	case uint64(QueueRX), uint64(QueueTX):
-		return QueueType(f.v), true
-	}
-	return 0, false
-}
+// knownType reports whether attribute typ is a queue type this package
+// knows (enum netdev_queue_type); a reply of another is skipped.
+func (a *attrs) knownType(typ uint16) bool { return a.v[typ] <= uint64(QueueTX) }
+
+var queueAttrs = map[uint16]string{attrQueueID: "NETDEV_A_QUEUE_ID", attrQueueIfindex: "NETDEV_A_QUEUE_IFINDEX",
+	attrQueueType: "NETDEV_A_QUEUE_TYPE", attrQueueNAPIID: "NETDEV_A_QUEUE_NAPI_ID"}
 
 // parseQueue parses one queue-get reply (netdev_nl_queue_fill_one): id,
 // type and ifindex are required, napi-id optional. ok is false for a
 // queue type not known here.
 func parseQueue(b []byte) (q Queue, ok bool, err error) {
-	id := field{name: "NETDEV_A_QUEUE_ID"}
-	ifindex := field{name: "NETDEV_A_QUEUE_IFINDEX"}
-	typ := field{name: "NETDEV_A_QUEUE_TYPE"}
-	napi := field{name: "NETDEV_A_QUEUE_NAPI_ID"}
-	err = readFields(b, map[uint16]*field{attrQueueID: &id, attrQueueIfindex: &ifindex, attrQueueType: &typ, attrQueueNAPIID: &napi})
-	if err == nil {
-		err = required(&id, &ifindex, &typ)
+	a := readAttrs(b, queueAttrs)
+	a.need(attrQueueID, attrQueueIfindex, attrQueueType)
+	if a.err != nil || !a.knownType(attrQueueType) {
+		return Queue{}, false, a.err
 	}
-	if err != nil {
-		return Queue{}, false, err
+	q = Queue{Type: QueueType(a.v[attrQueueType]), Ifindex: a.int(attrQueueIfindex, 1, 0), ID: a.int(attrQueueID, 0, 0), NAPI: -1}
+	if a.v[attrQueueNAPIID] != 0 { // 0: a TX-only NAPI, before 6.14
+		q.NAPI = a.int(attrQueueNAPIID, 1, -1)
 	}
-	q = Queue{NAPI: -1}
-	if q.Type, ok = queueType(&typ); !ok {
-		return Queue{}, false, nil
-	}
-	if q.Ifindex, err = intValue(&ifindex, 1); err != nil {
-		return Queue{}, false, err
-	}
-	if q.ID, err = intValue(&id, 0); err != nil {
-		return Queue{}, false, err
-	}
-	if napi.set && napi.v != 0 { // 0: a TX-only NAPI, before 6.14
-		if q.NAPI, err = intValue(&napi, 1); err != nil {
-			return Queue{}, false, err
-		}
+	if a.err != nil {
+		return Queue{}, false, a.err
 	}
 	return q, true, nil
 }
+
+var napiAttrs = map[uint16]string{attrNAPIID: "NETDEV_A_NAPI_ID", attrNAPIIfindex: "NETDEV_A_NAPI_IFINDEX",
+	attrNAPIIRQ: "NETDEV_A_NAPI_IRQ", attrNAPIPID: "NETDEV_A_NAPI_PID"}
 
 // parseNAPI parses one napi-get reply (netdev_nl_napi_fill_one): id and
 // ifindex are required, irq and pid optional. ok is false for id 0,
 // which names no NAPI (the dump skips them since napi_id_valid).
 func parseNAPI(b []byte) (n NAPI, ok bool, err error) {
-	id := field{name: "NETDEV_A_NAPI_ID"}
-	ifindex := field{name: "NETDEV_A_NAPI_IFINDEX"}
-	irq := field{name: "NETDEV_A_NAPI_IRQ"}
-	pid := field{name: "NETDEV_A_NAPI_PID"}
-	err = readFields(b, map[uint16]*field{attrNAPIID: &id, attrNAPIIfindex: &ifindex, attrNAPIIRQ: &irq, attrNAPIPID: &pid})
-	if err == nil {
-		err = required(&id, &ifindex)
+	a := readAttrs(b, napiAttrs)
+	a.need(attrNAPIID, attrNAPIIfindex)
+	if a.err != nil || a.v[attrNAPIID] == 0 {
+		return NAPI{}, false, a.err
 	}
-	if err != nil || id.v == 0 {
-		return NAPI{}, false, err
-	}
-	n = NAPI{IRQ: -1, PID: -1}
-	if n.Ifindex, err = intValue(&ifindex, 1); err != nil {
-		return NAPI{}, false, err
-	}
-	if n.ID, err = intValue(&id, 1); err != nil {
-		return NAPI{}, false, err
-	}
-	if irq.set {
-		if n.IRQ, err = intValue(&irq, 0); err != nil {
-			return NAPI{}, false, err
-		}
-	}
-	if pid.set {
-		if n.PID, err = intValue(&pid, 0); err != nil {
-			return NAPI{}, false, err
-		}
+	n = NAPI{Ifindex: a.int(attrNAPIIfindex, 1, 0), ID: a.int(attrNAPIID, 1, 0), IRQ: a.int(attrNAPIIRQ, 0, -1), PID: a.int(attrNAPIPID, 0, -1)}
+	if a.err != nil {
+		return NAPI{}, false, a.err
 	}
 	return n, true, nil
 }
+
+var statsAttrs = map[uint16]string{attrQStatsIfindex: "NETDEV_A_QSTATS_IFINDEX", attrQStatsQueueType: "NETDEV_A_QSTATS_QUEUE_TYPE",
+	attrQStatsQueueID: "NETDEV_A_QSTATS_QUEUE_ID", attrQStatsRXPackets: "NETDEV_A_QSTATS_RX_PACKETS",
+	attrQStatsRXBytes: "NETDEV_A_QSTATS_RX_BYTES", attrQStatsTXPackets: "NETDEV_A_QSTATS_TX_PACKETS",
+	attrQStatsTXBytes: "NETDEV_A_QSTATS_TX_BYTES"}
 
 // parseStats parses one qstats-get reply of scope queue
 // (netdev_nl_stats_queue): ifindex, queue-type and queue-id are
@@ -146,40 +122,21 @@ func parseNAPI(b []byte) (n NAPI, ok bool, err error) {
 // direction (the kernel leaves out the counters a driver does not
 // keep): a missing counter is not a zero.
 func parseStats(b []byte) (s Stats, ok bool, err error) {
-	ifindex := field{name: "NETDEV_A_QSTATS_IFINDEX"}
-	typ := field{name: "NETDEV_A_QSTATS_QUEUE_TYPE"}
-	id := field{name: "NETDEV_A_QSTATS_QUEUE_ID"}
-	rxPackets := field{name: "NETDEV_A_QSTATS_RX_PACKETS", uint: true}
-	rxBytes := field{name: "NETDEV_A_QSTATS_RX_BYTES", uint: true}
-	txPackets := field{name: "NETDEV_A_QSTATS_TX_PACKETS", uint: true}
-	txBytes := field{name: "NETDEV_A_QSTATS_TX_BYTES", uint: true}
-	err = readFields(b, map[uint16]*field{
-		attrQStatsIfindex: &ifindex, attrQStatsQueueType: &typ, attrQStatsQueueID: &id,
-		attrQStatsRXPackets: &rxPackets, attrQStatsRXBytes: &rxBytes,
-		attrQStatsTXPackets: &txPackets, attrQStatsTXBytes: &txBytes,
-	})
-	if err == nil {
-		err = required(&ifindex, &typ, &id)
+	a := readAttrs(b, statsAttrs, attrQStatsRXPackets, attrQStatsRXBytes, attrQStatsTXPackets, attrQStatsTXBytes)
+	a.need(attrQStatsIfindex, attrQStatsQueueType, attrQStatsQueueID)
+	if a.err != nil || !a.knownType(attrQStatsQueueType) {
+		return Stats{}, false, a.err
 	}
-	if err != nil {
-		return Stats{}, false, err
-	}
-	if s.Type, ok = queueType(&typ); !ok {
-		return Stats{}, false, nil
-	}
-	if s.Ifindex, err = intValue(&ifindex, 1); err != nil {
-		return Stats{}, false, err
-	}
-	if s.ID, err = intValue(&id, 0); err != nil {
-		return Stats{}, false, err
-	}
-	packets, bytes := &rxPackets, &rxBytes
+	s = Stats{Type: QueueType(a.v[attrQStatsQueueType]), Ifindex: a.int(attrQStatsIfindex, 1, 0), ID: a.int(attrQStatsQueueID, 0, 0)}
+	packets, bytes := uint16(attrQStatsRXPackets), uint16(attrQStatsRXBytes)
 	if s.Type == QueueTX {
-		packets, bytes = &txPackets, &txBytes
+		packets, bytes = attrQStatsTXPackets, attrQStatsTXBytes
 	}
-	if !packets.set || !bytes.set {
-		return Stats{}, false, nil
+	var okp, okb bool
+	s.Packets, okp = a.v[packets]
+	s.Bytes, okb = a.v[bytes]
+	if a.err != nil || !okp || !okb {
+		return Stats{}, false, a.err
 	}
-	s.Packets, s.Bytes = packets.v, bytes.v
 	return s, true, nil
 }

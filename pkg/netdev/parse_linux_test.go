@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/numairqd/numairqd/pkg/kernfs"
-	"github.com/numairqd/numairqd/pkg/watch"
 )
 
 // attr encodes one netlink attribute with a payload of v, padded.
@@ -88,8 +87,8 @@ func TestParseQueue(t *testing.T) {
 		b    []byte
 		says string
 	}{
-		"truncated":        {valid[:len(valid)-6], "length 8 outside [4, 6]"},
-		"cut header":       {append(slices.Clone(valid), 8, 0), ""}, // 2 bytes left: ignored as padding
+		"truncated":        {valid[:len(valid)-6], "length too short or too large"},
+		"cut header":       {append(slices.Clone(valid), 8, 0), "length too short or too large"},
 		"short napi id":    {slices.Concat(attr(attrQueueID, u32(1)), attr(attrQueueNAPIID, []byte{1, 2})), "NETDEV_A_QUEUE_NAPI_ID of 2 bytes, want 4"},
 		"u64 ifindex":      {slices.Concat(attr(attrQueueID, u32(1)), attr(attrQueueIfindex, u64(2))), "NETDEV_A_QUEUE_IFINDEX of 8 bytes, want 4"},
 		"no type":          {slices.Concat(attr(attrQueueID, u32(1)), attr(attrQueueIfindex, u32(2))), "no NETDEV_A_QUEUE_TYPE"},
@@ -98,7 +97,7 @@ func TestParseQueue(t *testing.T) {
 		"ifindex 0":        {queueReply(1, 0, 0), "NETDEV_A_QUEUE_IFINDEX 0, want 1 to"},
 		"id past int32":    {queueReply(math.MaxUint32, 0, 2), "NETDEV_A_QUEUE_ID 4294967295, want 0 to 2147483647"},
 		"napi past int32":  {queueReply(1, 0, 2, 1<<31), "NETDEV_A_QUEUE_NAPI_ID 2147483648"},
-		"attribute length": {append(slices.Clone(valid), 0xff, 0, 1, 0), "length 255"},
+		"attribute length": {append(slices.Clone(valid), 0xff, 0, 1, 0), "length too short or too large"},
 	})
 }
 
@@ -114,8 +113,6 @@ func TestParseNAPI(t *testing.T) {
 		{"pid outside the caller's namespace", napiReply(8194, 2, -1, 0), NAPI{Ifindex: 2, ID: 8194, IRQ: -1, PID: 0}, true},
 		{"6.8's four attributes", slices.Concat(attr(attrNAPIID, u32(9)), attr(attrNAPIIfindex, u32(3)), attr(attrNAPIIRQ, u32(40)), attr(attrNAPIPID, u32(700))),
 			NAPI{Ifindex: 3, ID: 9, IRQ: 40, PID: 700}, true},
-		// AppendAttrU32 writes what parseNAPI reads.
-		{"AppendAttrU32", watch.AppendAttrU32(watch.AppendAttrU32(nil, attrNAPIIfindex, 7), attrNAPIID, 9000), NAPI{Ifindex: 7, ID: 9000, IRQ: -1, PID: -1}, true},
 		{"id 0 names no NAPI", napiReply(0, 2, -1, 55), NAPI{}, false},
 	} {
 		n, ok, err := parseNAPI(c.b)
@@ -134,8 +131,8 @@ func TestParseNAPI(t *testing.T) {
 		"u64 irq":      {append(slices.Clone(bare), attr(attrNAPIIRQ, u64(3))...), "NETDEV_A_NAPI_IRQ of 8 bytes, want 4"},
 		"negative irq": {append(slices.Clone(bare), attr(attrNAPIIRQ, u32(math.MaxUint32))...), "NETDEV_A_NAPI_IRQ 4294967295"},
 		"ifindex 0":    {napiReply(5, 0, -1, -1), "NETDEV_A_NAPI_IFINDEX 0, want 1 to"},
-		"truncated":    {bare[:len(bare)-2], "length 8 outside [4, 6]"},
-		"bad length":   {append(slices.Clone(bare), 0xff, 0, 4, 0), "length 255"},
+		"truncated":    {bare[:len(bare)-2], "length too short or too large"},
+		"bad length":   {append(slices.Clone(bare), 0xff, 0, 4, 0), "length too short or too large"},
 	})
 }
 
@@ -174,8 +171,8 @@ func TestParseStats(t *testing.T) {
 		"no ifindex":      {slices.Concat(attr(attrQStatsQueueType, u32(0)), attr(attrQStatsQueueID, u32(0))), "no NETDEV_A_QSTATS_IFINDEX"},
 		"no queue id":     {slices.Concat(attr(attrQStatsIfindex, u32(4)), attr(attrQStatsQueueType, u32(0))), "no NETDEV_A_QSTATS_QUEUE_ID"},
 		"ifindex 0":       {statsReply(0, 0, 0, rx(u32(1), u32(2))...), "NETDEV_A_QSTATS_IFINDEX 0, want 1 to"},
-		"truncated":       {statsReply(4, 0, 0, rx(u32(1), u32(2))...)[:30], "length 8 outside [4, 6]"},
-		"bad attr length": {append(statsReply(4, 0, 0), 3, 0, 8, 0), "length 3 outside"},
+		"truncated":       {statsReply(4, 0, 0, rx(u32(1), u32(2))...)[:30], "length too short or too large"},
+		"bad attr length": {append(statsReply(4, 0, 0), 3, 0, 8, 0), "length too short or too large"},
 	})
 }
 

@@ -3,6 +3,7 @@ package watch
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/numairqd/numairqd/pkg/kernfs"
@@ -15,7 +16,7 @@ import (
 func linkMsg(typ uint16, index int32, flags uint32, name string) []byte {
 	var attrs []byte
 	attr := func(t uint16, data []byte) {
-		a := make([]byte, unix.SizeofRtAttr, nlAlign(unix.SizeofRtAttr+len(data)))
+		a := make([]byte, unix.SizeofRtAttr, (unix.SizeofRtAttr+len(data)+3)&^3)
 		binary.NativeEndian.PutUint16(a[0:], uint16(unix.SizeofRtAttr+len(data)))
 		binary.NativeEndian.PutUint16(a[2:], t)
 		a = append(a, data...)
@@ -112,65 +113,39 @@ func FuzzParseLinkMessages(f *testing.F) {
 	})
 }
 
-// TestAcceptUevent is the trust decision on its own: only port 0 (the
-// kernel) with no credentials or uid 0 is accepted.
-func TestAcceptUevent(t *testing.T) {
-	msg := readUevent(t, "cpu5-offline.uevent")
-	tests := []struct {
-		name string
-		port uint32
-		cred *unix.Ucred
-		want error // nil: accepted
-	}{
-		{"kernel with creds", 0, &unix.Ucred{Pid: 0, Uid: 0, Gid: 0}, nil},
-		{"kernel without creds", 0, nil, nil},
-		{"userspace port", 4321, &unix.Ucred{Pid: 4321, Uid: 0}, ErrNotKernel},
-		{"userspace port no creds", 1, nil, ErrNotKernel},
-		{"port 0 but uid 1000", 0, &unix.Ucred{Uid: 1000}, ErrNotKernel},
+// TestParseUeventFiles: a kernel uevent parses, a udev rebroadcast is
+// ErrLibudev and garbage ErrMalformed.
+func TestParseUeventFiles(t *testing.T) {
+	if u, err := ParseUevent(readUevent(t, "cpu5-offline.uevent")); err != nil || u.Subsystem != "cpu" || u.Action != "offline" {
+		t.Errorf("got %+v, %v; want cpu/offline", u, err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			u, err := AcceptUevent(tt.port, tt.cred, msg)
-			if tt.want == nil {
-				if err != nil || u.Subsystem != "cpu" || u.Action != "offline" {
-					t.Fatalf("got %+v, %v; want accepted cpu/offline", u, err)
-				}
-				return
-			}
-			if !errors.Is(err, tt.want) {
-				t.Fatalf("err = %v, want %v", err, tt.want)
-			}
-		})
+	if _, err := ParseUevent(readUevent(t, "udev-cpu5-offline.udev")); !errors.Is(err, ErrLibudev) {
+		t.Errorf("udev message: err = %v, want ErrLibudev", err)
 	}
-	if _, err := AcceptUevent(0, nil, readUevent(t, "udev-cpu5-offline.udev")); !errors.Is(err, ErrLibudev) {
-		t.Errorf("udev message from port 0: err = %v, want ErrLibudev", err)
-	}
-	if _, err := AcceptUevent(0, nil, []byte("garbage")); !errors.Is(err, kernfs.ErrMalformed) {
+	if _, err := ParseUevent([]byte("garbage")); !errors.Is(err, kernfs.ErrMalformed) {
 		t.Errorf("garbage: err = %v, want ErrMalformed", err)
 	}
 }
 
-func TestAcceptLink(t *testing.T) {
-	msg := linkMsg(unix.RTM_NEWLINK, 2, unix.IFF_UP, "eth0")
-	if evs, err := AcceptLink(0, msg); err != nil || len(evs) != 1 || !evs[0].Up {
-		t.Errorf("from kernel: %+v, %v", evs, err)
+// countGenl counts the family's messages with one of the commands.
+func TestCountGenl(t *testing.T) {
+	msg := func(typ uint16, cmd uint8) []byte {
+		b := make([]byte, unix.SizeofNlMsghdr+4)
+		binary.NativeEndian.PutUint32(b[0:], uint32(len(b)))
+		binary.NativeEndian.PutUint16(b[4:], typ)
+		b[unix.SizeofNlMsghdr] = cmd
+		return b
 	}
-	if _, err := AcceptLink(777, msg); !errors.Is(err, ErrNotKernel) {
-		t.Errorf("from port 777: err = %v, want ErrNotKernel", err)
+	b := slices.Concat(msg(30, unix.ETHTOOL_MSG_CHANNELS_NTF), msg(30, unix.ETHTOOL_MSG_RINGS_NTF), msg(31, unix.ETHTOOL_MSG_CHANNELS_NTF))
+	if n, err := countGenl(b, 30, unix.ETHTOOL_MSG_CHANNELS_NTF); n != 1 || err != nil {
+		t.Errorf("got %d, %v; want 1 (one other command, one other family)", n, err)
 	}
-}
-
-func TestParseCred(t *testing.T) {
-	oob := unix.UnixCredentials(&unix.Ucred{Pid: 0, Uid: 0, Gid: 0})
-	c, err := parseCred(oob)
-	if err != nil || c == nil || c.Uid != 0 {
-		t.Fatalf("got %+v, %v", c, err)
+	if n, err := countGenl(msg(30, 2)[:unix.SizeofNlMsghdr+2], 30, 2); !errors.Is(err, kernfs.ErrMalformed) {
+		t.Errorf("cut message: got %d, %v; want ErrMalformed", n, err)
 	}
-	oob = unix.UnixCredentials(&unix.Ucred{Pid: 12, Uid: 1000, Gid: 1000})
-	if c, err := parseCred(oob); err != nil || c.Uid != 1000 {
-		t.Fatalf("got %+v, %v", c, err)
-	}
-	if c, err := parseCred(unix.UnixRights(0)); err != nil || c != nil {
-		t.Fatalf("SCM_RIGHTS only: got %+v, %v", c, err)
+	short := msg(30, 2)
+	binary.NativeEndian.PutUint32(short[0:], unix.SizeofNlMsghdr+2)
+	if n, err := countGenl(append(short[:unix.SizeofNlMsghdr+2], 0, 0), 30, 2); !errors.Is(err, kernfs.ErrMalformed) {
+		t.Errorf("short genlmsghdr: got %d, %v; want ErrMalformed", n, err)
 	}
 }

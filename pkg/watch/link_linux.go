@@ -1,11 +1,12 @@
 package watch
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
+	"strings"
 
 	"github.com/numairqd/numairqd/pkg/kernfs"
+	"github.com/numairqd/numairqd/pkg/nl"
 	"golang.org/x/sys/unix"
 )
 
@@ -19,45 +20,36 @@ type LinkEvent struct {
 	Deleted bool   // RTM_DELLINK
 }
 
-// ParseLinkMessages parses a datagram of netlink messages (nlmsghdr
-// framed, native byte order) and returns one LinkEvent per RTM_NEWLINK
-// or RTM_DELLINK; other message types are skipped. A header or
-// attribute whose length runs past the buffer, or an ifinfomsg that is
-// too short, is an error wrapping kernfs.ErrMalformed. It never panics.
+// ParseLinkMessages returns one LinkEvent per RTM_NEWLINK or RTM_DELLINK
+// of datagram b, skipping other messages. Only the ifindex, IFF_UP and
+// IFLA_IFNAME are read: rtnetlink.LinkMessage would decode every
+// attribute (statistics, one nest per VF) for these three. What breaks
+// the wire format is an error wrapping kernfs.ErrMalformed.
 func ParseLinkMessages(b []byte) ([]LinkEvent, error) {
+	msgs, err := nl.Messages(b)
 	var evs []LinkEvent
-	err := walkMessages(b, "rtnetlink", func(h nlHeader, p []byte) error {
-		if h.Type != unix.RTM_NEWLINK && h.Type != unix.RTM_DELLINK {
-			return nil
+	for _, m := range msgs {
+		if m.Header.Type != unix.RTM_NEWLINK && m.Header.Type != unix.RTM_DELLINK {
+			continue
 		}
-		ev, err := parseIfInfo(p)
-		if err != nil {
-			return err
+		if len(m.Data) < unix.SizeofIfInfomsg {
+			return nil, fmt.Errorf("%w: ifinfomsg of %d bytes, want %d", kernfs.ErrMalformed, len(m.Data), unix.SizeofIfInfomsg)
 		}
-		ev.Deleted = h.Type == unix.RTM_DELLINK
-		evs = append(evs, ev)
-		return nil
-	})
-	return evs, err
-}
-
-// parseIfInfo parses struct ifinfomsg and its IFLA_* attributes.
-func parseIfInfo(b []byte) (LinkEvent, error) {
-	if len(b) < unix.SizeofIfInfomsg {
-		return LinkEvent{}, fmt.Errorf("%w: ifinfomsg of %d bytes, want %d", kernfs.ErrMalformed, len(b), unix.SizeofIfInfomsg)
-	}
-	ev := LinkEvent{
-		Index: int(int32(binary.NativeEndian.Uint32(b[4:8]))),
-		Up:    binary.NativeEndian.Uint32(b[8:12])&unix.IFF_UP != 0,
-	}
-	err := walkAttrs(b[unix.SizeofIfInfomsg:], func(typ uint16, v []byte) error {
-		if typ == unix.IFLA_IFNAME {
-			if i := bytes.IndexByte(v, 0); i >= 0 {
-				v = v[:i]
+		ev := LinkEvent{
+			Index:   int(int32(binary.NativeEndian.Uint32(m.Data[4:8]))),
+			Up:      binary.NativeEndian.Uint32(m.Data[8:12])&unix.IFF_UP != 0,
+			Deleted: m.Header.Type == unix.RTM_DELLINK,
+		}
+		err := nl.WalkAttributes(m.Data[unix.SizeofIfInfomsg:], func(typ uint16, v []byte) error {
+			if typ == unix.IFLA_IFNAME {
+				ev.Name, _, _ = strings.Cut(string(v), "\x00")
 			}
-			ev.Name = string(v)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("ifinfomsg of ifindex %d: %w", ev.Index, err)
 		}
-		return nil
-	})
-	return ev, err
+		evs = append(evs, ev)
+	}
+	return evs, err
 }

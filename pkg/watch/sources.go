@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/numairqd/numairqd/pkg/kernfs"
+	"github.com/numairqd/numairqd/pkg/nl"
 )
 
 // source is what the Watcher needs of a Conn; tests give fakes.
@@ -19,8 +20,8 @@ type source[T any] interface {
 type (
 	ueventSource  = source[Uevent]
 	linkSource    = source[[]LinkEvent]
-	ethtoolSource = source[[]ChannelsEvent]
-	netdevSource  = source[[]DevEvent]
+	ethtoolSource = source[int] // channel change notifications
+	netdevSource  = source[int] // device notifications
 )
 
 // openers open the sources; tests give fakes.
@@ -87,16 +88,16 @@ func (w *Watcher) onLinks() (handle func([]LinkEvent), lost func()) {
 
 // onChannels makes each channel change a hint: the driver may have
 // freed and requested vectors, or rewritten their affinities.
-func (w *Watcher) onChannels(evs []ChannelsEvent) {
-	for range evs {
+func (w *Watcher) onChannels(n int) {
+	for range n {
 		w.Hint(CauseChannels)
 	}
 }
 
 // onDevs makes each netdev notification a hint: a device came or went,
 // or its driver changed its XDP features while reconfiguring queues.
-func (w *Watcher) onDevs(evs []DevEvent) {
-	for range evs {
+func (w *Watcher) onDevs(n int) {
+	for range n {
 		w.Hint(CauseNetdev)
 	}
 }
@@ -122,10 +123,10 @@ func (w *Watcher) sourceError(source string, err error) (stop bool) {
 	case errors.Is(err, ErrOverflow):
 		w.count(w.stats.Overflows, source)
 		w.Hint(CauseLost)
-	case errors.Is(err, ErrNotKernel):
+	case errors.Is(err, nl.ErrNotKernel):
 		w.count(w.stats.Dropped, dropNotKernel)
 		w.logOnce(source+"/dropped", "watch: %s: dropped message: %v (further ones are only counted)", source, err)
-	case errors.Is(err, ErrTruncated):
+	case errors.Is(err, nl.ErrTruncated):
 		w.count(w.stats.Dropped, dropMalformed)
 		w.logOnce(source+"/truncated", "watch: %s: %v (further ones are only counted)", source, err)
 		w.Hint(CauseLost)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/numairqd/numairqd/pkg/kernfs"
+	"github.com/numairqd/numairqd/pkg/nl"
 )
 
 func TestUeventPump(t *testing.T) {
@@ -18,7 +19,7 @@ func TestUeventPump(t *testing.T) {
 		src.send(Uevent{Action: "offline", Subsystem: "cpu", DevPath: "/devices/system/cpu/cpu5"}, nil)
 		src.send(Uevent{Action: "remove", Subsystem: "queues"}, nil)
 		src.send(Uevent{Action: "add", Subsystem: "machinecheck"}, nil)
-		src.send(Uevent{}, fmt.Errorf("uevent: %w: sender port 99", ErrNotKernel))
+		src.send(Uevent{}, fmt.Errorf("uevent: %w: sender port 99", nl.ErrNotKernel))
 		src.send(Uevent{}, fmt.Errorf("uevent: %w", ErrOverflow))
 		src.send(Uevent{}, fmt.Errorf("uevent: %w", kernfs.ErrMalformed))
 		src.send(Uevent{}, fmt.Errorf("uevent: %w", ErrLibudev))
@@ -78,8 +79,8 @@ func TestLinkPump(t *testing.T) {
 		step([]LinkEvent{lo}, nil, link) // state forgotten after overflow
 		step([]LinkEvent{{Index: 1, Name: "lo0"}}, nil, link)
 		step([]LinkEvent{{Index: 1, Name: "lo0", Deleted: true}}, nil, link)
-		step(nil, fmt.Errorf("rtnetlink: %w: sender port 5", ErrNotKernel), nil)
-		step(nil, fmt.Errorf("rtnetlink: %w", ErrTruncated), map[Cause]int{CauseLost: 1})
+		step(nil, fmt.Errorf("rtnetlink: %w: sender port 5", nl.ErrNotKernel), nil)
+		step(nil, fmt.Errorf("rtnetlink: %w", nl.ErrTruncated), map[Cause]int{CauseLost: 1})
 		wantStats(t, w.Stats(),
 			map[UeventKind]uint64{},
 			map[string]uint64{"not_kernel": 1, "malformed": 1},

@@ -1,0 +1,217 @@
+// Package nl owns the daemon's netlink sockets: the notification
+// listeners of pkg/watch and the one-shot dumps of pkg/netdev.
+//
+// mdlayher/netlink opens, binds and closes the sockets (on the runtime's
+// netpoller, so that Close and deadlines interrupt a receive), sizes
+// their buffers and joins groups; mdlayher/genetlink resolves generic
+// netlink families and runs dumps. nl adds what a listener needs that
+// they do not give: each datagram's sender, so that only the kernel is
+// trusted (as systemd's device-monitor.c does), and the overflow and
+// truncation errors that tell the watcher to rescan.
+package nl
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/mdlayher/genetlink"
+	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
+)
+
+var (
+	// ErrNotKernel marks a message to drop: its sender is not the kernel.
+	ErrNotKernel = errors.New("sender is not the kernel")
+	// ErrOverflow reports that the socket's receive queue overflowed
+	// (ENOBUFS) and messages were lost: rescan everything.
+	ErrOverflow = errors.New("netlink receive queue overflow, events lost")
+	// ErrTruncated reports a message larger than the receive buffer
+	// (MSG_TRUNC); its content is lost.
+	ErrTruncated = errors.New("message truncated")
+	// ErrNoFamily reports that the kernel has no such generic netlink
+	// family or group (ethtool before 5.6 or without
+	// CONFIG_ETHTOOL_NETLINK, netdev before 6.3).
+	ErrNoFamily = errors.New("no such generic netlink family or group")
+)
+
+// DefaultReceiveBuffer is the receive buffer asked for when the caller
+// passes 0: room for a burst of thousands of uevents (a memory hot-add,
+// an SMT switch) before the kernel reports ENOBUFS.
+const DefaultReceiveBuffer = 8 << 20
+
+// familyTimeout bounds the nlctrl request that resolves a family: the
+// kernel answers at once, and a stalled host gives up the source rather
+// than hold the daemon's start.
+const familyTimeout = 5 * time.Second
+
+// Conn receives the datagrams of one netlink socket. Receive must not
+// be called concurrently; Close may be called from any goroutine and
+// unblocks a pending Receive.
+type Conn struct {
+	// Family is the nlmsg_type of a generic netlink family's messages.
+	Family uint16
+	// CheckUID also refuses credentials of a uid other than 0; set it
+	// for uevents only, as inside a user namespace the kernel's other
+	// messages may come with the overflow uid.
+	CheckUID bool
+
+	name     string
+	c        *netlink.Conn
+	rc       syscall.RawConn
+	buf, oob []byte
+	closed   atomic.Bool
+}
+
+// Listen opens a socket of protocol proto bound to the groups bitmask,
+// with a receive buffer of rcvbuf bytes (DefaultReceiveBuffer when 0;
+// capped by rmem_max without CAP_NET_ADMIN) and datagrams of up to size
+// bytes; name prefixes its errors.
+func Listen(name string, proto int, groups uint32, rcvbuf, size int) (*Conn, error) {
+	c, err := netlink.Dial(proto, &netlink.Config{Groups: groups})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if rcvbuf <= 0 {
+		rcvbuf = DefaultReceiveBuffer
+	}
+	var serr error
+	rc, err := c.SyscallConn()
+	if err == nil {
+		err = c.SetReadBuffer(rcvbuf)
+	}
+	if err == nil {
+		err = rc.Control(func(fd uintptr) {
+			serr = os.NewSyscallError("setsockopt SO_PASSCRED", unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_PASSCRED, 1))
+		})
+	}
+	if err = errors.Join(err, serr); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &Conn{name: name, c: c, rc: rc, buf: make([]byte, size), oob: make([]byte, unix.CmsgSpace(unix.SizeofUcred)*2)}, nil
+}
+
+// ListenGeneric opens a generic netlink socket, resolves family and its
+// multicast group through nlctrl and joins the group (its id is given
+// out at run time and may not fit bind's mask). A kernel without the
+// family or the group gives an error wrapping ErrNoFamily.
+func ListenGeneric(family, group string, rcvbuf, size int) (*Conn, error) {
+	c, err := Listen(family, unix.NETLINK_GENERIC, 0, rcvbuf, size)
+	if err != nil {
+		return nil, err
+	}
+	f, err := resolve(genetlink.NewConn(c.c), family)
+	if err == nil {
+		err = fmt.Errorf("%w: family %q (id %d) has no group %q", ErrNoFamily, family, f.ID, group)
+		for _, g := range f.Groups {
+			if g.Name == group {
+				err = c.c.JoinGroup(g.ID)
+			}
+		}
+	}
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("%s: %w", family, err)
+	}
+	c.Family = f.ID
+	return c, nil
+}
+
+// resolve asks nlctrl for family, waiting up to familyTimeout.
+func resolve(c *genetlink.Conn, family string) (genetlink.Family, error) {
+	if err := c.SetDeadline(time.Now().Add(familyTimeout)); err != nil {
+		return genetlink.Family{}, err
+	}
+	defer c.SetDeadline(time.Time{})
+	f, err := c.GetFamily(family)
+	if errors.Is(err, unix.ENOENT) {
+		return f, fmt.Errorf("%w: family %q: %w", ErrNoFamily, family, err)
+	}
+	return f, err
+}
+
+// Receive returns the next datagram, valid until the next call. Errors
+// to tell apart with errors.Is: ErrOverflow (messages were lost:
+// rescan), ErrNotKernel and ErrTruncated (a message dropped),
+// os.ErrDeadlineExceeded, and os.ErrClosed after Close. The caller
+// should keep receiving after all but the last two.
+func (c *Conn) Receive() ([]byte, error) {
+	var (
+		n, oobn, flags int
+		from           unix.Sockaddr
+		rerr           error
+	)
+	err := c.rc.Read(func(fd uintptr) bool {
+		for {
+			n, oobn, flags, from, rerr = unix.Recvmsg(int(fd), c.buf, c.oob, 0)
+			if rerr != unix.EINTR {
+				return rerr != unix.EAGAIN
+			}
+		}
+	})
+	switch {
+	case err != nil && c.closed.Load():
+		return nil, fmt.Errorf("%s: %w", c.name, os.ErrClosed)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", c.name, err)
+	case rerr == unix.ENOBUFS:
+		return nil, fmt.Errorf("%s: %w", c.name, ErrOverflow)
+	case rerr != nil:
+		return nil, fmt.Errorf("%s: %w", c.name, os.NewSyscallError("recvmsg", rerr))
+	}
+	sa, ok := from.(*unix.SockaddrNetlink)
+	if !ok {
+		return nil, fmt.Errorf("%s: %w: sender address %T", c.name, ErrNotKernel, from)
+	}
+	var cred *unix.Ucred
+	if c.CheckUID {
+		if cred, err = parseCred(c.oob[:oobn]); err != nil {
+			return nil, fmt.Errorf("%s: %w: unreadable credentials: %v", c.name, ErrNotKernel, err)
+		}
+	}
+	if err := CheckSender(sa.Pid, cred); err != nil {
+		return nil, fmt.Errorf("%s: %w", c.name, err)
+	}
+	if flags&unix.MSG_TRUNC != 0 {
+		return nil, fmt.Errorf("%s: %w: more than %d bytes", c.name, ErrTruncated, len(c.buf))
+	}
+	return c.buf[:n], nil
+}
+
+// CheckSender returns an error wrapping ErrNotKernel unless the sender
+// is the kernel: port 0 and, when credentials came, uid 0.
+func CheckSender(port uint32, cred *unix.Ucred) error {
+	if port != 0 {
+		return fmt.Errorf("%w: sender port %d", ErrNotKernel, port)
+	}
+	if cred != nil && cred.Uid != 0 {
+		return fmt.Errorf("%w: sender uid %d", ErrNotKernel, cred.Uid)
+	}
+	return nil
+}
+
+// SetReadDeadline sets the deadline for Receive, as os.File does.
+func (c *Conn) SetReadDeadline(t time.Time) error { return c.c.SetReadDeadline(t) }
+
+// Close closes the socket; a pending Receive returns os.ErrClosed.
+func (c *Conn) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	return c.c.Close()
+}
+
+// parseCred returns the SCM_CREDENTIALS in oob, nil if there are none.
+func parseCred(oob []byte) (*unix.Ucred, error) {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	for i := range msgs {
+		if msgs[i].Header.Level == unix.SOL_SOCKET && msgs[i].Header.Type == unix.SCM_CREDENTIALS {
+			return unix.ParseUnixCredentials(&msgs[i])
+		}
+	}
+	return nil, err
+}
