@@ -112,7 +112,7 @@ func checkShape(t *testing.T, s fakesys.Shape, e fakesys.Expected, random bool) 
 	if !cfg.BannedCPUs.IsSubsetOf(snap.Online()) || (s.Banned != "") == cfg.BannedCPUs.IsEmpty() {
 		t.Errorf("Banned %q is not a few online CPUs", s.Banned)
 	}
-	plan := policy.Compute(snap, inv, cfg, policy.Memory{}, policy.Balancing{})
+	plan := policy.Compute(snap, inv, cfg, nil, policy.Memory{}, policy.Balancing{})
 	if plan.Allowed.Intersects(cfg.BannedCPUs) {
 		t.Errorf("the plan allows banned CPUs %s", plan.Allowed.And(cfg.BannedCPUs))
 	}

@@ -90,7 +90,7 @@ func TestIdempotent(t *testing.T) {
 	cfg := config.Default()
 
 	s, inv := readAll(t, tree)
-	p := policy.Compute(s, inv, cfg, policy.Memory{}, policy.Balancing{})
+	p := policy.Compute(s, inv, cfg, nil, policy.Memory{}, policy.Balancing{})
 	r, mem := a.Apply(context.Background(), p, policy.Memory{})
 	if r.Written == 0 || len(r.Failed) != 0 || r.Stale {
 		t.Fatalf("first round: %+v", r)
@@ -108,7 +108,7 @@ func TestIdempotent(t *testing.T) {
 	}
 
 	s, inv = readAll(t, tree)
-	r2, _ := a.Apply(context.Background(), policy.Compute(s, inv, cfg, mem, policy.Balancing{}), mem)
+	r2, _ := a.Apply(context.Background(), policy.Compute(s, inv, cfg, nil, mem, policy.Balancing{}), mem)
 	if r2.Written != 0 || len(r2.ByKind) != 0 || r2.Unchanged != r.Written+r.Unchanged {
 		t.Errorf("second round wrote again: %+v (first %+v)", r2, r)
 	}
@@ -124,12 +124,12 @@ func TestRefusedIRQLeftAlone(t *testing.T) {
 	cfg := config.Default()
 
 	s, inv := readAll(t, tree)
-	r, mem := a.Apply(context.Background(), policy.Compute(s, inv, cfg, policy.Memory{}, policy.Balancing{}), policy.Memory{})
+	r, mem := a.Apply(context.Background(), policy.Compute(s, inv, cfg, nil, policy.Memory{}, policy.Balancing{}), policy.Memory{})
 	if r.ByKind[apply.KindManaged] != 1 {
 		t.Fatalf("first round: %+v", r)
 	}
 	s, inv = readAll(t, tree)
-	p := policy.Compute(s, inv, cfg, mem, policy.Balancing{})
+	p := policy.Compute(s, inv, cfg, nil, mem, policy.Balancing{})
 	for _, d := range p.Devices {
 		for _, q := range d.IRQs {
 			if q.Number == 25 && (!q.Managed || !q.LeftAlone()) {
@@ -147,7 +147,7 @@ func TestRestoreFiles(t *testing.T) {
 	before := affinities(t, tree)
 	a := apply.New(procfsLike{ProcWriter: apply.ProcWriter{Proc: tree.Proc(), Sys: tree.Sys()}}, zap.NewNop(), apply.Options{})
 	s, inv := readAll(t, tree)
-	if r := applyOnce(context.Background(), a, policy.Compute(s, inv, config.Default(), policy.Memory{}, policy.Balancing{})); r.Written == 0 {
+	if r := applyOnce(context.Background(), a, policy.Compute(s, inv, config.Default(), nil, policy.Memory{}, policy.Balancing{})); r.Written == 0 {
 		t.Fatalf("nothing written: %+v", r)
 	}
 	// IRQ 41 is freed before exit: its directory goes.
@@ -174,7 +174,7 @@ func TestDryRunFiles(t *testing.T) {
 	before := affinities(t, tree)
 	a := apply.New(apply.ProcWriter{Proc: tree.Proc(), Sys: tree.Sys()}, zap.NewNop(), apply.Options{DryRun: true})
 	s, inv := readAll(t, tree)
-	p := policy.Compute(s, inv, config.Default(), policy.Memory{}, policy.Balancing{})
+	p := policy.Compute(s, inv, config.Default(), nil, policy.Memory{}, policy.Balancing{})
 	want := 0
 	for _, d := range p.Devices {
 		for _, q := range d.IRQs {

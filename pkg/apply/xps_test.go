@@ -41,7 +41,7 @@ func xpsMaps(t *testing.T, tree *fakesys.Tree) map[string]string {
 func planTree(t *testing.T, tree *fakesys.Tree, cfg *config.Config) *policy.Plan {
 	t.Helper()
 	s, inv := readAll(t, tree)
-	return policy.Compute(s, inv, cfg, policy.Memory{}, policy.Balancing{})
+	return policy.Compute(s, inv, cfg, nil, policy.Memory{}, policy.Balancing{})
 }
 
 func TestProcWriterWriteXPS(t *testing.T) {

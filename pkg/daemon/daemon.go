@@ -209,7 +209,7 @@ func (d *Daemon) round(ctx context.Context, trigger string, least inventory.Dept
 		return nil, err
 	}
 	start := time.Now()
-	p := policy.Compute(m.Snapshot, m.Inventory, m.Config(cfg), d.mem, bal)
+	p := policy.Compute(m.Snapshot, m.Inventory, cfg, m.ToolBans(), d.mem, bal)
 	planning := time.Since(start)
 	res, mem := d.applier.Apply(ctx, p, d.mem)
 	d.mem = mem

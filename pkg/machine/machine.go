@@ -13,6 +13,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
+	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/topology"
 )
 
@@ -45,23 +46,16 @@ type Machine struct {
 	Took time.Duration
 }
 
-// Config is cfg with the bans of other tools as its ToolBans: what the
-// planner plans with, and bans on top of banned_cpus. cfg itself is not
-// changed.
-func (m Machine) Config(cfg *config.Config) *config.Config {
-	var tb []config.ToolBan
+// ToolBans are the bans of other tools, as the planner takes them.
+func (m Machine) ToolBans() []policy.ToolBan {
+	var tb []policy.ToolBan
 	if !m.Bans.Env.IsEmpty() {
-		tb = append(tb, config.ToolBan{Source: config.BanEnvFile, Path: m.Bans.EnvFile, CPUs: m.Bans.Env})
+		tb = append(tb, policy.ToolBan{Source: policy.BanEnvFile, Path: m.Bans.EnvFile, CPUs: m.Bans.Env})
 	}
 	if !m.Bans.Default.IsEmpty() {
-		tb = append(tb, config.ToolBan{Source: config.BanDefaultAffinity, CPUs: m.Bans.Default})
+		tb = append(tb, policy.ToolBan{Source: policy.BanDefaultAffinity, CPUs: m.Bans.Default})
 	}
-	if len(tb) == 0 {
-		return cfg
-	}
-	c := *cfg
-	c.ToolBans = tb
-	return &c
+	return tb
 }
 
 // ReadError is a failed read; Source is the reader that failed,

@@ -449,8 +449,8 @@ func TestOneDeviceMoves(t *testing.T) {
 				continue // up to 8 devices a host: the scale host has 64
 			}
 			without := withPlanned(b.inv, p, d.PCI)
-			p1 := policy.Compute(b.s, without, cfg, policy.Memory{}, policy.Balancing{})
-			p2 := policy.Compute(b.s, withPlanned(b.inv, p1, ""), cfg, policy.Memory{}, policy.Balancing{})
+			p1 := policy.Compute(b.s, without, cfg, nil, policy.Memory{}, policy.Balancing{})
+			p2 := policy.Compute(b.s, withPlanned(b.inv, p1, ""), cfg, nil, policy.Memory{}, policy.Balancing{})
 			for _, n := range []int{moves(p, p1, d.PCI), moves(p1, p2, d.PCI)} {
 				if n > worst {
 					worst, worstDev = n, d.PCI

@@ -72,7 +72,7 @@ func (b balanced) compute(cfg *config.Config, mem policy.Memory, bal policy.Bala
 	if cfg == nil {
 		cfg = config.Default()
 	}
-	return policy.Compute(b.s, b.inv, cfg, mem, bal)
+	return policy.Compute(b.s, b.inv, cfg, nil, mem, bal)
 }
 
 func parseConfig(t testing.TB, yaml string) *config.Config {

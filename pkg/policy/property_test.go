@@ -94,7 +94,7 @@ func TestPlanProperties(t *testing.T) {
 		for _, policyName := range []string{"auto", "numa-hop", "linear"} {
 			cfg := parseConfig(t, fmt.Sprintf("banned_cpus: %q\ndevices:\n  - match: {driver: virtio_net}\n    policy: %s\n", banned, policyName))
 			name := fmt.Sprintf("iter %d (%s, online %s, banned %q)", iter, policyName, s.Online(), banned)
-			p := policy.Compute(s, inv, cfg, policy.Memory{}, policy.Balancing{})
+			p := policy.Compute(s, inv, cfg, nil, policy.Memory{}, policy.Balancing{})
 			if !p.Allowed.IsSubsetOf(s.Online()) {
 				t.Fatalf("%s: allowed %s not online", name, p.Allowed)
 			}
@@ -124,7 +124,7 @@ func TestPlanProperties(t *testing.T) {
 			if policyName != "linear" {
 				objective(t, name, s, p)
 			}
-			if again := policy.Compute(s, inv, cfg, policy.Memory{}, policy.Balancing{}); !reflect.DeepEqual(p.Doc(), again.Doc()) {
+			if again := policy.Compute(s, inv, cfg, nil, policy.Memory{}, policy.Balancing{}); !reflect.DeepEqual(p.Doc(), again.Doc()) {
 				t.Errorf("%s: plan is not deterministic", name)
 			}
 		}
@@ -161,7 +161,7 @@ func BenchmarkCompute64Devices8192IRQs4096CPUs(b *testing.B) {
 	cfg := config.Default()
 	b.ReportAllocs()
 	for b.Loop() {
-		if p := policy.Compute(s, inv, cfg, policy.Memory{}, policy.Balancing{}); len(p.Devices) != 64 {
+		if p := policy.Compute(s, inv, cfg, nil, policy.Memory{}, policy.Balancing{}); len(p.Devices) != 64 {
 			b.Fatal("wrong plan")
 		}
 	}
@@ -185,7 +185,7 @@ func BenchmarkComputeLoad64Devices8192IRQs4096CPUs(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		// The search runs: no rule before it holds the queues still.
-		if p := policy.Compute(s, inv, cfg, policy.Memory{}, bal); p.Balance == nil || !p.Balance.Ready ||
+		if p := policy.Compute(s, inv, cfg, nil, policy.Memory{}, bal); p.Balance == nil || !p.Balance.Ready ||
 			p.Balance.Still == policy.StillQuiet || p.Balance.Still == policy.StillWarming {
 			b.Fatalf("no search: %+v", p.Balance)
 		}

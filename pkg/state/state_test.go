@@ -27,7 +27,7 @@ func plan(t *testing.T, r machine.Roots) state.State {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return state.State{Machine: m, Plan: policy.Compute(m.Snapshot, m.Inventory, cfg, policy.Memory{}, policy.Balancing{})}
+	return state.State{Machine: m, Plan: policy.Compute(m.Snapshot, m.Inventory, cfg, nil, policy.Memory{}, policy.Balancing{})}
 }
 
 // TestReadersNeverSeeTwoRounds publishes rounds of two machines in turn
