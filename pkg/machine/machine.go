@@ -6,6 +6,7 @@
 package machine
 
 import (
+	"errors"
 	"os"
 	"time"
 
@@ -91,21 +92,24 @@ func NewReader(r Roots) *Reader {
 // Read reads the machine, the inventory at least as deep as least
 // (inventory.Reader.Read): inventory.DepthAll trusts nothing kept, as
 // the resync, lost events and reloads ask. A CPU going on- or offline
-// between the topology and the inventory makes them disagree, so it
-// reads again afresh, up to readAttempts times, before returning a mix
-// (Consistent false). The bans are read by fresh reads and the first;
+// while reading makes the topology and the inventory disagree, or
+// leaves an online CPU in no node (topology.NoNodeError), so it reads
+// again afresh, up to readAttempts times, before returning a mix
+// (Consistent false) or the error. The bans are read by fresh reads and the first;
 // cfg says which. verify are the masks of the IRQs whose writes are
 // being verified (policy.Verifies.Masks): their effective CPUs are read
 // too, and only theirs (inventory.FS.ReadEffective).
 func (r *Reader) Read(cfg *config.Config, least inventory.Depth, verify map[int]cpumask.Mask) (Machine, error) {
 	start := time.Now()
 	var m Machine
-	for range readAttempts {
+	var noNode *topology.NoNodeError
+	for i := 1; ; i++ {
 		var err error
-		if m, err = r.read(least); err != nil {
+		m, err = r.read(least)
+		if err != nil && (i == readAttempts || !errors.As(err, &noNode)) {
 			return Machine{Took: time.Since(start)}, err
 		}
-		if m.Consistent {
+		if err == nil && (m.Consistent || i == readAttempts) {
 			break
 		}
 		least = inventory.DepthAll // whatever was kept may predate the CPU change
