@@ -377,7 +377,7 @@ func TestEthtoolPump(t *testing.T) {
 		// A source failing degrades, asks for a rescan, and stops.
 		errBroken := errors.New("recvmsg: broken")
 		src.send(nil, errBroken)
-		wantCauses(t, <-w.Triggers(), map[Cause]int{CauseLost: 1})
+		wantCauses(t, next(w), map[Cause]int{CauseLost: 1})
 		if err := w.Degraded(); !errors.Is(err, errBroken) || !strings.Contains(err.Error(), "ethtool source") {
 			t.Errorf("Degraded = %v, want the ethtool source's %v", err, errBroken)
 		}

@@ -126,7 +126,7 @@ func TestNetdevPump(t *testing.T) {
 			map[string]uint64{"not_kernel": 1, "malformed": 1}, map[string]uint64{"netdev": 1})
 		errBroken := errors.New("recvmsg: broken")
 		src.send(nil, errBroken)
-		wantCauses(t, <-w.Triggers(), map[Cause]int{CauseLost: 1})
+		wantCauses(t, next(w), map[Cause]int{CauseLost: 1})
 		if err := w.Degraded(); !errors.Is(err, errBroken) || !strings.Contains(err.Error(), "netdev source") {
 			t.Errorf("Degraded = %v, want the netdev source's %v", err, errBroken)
 		}
@@ -228,7 +228,11 @@ func TestNetnsWatcherNetdev(t *testing.T) {
 	timeout := time.After(10 * time.Second)
 	for got.Causes[CauseNetdev] < 2 {
 		select {
-		case tr := <-w.Triggers():
+		case <-w.Ready():
+			tr, ok := w.Take()
+			if !ok {
+				continue
+			}
 			t.Logf("trigger %v fresh %v label %q after %v", tr.Causes, tr.Fresh(), tr.Label(), time.Since(start))
 			if tr.Label() != LabelNetdev || tr.Fresh() || tr.Reload() {
 				t.Errorf("trigger %v labelled %q, fresh %v, reload %v; want netdev, not fresh, no reload",
