@@ -178,17 +178,11 @@ func (d *Daemon) State() *state.State { return d.store.Load() }
 // Metrics is the daemon's metrics registry and HTTP handler source.
 func (d *Daemon) Metrics() *metrics.Metrics { return d.metrics }
 
-// Round runs the pipeline once: read, plan with the memory, apply,
-// publish. trigger labels the round; least is how deep the read must
-// look at least (machine.Reader.Read); first, when not zero, is when
-// the event that caused it arrived. A round that cannot read the
-// machine publishes nothing.
-func (d *Daemon) Round(ctx context.Context, trigger string, least inventory.Depth, first time.Time) (*state.State, error) {
-	return d.round(ctx, trigger, least, first, d.balancing())
-}
-
-// round is Round planning with bal. The memory Apply returns, including
-// the placement the plan holds, is the next round's.
+// round runs the pipeline once: read, plan with the memory and bal,
+// apply, publish. trigger labels the round; least is how deep the read
+// must look at least (machine.Reader.Read); first, when not zero, is
+// when the event that caused it arrived. The memory Apply returns is the
+// next round's. A round that cannot read the machine publishes nothing.
 func (d *Daemon) round(ctx context.Context, trigger string, least inventory.Depth, first time.Time, bal policy.Balancing) (*state.State, error) {
 	d.alive()
 	cfg := d.Config()
@@ -254,23 +248,14 @@ func (d *Daemon) replan(st *state.State, before policy.Memory) bool {
 	return true
 }
 
-// Oneshot runs one round, and the stale rounds it asks for (replan),
-// and reports an error when an IRQ that is not managed by the kernel
-// could not be placed: its write failed, no allowed CPU was left for
-// it, or its files were unreadable.
+// Oneshot runs one round, and the stale rounds it asks for, and reports
+// an error when an IRQ that is not managed by the kernel could not be
+// placed: its write failed, no allowed CPU was left for it, or its
+// files were unreadable.
 func (d *Daemon) Oneshot(ctx context.Context) error {
-	trigger, least := watch.LabelStartup, inventory.DepthAll
-	var st *state.State
-	for {
-		before := d.mem
-		var err error
-		if st, err = d.Round(ctx, trigger, least, time.Time{}); err != nil {
-			return err
-		}
-		if ctx.Err() != nil || !d.replan(st, before) {
-			break
-		}
-		trigger, least = watch.LabelStale, inventory.DepthAffinities
+	st, err := d.settle(ctx, watch.LabelStartup, inventory.DepthAll)
+	if err != nil {
+		return err
 	}
 	if n := len(st.Apply.Failed); n > 0 {
 		return fmt.Errorf("%d IRQs could not be placed (%s)", n, failedSummary(st.Apply.Failed))
@@ -280,6 +265,25 @@ func (d *Daemon) Oneshot(ctx context.Context) error {
 	}
 	return nil
 }
+
+// settle runs a round and the stale rounds it asks for, with no
+// watcher to take them: Oneshot's loop.
+func (d *Daemon) settle(ctx context.Context, trigger string, least inventory.Depth) (*state.State, error) {
+	var h staleHint
+	st, err := d.step(ctx, &h, trigger, least, time.Time{}, d.balancing())
+	for err == nil && h && ctx.Err() == nil {
+		h = false
+		st, err = d.step(ctx, &h, watch.LabelStale, inventory.DepthAffinities, time.Time{}, d.balancing())
+	}
+	return st, err
+}
+
+// staleHint is settle's hinter: whether a round asked for a stale round.
+// The verify round needs a loop that runs on; settle has none.
+type staleHint bool
+
+func (s *staleHint) Hint(c watch.Cause)                 { *s = *s || c == watch.CauseStale }
+func (*staleHint) HintAfter(watch.Cause, time.Duration) {}
 
 // failedSummary counts failures by kind, e.g. "map[busy:1 no_space:2]".
 func failedSummary(failed map[int]apply.Kind) string {

@@ -145,7 +145,7 @@ func TestEffectiveAffinityVerified(t *testing.T) {
 	ctx := context.Background()
 	round := func(trigger string, least inventory.Depth) *state.State {
 		t.Helper()
-		st, err := d.settle(ctx, trigger, least, time.Time{})
+		st, err := d.settle(ctx, trigger, least)
 		if err != nil {
 			t.Fatal(err)
 		}

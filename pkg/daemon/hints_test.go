@@ -36,15 +36,9 @@ func (h *hints) take(c watch.Cause) bool {
 	return true
 }
 
-// settle runs a round, then the stale rounds it asks for, as the loop
-// would take them.
-func (d *Daemon) settle(ctx context.Context, trigger string, least inventory.Depth, first time.Time) (*state.State, error) {
-	h := &hints{}
-	st, err := d.step(ctx, h, trigger, least, first, d.balancing())
-	for err == nil && h.take(watch.CauseStale) {
-		st, err = d.step(ctx, h, watch.LabelStale, inventory.DepthAffinities, time.Time{}, d.balancing())
-	}
-	return st, err
+// Round is round planning with the latest loads.
+func (d *Daemon) Round(ctx context.Context, trigger string, least inventory.Depth, first time.Time) (*state.State, error) {
+	return d.round(ctx, trigger, least, first, d.balancing())
 }
 
 // loadTick takes a load trigger as the loop would, and the load round

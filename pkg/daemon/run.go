@@ -72,6 +72,7 @@ func (d *Daemon) Run(ctx context.Context, sighup <-chan os.Signal) error {
 			}
 			if t, ok := w.Take(); ok {
 				d.take(ctx, w, t)
+				d.opts.Notify.Notify(d.statusLine())
 			}
 		case <-idle:
 			d.alive()
@@ -100,8 +101,8 @@ func (d *Daemon) take(ctx context.Context, h hinter, t watch.Trigger) {
 }
 
 // step runs one round planning with bal, asks h for the rounds it
-// calls for (CauseStale at once, CauseVerify VerifyDelay after a write)
-// and updates STATUS=. round logs and counts its errors. A fresh read
+// calls for (CauseStale at once, CauseVerify VerifyDelay after a write).
+// round logs and counts its errors. A fresh read
 // first forgets the full CPUs and the re-writes of IRQs the kernel kept
 // outside their plan: vectors may have been freed since.
 func (d *Daemon) step(ctx context.Context, h hinter, trigger string, least inventory.Depth, first time.Time, bal policy.Balancing) (*state.State, error) {
@@ -117,7 +118,6 @@ func (d *Daemon) step(ctx context.Context, h hinter, trigger string, least inven
 	if st != nil && st.Apply.Written > 0 {
 		h.HintAfter(watch.CauseVerify, VerifyDelay)
 	}
-	d.opts.Notify.Notify(d.statusLine())
 	return st, err
 }
 

@@ -86,20 +86,20 @@ var labelOrder = [...]Cause{CauseSIGHUP, CauseConfig, CauseBans, CauseLost, Caus
 
 // Trigger tells the consumer that the state may have changed, and why.
 type Trigger struct {
-	// Causes counts the hints merged into this trigger, by cause.
+	// Causes counts the hints in this trigger, by cause.
 	Causes map[Cause]int
 	// First is when the earliest of them arrived, for event-to-applied
 	// latency.
 	First time.Time
-	// cached is set while every hint merged in leaves the consumer's
-	// caches valid. The zero Trigger is Fresh: a fresh read too many
+	// cached is set while every hint in it leaves the consumer's caches
+	// valid. The zero Trigger is Fresh: a fresh read too many
 	// costs time, a cached fact trusted wrongly misses a change.
 	cached bool
 }
 
 // Fresh reports whether nothing the consumer cached may be trusted:
 // true unless every hint in t is an Interesting uevent, a link event, a
-// channel change, a netdev notification, which the consumer sees in
+// channel change or a netdev notification, which the consumer sees in
 // sysfs and procfs, or one of the consumer's own. Every trigger a burst
 // releases after it lost events is Fresh.
 func (t Trigger) Fresh() bool { return !t.cached }

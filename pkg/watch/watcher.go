@@ -20,8 +20,8 @@ import (
 // sees the burst's final state. Lost events (CauseLost) are always held,
 // and make every trigger the burst releases after them Fresh.
 type Options struct {
-	// Window is the quiet time that ends a burst and emits the hints
-	// held; more than 0.
+	// Window is the quiet time that ends a burst and releases the
+	// hints held; more than 0.
 	Window time.Duration
 	// MaxDelay bounds the wait of a held hint, even if hints keep coming
 	// (the burst then stays open); at least Window.
