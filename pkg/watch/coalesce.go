@@ -15,9 +15,7 @@ import (
 // read after the burst has gone quiet sees them.
 func (w *Watcher) loop(ctx context.Context) {
 	var (
-		open     bool      // a burst is open
-		lost     bool      // it lost events
-		last     time.Time // when the debouncer last saw a hint
+		open     bool // a burst is open
 		deadline = time.NewTimer(time.Hour)
 		resync   = time.NewTimer(time.Hour)
 		resyncC  <-chan time.Time
@@ -35,9 +33,11 @@ func (w *Watcher) loop(ctx context.Context) {
 		defer load.Stop()
 		loadC = load.C
 	}
-	// release lets the consumer take acc; w.mu is held.
+	// release lets the consumer take acc; w.mu is held. The resync
+	// waits for an idle machine: the consumer's own causes do not delay
+	// it.
 	release := func() {
-		if lost {
+		if w.lost {
 			w.acc.cached = false
 		}
 		w.released = true
@@ -45,8 +45,11 @@ func (w *Watcher) loop(ctx context.Context) {
 		case w.ready <- struct{}{}:
 		default:
 		}
-		if resyncC != nil {
-			resync.Reset(w.opts.Resync)
+		for c := range w.acc.Causes {
+			if resyncC != nil && c < CauseStale {
+				resync.Reset(w.opts.Resync)
+				break
+			}
 		}
 	}
 	for {
@@ -63,17 +66,15 @@ func (w *Watcher) loop(ctx context.Context) {
 				w.mu.Unlock()
 				continue
 			}
-			last = time.Now()
-			lost = lost || w.acc.Causes[CauseLost] > 0
 			// A pci bind ends what the burst waits for: the driver
 			// finished its probe and requested its IRQs.
-			if !lost && (!open || w.end) {
+			if !w.lost && (!open || w.end) {
 				release()
 			}
 			w.end, open = false, true
 			wait := w.opts.Window
 			if !w.released {
-				wait = min(wait, w.acc.First.Add(w.opts.MaxDelay).Sub(last))
+				wait = min(wait, w.acc.First.Add(w.opts.MaxDelay).Sub(w.last))
 			}
 			w.mu.Unlock()
 			deadline.Reset(wait)
@@ -82,13 +83,15 @@ func (w *Watcher) loop(ctx context.Context) {
 			if w.acc.Causes != nil && !w.released {
 				release()
 			}
-			w.mu.Unlock()
 			// MaxDelay cut a burst still going: keep it open until it
 			// has been quiet for Window.
-			if rest := w.opts.Window - time.Since(last); rest > 0 {
+			rest := w.opts.Window - time.Since(w.last)
+			if rest <= 0 {
+				open, w.lost = false, false
+			}
+			w.mu.Unlock()
+			if rest > 0 {
 				deadline.Reset(rest)
-			} else {
-				open, lost = false, false
 			}
 		}
 	}

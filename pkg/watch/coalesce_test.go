@@ -431,3 +431,27 @@ func TestOwnCauses(t *testing.T) {
 		}
 	})
 }
+
+// TestOwnCausesKeepResync: the load period and the consumer's own hints
+// do not delay the resync, which waits for the kernel to be quiet.
+func TestOwnCausesKeepResync(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := startWatcher(t, Options{Resync: 10 * time.Second, Load: 3 * time.Second}, nil, nil)
+		start := time.Now()
+		for {
+			tr := next(w)
+			if tr.Causes[CauseResync] > 0 {
+				if got := time.Since(start); got != 10*time.Second {
+					t.Errorf("resync after %v, want 10s", got)
+				}
+				return
+			}
+			if time.Since(start) > 10*time.Second {
+				t.Fatal("no resync while load hints kept coming")
+			}
+			if tr.Causes[CauseLoad] > 0 {
+				w.Hint(CauseStale) // the load round planned again
+			}
+		}
+	})
+}

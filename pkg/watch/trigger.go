@@ -20,9 +20,10 @@ const (
 	CauseChannels              // a NIC's channel count changed (ethtool -L)
 	CauseBans                  // irqbalance's environment file changed (cri-o, tuned)
 	CauseNetdev                // the netdev family said a device was registered, unregistered, or changed its XDP features
-	CauseStale                 // the consumer's last round found its inputs stale or taught its memory: plan again
-	CauseLoad                  // the load-balancing period
-	CauseVerify                // the consumer's writes are due to be checked (effective_affinity_list)
+	// The consumer's own causes, which come after the others.
+	CauseStale  // the consumer's last round found its inputs stale or taught its memory: plan again
+	CauseLoad   // the load-balancing period
+	CauseVerify // the consumer's writes are due to be checked (effective_affinity_list)
 	numCauses
 )
 

@@ -59,9 +59,11 @@ type Watcher struct {
 	started atomic.Bool
 
 	mu       sync.Mutex
-	acc      Trigger // every hint the consumer has not taken; nil Causes when none
-	released bool    // the debouncer let the consumer take acc
-	end      bool    // a hint since the debouncer looked is a pci bind
+	acc      Trigger   // every hint the consumer has not taken; nil Causes when none
+	released bool      // the debouncer let the consumer take acc
+	end      bool      // a hint since the debouncer looked is a pci bind
+	last     time.Time // when the last hint came
+	lost     bool      // the open burst lost events
 	timers   map[Cause]*time.Timer
 	stats    Stats
 	degraded []error
@@ -192,6 +194,8 @@ func (w *Watcher) hint(c Cause, cached, end bool) {
 	w.acc.Causes[c]++
 	w.acc.cached = w.acc.cached && cached
 	w.end = w.end || end
+	w.last = now
+	w.lost = w.lost || c == CauseLost
 	w.mu.Unlock()
 	select {
 	case w.wake <- struct{}{}:
