@@ -100,6 +100,12 @@ func (d *Daemon) take(ctx context.Context, h hinter, t watch.Trigger) {
 	}
 }
 
+// VerifyDelay is how long after a round that wrote the daemon checks
+// the effective CPUs (policy/effective.go): long enough for a queue
+// with traffic to fire and take a deferred move, short next to the
+// resync.
+const VerifyDelay = 2 * time.Second
+
 // step runs one round planning with bal, asks h for the rounds it
 // calls for (CauseStale at once, CauseVerify VerifyDelay after a write).
 // round logs and counts its errors. A fresh read
@@ -276,6 +282,15 @@ func (d *Daemon) statusLine() string {
 	}
 	return fmt.Sprintf("STATUS=%s; %d failed%s; last round %s", st.Plan.Summary(), len(st.Apply.Failed), effectiveSummary(st.Plan),
 		st.Finished.Format(time.TimeOnly))
+}
+
+// effectiveSummary is "N pending, M mismatched" for STATUS=, "" for none.
+func effectiveSummary(p *policy.Plan) string {
+	pending, mismatch := len(p.EffectiveIRQs(policy.EffectivePending)), len(p.EffectiveIRQs(policy.EffectiveMismatch))
+	if pending+mismatch == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; effective CPUs outside the plan: %d pending, %d mismatched", pending, mismatch)
 }
 
 func firstLine(s string) string {
