@@ -57,6 +57,9 @@ func (w *Watcher) loop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-resyncC:
+			// Armed again at once: a release may not follow, when the
+			// hint joins a trigger released already.
+			resync.Reset(w.opts.Resync)
 			w.hint(CauseResync, false, false)
 		case <-loadC:
 			w.Hint(CauseLoad)

@@ -455,3 +455,22 @@ func TestOwnCausesKeepResync(t *testing.T) {
 		}
 	})
 }
+
+// TestResyncIntoReleased: a resync that joins a trigger released but
+// not taken yet still arms the next resync.
+func TestResyncIntoReleased(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// The load hint is released just before the resync fires and
+		// taken just after.
+		w := startWatcher(t, Options{Resync: 10 * time.Second, Load: 10*time.Second - time.Millisecond}, nil, nil)
+		time.Sleep(10*time.Second + time.Millisecond)
+		synctest.Wait()
+		wantCauses(t, next(w), map[Cause]int{CauseLoad: 1, CauseResync: 1})
+		start := time.Now()
+		for next(w).Causes[CauseResync] == 0 {
+			if time.Since(start) > 30*time.Second {
+				t.Fatal("no resync after the one that joined a released trigger")
+			}
+		}
+	})
+}
