@@ -70,7 +70,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "plan", err)
 	}
 	m.Inventory = m.Inventory.WithEffective(inventory.FS{Proc: *procfs, Sys: *sysfs}.ReadEffective(movable(m.Inventory)))
-	p, err := selectDevices(policy.Compute(m.Snapshot, m.Inventory, m.Config(cfg), policy.Memory{}, bal), devices)
+	p, err := selectDevices(policy.Compute(m.Snapshot, m.Inventory, cfg, m.ToolBans(), policy.Memory{}, bal), devices)
 	if err != nil {
 		return fail(stderr, "plan", err)
 	}

@@ -48,7 +48,7 @@ func statusDaemon(t *testing.T) (*fakesys.Tree, string) {
 	}
 	m.Took = 1500 * time.Microsecond
 	m.Bans.EnvFile = "/etc/default/irqbalance" // not the temporary directory's name
-	p := policy.Compute(m.Snapshot, m.Inventory, m.Config(cfg), policy.Memory{}, policy.Balancing{})
+	p := policy.Compute(m.Snapshot, m.Inventory, cfg, m.ToolBans(), policy.Memory{}, policy.Balancing{})
 	res, _ := apply.New(nil, nil, apply.Options{DryRun: true}).Apply(context.Background(), p, policy.Memory{})
 	var store state.Store
 	store.Publish(&state.State{Machine: m, Plan: p, Apply: res, Planning: 500 * time.Microsecond, Trigger: "startup",

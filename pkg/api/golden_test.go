@@ -54,7 +54,7 @@ func goldenState(t *testing.T) *state.State {
 	failed := q(28, 3, 7)
 	plan := &policy.Plan{
 		Allowed:  m(4, 5, 6, 7),
-		Excluded: []policy.Exclusion{{Source: policy.ExcludedBanned, CPUs: m(0, 1), Why: "banned_cpus"}, {Source: config.BanEnvFile, CPUs: m(2), Why: "cri-o"}, {Source: config.BanDefaultAffinity, CPUs: m(3), Why: "default"}},
+		Excluded: []policy.Exclusion{{Source: policy.ExcludedBanned, CPUs: m(0, 1), Why: "banned_cpus"}, {Source: policy.BanEnvFile, CPUs: m(2), Why: "cri-o"}, {Source: policy.BanDefaultAffinity, CPUs: m(3), Why: "default"}},
 		Full:     m(7),
 		Devices: []policy.Device{
 			{PCI: "0000:41:00.0", Driver: "virtio-pci", Drivers: []string{"virtio-pci", "virtio_net"}, Class: "0x020000", Interfaces: []string{"eth0"},

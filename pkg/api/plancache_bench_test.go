@@ -22,7 +22,7 @@ func BenchmarkEncodePlan(b *testing.B) {
 		b.Fatal(err)
 	}
 	var store state.Store
-	st := store.Publish(&state.State{Machine: m, Plan: policy.Compute(m.Snapshot, m.Inventory, m.Config(cfg), policy.Memory{}, policy.Balancing{})})
+	st := store.Publish(&state.State{Machine: m, Plan: policy.Compute(m.Snapshot, m.Inventory, cfg, m.ToolBans(), policy.Memory{}, policy.Balancing{})})
 	b.ReportAllocs()
 	var size int
 	for b.Loop() {

@@ -8,7 +8,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/metrics"
 	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/state"
@@ -158,7 +157,7 @@ func statusBans(st *state.State) []StatusBan {
 		switch {
 		case e.Source == policy.ExcludedBanned && st.Config != nil:
 			b.File = st.Config.Source
-		case e.Source == config.BanEnvFile:
+		case e.Source == policy.BanEnvFile:
 			b.File = st.Bans.EnvFile
 		}
 		out = append(out, b)
@@ -169,7 +168,7 @@ func statusBans(st *state.State) []StatusBan {
 
 // banOrder is the order /status lists bans in: the config's own, then
 // other tools'; a source not named here comes last.
-var banOrder = []string{policy.ExcludedBanned, policy.ExcludedIsolated, policy.ExcludedNohzFull, config.BanEnvFile, config.BanDefaultAffinity}
+var banOrder = []string{policy.ExcludedBanned, policy.ExcludedIsolated, policy.ExcludedNohzFull, policy.BanEnvFile, policy.BanDefaultAffinity}
 
 func banRank(source string) int {
 	if i := slices.Index(banOrder, source); i >= 0 {

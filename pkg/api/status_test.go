@@ -42,11 +42,11 @@ func TestStatusEndpoint(t *testing.T) {
 	}
 	cfg := config.Default()
 	cfg.Source, cfg.BannedCPUs = "/etc/numairqd/numairqd.yaml", cpumask.New(7, 9) // 9 is not online
-	cfg.ToolBans = []config.ToolBan{{Source: config.BanEnvFile, Path: "/etc/default/irqbalance", CPUs: cpumask.New(0)},
-		{Source: config.BanDefaultAffinity, CPUs: cpumask.New(1)}}
+	tools := []policy.ToolBan{{Source: policy.BanEnvFile, Path: "/etc/default/irqbalance", CPUs: cpumask.New(0)},
+		{Source: policy.BanDefaultAffinity, CPUs: cpumask.New(1)}}
 	// The bans by source are the planner's, as a round computes them.
 	excluded := func(cfg *config.Config) []policy.Exclusion {
-		return policy.Compute(snap, &inventory.Inventory{}, cfg, policy.Memory{}, policy.Balancing{}).Excluded
+		return policy.Compute(snap, &inventory.Inventory{}, cfg, tools, policy.Memory{}, policy.Balancing{}).Excluded
 	}
 	q := func(n, cpu int) policy.IRQ {
 		return policy.IRQ{Number: n, Name: "q", Role: policy.RoleQueue, Queue: n - 100, Current: cpumask.New(0, 1, 2), Planned: cpumask.New(cpu), CPU: cpu}

@@ -44,10 +44,6 @@ type Config struct {
 	// leaves out (cri-o clears a pod's CPUs from it); nil means: when an
 	// environment file is in use.
 	HonorDefaultAffinity *bool
-	// ToolBans are the CPUs other tools banned, by where they were
-	// found: never in a file, machine.Machine.Config sets them so that
-	// a plan bans them too and can say which tool banned which CPU.
-	ToolBans []ToolBan
 
 	// Balance applies to devices whose rule sets none.
 	Balance Balance
@@ -61,26 +57,6 @@ type Config struct {
 	// Source is the file name the config came from, "" for Default.
 	Source string
 }
-
-// ToolBan is a set of CPUs another tool banned (see ToolBans).
-type ToolBan struct {
-	// Source is BanEnvFile or BanDefaultAffinity; Path is the
-	// environment file read, "" for BanDefaultAffinity.
-	Source, Path string
-	CPUs         cpumask.Mask
-}
-
-// Sources of a ToolBan.
-const (
-	// BanEnvFile is irqbalance's environment file (irqbalance_env_file),
-	// whose banned-CPU variables cri-o and tuned write; named as the
-	// source label of numairqd_banned_cpus and /status name it.
-	BanEnvFile = "irqbalance_env"
-	// BanDefaultAffinity is /proc/irq/default_smp_affinity
-	// (honor_default_smp_affinity), from which cri-o clears the CPUs
-	// of pods that ask for no IRQs.
-	BanDefaultAffinity = "default_smp_affinity"
-)
 
 // Defaults that other packages need without a Config.
 const (

@@ -9,7 +9,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/numairqd/numairqd/pkg/config"
-	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/load"
 	"github.com/numairqd/numairqd/pkg/metrics"
 	"github.com/numairqd/numairqd/pkg/policy"
@@ -19,9 +18,10 @@ import (
 // balancer is what load balancing keeps across rounds: the sampler and
 // its latest loads, the proposal of the last load round and how many
 // rounds in a row have proposed it, and the move budget (a token bucket
-// of moves_per_minute, refilled continuously). The placement in force is
-// the daemon's memory (policy.Memory.Held). It belongs to the daemon's
-// loop goroutine.
+// of moves_per_minute, refilled continuously), and whether a proposal
+// was just taken and the next round applies it. The placement in force
+// is the daemon's memory (policy.Memory.Held). It belongs to the
+// daemon's loop goroutine.
 type balancer struct {
 	sampler *load.Sampler
 	// counters is the queue_counters mode the sampler was made for;
@@ -33,6 +33,7 @@ type balancer struct {
 	streak       int
 	tokens       float64
 	filled       time.Time
+	held         bool
 }
 
 // balancing is what the next round plans with: the latest loads, with
@@ -73,18 +74,62 @@ func (b *balancer) confirmed(prop *policy.Proposal, samples int) bool {
 	return true
 }
 
-// loadRound samples the loads and runs a round that asks the planner for
-// a better placement of the balanced queues. A proposal is taken once
-// samples rounds in a row have proposed the same placement: one that
-// changes from sample to sample is the noise of the estimate, not a
-// lasting gain. It is then held, and a second round applies it.
-// Without a device to balance it only drops the sampler, so a config
-// that turns load on starts from a fresh sample.
-func (d *Daemon) loadRound(ctx context.Context) {
+// loadRound is the round of a CauseLoad trigger t: it samples the loads
+// and plans asking for a better placement of the balanced queues. A
+// proposal is taken once samples rounds in a row have proposed the same
+// placement: one that changes from sample to sample is the noise of the
+// estimate, not a lasting gain. It is then held, and the next round,
+// asked for with a CauseLoad hint, applies it. Without a device to
+// balance it only drops the sampler, so a config that turns load on
+// starts from a fresh sample; the round then runs only for t's other
+// causes.
+func (d *Daemon) loadRound(ctx context.Context, h hinter, t watch.Trigger) {
+	bal, ok := d.sample(time.Now())
+	if !ok {
+		if len(t.Causes) > 1 {
+			d.step(ctx, h, t.Label(), readDepth(t), t.First, d.balancing())
+		}
+		return
+	}
+	st, err := d.step(ctx, h, t.Label(), readDepth(t), t.First, bal)
+	if err != nil {
+		return
+	}
+	var prop *policy.Proposal
+	v := st.Plan.Balance
+	if v != nil {
+		prop = v.Proposal
+		if ce := d.log.Check(zap.DebugLevel, "load round"); ce != nil {
+			f := []zap.Field{zap.Int("intervals", d.bal.loads.Intervals), zap.Float64("peak", v.Peak), zap.Float64("mean", v.Mean)}
+			if prop != nil {
+				f = append(f, zap.Float64("proposed_peak", prop.Peak), zap.Float64("noise", prop.Noise), zap.Strings("proposal", moveList(prop.Moves)))
+			} else {
+				f = append(f, zap.String("still", string(v.Still)))
+			}
+			ce.Write(f...)
+		}
+	}
+	if !d.bal.confirmed(prop, d.Config().LoadBalance.Samples) {
+		return
+	}
+	d.bal.tokens -= float64(len(prop.Moves))
+	d.bal.held = true
+	d.mem.Held = prop.Held
+	d.metrics.BalanceMoved(len(prop.Moves), v.Peak/v.Mean, prop.Peak/prop.Mean)
+	d.log.Info("load balance moved queues", zap.Int("moves", len(prop.Moves)),
+		zap.Float64("peak_before", v.Peak), zap.Float64("peak_after", prop.Peak), zap.Float64("noise", prop.Noise), zap.Float64("mean", v.Mean),
+		zap.Any("queues", moveList(prop.Moves)))
+	h.Hint(watch.CauseLoad)
+}
+
+// sample takes a sample of the loads and returns what a load round plans
+// with; false when no load round is due: nothing to balance, a failed
+// sample, or the first (it has no deltas yet).
+func (d *Daemon) sample(now time.Time) (policy.Balancing, bool) {
 	cfg := d.Config()
 	if !cfg.WantsLoad() {
 		d.bal = balancer{}
-		return
+		return policy.Balancing{}, false
 	}
 	lb := cfg.LoadBalance
 	if d.bal.sampler == nil || d.bal.counters != lb.QueueCounters {
@@ -94,49 +139,20 @@ func (d *Daemon) loadRound(ctx context.Context) {
 		}
 		d.bal.sampler, d.bal.counters = load.NewSampler(load.FS{Proc: d.roots.Proc}, lc), lb.QueueCounters
 	}
-	now := time.Now()
 	l, err := d.bal.sampler.Sample(now)
 	if err != nil {
 		d.metrics.Error(metrics.ErrLoad)
 		d.log.Warn("load sample failed; keeping the previous loads", zap.Error(err))
-		return
+		return policy.Balancing{}, false
 	}
 	d.bal.warnQueues(d.log, l.QueuesErr)
 	d.bal.loads = &l
 	if !l.Ready {
-		return // the first sample has no deltas yet
+		return policy.Balancing{}, false
 	}
 	bal := d.balancing()
 	bal.MaxMoves, bal.MinGain, bal.MinDrop, bal.MinPeak = d.bal.budget(lb, now), lb.MinGain, lb.MinDrop, lb.MinPeak
-	st, err := d.round(ctx, watch.LabelLoad, inventory.DepthAffinities, time.Time{}, bal)
-	if err != nil {
-		return
-	}
-	var prop *policy.Proposal
-	if v := st.Plan.Balance; v != nil {
-		prop = v.Proposal
-		if ce := d.log.Check(zap.DebugLevel, "load round"); ce != nil {
-			f := []zap.Field{zap.Int("intervals", l.Intervals), zap.Float64("peak", v.Peak), zap.Float64("mean", v.Mean)}
-			if prop != nil {
-				f = append(f, zap.Float64("proposed_peak", prop.Peak), zap.Float64("noise", prop.Noise), zap.Strings("proposal", moveList(prop.Moves)))
-			} else {
-				f = append(f, zap.String("still", string(v.Still)))
-			}
-			ce.Write(f...)
-		}
-	}
-	if !d.bal.confirmed(prop, lb.Samples) {
-		return
-	}
-	v := st.Plan.Balance
-	d.bal.tokens -= float64(len(prop.Moves))
-	d.mem.Held = prop.Held
-	d.metrics.BalanceMoved(len(prop.Moves), v.Peak/v.Mean, prop.Peak/prop.Mean)
-	d.log.Info("load balance moved queues", zap.Int("moves", len(prop.Moves)),
-		zap.Float64("peak_before", v.Peak), zap.Float64("peak_after", prop.Peak), zap.Float64("noise", prop.Noise), zap.Float64("mean", v.Mean),
-		zap.Any("queues", moveList(prop.Moves)))
-	st, _ = d.settle(ctx, watch.LabelLoad, inventory.DepthAffinities, time.Time{}) // Round logs and counts its errors
-	d.verifyAfter(st)
+	return bal, true
 }
 
 // moveList is a proposal's moves for the log: "0000:00:03.0 q2 1->3".

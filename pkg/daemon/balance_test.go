@@ -95,12 +95,12 @@ func TestLoadRoundMovesAfterSamples(t *testing.T) {
 		}
 	}
 	pl.interval(t, fired, soft)
-	d.loadRound(ctx) // primes the sampler
+	d.loadTick(t, ctx) // primes the sampler
 	// No proposal before policy.MinIntervals intervals; then the same
 	// one for samples (2) rounds moves queue 0.
 	for i := range policy.MinIntervals + 1 {
 		pl.interval(t, fired, soft)
-		d.loadRound(ctx)
+		d.loadTick(t, ctx)
 		if got := affinity(t, tree, 25); (i < policy.MinIntervals) != (got == "4") {
 			t.Fatalf("after %d load rounds IRQ 25 is on %s", i+1, got)
 		}
@@ -134,7 +134,7 @@ func TestLoadRoundMovesAfterSamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	pl.interval(t, fired, soft)
-	d.loadRound(ctx)
+	d.loadTick(t, ctx)
 	if got := affinity(t, tree, 25); got != "5" {
 		t.Errorf("after a resync and a load round IRQ 25 on %s, want 5", got)
 	}
@@ -169,8 +169,8 @@ func TestLoadRoundIdleWithCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := w.writes()
-	d.loadRound(context.Background())
-	d.loadRound(context.Background())
+	d.loadTick(t, context.Background())
+	d.loadTick(t, context.Background())
 	if d.bal.sampler != nil || w.writes() != n || d.State().Generation != 1 {
 		t.Errorf("balance count: sampler %v, %d writes, generation %d", d.bal.sampler, w.writes()-n, d.State().Generation)
 	}
@@ -185,7 +185,7 @@ func TestReloadHalfLifeRestartsLoads(t *testing.T) {
 	d := newDaemon(t, tree, &fileWriter{proc: tree.Proc()}, cfg, nil)
 	pl := &procLoad{tree: tree, counts: map[int][]uint64{}}
 	pl.interval(t, nil, nil)
-	d.loadRound(context.Background())
+	d.loadTick(t, context.Background())
 	if d.bal.sampler == nil || d.bal.loads == nil {
 		t.Fatal("no sample after a load round")
 	}
@@ -273,7 +273,7 @@ func TestLoadRoundQueueCounters(t *testing.T) {
 	}
 	for range 3 {
 		pl.interval(t, fired, soft)
-		d.loadRound(ctx)
+		d.loadTick(t, ctx)
 	}
 	dev := planDevice(t, d.State().Plan, "0000:41:00.0")
 	if dev.LoadSource != load.SourceQStats {
@@ -294,7 +294,7 @@ func TestLoadRoundQueueCounters(t *testing.T) {
 	reads := qc.reads
 	for range 3 {
 		pl.interval(t, fired, soft)
-		d.loadRound(ctx)
+		d.loadTick(t, ctx)
 	}
 	if qc.reads != reads {
 		t.Errorf("queue_counters: off read the counters %d more times", qc.reads-reads)

@@ -3,7 +3,9 @@
 // the placement stays true while CPUs, devices and other tools change
 // the machine.
 //
-// The data flows one way, in Round, with one value fed back:
+// Every round enters by one path: a trigger the watcher releases (its
+// kernel events, its timers, the hints of reloads and of the loop
+// itself). The data flows one way, in Round, with one value fed back:
 //
 //	sysfs/procfs -> machine.Machine -> policy.Compute(memory) -> apply -> state.Store -> metrics, HTTP
 //	                                          ^-------- memory' ---------'
@@ -18,16 +20,13 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/numairqd/numairqd/pkg/apply"
-	"github.com/numairqd/numairqd/pkg/bans"
 	"github.com/numairqd/numairqd/pkg/config"
-	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/load"
 	"github.com/numairqd/numairqd/pkg/machine"
@@ -106,25 +105,15 @@ type Daemon struct {
 	// mem is what the kernel taught the rounds so far: the next plan's
 	// input and its apply's output.
 	mem policy.Memory
-	// deviceIRQs is what FitProcs was last told.
-	deviceIRQs int
 	// progress is when the daemon last made progress (UnixNano), for the
 	// watchdog.
 	progress atomic.Int64
 	// bal is load balancing's state, for the loop goroutine.
 	bal balancer
-	// lastBans are the bans last logged.
-	lastBans bans.Bans
-	// queueNotes are what logQueueNotes warned of in the last round.
-	queueNotes map[string]bool
-	// lastManagedOnBanned is what logManagedOnBanned last warned of.
-	lastManagedOnBanned string
-	// mismatched are the IRQs warnMismatched warned of, by number: name
-	// and planned mask.
-	mismatched map[int]string
-	// verifyC fires the verify round after a round that wrote (nil:
-	// none due).
-	verifyC <-chan time.Time
+	// rep logs what changed from round to round.
+	rep reporter
+	// stale counts the rounds in a row that asked to plan again.
+	stale int
 }
 
 type nopNotifier struct{}
@@ -156,6 +145,7 @@ func New(opts Options) (*Daemon, error) {
 	d.metrics = metrics.New(&d.store, metrics.Options{PerIRQ: cfg.MetricsPerIRQ, Log: opts.Log,
 		StaleAfter: 2 * cfg.ResyncInterval, Build: opts.Build})
 	d.metrics.ConfigReload(true, time.Now())
+	d.rep = reporter{log: opts.Log, metrics: d.metrics, fitProcs: opts.FitProcs}
 	return d, nil
 }
 
@@ -192,17 +182,11 @@ func (d *Daemon) State() *state.State { return d.store.Load() }
 // Metrics is the daemon's metrics registry and HTTP handler source.
 func (d *Daemon) Metrics() *metrics.Metrics { return d.metrics }
 
-// Round runs the pipeline once: read, plan with the memory, apply,
-// publish. trigger labels the round; least is how deep the read must
-// look at least (machine.Reader.Read); first, when not zero, is when
-// the event that caused it arrived. A round that cannot read the
-// machine publishes nothing.
-func (d *Daemon) Round(ctx context.Context, trigger string, least inventory.Depth, first time.Time) (*state.State, error) {
-	return d.round(ctx, trigger, least, first, d.balancing())
-}
-
-// round is Round planning with bal. The memory Apply returns, including
-// the placement the plan holds, is the next round's.
+// round runs the pipeline once: read, plan with the memory and bal,
+// apply, publish. trigger labels the round; least is how deep the read
+// must look at least (machine.Reader.Read); first, when not zero, is
+// when the event that caused it arrived. The memory Apply returns is the
+// next round's. A round that cannot read the machine publishes nothing.
 func (d *Daemon) round(ctx context.Context, trigger string, least inventory.Depth, first time.Time, bal policy.Balancing) (*state.State, error) {
 	d.alive()
 	cfg := d.Config()
@@ -213,112 +197,15 @@ func (d *Daemon) round(ctx context.Context, trigger string, least inventory.Dept
 		return nil, err
 	}
 	start := time.Now()
-	p := policy.Compute(m.Snapshot, m.Inventory, m.Config(cfg), d.mem, bal)
+	p := policy.Compute(m.Snapshot, m.Inventory, cfg, m.ToolBans(), d.mem, bal)
 	planning := time.Since(start)
 	res, mem := d.applier.Apply(ctx, p, d.mem)
 	d.mem = mem
 	st := d.store.Publish(&state.State{Machine: m, Plan: p, Apply: res, Planning: planning,
 		Applying: time.Since(start) - planning, Trigger: trigger, Config: cfg, DryRun: d.opts.DryRun, Finished: time.Now()})
-	d.logBans(st)
-	d.logManagedOnBanned(st)
-	d.logQueueNotes(st)
-	d.warnMismatched(st)
 	d.metrics.RoundDone(st, first)
-	d.logRound(st)
-	d.logDecisions(st)
-	if n := deviceIRQs(st); d.opts.FitProcs != nil && n != d.deviceIRQs {
-		d.deviceIRQs = n
-		d.opts.FitProcs(n)
-	}
+	d.rep.report(st)
 	return st, nil
-}
-
-// logBans reports bans that could not be read (the previous ones stay),
-// and bans that changed.
-func (d *Daemon) logBans(st *state.State) {
-	if st.BansErr != nil {
-		d.metrics.Error(metrics.ErrBans)
-		d.log.Warn("irqbalance bans unreadable; keeping the previous ones", zap.Error(st.BansErr))
-		return
-	}
-	b := st.Bans
-	if b.EnvFile == d.lastBans.EnvFile && b.Env.Equal(d.lastBans.Env) && b.Default.Equal(d.lastBans.Default) {
-		return
-	}
-	d.lastBans = b
-	d.log.Info("banned CPUs from other tools", zap.String("env_file", b.EnvFile),
-		zap.Stringer("irqbalance_env", b.Env), zap.Stringer("default_smp_affinity", b.Default))
-}
-
-// logManagedOnBanned warns when kernel-managed IRQs have CPUs the plan
-// bans, once for each set of such IRQs and banned CPUs: numairqd cannot
-// move them, the operator can.
-func (d *Daemon) logManagedOnBanned(st *state.State) {
-	qs := st.ManagedOnBanned()
-	banned := st.Banned()
-	var key strings.Builder
-	if len(qs) > 0 {
-		key.WriteString(banned.String())
-	}
-	for _, q := range qs {
-		fmt.Fprintf(&key, " %d:%s", q.Number, q.Current)
-	}
-	if key.String() == d.lastManagedOnBanned {
-		return
-	}
-	d.lastManagedOnBanned = key.String()
-	if len(qs) == 0 {
-		return
-	}
-	var first []string
-	for _, q := range qs[:min(len(qs), 5)] {
-		first = append(first, fmt.Sprintf("IRQ %d %s on %s", q.Number, q.Name, q.Current))
-	}
-	d.log.Warn("kernel-managed IRQs have banned CPUs and numairqd cannot move them; boot with isolcpus=managed_irq,CPUS to keep the kernel's spread off those CPUs",
-		zap.Int("irqs", len(qs)), zap.Stringer("banned", banned), zap.Strings("first", first))
-}
-
-// deviceIRQs counts the IRQs whose affinity a round after a CPU event
-// reads (inventory.IRQ.Movable).
-func deviceIRQs(st *state.State) int {
-	n := 0
-	for _, q := range st.Inventory.IRQs {
-		if q.Movable() {
-			n++
-		}
-	}
-	return n
-}
-
-// logRound logs a round at info when it wrote or failed something, or
-// logged a would-be write a dry run had not logged before; at debug when
-// it found everything in place or a dry run would write what it logged
-// already.
-func (d *Daemon) logRound(st *state.State) {
-	if !st.Consistent {
-		d.log.Warn("online CPUs changed while reading; planned on the last read",
-			zap.Stringer("sysfs_online", st.Snapshot.Online()), zap.Stringer("interrupts_cpus", st.Inventory.CPUs))
-	}
-	if un := st.Plan.Unplaced(); len(un) > 0 {
-		// The first few reasons: each names the file or the lack of CPUs.
-		var why []string
-		for _, q := range un[:min(len(un), 5)] {
-			why = append(why, fmt.Sprintf("IRQ %d: %s", q.Number, q.Reason))
-		}
-		d.log.Warn("IRQs left where they are: they could not be placed", zap.Int("irqs", len(un)),
-			zap.Stringer("allowed", st.Plan.Allowed), zap.Strings("first", why))
-	}
-	res := st.Apply
-	level := zap.DebugLevel
-	if res.Written+res.DryRunLogged+res.XPSWritten+res.NAPIWritten > 0 || len(res.Failed) > 0 {
-		level = zap.InfoLevel
-	}
-	d.log.Log(level, "round done", zap.String("trigger", st.Trigger), zap.Stringer("read_depth", st.Depth), zap.Duration("took", st.Took()),
-		zap.Duration("read", st.Machine.Took), zap.Duration("plan", st.Planning), zap.Duration("apply", st.Applying),
-		zap.Uint64("generation", st.Generation),
-		zap.Int("written", res.Written), zap.Int("unchanged", res.Unchanged),
-		zap.Int("dry_run", res.DryRun), zap.Int("failed", len(res.Failed)), zap.Bool("stale", res.Stale),
-		zap.Int("xps_written", res.XPSWritten), zap.Int("napi_threads_written", res.NAPIWritten))
 }
 
 // Reload re-reads the config file. A config that fails to load is
@@ -345,39 +232,32 @@ func (d *Daemon) Reload() error {
 	return nil
 }
 
-// maxReplans bounds the immediate re-plans of settle, so a CPU that
-// flaps cannot spin the loop.
+// maxReplans bounds the rounds in a row that plan again at once, so
+// that a CPU that flaps cannot spin the loop.
 const maxReplans = 3
 
-// settle runs a round, and runs it again at once (a bounded number of
-// times) while its writes taught the memory something (the kernel
-// refused an IRQ nobody knew was managed, or had no free vector on a
-// CPU: the next plan places around them) or showed the plan was made
-// from stale CPUs (EINVAL). Only CPUs and affinities can differ from the
-// round's read, which the re-read's keyed cache finds. A fresh read
-// first forgets the full CPUs and the re-writes of IRQs the kernel kept
-// outside their plan: vectors may have been freed since.
-func (d *Daemon) settle(ctx context.Context, trigger string, least inventory.Depth, first time.Time) (*state.State, error) {
-	if least == inventory.DepthAll {
-		d.mem.Full = cpumask.Mask{}
-		d.mem.Verify = d.mem.Verify.Fresh()
+// replan reports whether the round st, which found the memory before,
+// must be planned again at once (CauseStale): its writes taught the
+// memory something (the kernel refused an IRQ nobody knew was managed,
+// or had no free vector on a CPU: the next plan places around them) or
+// showed the plan was made from stale CPUs (EINVAL). Only CPUs and
+// affinities can differ from the round's read, which the next read's
+// keyed cache finds.
+func (d *Daemon) replan(st *state.State, before policy.Memory) bool {
+	if st == nil || !st.Apply.Stale && !d.mem.Learned(before) || d.stale == maxReplans {
+		d.stale = 0
+		return false
 	}
-	for i := 0; ; i++ {
-		before := d.mem
-		st, err := d.Round(ctx, trigger, least, first)
-		if err != nil || i == maxReplans || ctx.Err() != nil || !st.Apply.Stale && !d.mem.Learned(before) {
-			return st, err
-		}
-		trigger, least = watch.LabelStale, inventory.DepthAffinities
-	}
+	d.stale++
+	return true
 }
 
-// Oneshot runs one round (with settle's re-plans) and reports an error
-// when an IRQ that is not managed by the kernel could not be placed:
-// its write failed, no allowed CPU was left for it, or its files were
-// unreadable.
+// Oneshot runs one round, and the stale rounds it asks for, and reports
+// an error when an IRQ that is not managed by the kernel could not be
+// placed: its write failed, no allowed CPU was left for it, or its
+// files were unreadable.
 func (d *Daemon) Oneshot(ctx context.Context) error {
-	st, err := d.settle(ctx, watch.LabelStartup, inventory.DepthAll, time.Time{})
+	st, err := d.settle(ctx, watch.LabelStartup, inventory.DepthAll)
 	if err != nil {
 		return err
 	}
@@ -389,6 +269,25 @@ func (d *Daemon) Oneshot(ctx context.Context) error {
 	}
 	return nil
 }
+
+// settle runs a round and the stale rounds it asks for, with no
+// watcher to take them: Oneshot's loop.
+func (d *Daemon) settle(ctx context.Context, trigger string, least inventory.Depth) (*state.State, error) {
+	var h staleHint
+	st, err := d.step(ctx, &h, trigger, least, time.Time{}, d.balancing())
+	for err == nil && h && ctx.Err() == nil {
+		h = false
+		st, err = d.step(ctx, &h, watch.LabelStale, inventory.DepthAffinities, time.Time{}, d.balancing())
+	}
+	return st, err
+}
+
+// staleHint is settle's hinter: whether a round asked for a stale round.
+// The verify round needs a loop that runs on; settle has none.
+type staleHint bool
+
+func (s *staleHint) Hint(c watch.Cause)                 { *s = *s || c == watch.CauseStale }
+func (*staleHint) HintAfter(watch.Cause, time.Duration) {}
 
 // failedSummary counts failures by kind, e.g. "map[busy:1 no_space:2]".
 func failedSummary(failed map[int]apply.Kind) string {

@@ -22,22 +22,21 @@ const (
 // logDecisions logs, at debug, what a round's plan decided for each
 // device: its rule and policy, the CPUs it may use, and the IRQs it
 // moves or leaves alone and why (the first maxMovesLogged), one line
-// per device. The
-// plan is read after the round, so planning stays pure; nothing is
-// built when debug is off.
-func (d *Daemon) logDecisions(st *state.State) {
-	if !d.log.Core().Enabled(zap.DebugLevel) {
+// per device. The plan is read after the round, so planning stays pure;
+// nothing is built when debug is off.
+func logDecisions(log *zap.Logger, st *state.State) {
+	if !log.Core().Enabled(zap.DebugLevel) {
 		return
 	}
 	p := st.Plan
-	d.log.Debug("round decisions", zap.String("trigger", st.Trigger), zap.Stringer("allowed", p.Allowed),
+	log.Debug("round decisions", zap.String("trigger", st.Trigger), zap.Stringer("allowed", p.Allowed),
 		zap.Stringer("full", p.Full), zap.Int("devices", len(p.Devices)))
 	for i, dev := range p.Devices {
 		if i == maxDevicesLogged {
-			d.log.Debug("round decisions: more devices not logged", zap.Int("devices", len(p.Devices)-i))
+			log.Debug("round decisions: more devices not logged", zap.Int("devices", len(p.Devices)-i))
 			return
 		}
-		d.log.Debug("device decision", deviceFields(dev)...)
+		log.Debug("device decision", deviceFields(dev)...)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/state"
+	"github.com/numairqd/numairqd/pkg/watch"
 )
 
 // deferredKernel is x86 without interrupt remapping (our QEMU lab,
@@ -145,7 +146,7 @@ func TestEffectiveAffinityVerified(t *testing.T) {
 	ctx := context.Background()
 	round := func(trigger string, least inventory.Depth) *state.State {
 		t.Helper()
-		st, err := d.settle(ctx, trigger, least, time.Time{})
+		st, err := d.settle(ctx, trigger, least)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -243,18 +244,19 @@ func TestEffectiveAffinityVerified(t *testing.T) {
 	}
 }
 
-// TestVerifyRoundIsScheduled: a round that wrote arms the verify round,
-// one that wrote nothing does not.
+// TestVerifyRoundIsScheduled: a round that wrote asks for the verify
+// round VerifyDelay later, one that wrote nothing does not.
 func TestVerifyRoundIsScheduled(t *testing.T) {
 	tree := fixture(t)
 	d := newDaemon(t, tree, &fileWriter{proc: tree.Proc()}, "", nil)
-	d.roundAndReport(context.Background(), "startup", inventory.DepthAll, time.Time{})
-	if d.verifyC == nil {
-		t.Fatal("a round that wrote did not schedule the verify round")
+	h := &hints{}
+	d.step(context.Background(), h, "startup", inventory.DepthAll, time.Time{}, d.balancing())
+	if h.after[watch.CauseVerify] != VerifyDelay {
+		t.Fatalf("a round that wrote asked for %v, want the verify round after %v", h.after, VerifyDelay)
 	}
-	d.verifyC = nil
-	d.roundAndReport(context.Background(), "uevent", inventory.DepthAffinities, time.Time{})
-	if d.verifyC != nil {
-		t.Error("a round that wrote nothing scheduled a verify round")
+	h = &hints{}
+	d.step(context.Background(), h, "uevent", inventory.DepthAffinities, time.Time{}, d.balancing())
+	if len(h.after) != 0 {
+		t.Errorf("a round that wrote nothing asked for %v", h.after)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/numairqd/numairqd/pkg/api"
 	"github.com/numairqd/numairqd/pkg/cpumask"
@@ -49,7 +48,7 @@ func TestNoSpaceIsPlanned(t *testing.T) {
 	w := &fullWriter{fileWriter: &fileWriter{proc: tree.Proc()}, full: cpumask.New(5)}
 	d := newDaemon(t, tree, nil, cfg, func(o *Options) { o.Writer = w })
 	ctx := context.Background()
-	st, err := d.settle(ctx, "startup", inventory.DepthAll, time.Time{})
+	st, err := d.settle(ctx, "startup", inventory.DepthAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +95,7 @@ func TestNoSpaceIsPlanned(t *testing.T) {
 	// The next rounds do not write CPU 5 again, nor anything else.
 	before := len(w.log)
 	for range 3 {
-		st, err = d.settle(ctx, "uevent", inventory.DepthAffinities, time.Time{})
+		st, err = d.settle(ctx, "uevent", inventory.DepthAffinities)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +110,7 @@ func TestNoSpaceIsPlanned(t *testing.T) {
 	// A fresh read (the resync) tries the full CPU once more: vectors
 	// may have been freed. Still full, it is learned again and the
 	// re-plan keeps the queue where it is.
-	st, err = d.settle(ctx, "resync", inventory.DepthAll, time.Time{})
+	st, err = d.settle(ctx, "resync", inventory.DepthAll)
 	if err != nil {
 		t.Fatal(err)
 	}

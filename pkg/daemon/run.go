@@ -14,20 +14,22 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/numairqd/numairqd/pkg/api"
+	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/metrics"
+	"github.com/numairqd/numairqd/pkg/policy"
+	"github.com/numairqd/numairqd/pkg/state"
 	"github.com/numairqd/numairqd/pkg/watch"
 )
 
 // Run keeps the placement true until ctx is cancelled: a first round,
-// then a round on every coalesced trigger of the watcher. Kernel events,
-// the resync timer, reload requests (sighup: the command maps SIGHUP to
-// it) and config file changes all reach the loop as the watcher's
-// triggers; sighup is where the command's signal.Notify delivers
-// SIGHUP (nil: none). A failed round is logged and counted, never
-// fatal. Run
-// returns after every goroutine it started has stopped; with
-// restore_on_exit it first writes back the affinities it found.
+// then a round for every trigger the watcher releases. Kernel events,
+// the resync and load timers, reload requests (sighup: where the
+// command's signal.Notify delivers SIGHUP; nil: none), config file
+// changes and the loop's own stale and verify rounds all reach it as
+// the watcher's triggers. A failed round is logged and counted, never
+// fatal. Run returns after every goroutine it started has stopped;
+// with restore_on_exit it first writes back the affinities it found.
 func (d *Daemon) Run(ctx context.Context, sighup <-chan os.Signal) error {
 	ln, err := d.listen(ctx)
 	if err != nil {
@@ -50,7 +52,7 @@ func (d *Daemon) Run(ctx context.Context, sighup <-chan os.Signal) error {
 	// The first round runs before the watcher so nothing it does is
 	// mistaken for an event; events arriving meanwhile queue in the
 	// sockets and cause one more round.
-	d.roundAndReport(ctx, watch.LabelStartup, inventory.DepthAll, time.Time{})
+	d.step(ctx, w, watch.LabelStartup, inventory.DepthAll, time.Time{}, d.balancing())
 	d.opts.Notify.Notify(daemon.SdNotifyReady + "\n" + d.statusLine())
 	wg.Go(func() {
 		if err := w.Run(ctx); err != nil {
@@ -58,34 +60,72 @@ func (d *Daemon) Run(ctx context.Context, sighup <-chan os.Signal) error {
 		}
 	})
 	d.serveHTTP(ctx, &wg, ln)
-	loadTick := time.NewTicker(d.Config().LoadBalance.Interval)
-	defer loadTick.Stop()
-	d.loadRound(ctx) // the sampler's first, priming sample
-
+	d.sample(time.Now()) // the sampler's first, priming sample
 	for {
 		select {
-		case <-loadTick.C:
-			d.loadRound(ctx)
 		case <-ctx.Done():
 			d.stop()
 			return nil
-		case t, ok := <-w.Triggers():
+		case _, ok := <-w.Ready():
 			if !ok {
 				d.stop()
 				return nil
 			}
-			if t.Reload() {
-				d.reloadAndReport(ctx, t.Label())
-			} else {
-				d.roundAndReport(ctx, t.Label(), readDepth(t), t.First)
+			if t, ok := w.Take(); ok {
+				d.take(ctx, w, t)
+				d.opts.Notify.Notify(d.statusLine())
 			}
-		case <-d.verifyC:
-			d.verifyC = nil
-			d.roundAndReport(ctx, watch.LabelVerify, inventory.DepthAffinities, time.Time{})
 		case <-idle:
 			d.alive()
 		}
 	}
+}
+
+// hinter is where the loop asks for its own rounds: the watcher.
+type hinter interface {
+	Hint(watch.Cause)
+	HintAfter(watch.Cause, time.Duration)
+}
+
+// take runs the round trigger t asks for: a reload and its round, a
+// load round, or a round reading as deep as t needs.
+func (d *Daemon) take(ctx context.Context, h hinter, t watch.Trigger) {
+	switch {
+	case t.Reload():
+		d.reload(ctx, h, t.Label())
+	case t.Causes[watch.CauseLoad] > 0 && !d.bal.held:
+		d.loadRound(ctx, h, t)
+	default:
+		d.bal.held = false
+		d.step(ctx, h, t.Label(), readDepth(t), t.First, d.balancing())
+	}
+}
+
+// VerifyDelay is how long after a round that wrote the daemon checks
+// the effective CPUs (policy/effective.go): long enough for a queue
+// with traffic to fire and take a deferred move, short next to the
+// resync.
+const VerifyDelay = 2 * time.Second
+
+// step runs one round planning with bal, asks h for the rounds it
+// calls for (CauseStale at once, CauseVerify VerifyDelay after a write).
+// round logs and counts its errors. A fresh read
+// first forgets the full CPUs and the re-writes of IRQs the kernel kept
+// outside their plan: vectors may have been freed since.
+func (d *Daemon) step(ctx context.Context, h hinter, trigger string, least inventory.Depth, first time.Time, bal policy.Balancing) (*state.State, error) {
+	if least == inventory.DepthAll {
+		d.mem.Full = cpumask.Mask{}
+		d.mem.Verify = d.mem.Verify.Fresh()
+	}
+	before := d.mem
+	st, err := d.round(ctx, trigger, least, first, bal)
+	if d.replan(st, before) {
+		h.Hint(watch.CauseStale)
+	}
+	if st != nil && st.Apply.Written > 0 {
+		h.HintAfter(watch.CauseVerify, VerifyDelay)
+	}
+	return st, err
 }
 
 // newWatcher opens the event sources and registers their counters. A
@@ -93,7 +133,7 @@ func (d *Daemon) Run(ctx context.Context, sighup <-chan os.Signal) error {
 func (d *Daemon) newWatcher() (*watch.Watcher, error) {
 	cfg := d.Config()
 	w, err := watch.New(watch.Options{
-		Window: cfg.CoalesceWindow, MaxDelay: cfg.CoalesceMaxDelay, Resync: cfg.ResyncInterval,
+		Window: cfg.CoalesceWindow, MaxDelay: cfg.CoalesceMaxDelay, Resync: cfg.ResyncInterval, Load: cfg.LoadBalance.Interval,
 		Uevents: d.opts.Events, Links: d.opts.Events, Ethtool: d.opts.Events, Netdev: d.opts.Events,
 		Logf: func(f string, a ...any) { d.log.Warn(fmt.Sprintf(f, a...)) },
 	})
@@ -190,25 +230,17 @@ func readDepth(t watch.Trigger) inventory.Depth {
 	return inventory.DepthAffinities
 }
 
-// roundAndReport runs the rounds for one trigger, updates STATUS= and,
-// when they wrote, schedules the verify round.
-func (d *Daemon) roundAndReport(ctx context.Context, trigger string, least inventory.Depth, first time.Time) {
-	st, _ := d.settle(ctx, trigger, least, first) // Round logs and counts its errors
-	d.verifyAfter(st)
-	d.opts.Notify.Notify(d.statusLine())
-}
-
-// reloadAndReport follows systemd's reload protocol: RELOADING=1 with
+// reload follows systemd's reload protocol: RELOADING=1 with
 // MONOTONIC_USEC, reload, a round under the new config, READY=1; then
 // it tells Options.Reloaded.
-func (d *Daemon) reloadAndReport(ctx context.Context, trigger string) {
+func (d *Daemon) reload(ctx context.Context, h hinter, trigger string) {
 	started := MonotonicUsec()
 	d.opts.Notify.Notify(fmt.Sprintf("%s\nMONOTONIC_USEC=%d", daemon.SdNotifyReloading, started))
 	err := d.Reload()
 	if err != nil {
 		d.opts.Notify.Notify(daemon.SdNotifyReady + "\nSTATUS=config rejected, previous config in force: " + firstLine(err.Error()))
 	} else {
-		d.roundAndReport(ctx, trigger, inventory.DepthAll, time.Time{})
+		d.step(ctx, h, trigger, inventory.DepthAll, time.Time{}, d.balancing())
 		d.opts.Notify.Notify(daemon.SdNotifyReady)
 	}
 	if d.opts.Reloaded != nil {
@@ -251,6 +283,15 @@ func (d *Daemon) statusLine() string {
 	}
 	return fmt.Sprintf("STATUS=%s; %d failed%s; last round %s", st.Plan.Summary(), len(st.Apply.Failed), effectiveSummary(st.Plan),
 		st.Finished.Format(time.TimeOnly))
+}
+
+// effectiveSummary is "N pending, M mismatched" for STATUS=, "" for none.
+func effectiveSummary(p *policy.Plan) string {
+	pending, mismatch := len(p.EffectiveIRQs(policy.EffectivePending)), len(p.EffectiveIRQs(policy.EffectiveMismatch))
+	if pending+mismatch == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; effective CPUs outside the plan: %d pending, %d mismatched", pending, mismatch)
 }
 
 func firstLine(s string) string {

@@ -18,15 +18,12 @@ func (d *Daemon) progressed(within time.Duration) bool {
 }
 
 // startWatchdog feeds systemd's watchdog (WatchdogSec=) from its own
-// goroutine, every quarter interval, as long as the daemon made
-// progress within the last half interval. Feeding from the main loop
-// alone starved it: one round of a few hundred IRQs in EBUSY retries
-// (10+20+40 ms each) outlasts WatchdogSec=30s and systemd would kill a
-// healthy daemon. Now the loop beats while it waits (the returned
-// channel ticks it), and a round beats when it starts and after every
-// write, so a long round keeps the watchdog fed while a daemon stuck in
-// one call does not. Without a watchdog it returns nil and starts
-// nothing.
+// goroutine, every quarter interval, while the daemon made progress
+// within the last half interval: the loop beats while it waits (the
+// returned channel ticks it), a round when it starts and after every
+// write. A round of a few hundred IRQs in EBUSY retries outlasts
+// WatchdogSec=30s, so a long round keeps the watchdog fed while a
+// daemon stuck in one call does not. Without a watchdog it returns nil.
 func (d *Daemon) startWatchdog(ctx context.Context, wg *sync.WaitGroup) <-chan time.Time {
 	interval, err := daemon.SdWatchdogEnabled(false)
 	if err != nil || interval <= 0 {

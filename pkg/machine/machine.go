@@ -6,6 +6,7 @@
 package machine
 
 import (
+	"errors"
 	"os"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
+	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/topology"
 )
 
@@ -45,23 +47,16 @@ type Machine struct {
 	Took time.Duration
 }
 
-// Config is cfg with the bans of other tools as its ToolBans: what the
-// planner plans with, and bans on top of banned_cpus. cfg itself is not
-// changed.
-func (m Machine) Config(cfg *config.Config) *config.Config {
-	var tb []config.ToolBan
+// ToolBans are the bans of other tools, as the planner takes them.
+func (m Machine) ToolBans() []policy.ToolBan {
+	var tb []policy.ToolBan
 	if !m.Bans.Env.IsEmpty() {
-		tb = append(tb, config.ToolBan{Source: config.BanEnvFile, Path: m.Bans.EnvFile, CPUs: m.Bans.Env})
+		tb = append(tb, policy.ToolBan{Source: policy.BanEnvFile, Path: m.Bans.EnvFile, CPUs: m.Bans.Env})
 	}
 	if !m.Bans.Default.IsEmpty() {
-		tb = append(tb, config.ToolBan{Source: config.BanDefaultAffinity, CPUs: m.Bans.Default})
+		tb = append(tb, policy.ToolBan{Source: policy.BanDefaultAffinity, CPUs: m.Bans.Default})
 	}
-	if len(tb) == 0 {
-		return cfg
-	}
-	c := *cfg
-	c.ToolBans = tb
-	return &c
+	return tb
 }
 
 // ReadError is a failed read; Source is the reader that failed,
@@ -97,21 +92,24 @@ func NewReader(r Roots) *Reader {
 // Read reads the machine, the inventory at least as deep as least
 // (inventory.Reader.Read): inventory.DepthAll trusts nothing kept, as
 // the resync, lost events and reloads ask. A CPU going on- or offline
-// between the topology and the inventory makes them disagree, so it
-// reads again afresh, up to readAttempts times, before returning a mix
-// (Consistent false). The bans are read by fresh reads and the first;
+// while reading makes the topology and the inventory disagree, or
+// leaves an online CPU in no node (topology.NoNodeError), so it reads
+// again afresh, up to readAttempts times, before returning a mix
+// (Consistent false) or the error. The bans are read by fresh reads and the first;
 // cfg says which. verify are the masks of the IRQs whose writes are
 // being verified (policy.Verifies.Masks): their effective CPUs are read
 // too, and only theirs (inventory.FS.ReadEffective).
 func (r *Reader) Read(cfg *config.Config, least inventory.Depth, verify map[int]cpumask.Mask) (Machine, error) {
 	start := time.Now()
 	var m Machine
-	for range readAttempts {
+	var noNode *topology.NoNodeError
+	for i := 1; ; i++ {
 		var err error
-		if m, err = r.read(least); err != nil {
+		m, err = r.read(least)
+		if err != nil && (i == readAttempts || !errors.As(err, &noNode)) {
 			return Machine{Took: time.Since(start)}, err
 		}
-		if m.Consistent {
+		if err == nil && (m.Consistent || i == readAttempts) {
 			break
 		}
 		least = inventory.DepthAll // whatever was kept may predate the CPU change

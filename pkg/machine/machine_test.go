@@ -23,7 +23,7 @@ func planWith(r machine.Roots, mem policy.Memory) (planned, error) {
 	if err != nil {
 		return planned{}, err
 	}
-	return planned{m, policy.Compute(m.Snapshot, m.Inventory, m.Config(cfg), mem, policy.Balancing{})}, nil
+	return planned{m, policy.Compute(m.Snapshot, m.Inventory, cfg, m.ToolBans(), mem, policy.Balancing{})}, nil
 }
 
 func TestPlanReadsAndPlans(t *testing.T) {

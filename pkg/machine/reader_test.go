@@ -80,7 +80,7 @@ func roundBench(b *testing.B, least inventory.Depth, prepare func(tr *fakesys.Tr
 			b.Fatal(err)
 		}
 		start := time.Now()
-		p := policy.Compute(m.Snapshot, m.Inventory, m.Config(cfg), mem, policy.Balancing{})
+		p := policy.Compute(m.Snapshot, m.Inventory, cfg, m.ToolBans(), mem, policy.Balancing{})
 		planned := time.Now()
 		var res apply.Result
 		res, mem = a.Apply(b.Context(), p, mem)

@@ -8,12 +8,32 @@ import (
 	"github.com/numairqd/numairqd/pkg/topology"
 )
 
-// Sources of an Exclusion besides config.BanEnvFile and
-// config.BanDefaultAffinity.
+// Sources of an Exclusion besides BanEnvFile and BanDefaultAffinity.
 const (
 	ExcludedBanned   = "banned_cpus"
 	ExcludedIsolated = "isolated"
 	ExcludedNohzFull = "nohz_full"
+)
+
+// ToolBan is a set of CPUs another tool banned, an input of Compute
+// read from the machine (machine.Machine.ToolBans).
+type ToolBan struct {
+	// Source is BanEnvFile or BanDefaultAffinity; Path is the
+	// environment file read, "" for BanDefaultAffinity.
+	Source, Path string
+	CPUs         cpumask.Mask
+}
+
+// Sources of a ToolBan, named as the source label of
+// numairqd_banned_cpus and /status name them.
+const (
+	// BanEnvFile is irqbalance's environment file (irqbalance_env_file),
+	// whose banned-CPU variables cri-o and tuned write.
+	BanEnvFile = "irqbalance_env"
+	// BanDefaultAffinity is /proc/irq/default_smp_affinity
+	// (honor_default_smp_affinity), from which cri-o clears the CPUs
+	// of pods that ask for no IRQs.
+	BanDefaultAffinity = "default_smp_affinity"
 )
 
 // Exclusion is a set of online CPUs left out of Plan.Allowed by one
@@ -21,7 +41,7 @@ const (
 // which file or setting to look at. A CPU left out by several sources
 // is in each of their Exclusions.
 type Exclusion struct {
-	Source string       `json:"source"` // ExcludedBanned, ExcludedIsolated, ExcludedNohzFull or a config.ToolBan's Source
+	Source string       `json:"source"` // ExcludedBanned, ExcludedIsolated, ExcludedNohzFull or a ToolBan's Source
 	CPUs   cpumask.Mask `json:"cpus"`
 	Why    string       `json:"why"`
 }
@@ -44,9 +64,9 @@ func (d Device) Label() string {
 	return fmt.Sprintf("IRQ %d (%s)", d.IRQs[0].Number, d.IRQs[0].Name)
 }
 
-// exclusions lists, by source, the online CPUs cfg leaves out of the
-// allowed set; allowed is online minus all of them.
-func exclusions(s *topology.Snapshot, cfg *config.Config) (allowed cpumask.Mask, out []Exclusion) {
+// exclusions lists, by source, the online CPUs cfg and tools leave out
+// of the allowed set; allowed is online minus all of them.
+func exclusions(s *topology.Snapshot, cfg *config.Config, tools []ToolBan) (allowed cpumask.Mask, out []Exclusion) {
 	online := s.Online()
 	add := func(source string, cpus cpumask.Mask, why string) {
 		if cpus = cpus.And(online); !cpus.IsEmpty() {
@@ -54,11 +74,11 @@ func exclusions(s *topology.Snapshot, cfg *config.Config) (allowed cpumask.Mask,
 		}
 	}
 	add(ExcludedBanned, cfg.BannedCPUs, "banned by the config's banned_cpus")
-	for _, b := range cfg.ToolBans {
+	for _, b := range tools {
 		switch b.Source {
-		case config.BanEnvFile:
+		case BanEnvFile:
 			add(b.Source, b.CPUs, fmt.Sprintf("banned by IRQBALANCE_BANNED_CPUS or IRQBALANCE_BANNED_CPULIST in %s (cri-o and tuned write them; irqbalance_env_file)", b.Path))
-		case config.BanDefaultAffinity:
+		case BanDefaultAffinity:
 			add(b.Source, b.CPUs, "left out of /proc/irq/default_smp_affinity (cri-o clears the CPUs of pods with irq-load-balancing disabled; honor_default_smp_affinity)")
 		default: // still banned, so that Allowed stays what it bans
 			add(b.Source, b.CPUs, "banned by "+b.Source)

@@ -17,18 +17,19 @@ func TestExcludedBySource(t *testing.T) {
 	f := newFixture(t, m)
 	f.virtio("0000:41:00.0", 0, 2, 24, 2)
 	cfg := parseConfig(t, "banned_cpus: 7,9\n")
-	cfg.ToolBans = []config.ToolBan{
-		{Source: config.BanEnvFile, Path: "/etc/sysconfig/irqbalance", CPUs: cpumask.New(0, 7)},
-		{Source: config.BanDefaultAffinity, CPUs: cpumask.New(6)},
+	tools := []policy.ToolBan{
+		{Source: policy.BanEnvFile, Path: "/etc/sysconfig/irqbalance", CPUs: cpumask.New(0, 7)},
+		{Source: policy.BanDefaultAffinity, CPUs: cpumask.New(6)},
 	}
-	p := f.plan(cfg)
+	b := readBack(t, f)
+	p := policy.Compute(b.Snapshot, b.Inventory, cfg, tools, policy.Memory{}, policy.Balancing{})
 	if got := p.Allowed.String(); got != "1,4-5" {
 		t.Fatalf("allowed %s, want 1,4-5", got)
 	}
 	want := []struct{ source, cpus, why string }{
 		{policy.ExcludedBanned, "7", "banned_cpus"},
-		{config.BanEnvFile, "0,7", "/etc/sysconfig/irqbalance (cri-o and tuned"},
-		{config.BanDefaultAffinity, "6", "default_smp_affinity (cri-o clears"},
+		{policy.BanEnvFile, "0,7", "/etc/sysconfig/irqbalance (cri-o and tuned"},
+		{policy.BanDefaultAffinity, "6", "default_smp_affinity (cri-o clears"},
 		{policy.ExcludedIsolated, "2-3", "exclude_isolated"},
 		{policy.ExcludedNohzFull, "3", "exclude_nohz_full"},
 	}
@@ -47,7 +48,7 @@ func TestExcludedBySource(t *testing.T) {
 	}
 
 	// Not excluding isolated CPUs names them nowhere.
-	cfg.ExcludeIsolated, cfg.ExcludeNohzFull, cfg.ToolBans = false, false, nil
+	cfg.ExcludeIsolated, cfg.ExcludeNohzFull = false, false
 	p = f.plan(cfg)
 	if len(p.Excluded) != 1 || p.Excluded[0].Source != policy.ExcludedBanned || p.Allowed.String() != "0-6" {
 		t.Errorf("with isolated CPUs allowed: allowed %s, excluded %+v", p.Allowed, p.Excluded)

@@ -140,9 +140,9 @@ func (q IRQ) LeftAlone() bool { return q.Planned.IsEmpty() }
 // moved onto a CPU of mem.Full; an IRQ mem.Verify and inv.Effective show
 // outside the mask written earlier is written again or reported
 // (effective.go); bal gives the loads for load balancing.
-func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config, mem Memory, bal Balancing) *Plan {
+func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config, tools []ToolBan, mem Memory, bal Balancing) *Plan {
 	p := &Plan{Full: mem.Full.And(s.Online())}
-	p.Allowed, p.Excluded = exclusions(s, cfg)
+	p.Allowed, p.Excluded = exclusions(s, cfg, tools)
 	pl := &planner{s: s, allowed: p.Allowed, full: p.Full, refused: mem.Refused, counts: newCounts(p.Allowed),
 		bal: bal, held: mem.Held, chose: Held{}, nearMasks: map[[3]int]cpumask.Mask{},
 		hop: make([]hopQueue, 0, len(inv.IRQs))}

@@ -14,35 +14,27 @@ import (
 // Read builds a Snapshot from only what planning uses (CPUs, nodes,
 // distances, SMT siblings, packages, last-level caches), since a round
 // reads it after every event: Possible is empty.
-func (fs FS) Read() (*Snapshot, error) { return fs.readRetrying(false, nil) }
+func (fs FS) Read() (*Snapshot, error) { return fs.readOnce(false, nil) }
 
 // ReadDetail is Read plus what only `numairqd topology` shows: the
 // possible CPUs.
-func (fs FS) ReadDetail() (*Snapshot, error) { return fs.readRetrying(true, nil) }
+func (fs FS) ReadDetail() (*Snapshot, error) { return fs.readOnce(true, nil) }
 
-// readRetrying reads up to readAttempts times while online CPUs are
-// missing from every node's cpulist: a CPU that goes offline after
-// cpu/online was read leaves nodeN/cpulist, so only an inconsistency
-// that persists is an error.
-func (fs FS) readRetrying(detail bool, k *kept) (*Snapshot, error) {
-	for attempt := 1; ; attempt++ {
-		s, err := fs.read(detail, k)
-		var race *noNodeError
-		if err == nil {
-			return s, nil
-		} else if !errors.As(err, &race) || attempt == readAttempts {
-			return nil, fmt.Errorf("topology: %w", err)
-		}
+func (fs FS) readOnce(detail bool, k *kept) (*Snapshot, error) {
+	s, err := fs.read(detail, k)
+	if err != nil {
+		return nil, fmt.Errorf("topology: %w", err)
 	}
+	return s, nil
 }
 
-const readAttempts = 3
+// NoNodeError is an online CPU that no node's cpulist holds: a CPU that
+// goes offline after cpu/online was read leaves nodeN/cpulist, so a
+// reader that reads again (machine.Reader) learns whether it persists.
+type NoNodeError struct{ err error }
 
-// noNodeError is an online CPU that no node's cpulist holds.
-type noNodeError struct{ err error }
-
-func (e *noNodeError) Error() string { return e.err.Error() }
-func (e *noNodeError) Unwrap() error { return e.err }
+func (e *NoNodeError) Error() string { return e.err.Error() }
+func (e *NoNodeError) Unwrap() error { return e.err }
 
 // read reads a Snapshot. k, when not nil, is a Reader's: what it keeps
 // is used and filled in.
@@ -182,7 +174,7 @@ func (fs FS) readNodes(s *Snapshot, k *kept) error {
 		onNode.Or(n.CPUs)
 	}
 	if lost := s.online.AndNot(onNode.Mask()); !lost.IsEmpty() {
-		return &noNodeError{kernfs.Malformed(fs.path("devices", "system", "cpu", "online"),
+		return &NoNodeError{kernfs.Malformed(fs.path("devices", "system", "cpu", "online"),
 			"online CPUs %s are in no node's cpulist (%s)", kernfs.Quote(lost.String()), fs.path(append(nodeDir, "node*", "cpulist")...))}
 	}
 	return nil
@@ -293,7 +285,7 @@ func NewReader(fs FS) *Reader {
 }
 
 // Read is FS.Read, reading siblings only of CPUs not seen before.
-func (r *Reader) Read() (*Snapshot, error) { return r.fs.readRetrying(false, &r.k) }
+func (r *Reader) Read() (*Snapshot, error) { return r.fs.readOnce(false, &r.k) }
 
 // Online is FS.Online of the Reader's tree.
 func (r *Reader) Online() (cpumask.Mask, error) { return r.fs.Online() }

@@ -7,31 +7,49 @@ import (
 	"time"
 )
 
-// loop is the debouncer of Options. Lost events are held because after
-// an overflow the kernel drops further messages without a word until
-// the queue is drained (netlink_broadcast_deliver refuses a congested
-// socket): only a full read after the burst has gone quiet sees them.
+// loop is the debouncer of Options: it decides when the consumer may
+// take the accumulator, and gives the resync and load hints. Lost
+// events are held because after an overflow the kernel drops further
+// messages without a word until the queue is drained
+// (netlink_broadcast_deliver refuses a congested socket): only a full
+// read after the burst has gone quiet sees them.
 func (w *Watcher) loop(ctx context.Context) {
 	var (
-		open     bool      // a burst is open
-		lost     bool      // it lost events
-		last     time.Time // when the loop took its last hint
-		burst    Trigger   // its hints not emitted yet; nil Causes when none
+		open     bool // a burst is open
 		deadline = time.NewTimer(time.Hour)
-		resync   *time.Timer
+		resync   = time.NewTimer(time.Hour)
 		resyncC  <-chan time.Time
+		loadC    <-chan time.Time
 	)
 	deadline.Stop()
 	defer deadline.Stop()
+	defer resync.Stop()
 	if w.opts.Resync > 0 {
-		resync = time.NewTimer(w.opts.Resync)
-		defer resync.Stop()
+		resync.Reset(w.opts.Resync)
 		resyncC = resync.C
 	}
-	send := func(t Trigger) {
-		w.emit(t)
-		if resync != nil {
-			resync.Reset(w.opts.Resync)
+	if w.opts.Load > 0 {
+		load := time.NewTicker(w.opts.Load)
+		defer load.Stop()
+		loadC = load.C
+	}
+	// release lets the consumer take acc; w.mu is held. The resync
+	// waits for an idle machine: the consumer's own causes do not delay
+	// it.
+	release := func() {
+		if w.lost {
+			w.acc.cached = false
+		}
+		w.released = true
+		select {
+		case w.ready <- struct{}{}:
+		default:
+		}
+		for c := range w.acc.Causes {
+			if resyncC != nil && c < CauseStale {
+				resync.Reset(w.opts.Resync)
+				break
+			}
 		}
 	}
 	for {
@@ -39,67 +57,45 @@ func (w *Watcher) loop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-resyncC:
-			w.Hint(CauseResync)
+			// Armed again at once: a release may not follow, when the
+			// hint joins a trigger released already.
+			resync.Reset(w.opts.Resync)
+			w.hint(CauseResync, false, false)
+		case <-loadC:
+			w.Hint(CauseLoad)
 		case <-w.wake:
 			w.mu.Lock()
-			in, end := w.pending, w.pendingEnd
-			w.pending, w.pendingEnd = Trigger{}, false
-			w.mu.Unlock()
-			if in.Causes == nil {
+			if w.acc.Causes == nil {
+				w.mu.Unlock()
 				continue
 			}
-			last = time.Now()
-			lost = lost || in.Causes[CauseLost] > 0
-			if open || lost {
-				burst.merge(in)
-			} else {
-				send(in)
+			// A pci bind ends what the burst waits for: the driver
+			// finished its probe and requested its IRQs.
+			if !w.lost && (!open || w.end) {
+				release()
 			}
-			open = true
-			if end && !lost && burst.Causes != nil {
-				// A driver finished its probe: its IRQs are requested,
-				// so what the burst waited for is there. Later hints
-				// are coalesced as before.
-				send(burst)
-				burst = Trigger{}
-			}
+			w.end, open = false, true
 			wait := w.opts.Window
-			if burst.Causes != nil {
-				wait = min(wait, burst.First.Add(w.opts.MaxDelay).Sub(last))
+			if !w.released {
+				wait = min(wait, w.acc.First.Add(w.opts.MaxDelay).Sub(w.last))
 			}
+			w.mu.Unlock()
 			deadline.Reset(wait)
 		case <-deadline.C:
-			if burst.Causes != nil {
-				if lost {
-					burst.cached = false
-				}
-				send(burst)
-				burst = Trigger{}
+			w.mu.Lock()
+			if w.acc.Causes != nil && !w.released {
+				release()
 			}
 			// MaxDelay cut a burst still going: keep it open until it
 			// has been quiet for Window.
-			if rest := w.opts.Window - time.Since(last); rest > 0 {
-				deadline.Reset(rest)
-			} else {
-				open, lost = false, false
+			rest := w.opts.Window - time.Since(w.last)
+			if rest <= 0 {
+				open, w.lost = false, false
 			}
-		}
-	}
-}
-
-// emit hands t to the consumer without blocking: if the consumer has
-// not taken the previous trigger yet, t is merged into it.
-func (w *Watcher) emit(t Trigger) {
-	for {
-		select {
-		case w.out <- t:
-			return
-		default:
-		}
-		select {
-		case old := <-w.out:
-			t.merge(old)
-		default:
+			w.mu.Unlock()
+			if rest > 0 {
+				deadline.Reset(rest)
+			}
 		}
 	}
 }

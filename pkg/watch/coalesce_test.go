@@ -35,7 +35,7 @@ func TestBurstGivesLeadingAndTrailing(t *testing.T) {
 		if tr, ok := poll(w); ok {
 			t.Fatalf("trigger %v inside the burst", tr.Causes)
 		}
-		tr = <-w.Triggers()
+		tr = next(w)
 		if got := time.Since(start); got != testWindow {
 			t.Errorf("trailing trigger after %v, want the window %v after the last hint", got, testWindow)
 		}
@@ -61,7 +61,8 @@ func TestLeadingEdgeNoWait(t *testing.T) {
 	w := startWatcher(t, Options{Window: time.Hour, MaxDelay: 2 * time.Hour}, nil, nil)
 	w.Hint(CauseConfig)
 	select {
-	case tr := <-w.Triggers():
+	case <-w.Ready():
+		tr, _ := w.Take()
 		wantCauses(t, tr, map[Cause]int{CauseConfig: 1})
 	case <-time.After(10 * time.Second):
 		t.Fatal("no trigger for a lone hint: it waited for the window")
@@ -86,7 +87,7 @@ func TestBurstFresh(t *testing.T) {
 		src.send(Uevent{Action: "unbind", Subsystem: "pci", DevPath: virtioPCI}, nil)
 		synctest.Wait()
 		w.Hint(CauseResync)
-		tr = <-w.Triggers()
+		tr = next(w)
 		wantCauses(t, tr, map[Cause]int{CauseUevent: 1, CauseResync: 1})
 		if !tr.Fresh() {
 			t.Error("trailing trigger with a resync is not fresh")
@@ -110,7 +111,7 @@ func TestLostIsHeld(t *testing.T) {
 		if tr, ok := poll(w); ok {
 			t.Fatalf("trigger %v at once for lost events", tr.Causes)
 		}
-		tr := <-w.Triggers()
+		tr := next(w)
 		if got := time.Since(start); got != testWindow {
 			t.Errorf("lost events emitted after %v, want the window %v", got, testWindow)
 		}
@@ -128,7 +129,11 @@ func TestLostIsHeld(t *testing.T) {
 			defer close(done)
 			for {
 				select {
-				case tr := <-w.Triggers():
+				case <-w.Ready():
+					tr, ok := w.Take()
+					if !ok {
+						continue
+					}
 					triggers = append(triggers, tr)
 				case <-stop:
 					return
@@ -242,7 +247,11 @@ func TestMaxDelayBoundsStream(t *testing.T) {
 		consumer := make(chan struct{})
 		go func() {
 			defer close(consumer)
-			for tr := range w.Triggers() {
+			for range w.Ready() {
+				tr, ok := w.Take()
+				if !ok {
+					continue
+				}
 				mu.Lock()
 				triggers = append(triggers, tr)
 				emitted = append(emitted, time.Now())
@@ -314,7 +323,7 @@ func TestResync(t *testing.T) {
 		const resync = time.Minute
 		w := startWatcher(t, Options{Resync: resync}, nil, nil)
 		start := time.Now()
-		tr := <-w.Triggers()
+		tr := next(w)
 		wantCauses(t, tr, map[Cause]int{CauseResync: 1})
 		if got := time.Since(start); got < resync {
 			t.Errorf("resync after %v, want at least %v", got, resync)
@@ -322,12 +331,12 @@ func TestResync(t *testing.T) {
 		// An event-driven trigger restarts the idle clock.
 		time.Sleep(resync / 2)
 		w.Hint(CauseSIGHUP)
-		wantCauses(t, <-w.Triggers(), map[Cause]int{CauseSIGHUP: 1})
+		wantCauses(t, next(w), map[Cause]int{CauseSIGHUP: 1})
 		time.Sleep(resync * 3 / 4)
 		if tr, ok := poll(w); ok {
 			t.Errorf("resync %v although a trigger was emitted %v ago", tr.Causes, resync*3/4)
 		}
-		wantCauses(t, <-w.Triggers(), map[Cause]int{CauseResync: 1})
+		wantCauses(t, next(w), map[Cause]int{CauseResync: 1})
 	})
 }
 
@@ -361,7 +370,7 @@ func TestBindEndsBurst(t *testing.T) {
 			t.Fatalf("a hint after the bind was emitted at once: %v", tr.Causes)
 		}
 		start := time.Now()
-		tr = <-w.Triggers()
+		tr = next(w)
 		if got := time.Since(start); got != testWindow {
 			t.Errorf("hint after the bind emitted after %v, want the window %v", got, testWindow)
 		}
@@ -375,8 +384,93 @@ func TestBindEndsBurst(t *testing.T) {
 		if tr, ok := poll(w); ok {
 			t.Fatalf("trigger %v at once after lost events", tr.Causes)
 		}
-		if tr := <-w.Triggers(); !tr.Fresh() {
+		if tr := next(w); !tr.Fresh() {
 			t.Errorf("trigger %v after lost events is not fresh", tr.Causes)
+		}
+	})
+}
+
+// TestOwnCauses: the consumer's own rounds come through the one
+// accumulator as any hint does: a verify asked for later arrives then,
+// and a later ask replaces it; the load period gives CauseLoad; all of
+// them leave the caches valid and name the round after themselves.
+func TestOwnCauses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := startWatcher(t, Options{Load: time.Minute}, nil, nil)
+		start := time.Now()
+		w.HintAfter(CauseVerify, 2*time.Second)
+		time.Sleep(time.Second)
+		w.HintAfter(CauseVerify, 2*time.Second)
+		tr := next(w)
+		if got := time.Since(start); got != 3*time.Second {
+			t.Errorf("verify after %v, want 3s: the second ask replaces the first", got)
+		}
+		wantCauses(t, tr, map[Cause]int{CauseVerify: 1})
+		if tr.Fresh() || tr.Label() != LabelVerify {
+			t.Errorf("verify trigger: Fresh %v, label %q", tr.Fresh(), tr.Label())
+		}
+		tr = next(w)
+		if got := time.Since(start); got != time.Minute {
+			t.Errorf("load after %v, want the period, 1m", got)
+		}
+		wantCauses(t, tr, map[Cause]int{CauseLoad: 1})
+		time.Sleep(time.Second) // the burst the load hint opened ends
+		w.Hint(CauseStale)
+		synctest.Wait()
+		tr, ok := poll(w)
+		if !ok || tr.Fresh() || tr.Label() != LabelStale {
+			t.Fatalf("stale trigger %v (%v): Fresh %v, label %q", tr.Causes, ok, tr.Fresh(), tr.Label())
+		}
+		w.Hint(CauseLink)
+		synctest.Wait()
+		if tr, ok := poll(w); ok {
+			t.Fatalf("trigger %v inside the stale round's burst", tr.Causes)
+		}
+		if tr := next(w); tr.Label() != LabelLink {
+			t.Errorf("the burst's trailing trigger %v labelled %q, want link", tr.Causes, tr.Label())
+		}
+	})
+}
+
+// TestOwnCausesKeepResync: the load period and the consumer's own hints
+// do not delay the resync, which waits for the kernel to be quiet.
+func TestOwnCausesKeepResync(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := startWatcher(t, Options{Resync: 10 * time.Second, Load: 3 * time.Second}, nil, nil)
+		start := time.Now()
+		for {
+			tr := next(w)
+			if tr.Causes[CauseResync] > 0 {
+				if got := time.Since(start); got != 10*time.Second {
+					t.Errorf("resync after %v, want 10s", got)
+				}
+				return
+			}
+			if time.Since(start) > 10*time.Second {
+				t.Fatal("no resync while load hints kept coming")
+			}
+			if tr.Causes[CauseLoad] > 0 {
+				w.Hint(CauseStale) // the load round planned again
+			}
+		}
+	})
+}
+
+// TestResyncIntoReleased: a resync that joins a trigger released but
+// not taken yet still arms the next resync.
+func TestResyncIntoReleased(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// The load hint is released just before the resync fires and
+		// taken just after.
+		w := startWatcher(t, Options{Resync: 10 * time.Second, Load: 10*time.Second - time.Millisecond}, nil, nil)
+		time.Sleep(10*time.Second + time.Millisecond)
+		synctest.Wait()
+		wantCauses(t, next(w), map[Cause]int{CauseLoad: 1, CauseResync: 1})
+		start := time.Now()
+		for next(w).Causes[CauseResync] == 0 {
+			if time.Since(start) > 30*time.Second {
+				t.Fatal("no resync after the one that joined a released trigger")
+			}
 		}
 	})
 }

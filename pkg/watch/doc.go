@@ -5,13 +5,14 @@
 //
 // Events are hints, never state (the tailscale netmon pattern): a pump
 // goroutine per netlink socket turns each message it trusts into a hint
-// with a Cause, a debounced loop (see Options) merges hints into
-// Triggers, and the consumer re-reads the state when it receives one.
+// with a Cause into one accumulator, a debounced loop (see Options)
+// releases it, and the consumer takes it (Ready, Take) and re-reads.
 // A Trigger names causes, never what to re-read; Trigger.Fresh says when
 // no cached fact may be trusted. A periodic resync (CauseResync) catches
 // what no event announces: no uevent exists for request_irq, so link
 // events stand in for ifup and channel notifications for ethtool -L.
-// The daemon injects its own causes (SIGHUP, config, bans) with Hint.
+// The daemon injects its own causes (SIGHUP, config, bans, stale,
+// verify) with Hint and HintAfter; the load period is a timer here.
 //
 // The sources are the kernel's uevent multicast group (group 1, not
 // udev's rebroadcast on group 2), rtnetlink's RTNLGRP_LINK, the

@@ -273,7 +273,11 @@ func TestNetnsWatcher(t *testing.T) {
 	timeout := time.After(10 * time.Second)
 	for got.Causes[CauseUevent] == 0 || got.Causes[CauseLink] == 0 {
 		select {
-		case tr := <-w.Triggers():
+		case <-w.Ready():
+			tr, ok := w.Take()
+			if !ok {
+				continue
+			}
 			if time.Since(tr.First) < 0 {
 				t.Errorf("First %v is in the future", tr.First)
 			}
@@ -333,7 +337,11 @@ func TestNetnsWatcherOverflow(t *testing.T) {
 	timeout := time.After(10 * time.Second)
 	for got.Causes[CauseLost] == 0 {
 		select {
-		case tr := <-w.Triggers():
+		case <-w.Ready():
+			tr, ok := w.Take()
+			if !ok {
+				continue
+			}
 			got.merge(tr)
 			if tr.Causes[CauseLost] > 0 && (tr.Label() != LabelOverflow || !tr.Fresh()) {
 				t.Errorf("trigger %v labelled %q, fresh %v; want overflow, fresh", tr.Causes, tr.Label(), tr.Fresh())
@@ -354,7 +362,11 @@ func TestNetnsWatcherOverflow(t *testing.T) {
 	injectUevent(t, "online@/devices/system/cpu/cpu5\x00ACTION=online\x00SUBSYSTEM=cpu\x00")
 	for w.Stats().Uevents[UeventKind{"cpu", "online"}] == before {
 		select {
-		case tr := <-w.Triggers():
+		case <-w.Ready():
+			tr, ok := w.Take()
+			if !ok {
+				continue
+			}
 			got.merge(tr)
 		case <-timeout:
 			t.Fatalf("cpu/online after the overflow never counted; stats %+v", w.Stats())
@@ -565,7 +577,11 @@ func TestNetnsWatcherChannels(t *testing.T) {
 	timeout := time.After(10 * time.Second)
 	for got.Causes[CauseChannels] == 0 {
 		select {
-		case tr := <-w.Triggers():
+		case <-w.Ready():
+			tr, ok := w.Take()
+			if !ok {
+				continue
+			}
 			t.Logf("trigger %v fresh %v label %q after %v", tr.Causes, tr.Fresh(), tr.Label(), time.Since(start))
 			if tr.Causes[CauseChannels] > 0 && (tr.Label() != LabelChannels || tr.Fresh() || tr.Reload()) {
 				t.Errorf("trigger %v labelled %q, fresh %v, reload %v; want channels, not fresh, no reload",

@@ -26,7 +26,7 @@ func TestUeventPump(t *testing.T) {
 		src.send(Uevent{Action: "bind", Subsystem: "pci"}, nil)
 		// Nobody reads: everything emitted merges into one trigger.
 		time.Sleep(testMaxDelay)
-		wantCauses(t, <-w.Triggers(), map[Cause]int{CauseUevent: 2, CauseLost: 1})
+		wantCauses(t, next(w), map[Cause]int{CauseUevent: 2, CauseLost: 1})
 		// Uninteresting uevents are neither hints nor counted.
 		wantStats(t, w.Stats(),
 			map[UeventKind]uint64{{"cpu", "offline"}: 1, {"pci", "bind"}: 1},
@@ -42,12 +42,12 @@ func TestUeventPump(t *testing.T) {
 		// a rescan; hints keep working.
 		errBroken := errors.New("recvmsg: broken")
 		src.send(Uevent{}, errBroken)
-		wantCauses(t, <-w.Triggers(), map[Cause]int{CauseLost: 1})
+		wantCauses(t, next(w), map[Cause]int{CauseLost: 1})
 		if err := w.Degraded(); !errors.Is(err, errBroken) || !strings.Contains(err.Error(), "uevent source") {
 			t.Errorf("Degraded = %v, want the uevent source's %v", err, errBroken)
 		}
 		w.Hint(CauseSIGHUP)
-		wantCauses(t, <-w.Triggers(), map[Cause]int{CauseSIGHUP: 1})
+		wantCauses(t, next(w), map[Cause]int{CauseSIGHUP: 1})
 	})
 }
 

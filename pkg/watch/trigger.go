@@ -20,11 +20,15 @@ const (
 	CauseChannels              // a NIC's channel count changed (ethtool -L)
 	CauseBans                  // irqbalance's environment file changed (cri-o, tuned)
 	CauseNetdev                // the netdev family said a device was registered, unregistered, or changed its XDP features
+	// The consumer's own causes, which come after the others.
+	CauseStale  // the consumer's last round found its inputs stale or taught its memory: plan again
+	CauseLoad   // the load-balancing period
+	CauseVerify // the consumer's writes are due to be checked (effective_affinity_list)
 	numCauses
 )
 
 // The trigger labels, metric label values naming a round: one per
-// Cause, and four for the daemon's own rounds. Keep them stable.
+// Cause, and startup for the first round. Keep them stable.
 const (
 	LabelStartup  = "startup" // the first round
 	LabelUevent   = "uevent"
@@ -36,9 +40,9 @@ const (
 	LabelConfig   = "config"
 	LabelBans     = "bans"
 	LabelOverflow = "overflow" // CauseLost
-	LabelStale    = "stale"    // a round run again at once: its writes found its inputs stale or taught the memory
-	LabelLoad     = "load"     // a load-balancing round
-	LabelVerify   = "verify"   // a round checking that the last writes took effect (effective_affinity_list)
+	LabelStale    = "stale"    // CauseStale
+	LabelLoad     = "load"     // CauseLoad
+	LabelVerify   = "verify"   // CauseVerify
 )
 
 // Labels returns every trigger label, for metrics to create their
@@ -58,6 +62,9 @@ var causeLabels = [numCauses]string{
 	CauseChannels: LabelChannels,
 	CauseBans:     LabelBans,
 	CauseNetdev:   LabelNetdev,
+	CauseStale:    LabelStale,
+	CauseLoad:     LabelLoad,
+	CauseVerify:   LabelVerify,
 }
 
 // String returns the cause's label ("overflow" for CauseLost).
@@ -73,26 +80,29 @@ func (c Cause) String() string {
 // the more specific first: a channel change before the netdev and link
 // events a driver may send while it restarts its queues, and a link
 // event before the netdev notification that comes with every device
-// registered (each pod's veth would otherwise read as "netdev").
-var labelOrder = [...]Cause{CauseSIGHUP, CauseConfig, CauseBans, CauseLost, CauseUevent, CauseChannels, CauseLink, CauseNetdev, CauseResync}
+// registered (each pod's veth would otherwise read as "netdev"); the
+// consumer's own causes last.
+var labelOrder = [...]Cause{CauseSIGHUP, CauseConfig, CauseBans, CauseLost, CauseUevent, CauseChannels, CauseLink, CauseNetdev, CauseResync,
+	CauseStale, CauseLoad, CauseVerify}
 
 // Trigger tells the consumer that the state may have changed, and why.
 type Trigger struct {
-	// Causes counts the hints merged into this trigger, by cause.
+	// Causes counts the hints in this trigger, by cause.
 	Causes map[Cause]int
 	// First is when the earliest of them arrived, for event-to-applied
 	// latency.
 	First time.Time
-	// cached is set while every hint merged in leaves the consumer's
-	// caches valid. The zero Trigger is Fresh: a fresh read too many
+	// cached is set while every hint in it leaves the consumer's caches
+	// valid. The zero Trigger is Fresh: a fresh read too many
 	// costs time, a cached fact trusted wrongly misses a change.
 	cached bool
 }
 
 // Fresh reports whether nothing the consumer cached may be trusted:
-// true unless every hint merged into t is an Interesting uevent, a link
-// event, a channel change or a netdev notification, which the consumer
-// sees in sysfs and procfs. Every trigger a burst emits after it lost events is Fresh.
+// true unless every hint in t is an Interesting uevent, a link event, a
+// channel change or a netdev notification, which the consumer sees in
+// sysfs and procfs, or one of the consumer's own. Every trigger a burst
+// releases after it lost events is Fresh.
 func (t Trigger) Fresh() bool { return !t.cached }
 
 // Reload reports whether the trigger asks for the config to be re-read
@@ -110,19 +120,4 @@ func (t Trigger) Label() string {
 		}
 	}
 	return LabelResync
-}
-
-// merge adds o's hints to t; a t without causes becomes o.
-func (t *Trigger) merge(o Trigger) {
-	if t.Causes == nil {
-		*t = o
-		return
-	}
-	for c, n := range o.Causes {
-		t.Causes[c] += n
-	}
-	if o.First.Before(t.First) {
-		t.First = o.First
-	}
-	t.cached = t.cached && o.cached
 }

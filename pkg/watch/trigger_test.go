@@ -10,7 +10,7 @@ import (
 
 func TestCauseString(t *testing.T) {
 	// The names are metric label values: they must not change.
-	want := []string{"uevent", "link", "overflow", "resync", "sighup", "config", "channels", "bans", "netdev"}
+	want := []string{"uevent", "link", "overflow", "resync", "sighup", "config", "channels", "bans", "netdev", "stale", "load", "verify"}
 	var got []string
 	for c := range numCauses {
 		got = append(got, c.String())
@@ -157,11 +157,9 @@ func TestFresh(t *testing.T) {
 	}
 }
 
-// TestEmitMergesFresh checks that a trigger the consumer has not taken
-// yet merges with the next into one that is Fresh if either is,
-// whichever came first.
-func TestEmitMergesFresh(t *testing.T) {
-	t0 := time.Unix(1000, 0)
+// TestAccumulatorFresh checks that the hints the consumer has not taken
+// make one trigger, Fresh if any hint is, First the earliest.
+func TestAccumulatorFresh(t *testing.T) {
 	for _, tt := range []struct{ first, second, fresh bool }{
 		{false, false, false},
 		{false, true, true},
@@ -172,20 +170,26 @@ func TestEmitMergesFresh(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.emit(Trigger{Causes: map[Cause]int{CauseUevent: 1}, First: t0.Add(time.Second), cached: !tt.first})
-		w.emit(Trigger{Causes: map[Cause]int{CauseUevent: 2, CauseLink: 1}, First: t0, cached: !tt.second})
-		tr, ok := poll(w)
+		t0 := time.Now()
+		w.hint(CauseUevent, !tt.first, false)
+		w.hint(CauseUevent, !tt.second, false)
+		w.hint(CauseLink, true, false)
+		if _, ok := w.Take(); ok {
+			t.Fatal("took a trigger the debouncer did not release")
+		}
+		w.released = true
+		tr, ok := w.Take()
 		if !ok {
 			t.Fatal("no trigger")
 		}
 		if tr.Fresh() != tt.fresh {
 			t.Errorf("fresh %v then %v: Fresh = %v, want %v", tt.first, tt.second, tr.Fresh(), tt.fresh)
 		}
-		wantCauses(t, tr, map[Cause]int{CauseUevent: 3, CauseLink: 1})
-		if !tr.First.Equal(t0) {
-			t.Errorf("First = %v, want the earlier %v", tr.First, t0)
+		wantCauses(t, tr, map[Cause]int{CauseUevent: 2, CauseLink: 1})
+		if tr.First.Before(t0) || tr.First.After(time.Now()) {
+			t.Errorf("First = %v, want the first hint's arrival", tr.First)
 		}
-		if tr, ok := poll(w); ok {
+		if tr, ok := w.Take(); ok {
 			t.Errorf("second trigger %+v pending", tr)
 		}
 	}

@@ -14,21 +14,23 @@ import (
 
 // Options configure a Watcher; the durations have no defaults.
 //
-// A hint that comes when no burst is open is emitted at once, so that
+// A hint that comes when no burst is open is released at once, so that
 // one event costs no wait, and opens a burst. The hints that come while
-// it is open are held and emitted together, in one more round that sees
-// the burst's final state. Lost events (CauseLost) are always held, and
-// make every trigger the burst emits after them Fresh.
+// it is open are held and released together, for one more round that
+// sees the burst's final state. Lost events (CauseLost) are always held,
+// and make every trigger the burst releases after them Fresh.
 type Options struct {
-	// Window is the quiet time that ends a burst and emits the hints
-	// held; more than 0.
+	// Window is the quiet time that ends a burst and releases the
+	// hints held; more than 0.
 	Window time.Duration
 	// MaxDelay bounds the wait of a held hint, even if hints keep coming
 	// (the burst then stays open); at least Window.
 	MaxDelay time.Duration
-	// Resync is the idle time after which a CauseResync Trigger is
-	// emitted. Negative disables it; 0 is refused.
+	// Resync is the idle time after which a CauseResync hint is given.
+	// Negative disables it; 0 is refused.
 	Resync time.Duration
+	// Load is the period of the CauseLoad hints; 0 gives none.
+	Load time.Duration
 	// Uevents, Links, Ethtool and Netdev enable the sources; Netdev is
 	// the netdev family's "mgmt" group (Linux 6.3+).
 	Uevents, Links, Ethtool, Netdev bool
@@ -40,13 +42,14 @@ type Options struct {
 	Logf func(format string, args ...any)
 }
 
-// Watcher turns kernel events and injected hints into coalesced
-// Triggers. Create it with New before the initial full scan, so that no
-// event between the scan and Run is lost (the kernel queues them).
+// Watcher turns kernel events, its timers and injected hints into one
+// coalesced Trigger the consumer takes. Create it with New before the
+// initial full scan, so that no event between the scan and Run is lost
+// (the kernel queues them).
 type Watcher struct {
-	opts Options
-	out  chan Trigger
-	wake chan struct{}
+	opts  Options
+	ready chan struct{} // a released trigger waits in acc; closed by Run
+	wake  chan struct{} // a hint came: the debouncer looks at acc
 
 	uevents ueventSource
 	links   linkSource
@@ -55,13 +58,17 @@ type Watcher struct {
 
 	started atomic.Bool
 
-	mu         sync.Mutex
-	pending    Trigger // hints not yet seen by the loop; nil Causes when none
-	pendingEnd bool    // one of pending is a pci bind: emit the burst now
-	stats      Stats
-	degraded   []error
-	absent     error // a source the kernel does not have (Absent)
-	logged     map[string]bool
+	mu       sync.Mutex
+	acc      Trigger   // every hint the consumer has not taken; nil Causes when none
+	released bool      // the debouncer let the consumer take acc
+	end      bool      // a hint since the debouncer looked is a pci bind
+	last     time.Time // when the last hint came
+	lost     bool      // the open burst lost events
+	timers   map[Cause]*time.Timer
+	stats    Stats
+	degraded []error
+	absent   error // a source the kernel does not have (Absent)
+	logged   map[string]bool
 }
 
 // New validates opts and opens the enabled sources. New fails only on
@@ -79,6 +86,8 @@ func newWatcher(opts Options, open openers) (*Watcher, error) {
 		return nil, fmt.Errorf("watch: max delay %v is shorter than window %v", opts.MaxDelay, opts.Window)
 	case opts.Resync == 0:
 		return nil, errors.New("watch: resync 0s: want more than 0, or negative for none")
+	case opts.Load < 0:
+		return nil, fmt.Errorf("watch: load interval %v is negative", opts.Load)
 	case opts.ReceiveBuffer < 0:
 		return nil, fmt.Errorf("watch: receive buffer %d is negative", opts.ReceiveBuffer)
 	}
@@ -87,8 +96,9 @@ func newWatcher(opts Options, open openers) (*Watcher, error) {
 	}
 	w := &Watcher{
 		opts:   opts,
-		out:    make(chan Trigger, 1),
+		ready:  make(chan struct{}, 1),
 		wake:   make(chan struct{}, 1),
+		timers: make(map[Cause]*time.Timer),
 		stats:  newStats(),
 		logged: make(map[string]bool),
 	}
@@ -128,18 +138,48 @@ func (w *Watcher) Absent() error {
 	return w.absent
 }
 
-// Triggers returns the channel of coalesced triggers, closed when Run
-// returns. The Watcher never blocks on it: while the consumer is busy,
-// new hints merge into the one trigger waiting there.
-func (w *Watcher) Triggers() <-chan Trigger { return w.out }
+// Ready receives when a trigger is released for Take; it is closed when
+// Run returns. The Watcher never blocks on it: while the consumer is
+// busy, new hints join the trigger waiting.
+func (w *Watcher) Ready() <-chan struct{} { return w.ready }
 
-// Hint injects a hint with cause c, so that reloads enter the
-// consumer's loop as kernel events do. It never blocks and is safe from
-// any goroutine; hints after Run returned are ignored. Only CauseLink,
-// CauseChannels and CauseNetdev keep the trigger from being Fresh: a
-// CauseUevent given here names no subsystem.
+// Take returns the released trigger and empties the accumulator; false
+// when none is released (a Ready that another Take answered).
+func (w *Watcher) Take() (Trigger, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.released || w.acc.Causes == nil {
+		return Trigger{}, false
+	}
+	t := w.acc
+	w.acc, w.released = Trigger{}, false
+	return t, true
+}
+
+// Hint injects a hint with cause c, so that reloads and the consumer's
+// own rounds enter its loop as kernel events do. It never blocks and is
+// safe from any goroutine; hints after Run returned are ignored. Only
+// CauseLink, CauseChannels, CauseNetdev and the consumer's own causes
+// keep the trigger from being Fresh: a CauseUevent given here names no
+// subsystem.
 func (w *Watcher) Hint(c Cause) {
-	w.hint(c, c == CauseLink || c == CauseChannels || c == CauseNetdev, false)
+	switch c {
+	case CauseLink, CauseChannels, CauseNetdev, CauseStale, CauseLoad, CauseVerify:
+		w.hint(c, true, false)
+	default:
+		w.hint(c, false, false)
+	}
+}
+
+// HintAfter gives the hint c after d, replacing one of c not given yet.
+func (w *Watcher) HintAfter(c Cause, d time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if t := w.timers[c]; t != nil {
+		t.Reset(d)
+		return
+	}
+	w.timers[c] = time.AfterFunc(d, func() { w.Hint(c) })
 }
 
 // hint is Hint with what the sources know: whether the event leaves
@@ -148,12 +188,14 @@ func (w *Watcher) Hint(c Cause) {
 func (w *Watcher) hint(c Cause, cached, end bool) {
 	now := time.Now()
 	w.mu.Lock()
-	if w.pending.Causes == nil {
-		w.pending = Trigger{Causes: make(map[Cause]int), First: now, cached: true}
+	if w.acc.Causes == nil {
+		w.acc = Trigger{Causes: make(map[Cause]int), First: now, cached: true}
 	}
-	w.pending.Causes[c]++
-	w.pending.cached = w.pending.cached && cached
-	w.pendingEnd = w.pendingEnd || end
+	w.acc.Causes[c]++
+	w.acc.cached = w.acc.cached && cached
+	w.end = w.end || end
+	w.last = now
+	w.lost = w.lost || c == CauseLost
 	w.mu.Unlock()
 	select {
 	case w.wake <- struct{}{}:
@@ -169,8 +211,8 @@ func (w *Watcher) Degraded() error {
 	return errors.Join(w.degraded...)
 }
 
-// Run pumps the sources and emits triggers until ctx is cancelled,
-// then closes them and the Triggers channel. It may be called once.
+// Run pumps the sources and releases triggers until ctx is cancelled,
+// then closes them and the Ready channel. It may be called once.
 func (w *Watcher) Run(ctx context.Context) error {
 	if w.started.Swap(true) {
 		return errors.New("watch: Run called twice")
@@ -192,7 +234,12 @@ func (w *Watcher) Run(ctx context.Context) error {
 	w.loop(ctx)
 	w.Close()
 	wg.Wait()
-	close(w.out)
+	w.mu.Lock()
+	for _, t := range w.timers {
+		t.Stop()
+	}
+	w.mu.Unlock()
+	close(w.ready)
 	return nil
 }
 

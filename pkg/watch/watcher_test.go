@@ -78,11 +78,33 @@ func startSources(t *testing.T, opts Options, u ueventSource, l linkSource, e et
 // poll returns the pending trigger, if any, without waiting.
 func poll(w *Watcher) (Trigger, bool) {
 	select {
-	case tr := <-w.Triggers():
-		return tr, true
+	case <-w.Ready():
+		return w.Take()
 	default:
 		return Trigger{}, false
 	}
+}
+
+// next waits for the next trigger; the zero Trigger once Run returned.
+func next(w *Watcher) Trigger {
+	for range w.Ready() {
+		if tr, ok := w.Take(); ok {
+			return tr
+		}
+	}
+	return Trigger{}
+}
+
+// merge adds o's hints to t, for tests that gather what several
+// triggers carried.
+func (t *Trigger) merge(o Trigger) {
+	if t.Causes == nil {
+		*t = Trigger{Causes: map[Cause]int{}, First: o.First, cached: true}
+	}
+	for c, n := range o.Causes {
+		t.Causes[c] += n
+	}
+	t.cached = t.cached && o.cached
 }
 
 func wantCauses(t *testing.T, tr Trigger, want map[Cause]int) {
@@ -130,7 +152,7 @@ func TestRunStops(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error)
 		go func() { done <- w.Run(ctx) }()
-		wantCauses(t, <-w.Triggers(), map[Cause]int{CauseConfig: 1})
+		wantCauses(t, next(w), map[Cause]int{CauseConfig: 1})
 		if err := w.Run(ctx); err == nil {
 			t.Error("second Run succeeded")
 		}
@@ -138,8 +160,8 @@ func TestRunStops(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Errorf("Run = %v", err)
 		}
-		if _, open := <-w.Triggers(); open {
-			t.Error("Triggers not closed after Run")
+		if _, open := <-w.Ready(); open {
+			t.Error("Ready not closed after Run")
 		}
 		w.Hint(CauseSIGHUP) // ignored, must not block or panic
 	})
@@ -244,8 +266,8 @@ func TestDegradedOpen(t *testing.T) {
 		done := make(chan error)
 		go func() { done <- w.Run(ctx) }()
 		w.Hint(CauseSIGHUP)
-		wantCauses(t, <-w.Triggers(), map[Cause]int{CauseSIGHUP: 1})
-		wantCauses(t, <-w.Triggers(), map[Cause]int{CauseResync: 1})
+		wantCauses(t, next(w), map[Cause]int{CauseSIGHUP: 1})
+		wantCauses(t, next(w), map[Cause]int{CauseResync: 1})
 		cancel()
 		<-done
 	})
@@ -268,7 +290,8 @@ func TestRunRealSocketsNoLeak(t *testing.T) {
 	go func() { done <- w.Run(ctx) }()
 	w.Hint(CauseConfig)
 	select {
-	case tr := <-w.Triggers():
+	case <-w.Ready():
+		tr, _ := w.Take()
 		// Real uevents may merge in; the hint must be there once.
 		if tr.Causes[CauseConfig] != 1 || !tr.Reload() {
 			t.Errorf("causes = %v", tr.Causes)

@@ -41,7 +41,7 @@ func (m Machine) Plan(cfg *config.Config, mem policy.Memory, bal policy.Balancin
 	if cfg == nil {
 		cfg = config.Default()
 	}
-	return policy.Compute(m.Snapshot, m.Inventory, cfg, mem, bal)
+	return policy.Compute(m.Snapshot, m.Inventory, cfg, nil, mem, bal)
 }
 
 // Plan reads tree and plans it with cfg (nil: config.Default()) and no

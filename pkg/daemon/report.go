@@ -1,0 +1,192 @@
+package daemon
+
+import (
+	"fmt"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/numairqd/numairqd/pkg/bans"
+	"github.com/numairqd/numairqd/pkg/metrics"
+	"github.com/numairqd/numairqd/pkg/policy"
+	"github.com/numairqd/numairqd/pkg/state"
+)
+
+// reporter logs what a round's State shows, the warnings once: it keeps
+// the last round's facts and logs what changed since.
+type reporter struct {
+	log     *zap.Logger
+	metrics *metrics.Metrics
+	// bans are the bans last logged.
+	bans bans.Bans
+	// queueNotes are the queue disagreements and netlink errors warned
+	// of in the last round.
+	queueNotes map[string]bool
+	// managedOnBanned is the last warning's managed IRQs on banned CPUs.
+	managedOnBanned string
+	// mismatched are the IRQs warned of as kept outside their plan, by
+	// number: name and planned mask.
+	mismatched map[int]string
+	// fitProcs is Options.FitProcs; deviceIRQs what it was last told.
+	fitProcs   func(deviceIRQs int)
+	deviceIRQs int
+}
+
+// report logs st: the changes since the last round, the round itself
+// and, at debug, its decisions; and tells fitProcs of a new count of
+// device IRQs.
+func (r *reporter) report(st *state.State) {
+	r.logBans(st)
+	r.logManagedOnBanned(st)
+	r.logQueueNotes(st)
+	r.warnMismatched(st)
+	logRound(r.log, st)
+	logDecisions(r.log, st)
+	if n := deviceIRQs(st); r.fitProcs != nil && n != r.deviceIRQs {
+		r.deviceIRQs = n
+		r.fitProcs(n)
+	}
+}
+
+// deviceIRQs counts the IRQs whose affinity a round after a CPU event
+// reads (inventory.IRQ.Movable).
+func deviceIRQs(st *state.State) int {
+	n := 0
+	for _, q := range st.Inventory.IRQs {
+		if q.Movable() {
+			n++
+		}
+	}
+	return n
+}
+
+// logBans reports bans that could not be read (the previous ones stay),
+// and bans that changed.
+func (r *reporter) logBans(st *state.State) {
+	if st.BansErr != nil {
+		r.metrics.Error(metrics.ErrBans)
+		r.log.Warn("irqbalance bans unreadable; keeping the previous ones", zap.Error(st.BansErr))
+		return
+	}
+	b := st.Bans
+	if b.EnvFile == r.bans.EnvFile && b.Env.Equal(r.bans.Env) && b.Default.Equal(r.bans.Default) {
+		return
+	}
+	r.bans = b
+	r.log.Info("banned CPUs from other tools", zap.String("env_file", b.EnvFile),
+		zap.Stringer("irqbalance_env", b.Env), zap.Stringer("default_smp_affinity", b.Default))
+}
+
+// logManagedOnBanned warns when kernel-managed IRQs have CPUs the plan
+// bans, once for each set of such IRQs and banned CPUs: numairqd cannot
+// move them, the operator can.
+func (r *reporter) logManagedOnBanned(st *state.State) {
+	qs := st.ManagedOnBanned()
+	banned := st.Banned()
+	var key strings.Builder
+	if len(qs) > 0 {
+		key.WriteString(banned.String())
+	}
+	for _, q := range qs {
+		fmt.Fprintf(&key, " %d:%s", q.Number, q.Current)
+	}
+	if key.String() == r.managedOnBanned {
+		return
+	}
+	r.managedOnBanned = key.String()
+	if len(qs) == 0 {
+		return
+	}
+	var first []string
+	for _, q := range qs[:min(len(qs), 5)] {
+		first = append(first, fmt.Sprintf("IRQ %d %s on %s", q.Number, q.Name, q.Current))
+	}
+	r.log.Warn("kernel-managed IRQs have banned CPUs and numairqd cannot move them; boot with isolcpus=managed_irq,CPUS to keep the kernel's spread off those CPUs",
+		zap.Int("irqs", len(qs)), zap.Stringer("banned", banned), zap.Strings("first", first))
+}
+
+// logQueueNotes warns once per IRQ and name of a queue netdev netlink
+// and the IRQ's name disagree on (netlink wins: policy.fromNetlink), and
+// of a device whose netlink read failed, once per error: the plan is
+// right either way, but a naming rule is wrong, or the kernel refused.
+func (r *reporter) logQueueNotes(st *state.State) {
+	seen := make(map[string]bool, len(r.queueNotes))
+	for _, dev := range st.Plan.Devices {
+		for _, q := range dev.IRQs {
+			if q.QueueNote == "" {
+				continue
+			}
+			key := q.Name + "\x00" + q.QueueNote
+			seen[key] = true
+			if !r.queueNotes[key] {
+				r.log.Warn("netlink and the IRQ's name disagree on its queue; following netlink",
+					zap.Int("irq", q.Number), zap.String("name", q.Name), zap.String("device", dev.PCI), zap.String("why", q.QueueNote))
+			}
+		}
+	}
+	for _, dev := range st.Inventory.Devices {
+		if dev.NetQueuesErr == nil {
+			continue
+		}
+		key := dev.PCI + "\x00" + dev.NetQueuesErr.Error()
+		seen[key] = true
+		if !r.queueNotes[key] {
+			r.log.Warn("cannot ask netdev netlink which IRQ serves which queue; the IRQ names decide",
+				zap.String("device", dev.PCI), zap.Error(dev.NetQueuesErr))
+		}
+	}
+	r.queueNotes = seen
+}
+
+// warnMismatched warns once per IRQ and planned mask of an IRQ the
+// kernel keeps outside its plan after every re-write; the IRQ is
+// forgotten when it is verified or planned elsewhere.
+func (r *reporter) warnMismatched(st *state.State) {
+	next := map[int]string{}
+	for _, dev := range st.Plan.Devices {
+		for _, q := range dev.IRQs {
+			key := q.Name + "@" + q.Planned.String()
+			switch {
+			case q.EffectiveState == policy.EffectiveMismatch && r.mismatched[q.Number] != key:
+				r.log.Warn("the kernel keeps the IRQ outside its planned CPUs after every re-write; left there until the plan changes or the next fresh read",
+					zap.Int("irq", q.Number), zap.String("name", q.Name), zap.Stringer("planned", q.Planned),
+					zap.Stringer("effective", q.Effective), zap.Int("rewrites", policy.MaxRewrites))
+				next[q.Number] = key
+			case q.EffectiveState > policy.EffectiveVerified && r.mismatched[q.Number] == key:
+				next[q.Number] = key
+			}
+		}
+	}
+	r.mismatched = next
+}
+
+// logRound logs a round at info when it wrote or failed something, or
+// logged a would-be write a dry run had not logged before; at debug when
+// it found everything in place or a dry run would write what it logged
+// already.
+func logRound(log *zap.Logger, st *state.State) {
+	if !st.Consistent {
+		log.Warn("online CPUs changed while reading; planned on the last read",
+			zap.Stringer("sysfs_online", st.Snapshot.Online()), zap.Stringer("interrupts_cpus", st.Inventory.CPUs))
+	}
+	if un := st.Plan.Unplaced(); len(un) > 0 {
+		// The first few reasons: each names the file or the lack of CPUs.
+		var why []string
+		for _, q := range un[:min(len(un), 5)] {
+			why = append(why, fmt.Sprintf("IRQ %d: %s", q.Number, q.Reason))
+		}
+		log.Warn("IRQs left where they are: they could not be placed", zap.Int("irqs", len(un)),
+			zap.Stringer("allowed", st.Plan.Allowed), zap.Strings("first", why))
+	}
+	res := st.Apply
+	level := zap.DebugLevel
+	if res.Written+res.DryRunLogged+res.XPSWritten+res.NAPIWritten > 0 || len(res.Failed) > 0 {
+		level = zap.InfoLevel
+	}
+	log.Log(level, "round done", zap.String("trigger", st.Trigger), zap.Stringer("read_depth", st.Depth), zap.Duration("took", st.Took()),
+		zap.Duration("read", st.Machine.Took), zap.Duration("plan", st.Planning), zap.Duration("apply", st.Applying),
+		zap.Uint64("generation", st.Generation),
+		zap.Int("written", res.Written), zap.Int("unchanged", res.Unchanged),
+		zap.Int("dry_run", res.DryRun), zap.Int("failed", len(res.Failed)), zap.Bool("stale", res.Stale),
+		zap.Int("xps_written", res.XPSWritten), zap.Int("napi_threads_written", res.NAPIWritten))
+}
