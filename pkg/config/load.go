@@ -9,13 +9,11 @@ import (
 	"syscall"
 )
 
-// maxSize is the largest config file Load accepts, in bytes: a config is
-// a few KiB, and a wrong path (a log, a disk image) must not be read whole.
+// maxSize is the largest config file Load accepts, in bytes.
 const maxSize = 1 << 20
 
-// Load reads and parses the file at path. Read errors name the path and
-// wrap the os error; anything but a regular file of at most maxSize bytes
-// is never read, so a wrong path can neither block nor exhaust memory.
+// Load reads and parses the file at path, refusing anything but a
+// regular file of at most maxSize bytes. Read errors wrap the os error.
 func Load(path string) (*Config, error) {
 	data, err := readFile(path)
 	if err != nil {
@@ -24,11 +22,8 @@ func Load(path string) (*Config, error) {
 	return Parse(path, data)
 }
 
-// readFile reads the regular file at path. It checks the type with stat,
-// so a FIFO or device is never opened, and again with fstat, in case the
-// path was replaced in between; O_NONBLOCK and O_NOCTTY keep a FIFO or
-// terminal swapped in from blocking or becoming the controlling terminal.
-// The LimitReader bounds a file that grows after the fstat.
+// readFile reads the regular file at path, checked by stat before the
+// open and fstat after; O_NONBLOCK|O_NOCTTY defuse a FIFO or tty swapped in.
 func readFile(path string) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err == nil {
@@ -60,8 +55,7 @@ func readFile(path string) ([]byte, error) {
 	return data, nil
 }
 
-// regular returns an error naming path and its type unless fi is a
-// regular file.
+// regular returns an error naming path and its type unless it is regular.
 func regular(path string, fi fs.FileInfo) error {
 	var what string
 	switch m := fi.Mode(); {
@@ -86,9 +80,7 @@ func regular(path string, fi fs.FileInfo) error {
 // DefaultPath is where numairqd reads its config when none is named.
 const DefaultPath = "/etc/numairqd/numairqd.yaml"
 
-// LoadOrDefault is Load, except that a missing file gives Default (with
-// an empty Source): for a default path, which need not exist. A file
-// that exists must parse.
+// LoadOrDefault is Load, except that a missing file gives Default.
 func LoadOrDefault(path string) (*Config, error) {
 	c, err := Load(path)
 	if errors.Is(err, fs.ErrNotExist) {
