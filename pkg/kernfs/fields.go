@@ -1,8 +1,5 @@
 package kernfs
 
-// The allocation-free tokenizer of the kernel's space-separated tables
-// (/proc/interrupts, /proc/stat).
-
 // NextField returns the next space-separated token of b and what
 // follows it, or nil when b holds only white space.
 func NextField(b []byte) (tok, rest []byte) {
