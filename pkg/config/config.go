@@ -10,8 +10,7 @@ import (
 )
 
 // Config is one parsed configuration file, immutable once Parse or
-// Default returns it: the daemon shares it and replaces it whole. Fields
-// are named after their keys.
+// Default returns it. Fields are named after their keys.
 type Config struct {
 	// BannedCPUs never receive an IRQ; ExcludeIsolated and ExcludeNohzFull
 	// also ban the isolcpus and nohz_full CPUs.
@@ -116,8 +115,7 @@ const (
 
 var balances = []Balance{BalanceCount, BalanceLoad}
 
-// LoadBalance tunes BalanceLoad: how loads are sampled and smoothed, and
-// how reluctant the daemon is to move a queue.
+// LoadBalance tunes BalanceLoad: load sampling, smoothing and moves.
 type LoadBalance struct {
 	Interval time.Duration // how often /proc/stat and /proc/interrupts are read
 	HalfLife time.Duration // of the exponentially weighted loads

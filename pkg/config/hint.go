@@ -57,8 +57,7 @@ func hexGroups(s string) string {
 	return strings.Join(append([]string{s}, groups...), ",")
 }
 
-// tabLine is the first non-blank line from from to to (1-based) whose
-// indentation holds a tab, or 0.
+// tabLine is the first non-blank line from from to to with a tab indent, or 0.
 func tabLine(data []byte, from, to int) int {
 	for i, line := range bytes.Split(data, []byte("\n")) {
 		if i+1 > to {

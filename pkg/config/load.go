@@ -6,14 +6,14 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"syscall"
 )
 
 // maxSize is the largest config file Load accepts, in bytes.
 const maxSize = 1 << 20
 
-// Load reads and parses the file at path, refusing anything but a
-// regular file of at most maxSize bytes. Read errors wrap the os error.
+// Load reads and parses the regular file of at most maxSize bytes at path.
 func Load(path string) (*Config, error) {
 	data, err := readFile(path)
 	if err != nil {
@@ -22,8 +22,7 @@ func Load(path string) (*Config, error) {
 	return Parse(path, data)
 }
 
-// readFile reads the regular file at path, checked by stat before the
-// open and fstat after; O_NONBLOCK|O_NOCTTY defuse a FIFO or tty swapped in.
+// readFile reads the regular file at path, checked before and after open.
 func readFile(path string) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err == nil {
@@ -57,25 +56,25 @@ func readFile(path string) ([]byte, error) {
 
 // regular returns an error naming path and its type unless it is regular.
 func regular(path string, fi fs.FileInfo) error {
-	var what string
-	switch m := fi.Mode(); {
-	case m.IsRegular():
+	m := fi.Mode()
+	if m.IsRegular() {
 		return nil
-	case m.IsDir():
-		what = "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		what = "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		what = "a socket"
-	case m&fs.ModeCharDevice != 0:
-		what = "a character device"
-	case m&fs.ModeDevice != 0:
-		what = "a block device"
-	default:
-		what = "a file of type " + m.Type().String()
+	}
+	what := "a file of type " + m.Type().String()
+	if i := slices.IndexFunc(fileTypes, func(t fileType) bool { return m&t.mode != 0 }); i >= 0 {
+		what = fileTypes[i].what
 	}
 	return fmt.Errorf("%s: is %s, not a regular file (want a regular file, or a symlink to one)", path, what)
 }
+
+// fileType names a file mode bit; a character device also has ModeDevice.
+type fileType struct {
+	mode fs.FileMode
+	what string
+}
+
+var fileTypes = []fileType{{fs.ModeDir, "a directory"}, {fs.ModeNamedPipe, "a named pipe (FIFO)"},
+	{fs.ModeSocket, "a socket"}, {fs.ModeCharDevice, "a character device"}, {fs.ModeDevice, "a block device"}}
 
 // DefaultPath is where numairqd reads its config when none is named.
 const DefaultPath = "/etc/numairqd/numairqd.yaml"

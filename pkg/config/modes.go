@@ -1,7 +1,6 @@
 package config
 
-// XPSMode says whether the daemon sets the transmit steering (XPS) maps
-// of a device's tx queues to follow their completion IRQs.
+// XPSMode says whether tx queues' XPS maps follow their completion IRQs.
 type XPSMode string
 
 const (
@@ -22,8 +21,7 @@ func (c *Config) XPSFor(r *Rule) XPSMode {
 	return c.XPS
 }
 
-// NAPIThreadsMode says whether the daemon pins the kthreads of threaded
-// NAPI to the CPUs of the IRQs they serve.
+// NAPIThreadsMode says whether NAPI kthreads are pinned to their IRQ's CPUs.
 type NAPIThreadsMode string
 
 const (
@@ -35,8 +33,7 @@ const (
 
 var napiThreadsModes = []NAPIThreadsMode{NAPIThreadsFollow, NAPIThreadsLeave}
 
-// NAPIThreadsFor is the napi_threads mode for a device whose rule is r
-// (nil: no rule).
+// NAPIThreadsFor is the napi_threads mode for a device whose rule is r.
 func (c *Config) NAPIThreadsFor(r *Rule) NAPIThreadsMode {
 	if r != nil && r.NAPIThreads != "" {
 		return r.NAPIThreads
@@ -44,8 +41,7 @@ func (c *Config) NAPIThreadsFor(r *Rule) NAPIThreadsMode {
 	return c.NAPIThreads
 }
 
-// QueueCounters says whether load balancing weighs a NIC's queues by
-// their own packet counters (qstats-get, else ethtool -S).
+// QueueCounters says whether NIC queues are weighed by their own counters.
 type QueueCounters string
 
 const (

@@ -113,8 +113,7 @@ func (p *parser) config(root *yaml.Node, c *Config) {
 	}
 }
 
-// Bounds on the settings. The load interval's floor keeps sampling well
-// under a tenth of a CPU at 256 CPUs.
+// Bounds on the settings.
 const (
 	minResyncInterval = time.Second
 	maxCoalesceWindow = 10 * time.Second

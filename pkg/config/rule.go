@@ -94,8 +94,7 @@ func anyMatch(re *regexp.Regexp, ss []string) bool {
 	return re == nil || slices.ContainsFunc(ss, re.MatchString)
 }
 
-// RuleFor returns the first rule of c.Devices matching d, or false. The
-// Rule belongs to c: do not modify it.
+// RuleFor returns the first rule of c.Devices matching d (do not modify).
 func (c *Config) RuleFor(d DeviceFacts) (*Rule, bool) {
 	for i := range c.Devices {
 		if c.Devices[i].Match.matches(d) {
@@ -269,8 +268,7 @@ func (p *parser) compileRegexp(n *yaml.Node, path, typeWant, want string, anchor
 	return re
 }
 
-// progSize bounds from above the instructions re compiles to, saturating
-// at 1<<30, in time linear in the parsed tree.
+// progSize bounds the instructions re compiles to, saturating at 1<<30.
 func progSize(re *syntax.Regexp) int {
 	const limit = 1 << 30
 	n := 1

@@ -130,8 +130,7 @@ func (p *parser) integer(n *yaml.Node, path string, lo, hi int, want string) (in
 	return v, ok
 }
 
-// CheckListen validates a listen address (key and flag): host:port with
-// a numeric port, or "" for none.
+// CheckListen validates a listen address: host:port, or "" for none.
 func CheckListen(addr string) error {
 	if addr == "" {
 		return nil

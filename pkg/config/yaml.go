@@ -41,8 +41,7 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-// parser walks the yaml.Node tree by hand so that every error has a line
-// and all are collected in one pass.
+// parser walks the yaml.Node tree, collecting every error with its line.
 type parser struct {
 	file       string
 	errs       []*Error // the first maxErrors by line; dropped counts the rest
@@ -105,8 +104,7 @@ type memoKey struct {
 }
 
 // once returns f's result for node n read as slot, calling f only the
-// first time: a node shared by aliases is checked once, not once per
-// path through the alias DAG.
+// first time, so that a node shared by aliases is checked once.
 func once[T any](p *parser, n *yaml.Node, slot string, f func() T) T {
 	k := memoKey{n, slot}
 	if v, ok := p.memo[k]; ok {
@@ -162,9 +160,8 @@ func (p *parser) decodeNode(dec *yaml.Decoder, n *yaml.Node) (err error) {
 	return dec.Decode(n)
 }
 
-// syntax reports the YAML parser's error in data, naming as the cause a
-// tab indenting the parser's line or the one before, or any later line
-// when the parser says "tab".
+// syntax reports the YAML parser's error in data, naming a tab indenting
+// its line, the one before or, if it says "tab", a later one as the cause.
 func (p *parser) syntax(err error, data []byte) {
 	e := &Error{File: p.file, Msg: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: "), Err: err}
 	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
