@@ -8,8 +8,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/malformed"
 )
 
-// ErrMalformed is wrapped by every error about kernel output that does
-// not parse.
+// ErrMalformed is wrapped by every error about unparsable kernel output.
 var ErrMalformed = malformed.Err
 
 // MaxAttrSize is the most a Reader reads of one file: the largest page.
@@ -27,8 +26,7 @@ const QuoteLimit = malformed.QuoteLimit
 // Quote is malformed.Quote: v as %q does, cut to QuoteLimit bytes.
 func Quote[T ~string | ~[]byte](v T) string { return malformed.Quote(v) }
 
-// FileErr is "read PATH: ERR", naming path once (a PathError of path
-// gives way to its cause).
+// FileErr is "read PATH: ERR", naming path once.
 func FileErr(path string, err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) && pe.Path == path {

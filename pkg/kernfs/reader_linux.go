@@ -37,23 +37,20 @@ func (r *Reader) ReadOptional(path string) (s string, ok bool, err error) {
 }
 
 // Reader reads many small kernel files with one reused buffer and raw
-// file descriptors. A short read is the whole file; only an empty or a
-// full one costs an fstat. The zero value is ready; not for concurrent use.
+// file descriptors. The zero value is ready; not for concurrent use.
 type Reader struct {
 	buf  []byte
 	name []byte // the file being read, NUL-terminated for openat
 }
 
-// Read is ReadTrimmed into the reused buffer: the result is valid until
-// the next call.
+// Read is ReadTrimmed into the reused buffer, valid until the next call.
 func (r *Reader) Read(path string) ([]byte, error) {
 	r.name = append(append(r.name[:0], path...), 0)
 	b, _, err := r.read(atCWD, "", false)
 	return b, err
 }
 
-// ReadAt is Read of the file name in the directory open as dirfd, whose
-// path is dirPath.
+// ReadAt is Read of name in the directory dirPath open as dirfd.
 func (r *Reader) ReadAt(dirfd int, dirPath string, name []byte) ([]byte, error) {
 	r.name = append(append(r.name[:0], name...), 0)
 	b, _, err := r.read(dirfd, dirPath, false)
@@ -141,8 +138,7 @@ func (r *Reader) read(dirfd int, dirPath string, withMode bool) ([]byte, fs.File
 	return bytes.TrimSpace(r.buf[:n]), mode, nil
 }
 
-// checkRegular rejects what attributes never are: a FIFO, a device (a
-// directory gives EISDIR).
+// checkRegular rejects what attributes never are: a FIFO, a device.
 func checkRegular(mode uint32) error {
 	switch mode & syscall.S_IFMT {
 	case syscall.S_IFREG:
@@ -162,8 +158,7 @@ var kinds = map[uint32]string{
 	syscall.S_IFBLK: "a block device", syscall.S_IFSOCK: "a socket",
 }
 
-// Links is the link count of the directory open as dirfd: two plus its
-// subdirectories.
+// Links is the link count of the directory open as dirfd.
 func Links(dirfd int, dirPath string) (uint64, error) {
 	var st syscall.Stat_t
 	if err := fstat(dirfd, &st); err != nil {
@@ -194,8 +189,7 @@ func Open(path string) (*os.File, error) {
 // openFlags: O_NONBLOCK opens a FIFO without waiting for a writer.
 const openFlags = syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NONBLOCK
 
-// ParseFile has parse read at most limit bytes of path (more is
-// TooLarge); errors name the file.
+// ParseFile has parse read at most limit bytes of path, else TooLarge.
 func ParseFile(path string, limit int64, parse func(io.Reader) error) error {
 	f, err := Open(path)
 	if err != nil {

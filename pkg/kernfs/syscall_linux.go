@@ -47,8 +47,7 @@ func closeFD(fd int) {
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(fd), 0, 0)
 }
 
-// WriteOnce opens path write-only, without O_CREAT, and makes one
-// write(2) of b, returning how much it took; errors are *fs.PathError.
+// WriteOnce makes one write(2) of b to path, without O_CREAT.
 func WriteOnce(path string, b []byte) (int, error) {
 	name, err := syscall.ByteSliceFromString(path)
 	if err != nil {
@@ -73,8 +72,7 @@ const cwd = ^uintptr(-atCWD - 1)
 const maxDirEntries = 1 << 16
 
 // ReadDir calls visit with each entry name but "." and ".." of the
-// directory at path, valid during the call, allocating nothing. Errors
-// are *fs.PathError, or visit's, which stops the listing.
+// directory at path, valid during the call; visit's error stops it.
 func (r *Reader) ReadDir(path string, visit func(name []byte) error) error {
 	r.name = append(append(r.name[:0], path...), 0)
 	fail := func(op string, err error) error { return &fs.PathError{Op: op, Path: path, Err: err} }
@@ -160,8 +158,7 @@ func (r *Reader) Readlink(path string) (string, error) {
 	}
 }
 
-// Exists reports whether path exists (faccessat(2) gave no ENOENT or
-// ENOTDIR).
+// Exists reports whether path exists: faccessat(2) says not ENOENT/ENOTDIR.
 func (r *Reader) Exists(path string) bool {
 	r.name = append(append(r.name[:0], path...), 0)
 	if bytes.IndexByte(r.name[:len(r.name)-1], 0) >= 0 {

@@ -13,8 +13,7 @@ const (
 )
 
 // matchComm reports whether comm can be "napi/<iface>-<id>" cut to
-// commMax bytes, and returns the id, or -1 when the cut may have taken
-// some of its digits.
+// commMax bytes, and returns the id, or -1 when the cut may have hit it.
 func matchComm(comm, iface string) (id int, ok bool) {
 	rest, found := strings.CutPrefix(comm, commPrefix)
 	if !found || iface == "" {

@@ -25,8 +25,7 @@ type Options struct {
 }
 
 // Find returns the NAPI kthreads of the interfaces ifaces: napi-get's,
-// when Options.NAPIs has them, and those only /proc shows. Interfaces
-// and tasks gone or unreadable meanwhile are left out.
+// when Options.NAPIs has them, and those only /proc shows.
 func Find(ifaces []string, o Options) (Result, error) {
 	var (
 		r   kernfs.Reader
@@ -80,8 +79,7 @@ func Find(ifaces []string, o Options) (Result, error) {
 }
 
 // addNetlink replaces each wanted interface's /proc threads by napi-get's
-// (matched by ifindex), dumping once and only when one is wanted. A
-// kernel without napi-get leaves threads unchanged.
+// (by ifindex), dumping once; without napi-get it changes nothing.
 func addNetlink(r *kernfs.Reader, netDir string, ifaces []string, wanted map[string]bool, threads []Thread,
 	dump func() ([]netdev.NAPI, error)) ([]Thread, error) {
 	var napis []netdev.NAPI

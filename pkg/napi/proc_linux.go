@@ -27,8 +27,7 @@ type procThread struct {
 	comm string
 }
 
-// scanProc lists the kernel threads under proc named "napi/...", never a
-// user process so named. Tasks gone or unparsable are left out.
+// scanProc lists the kernel threads (never user tasks) named "napi/...".
 func scanProc(r *kernfs.Reader, proc string) ([]procThread, error) {
 	pids, err := candidates(r, proc)
 	if err != nil {
@@ -56,8 +55,7 @@ func scanProc(r *kernfs.Reader, proc string) ([]procThread, error) {
 	return out, nil
 }
 
-// candidates returns the pids that may be NAPI kthreads: kthreadd's
-// children (CONFIG_PROC_CHILDREN), or else every pid of proc.
+// candidates returns kthreadd's children, or else every pid of proc.
 func candidates(r *kernfs.Reader, proc string) ([]int, error) {
 	k := strconv.Itoa(kthreaddPID)
 	if b, err := r.Read(filepath.Join(proc, k, "task", k, "children")); err == nil {
@@ -101,8 +99,7 @@ type stat struct {
 // kthread reports whether the task is a kernel thread.
 func (st stat) kthread() bool { return st.ppid == kthreaddPID && st.flags&pfKthread != 0 }
 
-// parseStat parses /proc/PID/stat: "pid (comm) state ppid ... flags ...",
-// whose comm ends at the last ')'.
+// parseStat parses /proc/PID/stat, whose comm ends at the last ')'.
 func parseStat(path string, b []byte) (stat, error) {
 	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
 	if open < 0 || end < open {
@@ -153,8 +150,7 @@ var (
 )
 
 // CheckThread returns nil when pid is still a kernel thread named comm,
-// ErrThreadGone when it is gone, ErrNotThatThread when another task has
-// it: a pin checks it so that a reused pid is never moved.
+// else ErrThreadGone or ErrNotThatThread (the pid was reused).
 func CheckThread(proc string, pid int, comm string) error {
 	path := filepath.Join(proc, strconv.Itoa(pid), "stat")
 	b, err := os.ReadFile(path)

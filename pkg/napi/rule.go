@@ -5,8 +5,7 @@ import "sort"
 // driverVirtioNet is virtio-net's driver name in sysfs.
 const driverVirtioNet = "virtio_net"
 
-// applyDriverRule fills Queue and Kind of one interface's threads where
-// its driver's rule knows them, and its premise holds.
+// applyDriverRule fills Queue and Kind of one interface's threads.
 func applyDriverRule(driver string, ts []Thread) {
 	if driver != driverVirtioNet {
 		return

@@ -57,8 +57,7 @@ func Unavailable(err error) bool {
 // dumpGeneric is nl.Dump; tests give fakes.
 var dumpGeneric = nl.Dump
 
-// dump runs cmd with request attributes req and parses each reply with
-// parse, which may skip one (ok false).
+// dump runs cmd with request req and parses each reply (ok false: skip).
 func dump[T any](what string, cmd uint8, req []byte, parse func([]byte) (T, bool, error)) ([]T, error) {
 	replies, err := dumpGeneric(familyName, cmd, familyVersion, req, MaxReplies, Timeout)
 	if err != nil {

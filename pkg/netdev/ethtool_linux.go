@@ -27,9 +27,8 @@ type ifreqData struct {
 	_    [24 - unsafe.Sizeof(uintptr(0))]byte
 }
 
-// EthtoolQueueStats reads iface's per-queue counters from ETH_SS_STATS
-// (ethtool -S) and the driver and rule that matched ("virtio_net
-// rx_queue_%u_packets"); none gives ErrNoQueueStats.
+// EthtoolQueueStats reads iface's per-queue counters from ethtool -S, and
+// the driver and rule that matched; none gives ErrNoQueueStats.
 func EthtoolQueueStats(iface string) (stats []Stats, rule string, err error) {
 	defer func() {
 		if err != nil {
@@ -67,9 +66,8 @@ func EthtoolQueueStats(iface string) (stats []Stats, rule string, err error) {
 	return stats, driver + " " + format, nil
 }
 
-// readEthtoolStats reads the ETH_SS_STATS names and values. A count that
-// changes between calls is an error; as older kernels then overrun the
-// buffer, each ends at a guard page (EFAULT).
+// readEthtoolStats reads the ETH_SS_STATS names and values; buffers end
+// at a guard page, as older kernels overrun them if the count changes.
 func readEthtoolStats(fd int, iface string) ([]string, []uint64, error) {
 	n, err := ethtoolStatsCount(fd, iface)
 	if err != nil {

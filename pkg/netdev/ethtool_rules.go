@@ -8,8 +8,7 @@ import (
 	"strings"
 )
 
-// ErrNoQueueStats says that a device's ethtool statistics hold no known
-// per-queue packet counter.
+// ErrNoQueueStats says that ethtool -S has no known per-queue counter.
 var ErrNoQueueStats = errors.New("no per-queue packet counters in the ethtool statistics")
 
 // Bounds on a driver's string table and on queue indexes (16 bits).
@@ -27,32 +26,20 @@ type ethtoolRule struct {
 	denseTX bool
 }
 
-// ethtoolRules are tried in order; the first whose packet names occur in
-// the table wins. Comments name the functions that print them.
+// ethtoolRules are tried in order; the first whose packets occur wins.
 var ethtoolRules = []ethtoolRule{
-	// virtio_net to 6.8 (virtnet_get_strings), ice (__ice_get_strings),
-	// ixgbe (ixgbe_get_strings), igb (igb_get_strings).
+	// virtio_net to 6.8, ice, ixgbe, igb.
 	mirrored([]string{"rx_queue_%u_packets"}, []string{"rx_queue_%u_bytes"}),
-	// mlx5 (mlx5e_grp_channels_fill_strings), virtio_net 6.9.
-	mirrored([]string{"rx%u_packets"}, []string{"rx%u_bytes"}),
-	// i40e since 4.17 (i40e_add_stat_strings), iavf (iavf_get_stat_strings).
-	mirrored([]string{"rx-%u.packets"}, []string{"rx-%u.bytes"}),
-	// sfc (efx_describe_per_queue_stats), i40e before 4.17.
-	mirrored([]string{"rx-%u.rx_packets"}, []string{"rx-%u.rx_bytes"}),
-	// mana (mana_get_strings).
-	mirrored([]string{"rx_%u_packets"}, []string{"rx_%u_bytes"}),
-	// ionic (ionic_sw_stats_get_rx_strings).
-	mirrored([]string{"rx_%u_pkts"}, []string{"rx_%u_bytes"}),
-	// ena (ena_queue_strings; XDP queues are "queue_%u_xdp_tx_*").
-	mirrored([]string{"queue_%u_rx_cnt"}, []string{"queue_%u_rx_bytes"}),
-	// hns3 since 5.0 (hns3_get_strings_tqps).
-	mirrored([]string{"rxq%u_packets"}, []string{"rxq%u_bytes"}),
-	// hns3 in 4.19 (hns3_update_strings).
-	mirrored([]string{"rcb_q%u_rx_pkts"}, []string{"rcb_q%u_rx_bytes"}),
-	// idpf (idpf_add_qstat_strings).
-	mirrored([]string{"rx_q-%u_pkts"}, []string{"rx_q-%u_bytes"}),
-	// nfp (nfp_vnic_get_hw_stats_strings).
-	mirrored([]string{"rxq_%u_pkts"}, []string{"rxq_%u_bytes"}),
+	mirrored([]string{"rx%u_packets"}, []string{"rx%u_bytes"}),           // mlx5, virtio_net 6.9
+	mirrored([]string{"rx-%u.packets"}, []string{"rx-%u.bytes"}),         // i40e since 4.17, iavf
+	mirrored([]string{"rx-%u.rx_packets"}, []string{"rx-%u.rx_bytes"}),   // sfc, i40e before 4.17
+	mirrored([]string{"rx_%u_packets"}, []string{"rx_%u_bytes"}),         // mana
+	mirrored([]string{"rx_%u_pkts"}, []string{"rx_%u_bytes"}),            // ionic
+	mirrored([]string{"queue_%u_rx_cnt"}, []string{"queue_%u_rx_bytes"}), // ena
+	mirrored([]string{"rxq%u_packets"}, []string{"rxq%u_bytes"}),         // hns3 since 5.0
+	mirrored([]string{"rcb_q%u_rx_pkts"}, []string{"rcb_q%u_rx_bytes"}),  // hns3 in 4.19
+	mirrored([]string{"rx_q-%u_pkts"}, []string{"rx_q-%u_bytes"}),        // idpf
+	mirrored([]string{"rxq_%u_pkts"}, []string{"rxq_%u_bytes"}),          // nfp
 	// bnxt_en (bnxt_get_strings): unicast, multicast and broadcast.
 	func() ethtoolRule {
 		r := mirrored([]string{"[%u]: rx_ucast_packets", "[%u]: rx_mcast_packets", "[%u]: rx_bcast_packets"},

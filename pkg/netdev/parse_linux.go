@@ -48,8 +48,7 @@ func (a *attrs) need(types ...uint16) {
 	}
 }
 
-// int returns attribute typ as an int, def when absent; one below min or
-// past MaxInt32 keeps an error.
+// int returns attribute typ, def when absent; out of [min, MaxInt32] errs.
 func (a *attrs) int(typ uint16, min, def int) int {
 	v, ok := a.v[typ]
 	switch {

@@ -22,8 +22,7 @@ func (t QueueType) String() string {
 	return "QueueType(" + strconv.Itoa(int(t)) + ")"
 }
 
-// Stats are one queue's counters in its direction, from qstats-get
-// (since the driver last reconfigured it) or ethtool -S.
+// Stats are one queue's counters, from qstats-get or ethtool -S.
 type Stats struct {
 	Ifindex        int
 	Type           QueueType

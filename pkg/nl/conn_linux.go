@@ -28,8 +28,7 @@ var (
 	ErrNoFamily = errors.New("no such generic netlink family or group")
 )
 
-// DefaultReceiveBuffer is the receive buffer for rcvbuf 0: room for a
-// burst of thousands of uevents.
+// DefaultReceiveBuffer is the receive buffer for rcvbuf 0.
 const DefaultReceiveBuffer = 8 << 20
 
 // familyTimeout bounds the nlctrl request that resolves a family.
@@ -51,8 +50,7 @@ type Conn struct {
 	closed   atomic.Bool
 }
 
-// Listen opens a socket of protocol proto bound to groups, with a receive
-// buffer of rcvbuf bytes and datagrams of up to size; name prefixes errors.
+// Listen opens a netlink socket bound to groups; name prefixes errors.
 func Listen(name string, proto int, groups uint32, rcvbuf, size int) (*Conn, error) {
 	c, err := netlink.Dial(proto, &netlink.Config{Groups: groups})
 	if err != nil {
@@ -78,8 +76,7 @@ func Listen(name string, proto int, groups uint32, rcvbuf, size int) (*Conn, err
 	return &Conn{name: name, c: c, rc: rc, buf: make([]byte, size), oob: make([]byte, unix.CmsgSpace(unix.SizeofUcred)*2)}, nil
 }
 
-// ListenGeneric opens a generic netlink socket and joins family's
-// multicast group; a kernel without either gives ErrNoFamily.
+// ListenGeneric opens a generic netlink socket in family's group.
 func ListenGeneric(family, group string, rcvbuf, size int) (*Conn, error) {
 	c, err := Listen(family, unix.NETLINK_GENERIC, 0, rcvbuf, size)
 	if err != nil {
@@ -160,8 +157,7 @@ func (c *Conn) Receive() ([]byte, error) {
 	return c.buf[:n], nil
 }
 
-// CheckSender returns an error wrapping ErrNotKernel unless the sender
-// is the kernel: port 0 and, when credentials came, uid 0.
+// CheckSender returns ErrNotKernel unless port and uid (if any) are 0.
 func CheckSender(port uint32, cred *unix.Ucred) error {
 	if port != 0 {
 		return fmt.Errorf("%w: sender port %d", ErrNotKernel, port)

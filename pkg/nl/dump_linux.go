@@ -11,10 +11,8 @@ import (
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// Dump runs a dump of command cmd of the generic netlink family with
-// request attributes attrs and returns every reply's attributes. No
-// family wraps ErrNoFamily, a refusal its errno; it is bounded by
-// timeout, and by max replies.
+// Dump runs command cmd of the generic netlink family with attributes
+// attrs and returns at most max replies' attributes within timeout.
 func Dump(family string, cmd, version uint8, attrs []byte, max int, timeout time.Duration) ([][]byte, error) {
 	c, err := genetlink.Dial(nil)
 	if err != nil {
@@ -43,8 +41,7 @@ func Dump(family string, cmd, version uint8, attrs []byte, max int, timeout time
 	return out, nil
 }
 
-// Messages splits datagram b into its messages; bad framing is
-// kernfs.ErrMalformed.
+// Messages splits datagram b; bad framing is kernfs.ErrMalformed.
 func Messages(b []byte) ([]syscall.NetlinkMessage, error) {
 	msgs, err := syscall.ParseNetlinkMessage(b)
 	if err != nil {
