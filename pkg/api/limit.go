@@ -7,23 +7,20 @@ import (
 	"time"
 )
 
-// limit bounds a handler: at most inFlight requests run it at once, and
-// one that finds every slot taken waits up to wait, then gets 503 with
-// Retry-After.
+// limit runs a handler for at most inFlight requests at once; others wait
+// up to wait, then get 503 with Retry-After.
 type limit struct {
 	inFlight int
 	wait     time.Duration
 }
 
-// The bounds of /metrics, and of /plan and /status each; a 5s wait is
-// within Prometheus' default 10s scrape timeout.
+// The bounds of /metrics, and of /plan and /status each.
 var (
 	defaultMetricsLimit = limit{inFlight: 16, wait: 5 * time.Second}
 	defaultPlanLimit    = limit{inFlight: 4, wait: 5 * time.Second}
 )
 
-// wrap returns h behind the limit, with its own slots. A client gone
-// while queued gets 503 too, so promhttp does not count it as served.
+// wrap returns h behind the limit, with its own slots.
 func (l limit) wrap(h http.Handler) http.Handler {
 	slots := make(chan struct{}, l.inFlight)
 	retryAfter := strconv.Itoa(max(1, int((l.wait+time.Second-1)/time.Second)))

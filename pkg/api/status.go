@@ -62,8 +62,7 @@ type StatusWrites struct {
 	DryRun    int `json:"dry_run"`
 }
 
-// StatusFailed is an IRQ not placed (failed or effective_mismatch), with
-// the failed write's Kind and Errno if any.
+// StatusFailed is an IRQ not placed, with the failed write's Kind, Errno.
 type StatusFailed struct {
 	IRQ       int    `json:"irq"`
 	Name      string `json:"name"`

@@ -191,8 +191,7 @@ func (m *Metrics) SetPerIRQ(on bool) { m.perIRQ.Store(on) }
 // Watch adds the watcher's counters, read at every scrape; call it once.
 func (m *Metrics) Watch(stats func() watch.Stats) { m.reg.MustRegister(watchCollector{stats}) }
 
-// RoundDone counts a round that published st, caused by an event at
-// first (when not zero).
+// RoundDone counts a round that published st, caused by an event at first.
 func (m *Metrics) RoundDone(st *state.State, first time.Time) {
 	m.rounds.WithLabelValues(st.Trigger).Inc()
 	m.roundDuration.Observe(st.Took().Seconds())
@@ -213,16 +212,14 @@ func (m *Metrics) RoundDone(st *state.State, first time.Time) {
 	}
 }
 
-// BalanceMoved counts load balancing moves and the peak over mean load
-// before and after them.
+// BalanceMoved counts load moves and the peak over mean before and after.
 func (m *Metrics) BalanceMoved(moves int, before, after float64) {
 	m.balanceMoves.WithLabelValues("load").Add(float64(moves))
 	m.balanceObjective.WithLabelValues("before").Set(before)
 	m.balanceObjective.WithLabelValues("after").Set(after)
 }
 
-// RoundFailed counts a round that failed before applying; Health
-// reports it until a round succeeds.
+// RoundFailed counts a round that failed before applying, for Health.
 func (m *Metrics) RoundFailed(trigger string, took time.Duration, err error) {
 	m.failed.Store(&failure{at: m.now(), err: err.Error()})
 	m.rounds.WithLabelValues(trigger).Inc()
@@ -242,8 +239,7 @@ func (m *Metrics) RoundFailed(trigger string, took time.Duration, err error) {
 // Error counts an error of the given kind.
 func (m *Metrics) Error(kind ErrorKind) { m.errors.WithLabelValues(string(kind)).Inc() }
 
-// ConfigReload records a configuration load finished at at, the
-// initial one too.
+// ConfigReload records a configuration load, the initial one too.
 func (m *Metrics) ConfigReload(ok bool, at time.Time) {
 	if !ok {
 		m.configReloads.WithLabelValues("failure").Inc()
