@@ -10,7 +10,7 @@ import (
 )
 
 // Config is one parsed configuration file, immutable once Parse or
-// Default returns it. Fields are named after their keys.
+// Default returns it. Most fields are named after the file's keys.
 type Config struct {
 	// BannedCPUs never receive an IRQ; ExcludeIsolated and ExcludeNohzFull
 	// also ban the isolcpus and nohz_full CPUs.

@@ -17,7 +17,7 @@ import (
 type Policy string
 
 const (
-	// PolicyAuto is PolicyLinear with as many queues as CPUs, else NUMAHop.
+	// PolicyAuto is PolicyLinear with queues >= allowed CPUs, else NUMAHop.
 	PolicyAuto Policy = "auto"
 	// PolicyNUMAHop spreads queues from the device's node out by distance.
 	PolicyNUMAHop Policy = "numa-hop"
