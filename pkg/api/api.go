@@ -1,12 +1,7 @@
-// Package api is the daemon's HTTP API: /metrics (the metrics package's
-// registry), /healthz, /plan, /status and an index page.
-//
-// The server is bounded by what it does, not by who connects: /plan is
-// encoded once per published State (plancache.go); /metrics, /plan and
-// /status run a fixed number of requests at once and queue the rest
-// briefly (limit.go); a connection that sends no request is closed after
-// ReadHeaderTimeout and an idle one after IdleTimeout (serve.go), and
-// neither holds a slot a request needs.
+// Package api is the daemon's HTTP API: /metrics, /healthz, /plan,
+// /status and an index page. It is bounded by what it does, not by who
+// connects: /plan is encoded once per State, handlers run a fixed number
+// of requests at once, and silent connections time out.
 package api
 
 import (
@@ -42,8 +37,7 @@ type API struct {
 	log   *zap.Logger
 	now   func() time.Time
 	plans planCache
-	// The bounds of /metrics and of /plan and /status: default*Limit,
-	// tests shrink them.
+	// metricsLimit bounds /metrics, planLimit /plan and /status each.
 	metricsLimit, planLimit limit
 }
 
@@ -52,10 +46,8 @@ func New(m *metrics.Metrics) *API {
 	return &API{m: m, log: m.Log(), now: time.Now, metricsLimit: defaultMetricsLimit, planLimit: defaultPlanLimit}
 }
 
-// Handler serves /metrics, /healthz, /plan, /status and the index at /.
-// Other paths are 404, methods other than GET and HEAD 405. /metrics,
-// /plan and /status are behind their limits (limit.go); each call has
-// its own.
+// Handler serves /metrics, /healthz, /plan, /status and the index at /,
+// GET and HEAD only; each call has its own limits.
 func (a *API) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", a.metricsHandler())
@@ -70,11 +62,7 @@ func (a *API) Handler() http.Handler {
 }
 
 // metricsHandler is promhttp's handler behind a.metricsLimit, inside
-// promhttp's own instrumentation: a refusal after the wait counts in
-// promhttp_metric_handler_requests_total{code="503"}, and
-// promhttp_metric_handler_requests_in_flight includes the queued ones.
-// promhttp's MaxRequestsInFlight would refuse a burst at once instead
-// of queueing it, so the limit is ours.
+// promhttp's instrumentation, which so counts refusals and queued ones.
 func (a *API) metricsHandler() http.Handler {
 	reg := a.m.Registry()
 	return promhttp.InstrumentMetricHandler(reg, a.metricsLimit.wrap(promhttp.HandlerFor(reg, promhttp.HandlerOpts{
@@ -86,10 +74,8 @@ func (a *API) metricsHandler() http.Handler {
 	})))
 }
 
-// plan is 503 until a round has completed, then the newest State's
-// plan as `numairqd plan --format json` prints it, encoded once per
-// State (planCache). format=json is the default and the only format;
-// any other is 400.
+// plan is 503 until a round has completed, then the newest State's plan
+// as `numairqd plan --format json` prints it; a format but json is 400.
 func (a *API) plan(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	if f := r.URL.Query().Get("format"); f != "" && f != "json" {
@@ -113,8 +99,7 @@ func (a *API) plan(w http.ResponseWriter, r *http.Request) {
 }
 
 // healthz is 503 with the reason while the metrics' Health is not nil,
-// else 200 with the last round's age. The process's own liveness is the
-// systemd watchdog's job.
+// else 200 with the last round's age.
 func (a *API) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	now := a.now()

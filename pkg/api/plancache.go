@@ -7,11 +7,8 @@ import (
 	"github.com/numairqd/numairqd/pkg/state"
 )
 
-// planCache holds /plan's body for the newest State a request asked
-// for, encoded once: at 8,192 IRQs the document is about 4 MiB, and 32
-// clients must not cost 32 copies. A request for an older State than
-// the cached one gets the newer document: it is what the daemon holds
-// now. The zero value is empty and ready.
+// planCache holds /plan's body for the newest State asked for, encoded
+// once (4 MiB at 8,192 IRQs); an older State gets the newer body.
 type planCache struct {
 	mu     sync.Mutex // held while encoding: the others want the same bytes
 	gen    uint64

@@ -11,8 +11,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// Listen binds addr for Serve, before the first round: an address the
-// daemon cannot have stops it at start, not later without metrics.
+// Listen binds addr for Serve, so that a bad address fails at start.
 func Listen(ctx context.Context, addr string) (net.Listener, error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(context.WithoutCancel(ctx), "tcp", addr)
@@ -22,15 +21,10 @@ func Listen(ctx context.Context, addr string) (net.Listener, error) {
 	return ln, nil
 }
 
-// Serve serves h on ln until ctx is cancelled, then shuts down
-// gracefully (5s for open requests), closes ln and returns nil; or
-// returns the server's error if serving fails.
-//
-// Connections are not counted, only requests (limit.go): one that sends
-// no request within ReadHeaderTimeout, or none after the last within
-// IdleTimeout, is closed; until then it costs a parked goroutine and
-// its buffers (about 14 KiB). A cap on connections would let clients
-// that connect and say nothing lock out every scrape and health check.
+// Serve serves h on ln until ctx is cancelled, then shuts down (5s for
+// open requests) and returns nil, or the server's error. Connections
+// are not capped, which would let silent clients lock out scrapes; they
+// time out instead.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, log *zap.Logger) error {
 	srv := &http.Server{
 		Handler:           h,
@@ -46,8 +40,7 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, log *zap.Logger
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
-	case err := <-errc:
-		// Serve closed ln itself.
+	case err := <-errc: // Serve closed ln
 		return fmt.Errorf("http: serve on %s: %w", ln.Addr(), err)
 	case <-ctx.Done():
 	}

@@ -14,45 +14,30 @@ import (
 )
 
 // Status is the JSON served at /status: what /plan leaves out of the
-// newest published State, for `numairqd status`. The placement of each
-// IRQ, and why, is /plan's; a client matches the two by Generation.
-//
-// Per-CPU interrupt rates are not here: `numairqd status`, on the
-// daemon's host, reads /proc itself, so a request costs the daemon one
-// encoding of what it holds and never a read of megabytes of files.
+// newest State, for `numairqd status`, matched to /plan by Generation.
 type Status struct {
-	Version    string    `json:"version"`
-	Generation uint64    `json:"generation"`
-	Trigger    string    `json:"trigger"`
-	Finished   time.Time `json:"finished"`
-	// TookSeconds is the whole round: read, plan and apply.
-	TookSeconds float64 `json:"took_seconds"`
-	DryRun      bool    `json:"dry_run"`
-	// Config is the file the config came from, "" for the defaults.
-	Config string `json:"config"`
+	Version     string    `json:"version"`
+	Generation  uint64    `json:"generation"`
+	Trigger     string    `json:"trigger"`
+	Finished    time.Time `json:"finished"`
+	TookSeconds float64   `json:"took_seconds"` // read, plan and apply
+	DryRun      bool      `json:"dry_run"`
+	Config      string    `json:"config"` // its file, "" for the defaults
 	// Consistent is false when CPUs kept changing during the read.
 	Consistent bool         `json:"consistent"`
 	Online     string       `json:"online"`
 	Allowed    string       `json:"allowed"`
 	Nodes      []StatusNode `json:"nodes"`
-	// Bans are the online CPUs kept from device IRQs, one entry per
-	// source that bans any; a CPU may be banned by several.
+	// Bans are the online CPUs kept from device IRQs, by source.
 	Bans []StatusBan `json:"bans"`
-	// BansError is why other tools' bans could not be read this round
-	// (the previous ones are kept), "" when they were.
+	// BansError is why other tools' bans could not be read this round.
 	BansError string `json:"bans_error,omitempty"`
-	// IRQs counts the plan's IRQs by state, as numairqd_irqs does, and
-	// the placed ones whose move waits for their next interrupt.
-	IRQs map[string]int `json:"irqs"`
-	// Writes are the round's IRQ writes: made, already in place, and
-	// what a dry run would have written.
-	Writes StatusWrites `json:"writes"`
-	// Failed are the IRQs that are not where the plan wants them: a
-	// failed write, no allowed CPU, unreadable files, or an effective
-	// mismatch (the kernel keeps them elsewhere after every re-write).
+	// IRQs counts the plan's IRQs by state, and "effective_pending".
+	IRQs   map[string]int `json:"irqs"`
+	Writes StatusWrites   `json:"writes"`
+	// Failed are the IRQs not where the plan wants them.
 	Failed []StatusFailed `json:"failed"`
-	// ManagedOnBanned are kernel-managed IRQs with a banned CPU, which
-	// numairqd cannot move.
+	// ManagedOnBanned are kernel-managed IRQs with a banned CPU.
 	ManagedOnBanned []int `json:"managed_on_banned"`
 }
 
@@ -62,10 +47,7 @@ type StatusNode struct {
 	CPUs string `json:"cpus"`
 }
 
-// StatusBan is one source of bans: banned_cpus (the config),
-// isolated, nohz_full (when the config excludes them), irqbalance_env
-// (File: IRQBALANCE_BANNED_CPUS/CPULIST, as cri-o and tuned write it)
-// or default_smp_affinity (the online CPUs it leaves out).
+// StatusBan is one source of bans, with the file it came from.
 type StatusBan struct {
 	Source string `json:"source"`
 	CPUs   string `json:"cpus"`
@@ -79,9 +61,7 @@ type StatusWrites struct {
 	DryRun    int `json:"dry_run"`
 }
 
-// StatusFailed is an IRQ not placed: State is failed or
-// effective_mismatch; Kind and Errno the failed write's outcome
-// ("no_space", "ENOSPC"), empty when no write failed; Reason the plan's.
+// StatusFailed is an IRQ not placed, with the failed write's Kind, Errno.
 type StatusFailed struct {
 	IRQ       int    `json:"irq"`
 	Name      string `json:"name"`
@@ -147,9 +127,7 @@ func NewStatus(st *state.State, version string) Status {
 	return s
 }
 
-// statusBans are st's bans by source, each the online CPUs it takes:
-// the plan's Excluded (the planner names them once), with the file each
-// came from, in banOrder.
+// statusBans are the plan's Excluded with their files, in banOrder.
 func statusBans(st *state.State) []StatusBan {
 	out := []StatusBan{}
 	for _, e := range st.Plan.Excluded {
@@ -166,8 +144,7 @@ func statusBans(st *state.State) []StatusBan {
 	return out
 }
 
-// banOrder is the order /status lists bans in: the config's own, then
-// other tools'; a source not named here comes last.
+// banOrder is the order of /status's bans; others come last.
 var banOrder = []string{policy.ExcludedBanned, policy.ExcludedIsolated, policy.ExcludedNohzFull, policy.BanEnvFile, policy.BanDefaultAffinity}
 
 func banRank(source string) int {
@@ -177,8 +154,7 @@ func banRank(source string) int {
 	return len(banOrder)
 }
 
-// status is 503 until a round has completed, then the newest State's
-// Status.
+// status is 503 until a round has completed, then the newest Status.
 func (a *API) status(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	st := a.m.Store().Load()

@@ -1,9 +1,6 @@
 // Package bans reads the CPUs other tools have taken away from device
-// IRQs, so that numairqd can stand in for irqbalance on the nodes they
-// manage: the banned-CPU variables of irqbalance's environment file, as
-// cri-o, tuned and OpenShift's Node Tuning Operator write them, and
-// /proc/irq/default_smp_affinity, which cri-o narrows for pods that ask
-// for irq-load-balancing.crio.io: disable.
+// IRQs: the banned-CPU variables of irqbalance's environment file (cri-o,
+// tuned) and what /proc/irq/default_smp_affinity leaves out (cri-o).
 package bans
 
 import (
@@ -23,18 +20,14 @@ const (
 )
 
 // EnvFiles are where irqbalance's environment file lives under /etc, in
-// the order `auto` tries them: Red Hat's path (cri-o's default
-// irqbalance_config_file), then Debian's and Ubuntu's.
+// the order `auto` tries them: Red Hat's, then Debian's.
 var EnvFiles = []string{"sysconfig/irqbalance", "default/irqbalance"}
 
 // Bans are the CPUs taken away, by where they were found.
 type Bans struct {
-	// EnvFile is the environment file read, "" when none was.
-	EnvFile string
-	// Env is the union of the file's two variables.
-	Env cpumask.Mask
-	// Default holds the online CPUs that default_smp_affinity leaves
-	// out, when it is honoured.
+	EnvFile string       // the environment file read, "" when none was
+	Env     cpumask.Mask // the union of the file's two variables
+	// Default holds the online CPUs default_smp_affinity leaves out.
 	Default cpumask.Mask
 }
 
@@ -42,10 +35,8 @@ type Bans struct {
 func (b Bans) All() cpumask.Mask { return b.Env.Or(b.Default) }
 
 // ParseEnv returns the CPUs that the environment file data bans: the
-// union of its two variables (irqbalance takes only the hex one when both
-// are set; numairqd bans a CPU either bans). The file is shell syntax as
-// systemd's EnvironmentFile= reads it; a variable set twice takes its
-// last value, and an empty value bans nothing.
+// union of its two variables, each's last value, in shell syntax as
+// systemd's EnvironmentFile= reads it.
 func ParseEnv(name string, data []byte) (cpumask.Mask, error) {
 	vals, lines := map[string]string{}, map[string]int{}
 	for n, line := range bytes.Split(data, []byte("\n")) {
@@ -99,9 +90,7 @@ func unquote(s string) (string, error) {
 }
 
 // Candidates are the environment files irqbalance_env_file names: none
-// for "", each of EnvFiles under etc ("" looks nowhere) for "auto", else
-// the path itself. The daemon watches them all (cri-o creates the file
-// on its first pod).
+// for "", each of EnvFiles under etc for "auto", else the path itself.
 func Candidates(setting, etc string) []string {
 	switch {
 	case setting == "":
@@ -132,8 +121,8 @@ func EnvFile(setting, etc string, exists func(string) bool) string {
 	return ""
 }
 
-// ReadEnv reads and parses the environment file at path. A missing file
-// bans nothing; one that kernfs.Reader refuses or is malformed is an error.
+// ReadEnv reads and parses the environment file at path; a missing one
+// bans nothing.
 func ReadEnv(path string) (cpumask.Mask, error) {
 	s, ok, err := kernfs.ReadOptional(path)
 	if err != nil || !ok {
@@ -143,8 +132,7 @@ func ReadEnv(path string) (cpumask.Mask, error) {
 }
 
 // ReadDefaultAffinity returns the CPUs of online that
-// /proc/irq/default_smp_affinity under proc leaves out; none when the
-// file does not exist (a kernel without CONFIG_SMP).
+// /proc/irq/default_smp_affinity leaves out; none when it is missing.
 func ReadDefaultAffinity(proc string, online cpumask.Mask) (cpumask.Mask, error) {
 	path := filepath.Join(proc, "irq", "default_smp_affinity")
 	s, ok, err := kernfs.ReadOptional(path)

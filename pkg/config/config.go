@@ -9,62 +9,46 @@ import (
 	"github.com/numairqd/numairqd/pkg/cpumask"
 )
 
-// Config is one parsed configuration file. Treat it as immutable once
-// Parse or Default returns it (never write a field or an element of
-// Devices): the daemon shares it between goroutines and replaces it whole.
+// Config is one parsed configuration file, immutable once Parse or
+// Default returns it. Most fields are named after the file's keys.
 type Config struct {
-	// BannedCPUs never receive an IRQ (banned_cpus).
-	BannedCPUs cpumask.Mask
-	// ExcludeIsolated and ExcludeNohzFull also ban the kernel's isolcpus
-	// and nohz_full CPUs (exclude_isolated, exclude_nohz_full).
+	// BannedCPUs never receive an IRQ; ExcludeIsolated and ExcludeNohzFull
+	// also ban the isolcpus and nohz_full CPUs.
+	BannedCPUs      cpumask.Mask
 	ExcludeIsolated bool
 	ExcludeNohzFull bool
-	// Devices are the device rules in file order; the first match wins.
-	Devices []Rule
+	Devices         []Rule // in file order; the first match wins
 
-	// Listen is the metrics and HTTP address; "" disables it.
-	Listen string
-	// ResyncInterval is how often the whole state is re-read unprompted.
-	ResyncInterval time.Duration
-	// RestoreOnExit puts back the affinities found at start on exit.
-	RestoreOnExit bool
-	// CoalesceWindow is the quiet time that ends a burst of events
-	// (whose first is handled at once); CoalesceMaxDelay bounds how long
-	// a steady stream of events can postpone the round that follows.
+	Listen         string        // metrics and HTTP address; "" disables it
+	ResyncInterval time.Duration // how often all state is re-read
+	RestoreOnExit  bool          // put back the affinities found at start
+	// CoalesceWindow is the quiet time that ends a burst of events;
+	// CoalesceMaxDelay bounds how long a stream of them postpones a round.
 	CoalesceWindow   time.Duration
 	CoalesceMaxDelay time.Duration
-	// MetricsPerIRQ exports one series per IRQ, not only per device.
-	MetricsPerIRQ bool
+	MetricsPerIRQ    bool // one series per IRQ, not only per device
 
 	// IrqbalanceEnvFile is irqbalance's environment file, whose banned
-	// CPUs are banned too (cri-o and tuned write them): a path, "auto"
-	// for the first of bans.EnvFiles that exists, "" for none.
+	// CPUs are banned too: a path, "auto" (bans.EnvFiles) or "" for none.
 	IrqbalanceEnvFile string
-	// HonorDefaultAffinity bans the CPUs /proc/irq/default_smp_affinity
-	// leaves out (cri-o clears a pod's CPUs from it); nil means: when an
-	// environment file is in use.
+	// HonorDefaultAffinity bans the CPUs default_smp_affinity leaves out;
+	// nil means: when an environment file is in use.
 	HonorDefaultAffinity *bool
 
-	// Balance applies to devices whose rule sets none.
-	Balance Balance
-	// XPS applies to devices whose rule sets none (xps).
-	XPS XPSMode
-	// NAPIThreads applies to devices whose rule sets none (napi_threads).
+	// Balance, XPS and NAPIThreads apply to devices whose rule sets none.
+	Balance     Balance
+	XPS         XPSMode
 	NAPIThreads NAPIThreadsMode
-	// LoadBalance tunes BalanceLoad.
-	LoadBalance LoadBalance
+	LoadBalance LoadBalance // tunes BalanceLoad
 
-	// Source is the file name the config came from, "" for Default.
-	Source string
+	Source string // the file name, "" for Default
 }
 
 // Defaults that other packages need without a Config.
 const (
 	DefaultCoalesceWindow = 100 * time.Millisecond
-	// DefaultLoadHalfLife is three samples of irqbalance's 10 s period:
-	// a one-period burst moves the average by a fifth, so the planner
-	// does not chase it, while a lasting shift shows at 90% within 100 s,
-	// the scale on which moving an IRQ (and cooling its caches) pays.
+	// DefaultLoadHalfLife is three of irqbalance's 10 s periods: a burst
+	// moves the average by a fifth, a lasting shift by 90% within 100 s.
 	DefaultLoadHalfLife = 30 * time.Second
 )
 
@@ -98,49 +82,36 @@ func Default() *Config {
 type Balance string
 
 const (
-	// BalanceCount weighs every queue the same, as drivers place them at
-	// probe: queue i goes to the i-th least-used CPU of the spread order.
+	// BalanceCount gives queue i the i-th least-used CPU of the spread.
 	BalanceCount Balance = "count"
-	// BalanceLoad moves busy queues from count's placement, within the
-	// hops count used, to make the busiest CPU's measured load least.
+	// BalanceLoad moves busy queues, within count's hops, to make the
+	// busiest CPU's measured load least.
 	BalanceLoad Balance = "load"
 )
 
 var balances = []Balance{BalanceCount, BalanceLoad}
 
-// LoadBalance tunes BalanceLoad: how loads are sampled and smoothed, and
-// how reluctant the daemon is to move a queue.
+// LoadBalance tunes BalanceLoad: load sampling, smoothing and moves.
 type LoadBalance struct {
-	// Interval is how often /proc/stat and /proc/interrupts are sampled.
-	Interval time.Duration
-	// HalfLife is that of the exponentially weighted average loads.
-	HalfLife time.Duration
-	// MinGain is the fraction by which a move must lower the busiest
-	// CPU's load; Samples is how many consecutive samples must show
-	// that gain before the move is made.
+	Interval time.Duration // how often /proc/stat and /proc/interrupts are read
+	HalfLife time.Duration // of the exponentially weighted loads
+	// A move must lower the busiest CPU's load by the fraction MinGain in
+	// Samples consecutive samples, and by MinDrop CPUs.
 	MinGain float64
 	Samples int
-	// MinDrop is the least, in CPUs, by which a move must lower the busiest
-	// CPU's load: less is not worth the cold caches and reordered packets.
 	MinDrop float64
-	// MinPeak is the busiest CPU's interrupt load (in CPUs) below which
-	// nothing moves: on a quiet machine no CPU is short of time.
-	MinPeak float64
-	// MovesPerMinute bounds the queue moves in any minute.
+	// MinPeak is the busiest CPU's load (in CPUs) below which none moves.
+	MinPeak        float64
 	MovesPerMinute int
-	// QueueCounters says whether NIC queues are weighed by their packet
-	// counters where they have them.
-	QueueCounters QueueCounters
+	QueueCounters  QueueCounters // weigh NIC queues by their own counters
 }
 
-// WantsLoad reports whether the config's balance or one of its rules
-// says load.
+// WantsLoad reports whether the config's balance or a rule's says load.
 func (c *Config) WantsLoad() bool {
 	return c.Balance == BalanceLoad || slices.ContainsFunc(c.Devices, func(r Rule) bool { return r.Balance == BalanceLoad })
 }
 
-// Summary is a one-line description of c for logs, in the file's key
-// names.
+// Summary is a one-line description of c for logs, in the file's keys.
 func (c *Config) Summary() string {
 	src, honor := cmp.Or(c.Source, "defaults"), "auto"
 	if c.HonorDefaultAffinity != nil {

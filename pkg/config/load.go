@@ -6,16 +6,14 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"syscall"
 )
 
-// maxSize is the largest config file Load accepts, in bytes: a config is
-// a few KiB, and a wrong path (a log, a disk image) must not be read whole.
+// maxSize is the largest config file Load accepts, in bytes.
 const maxSize = 1 << 20
 
-// Load reads and parses the file at path. Read errors name the path and
-// wrap the os error; anything but a regular file of at most maxSize bytes
-// is never read, so a wrong path can neither block nor exhaust memory.
+// Load reads and parses the regular file of at most maxSize bytes at path.
 func Load(path string) (*Config, error) {
 	data, err := readFile(path)
 	if err != nil {
@@ -24,11 +22,7 @@ func Load(path string) (*Config, error) {
 	return Parse(path, data)
 }
 
-// readFile reads the regular file at path. It checks the type with stat,
-// so a FIFO or device is never opened, and again with fstat, in case the
-// path was replaced in between; O_NONBLOCK and O_NOCTTY keep a FIFO or
-// terminal swapped in from blocking or becoming the controlling terminal.
-// The LimitReader bounds a file that grows after the fstat.
+// readFile reads the regular file at path, checked before and after open.
 func readFile(path string) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err == nil {
@@ -60,35 +54,32 @@ func readFile(path string) ([]byte, error) {
 	return data, nil
 }
 
-// regular returns an error naming path and its type unless fi is a
-// regular file.
+// regular returns an error naming path and its type unless it is regular.
 func regular(path string, fi fs.FileInfo) error {
-	var what string
-	switch m := fi.Mode(); {
-	case m.IsRegular():
+	m := fi.Mode()
+	if m.IsRegular() {
 		return nil
-	case m.IsDir():
-		what = "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		what = "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		what = "a socket"
-	case m&fs.ModeCharDevice != 0:
-		what = "a character device"
-	case m&fs.ModeDevice != 0:
-		what = "a block device"
-	default:
-		what = "a file of type " + m.Type().String()
+	}
+	what := "a file of type " + m.Type().String()
+	if i := slices.IndexFunc(fileTypes, func(t fileType) bool { return m&t.mode != 0 }); i >= 0 {
+		what = fileTypes[i].what
 	}
 	return fmt.Errorf("%s: is %s, not a regular file (want a regular file, or a symlink to one)", path, what)
 }
 
+// fileType names a file mode bit; a character device also has ModeDevice.
+type fileType struct {
+	mode fs.FileMode
+	what string
+}
+
+var fileTypes = []fileType{{fs.ModeDir, "a directory"}, {fs.ModeNamedPipe, "a named pipe (FIFO)"},
+	{fs.ModeSocket, "a socket"}, {fs.ModeCharDevice, "a character device"}, {fs.ModeDevice, "a block device"}}
+
 // DefaultPath is where numairqd reads its config when none is named.
 const DefaultPath = "/etc/numairqd/numairqd.yaml"
 
-// LoadOrDefault is Load, except that a missing file gives Default (with
-// an empty Source): for a default path, which need not exist. A file
-// that exists must parse.
+// LoadOrDefault is Load, except that a missing file gives Default.
 func LoadOrDefault(path string) (*Config, error) {
 	c, err := Load(path)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -11,14 +11,10 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Parse decodes one YAML document; name is the file name used in Source
-// and in error messages. An empty document gives Default. Any problem
-// makes Parse return a nil Config and every problem found, each an
-// *Error, joined with errors.Join and sorted by line. Time and memory are
-// linear in len(data) (over 1 MiB is refused): a node shared by aliases
-// is checked once, long values are clipped in the middle, and past
-// maxErrors a last *Error with line 0, "... and N more errors", counts
-// the rest.
+// Parse decodes one YAML document named name; an empty one gives
+// Default. Any problem gives a nil Config and every *Error found, joined
+// and sorted by line; past maxErrors a last "... and N more errors"
+// counts the rest. Time and memory are linear in len(data).
 func Parse(name string, data []byte) (*Config, error) {
 	name = cmp.Or(name, "config")
 	p := &parser{file: name, memo: make(map[memoKey]any)}
@@ -42,7 +38,7 @@ func Parse(name string, data []byte) (*Config, error) {
 	return nil, errors.Join(errs...)
 }
 
-// Keys in the order the example file lists them, for "want one of".
+// Keys in the example file's order, for "want one of".
 var (
 	topKeys  = []string{"banned_cpus", "exclude_isolated", "exclude_nohz_full", "devices", "listen", "resync_interval", "restore_on_exit", "coalesce_window", "coalesce_max_delay", "metrics_per_irq", "balance", "xps", "napi_threads", "load_balance", "irqbalance_env_file", "honor_default_smp_affinity"}
 	loadKeys = []string{"interval", "half_life", "min_gain", "min_drop", "min_peak", "samples", "moves_per_minute", "queue_counters"}
@@ -117,9 +113,7 @@ func (p *parser) config(root *yaml.Node, c *Config) {
 	}
 }
 
-// Bounds on the settings. The load interval's floor keeps sampling (23 MB
-// of /proc/interrupts at 256 CPUs) well under a tenth of a CPU; its
-// ceiling and half_life's keep the loads about the current hour.
+// Bounds on the settings.
 const (
 	minResyncInterval = time.Second
 	maxCoalesceWindow = 10 * time.Second
@@ -127,8 +121,7 @@ const (
 	maxLoadInterval   = 10 * time.Minute
 	maxLoadHalfLife   = time.Hour
 	maxLoadSamples    = 1000
-	// MinLoadMinDrop is min_drop's floor, half a percent of a CPU: the
-	// planner never moves for less.
+	// MinLoadMinDrop is min_drop's floor: half a percent of a CPU.
 	MinLoadMinDrop    = 0.005
 	maxMovesPerMinute = 10000
 )

@@ -17,11 +17,9 @@ import (
 type Policy string
 
 const (
-	// PolicyAuto is PolicyLinear when the device has at least as many
-	// queues as allowed CPUs, PolicyNUMAHop otherwise.
+	// PolicyAuto is PolicyLinear with queues >= allowed CPUs, else NUMAHop.
 	PolicyAuto Policy = "auto"
-	// PolicyNUMAHop spreads queues over the device's node, then nodes by
-	// distance (the kernel's sched_numa_hop_mask / cpumask_local_spread).
+	// PolicyNUMAHop spreads queues from the device's node out by distance.
 	PolicyNUMAHop Policy = "numa-hop"
 	// PolicyLinear gives queue i the i-th allowed CPU in id order.
 	PolicyLinear Policy = "linear"
@@ -47,34 +45,27 @@ var maskModes = []MaskMode{MaskCPU, MaskCore}
 
 // Rule is one entry of devices: what it matches and how to place their IRQs.
 type Rule struct {
-	// Name is free text for logs; may be empty.
-	Name string
-	// Line is the rule's line in Config.Source, for logs.
-	Line  int
+	Name  string // free text for logs
+	Line  int    // the rule's line in Config.Source
 	Match Match
-	// Policy is never empty: PolicyAuto when the file gives none.
+	// Policy and Mask are never empty: PolicyAuto and MaskCPU by default.
 	Policy Policy
-	// Mask is never empty: MaskCPU when the file gives none.
-	Mask MaskMode
+	Mask   MaskMode
 	// CPUs is the pinned set, non-empty exactly for PolicyPinned.
 	CPUs cpumask.Mask
-	// Node, when set, replaces the device's numa_node; -1 means no
-	// node: online CPUs in id order.
+	// Node replaces the device's numa_node; -1: online CPUs in id order.
 	Node *int
-	// Balance, when not "", overrides Config.Balance.
-	Balance Balance
-	// XPS, when not "", overrides Config.XPS.
-	XPS XPSMode
-	// NAPIThreads, when not "", overrides Config.NAPIThreads.
+	// Balance, XPS and NAPIThreads, when not "", override Config's.
+	Balance     Balance
+	XPS         XPSMode
 	NAPIThreads NAPIThreadsMode
-	// QueueRegex, when set, finds the queue index in an IRQ name (its
-	// group "queue", matched anywhere in the name); nil leaves it to the planner.
+	// QueueRegex finds the queue index in an IRQ name by its group
+	// "queue", matched anywhere; nil leaves it to the planner.
 	QueueRegex *regexp.Regexp
 }
 
-// Match selects devices: every set field must match. Parse anchors each
-// regexp as ^(?:re)$, so "eth1" does not match eth10. The zero Match
-// matches every device, but Parse never produces one.
+// Match selects devices whose every set field matches. Parse anchors
+// each regexp as ^(?:re)$, so "eth1" does not match eth10.
 type Match struct {
 	PCI       *regexp.Regexp
 	Driver    *regexp.Regexp
@@ -84,17 +75,14 @@ type Match struct {
 
 // DeviceFacts is what a rule can match on for one device.
 type DeviceFacts struct {
-	// PCI is the PCI address, "0000:03:00.0"; "" for a non-PCI device.
-	PCI string
-	// Drivers, Interfaces and IRQNames are the device's driver, network
-	// interface and IRQ names (the action names in /proc/interrupts).
+	PCI string // "0000:03:00.0"; "" for a non-PCI device
+	// Drivers, Interfaces and IRQNames (/proc/interrupts actions) name it.
 	Drivers    []string
 	Interfaces []string
 	IRQNames   []string
 }
 
-// matches reports whether d satisfies every set field of m; Driver,
-// Interface and IRQ need one of d's names, so never match a device with none.
+// matches reports whether d satisfies every set field of m.
 func (m Match) matches(d DeviceFacts) bool {
 	return (m.PCI == nil || m.PCI.MatchString(d.PCI)) &&
 		anyMatch(m.Driver, d.Drivers) &&
@@ -106,9 +94,7 @@ func anyMatch(re *regexp.Regexp, ss []string) bool {
 	return re == nil || slices.ContainsFunc(ss, re.MatchString)
 }
 
-// RuleFor returns the first rule of c.Devices that matches d, and false
-// when none does (the device then gets PolicyAuto with default options).
-// The returned Rule belongs to c: do not modify it.
+// RuleFor returns the first rule of c.Devices matching d (do not modify).
 func (c *Config) RuleFor(d DeviceFacts) (*Rule, bool) {
 	for i := range c.Devices {
 		if c.Devices[i].Match.matches(d) {
@@ -118,11 +104,9 @@ func (c *Config) RuleFor(d DeviceFacts) (*Rule, bool) {
 	return nil, false
 }
 
-// maxRules bounds the device rules: the planner tries every rule on every
-// device, and aliases could multiply a rule into a million copies.
+// maxRules bounds the rules, which aliases could multiply a millionfold.
 const maxRules = 5000
 
-// Keys of a rule and of its match, in the example file's order.
 var (
 	ruleKeys  = []string{"name", "match", "policy", "mask", "balance", "xps", "napi_threads", "cpus", "node", "queue_regex"}
 	matchKeys = []string{"pci", "driver", "interface", "irq"}
@@ -161,8 +145,7 @@ func (p *parser) rule(n *yaml.Node, path string) Rule {
 		policyOK, cpusOK    = true, true
 	)
 	seen := p.mapping(n, path, ruleKeys, func(key string, k, v *yaml.Node, path string) {
-		// Each value through once: distinct rules may share it by alias.
-		switch key {
+		switch key { // each through once: rules may share values by alias
 		case "name":
 			r.Name = once(p, v, key, func() string { s, _ := p.str(v, path, "a string"); return s })
 		case "match":
@@ -225,19 +208,11 @@ func (p *parser) match(n *yaml.Node, path string) Match {
 		p.wrongType(n, path, want)
 		return m
 	}
+	fields := map[string]**regexp.Regexp{"pci": &m.PCI, "driver": &m.Driver, "interface": &m.Interface, "irq": &m.IRQ}
 	seen := p.mapping(n, path, matchKeys, func(key string, k, v *yaml.Node, path string) {
-		// Through once: distinct matches may share a regexp by alias.
-		re := once(p, v, "match regexp", func() *regexp.Regexp { return p.compileRegexp(v, path, "a regexp string", "a Go regexp", true) })
-		switch key {
-		case "pci":
-			m.PCI = re
-		case "driver":
-			m.Driver = re
-		case "interface":
-			m.Interface = re
-		case "irq":
-			m.IRQ = re
-		}
+		*fields[key] = once(p, v, "match regexp", func() *regexp.Regexp {
+			return p.compileRegexp(v, path, "a regexp string", "a Go regexp", true)
+		})
 	})
 	if len(seen) == 0 && len(n.Content) == 0 {
 		p.errorf(n, path, nil, "no keys (want %s)", want)
@@ -256,20 +231,15 @@ func (p *parser) queueRegex(n *yaml.Node, path string) *regexp.Regexp {
 	return re
 }
 
-// maxRegexpSize bounds the config's regexps, in compiled instructions,
-// each counting regexpCost more for its fixed cost. Compiling costs in
-// proportion to the expanded size, and a{1,1000} expands 8 bytes into
-// 1000 instructions: a 1 MiB file of such rules took 90 s and 50 GB to
-// parse. A hundred typical rules use a few percent of the limit.
+// maxRegexpSize bounds the config's regexps in compiled instructions,
+// each costing regexpCost more: a{1,1000} expands 8 bytes into 1000.
 const (
 	maxRegexpSize = 200_000
 	regexpCost    = 20
 )
 
-// compileRegexp compiles the string at n, as ^(?:s)$ when anchor is set;
-// typeWant is what a non-string should be, want what a bad regexp should
-// be. It takes s's size, parsed but not compiled, from what is left of
-// maxRegexpSize, so an oversized regexp is never expanded.
+// compileRegexp compiles the string at n, as ^(?:s)$ when anchor is set,
+// charging its parsed size to maxRegexpSize before expanding it.
 func (p *parser) compileRegexp(n *yaml.Node, path, typeWant, want string, anchor bool) *regexp.Regexp {
 	s, ok := p.str(n, path, typeWant)
 	if !ok {
@@ -298,9 +268,7 @@ func (p *parser) compileRegexp(n *yaml.Node, path, typeWant, want string, anchor
 	return re
 }
 
-// progSize estimates, from above, the number of instructions re compiles
-// to, saturating at 1<<30. Its cost is linear in the size of the parsed
-// tree, which syntax.Parse keeps compact (a repeat is one node).
+// progSize bounds the instructions re compiles to, saturating at 1<<30.
 func progSize(re *syntax.Regexp) int {
 	const limit = 1 << 30
 	n := 1
@@ -308,8 +276,7 @@ func progSize(re *syntax.Regexp) int {
 	case syntax.OpLiteral:
 		n = len(re.Rune) // one instruction a rune
 	case syntax.OpRepeat:
-		// x{n,m} is m copies, each optional one behind a split;
-		// x{n,} is n copies and a star.
+		// x{n,m} is m copies, x{n,} n copies and a star.
 		times := max(re.Max, re.Min+1, 1)
 		sub := progSize(re.Sub[0]) + 1
 		if sub > limit/times {

@@ -27,7 +27,7 @@ func (p *parser) str(n *yaml.Node, path, want string) (string, bool) {
 	return n.Value, true
 }
 
-// decodeScalar decodes n, a scalar with one of tags, into a T; what names a T.
+// decodeScalar decodes n, a scalar with one of tags, into a T (a what).
 func decodeScalar[T any](p *parser, n *yaml.Node, path, what, want string, tags ...string) (T, bool) {
 	var v T
 	if !p.scalar(n, path, want, tags...) {
@@ -47,8 +47,7 @@ func (p *parser) boolean(n *yaml.Node, path string) (bool, bool) {
 	return decodeScalar[bool](p, n, path, "boolean", "true or false", "!!bool")
 }
 
-// duration parses a Go duration string that is more than 0, at least
-// lo and, unless hi is 0, at most hi.
+// duration parses a Go duration > 0, >= lo and, unless hi is 0, <= hi.
 func (p *parser) duration(n *yaml.Node, path string, lo, hi time.Duration) (time.Duration, bool) {
 	s, ok := p.str(n, path, wantDuration)
 	if !ok {
@@ -117,8 +116,8 @@ func (p *parser) fraction(n *yaml.Node, path string) (float64, bool) {
 	return f, ok
 }
 
-// integer parses an integer from lo to hi; want, if not "", says what
-// is wanted in place of "an integer from lo to hi".
+// integer parses an integer from lo to hi; want, if set, replaces the
+// default "an integer from lo to hi".
 func (p *parser) integer(n *yaml.Node, path string, lo, hi int, want string) (int, bool) {
 	if want == "" {
 		want = fmt.Sprintf("an integer from %d to %d", lo, hi)
@@ -131,9 +130,7 @@ func (p *parser) integer(n *yaml.Node, path string, lo, hi int, want string) (in
 	return v, ok
 }
 
-// CheckListen validates a metrics/HTTP address as the config's listen
-// key and the --listen flag take it: host:port with a numeric port, or
-// "" for none. The error says what is wrong and what is wanted.
+// CheckListen validates a listen address: host:port, or "" for none.
 func CheckListen(addr string) error {
 	if addr == "" {
 		return nil
@@ -152,8 +149,7 @@ func CheckListen(addr string) error {
 	return nil
 }
 
-// listenError is CheckListen's error: its message, and the net or
-// strconv error beneath it.
+// listenError is CheckListen's error, wrapping the net or strconv one.
 type listenError struct {
 	msg string
 	err error

@@ -16,15 +16,14 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Error is one problem in a config file; Parse joins them with
-// errors.Join. A read error holds none, so errors.As tells a bad file
-// from one that could not be read.
+// Error is one problem in a config file; Parse joins them. A read error
+// holds none, so errors.As tells a bad file from an unreadable one.
 type Error struct {
 	File string
 	Line int    // 1-based; 0 when the YAML parser gave none
 	Path string // key path such as "devices[1].policy", "" for the whole document
 	Msg  string // what was wrong, then "(want ...)"
-	Err  error  // underlying cause, such as a cpumask parse error (kernfs.ErrMalformed), or nil
+	Err  error  // underlying cause, or nil
 }
 
 // Error formats e as "<file>:<line>: <key path>: <message>".
@@ -42,27 +41,21 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-// parser walks the yaml.Node tree by hand, not through KnownFields, so
-// that every value error has a line and all are collected in one pass.
+// parser walks the yaml.Node tree, collecting every error with its line.
 type parser struct {
-	file string
-	// errs are the first maxErrors errors by line, in the order found
-	// among equal lines; dropped counts the others.
-	errs       []*Error
+	file       string
+	errs       []*Error // the first maxErrors by line; dropped counts the rest
 	dropped    int
 	memo       map[memoKey]any
 	regexpSize int // of the regexps compiled so far, for maxRegexpSize
 }
 
-// maxErrors is the most errors Parse reports one by one: the first few
-// problems are what an author needs; thousands only flood the log.
-const maxErrors = 20
-
-// Bounds, in bytes, on an Error's Path and Msg, so that maxErrors lines
-// stay within a few KiB even when they quote a long key or value.
+// maxErrors is the most errors Parse reports one by one; maxPath and
+// maxMsg bound an Error's Path and Msg in bytes.
 const (
-	maxPath = 64
-	maxMsg  = 256
+	maxErrors = 20
+	maxPath   = 64
+	maxMsg    = 256
 )
 
 func (p *parser) errorf(n *yaml.Node, path string, cause error, format string, args ...any) {
@@ -77,8 +70,7 @@ func (p *parser) errorf(n *yaml.Node, path string, cause error, format string, a
 	p.add(&Error{File: p.file, Line: line, Path: clip(path, maxPath), Msg: clip(fmt.Sprintf(format, args...), maxMsg), Err: cause})
 }
 
-// add inserts e after the kept errors at its line or before, dropping the
-// last one when more than maxErrors are kept.
+// add inserts e after the errors at or before its line, keeping maxErrors.
 func (p *parser) add(e *Error) {
 	i, _ := slices.BinarySearchFunc(p.errs, e.Line+1, func(k *Error, line int) int { return cmp.Compare(k.Line, line) })
 	p.errs = slices.Insert(p.errs, i, e)
@@ -88,8 +80,7 @@ func (p *parser) add(e *Error) {
 	}
 }
 
-// clip shortens s to at most max bytes by cutting out its middle, so a
-// message keeps both what was wrong and its "(want ...)" ending.
+// clip cuts the middle out of s to fit max bytes, keeping "(want ...)".
 func clip(s string, max int) string {
 	if len(s) <= max {
 		return s
@@ -106,18 +97,14 @@ func clip(s string, max int) string {
 	return s[:head] + cut + s[tail:]
 }
 
-// memoKey is a node and the setting it is read as.
+// memoKey is a node and the setting (slot) it is read as.
 type memoKey struct {
 	n    *yaml.Node
 	slot string
 }
 
 // once returns f's result for node n read as slot, calling f only the
-// first time, so that a node shared by aliases is checked once. An alias
-// is a pointer to its anchor (yaml.v3's alias-ratio limit never runs), so
-// following each would walk every path through the DAG: 3000 aliases to
-// a rule with 300 bad keys gave 900,000 errors. One scalar may be read
-// as different settings (slots), each with its checks.
+// first time, so that a node shared by aliases is checked once.
 func once[T any](p *parser, n *yaml.Node, slot string, f func() T) T {
 	k := memoKey{n, slot}
 	if v, ok := p.memo[k]; ok {
@@ -138,8 +125,7 @@ func check[T any](v T, ok bool) checked[T] { return checked[T]{v, ok} }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// decode returns the single document's root node, nil for an empty file
-// or on error.
+// decode returns the single document's root node, nil if empty or bad.
 func (p *parser) decode(data []byte) (root *yaml.Node) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc, extra yaml.Node
@@ -164,8 +150,7 @@ func (p *parser) decode(data []byte) (root *yaml.Node) {
 	return doc.Content[0]
 }
 
-// decodeNode turns a panic in the YAML library into an error: a reload
-// must not crash the daemon whatever the file holds.
+// decodeNode turns a panic in the YAML library into an error.
 func (p *parser) decodeNode(dec *yaml.Decoder, n *yaml.Node) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -175,19 +160,13 @@ func (p *parser) decodeNode(dec *yaml.Decoder, n *yaml.Node) (err error) {
 	return dec.Decode(n)
 }
 
-// syntax reports the YAML parser's error in data. A tab indenting the
-// line the parser names, or the one before (the parser can name the
-// line after its cause), or any later line when the parser says "tab",
-// is named as the cause, on its own line: the parser's words for it
-// do not always say "tab". A tab farther away is not the cause and
-// does not hide the parser's own line.
+// syntax reports the YAML parser's error in data, naming a tab indenting
+// its line, the one before or, if it says "tab", a later one as the cause.
 func (p *parser) syntax(err error, data []byte) {
 	e := &Error{File: p.file, Msg: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: "), Err: err}
 	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 		e.Line, _ = strconv.Atoi(m[1])
 		e.Msg = "invalid YAML: " + m[2]
-		// The parser saying "tab" is sure of the cause but may name a line
-		// well before it; "cannot start any token" may be anything else.
 		to := e.Line
 		if strings.Contains(m[2], "tab") {
 			to = math.MaxInt
@@ -245,9 +224,8 @@ func (p *parser) wrongType(n *yaml.Node, path, want string) {
 	p.errorf(n, path, nil, "got %s (want %s)", describe(n), want)
 }
 
-// mapping calls set for each key of mapping n that is in keys, after
-// reporting unknown, duplicate and non-string keys. It returns the key
-// nodes of the known keys it saw. n must be resolved.
+// mapping calls set for each known key of resolved mapping n, reports
+// unknown, duplicate and non-string keys, and returns the known key nodes.
 func (p *parser) mapping(n *yaml.Node, path string, keys []string, set func(key string, k, v *yaml.Node, path string)) map[string]*yaml.Node {
 	seen := make(map[string]*yaml.Node)
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -278,8 +256,7 @@ func (p *parser) mapping(n *yaml.Node, path string, keys []string, set func(key 
 	return seen
 }
 
-// scalar reports whether n is a scalar with one of tags, and reports
-// an error if not.
+// scalar reports whether n is a scalar with one of tags, or an error.
 func (p *parser) scalar(n *yaml.Node, path, want string, tags ...string) bool {
 	if n.Kind != yaml.ScalarNode || !slices.Contains(tags, n.ShortTag()) {
 		p.wrongType(n, path, want)

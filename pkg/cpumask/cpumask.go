@@ -7,18 +7,14 @@ import (
 )
 
 // MaxCPUs is the largest CPU count a Mask holds: x86's largest NR_CPUS.
-// CPU ids run from 0 to MaxCPUs-1.
 const MaxCPUs = 8192
 
 const wordBits = 64
 
-// Mask is an immutable set of CPU ids. The zero value is the empty set.
-// Every operation returns a new Mask, so a Mask may be shared freely
-// between goroutines, the way the kernel shares a const struct cpumask.
+// Mask is an immutable set of CPU ids, safe to share; the zero value is
+// the empty set.
 type Mask struct {
-	// w holds bit c%64 of word c/64 for each CPU c. It never ends in a
-	// zero word, so two equal sets have identical slices.
-	w []uint64
+	w []uint64 // bit c%64 of word c/64 for CPU c; never a last zero word
 }
 
 // New returns the set of the given CPUs. It panics on an id outside
@@ -129,9 +125,7 @@ func (m Mask) Last() int {
 
 // Next returns the lowest CPU of m above cpu, or -1 (cpumask_next).
 func (m Mask) Next(cpu int) int {
-	// Compare before adding 1, so Next(math.MaxInt) cannot wrap to a
-	// negative id and restart the scan.
-	cpu = max(cpu, -1)
+	cpu = max(cpu, -1) // compared before adding 1, which could wrap
 	if cpu >= len(m.w)*wordBits-1 {
 		return -1
 	}
@@ -166,8 +160,7 @@ func (m Mask) All() iter.Seq[int] {
 // CPUs returns the CPUs of m in ascending order.
 func (m Mask) CPUs() []int { return slices.AppendSeq(make([]int, 0, m.Weight()), m.All()) }
 
-// Builder accumulates CPUs into a Mask without a copy per step. The zero
-// value is ready to use.
+// Builder accumulates CPUs into a Mask; the zero value is ready.
 type Builder struct {
 	w []uint64
 }

@@ -11,21 +11,18 @@ import (
 	"github.com/numairqd/numairqd/pkg/malformed"
 )
 
-// syntaxError is a parse error that wraps malformed.Err without putting
-// that sentinel's text in the message.
+// syntaxError is a parse error that wraps malformed.Err silently.
 type syntaxError struct{ msg string }
 
 func (e *syntaxError) Error() string { return e.msg }
 func (e *syntaxError) Unwrap() error { return malformed.Err }
 
-// parseErr quotes the whole input once, cut by malformed.Quote; why names
-// the bad part with part, so a long input is not quoted again.
+// parseErr quotes the whole input once; why names the bad part with part.
 func parseErr(format, input, why string, args ...any) error {
 	return &syntaxError{fmt.Sprintf("invalid CPU mask %s %s: %s", format, malformed.Quote(input), fmt.Sprintf(why, args...))}
 }
 
-// part quotes a piece of the input that is short enough to show in full,
-// else gives its length (the quoted input already shows its start).
+// part quotes a short piece of the input, or gives its length.
 func part(s string) string {
 	if len(s) <= malformed.QuoteLimit {
 		return malformed.Quote(s)
@@ -33,9 +30,8 @@ func part(s string) string {
 	return fmt.Sprintf("of %d bytes", len(s))
 }
 
-// ParseList parses the kernel's list format (%*pbl), as in cpulist and
-// smp_affinity_list: "0-3,8,10-11". Surrounding white space, such as a
-// file's trailing newline, is ignored; an empty list is the empty set.
+// ParseList parses the kernel's list format (%*pbl), "0-3,8,10-11",
+// ignoring surrounding white space; "" is the empty set.
 func ParseList(s string) (Mask, error) {
 	body := strings.TrimSpace(s)
 	if body == "" {
@@ -80,8 +76,7 @@ func parseCPU(s string) (int, error) {
 	return int(n), nil
 }
 
-// String formats m in the kernel's list format, the empty string for the
-// empty set. ParseList(m.String()) equals m.
+// String formats m in the kernel's list format, "" for the empty set.
 func (m Mask) String() string {
 	var sb strings.Builder
 	for c := m.First(); c >= 0; {
@@ -101,9 +96,8 @@ func (m Mask) String() string {
 	return sb.String()
 }
 
-// ParseHex parses the kernel's hex mask format (%*pb), as in smp_affinity:
-// groups of up to 8 hex digits (32 CPUs), most significant first, so
-// "00000000,00010000" is CPU 16. Surrounding white space is ignored.
+// ParseHex parses the kernel's hex mask format (%*pb): groups of up to 8
+// hex digits, most significant first ("00000000,00010000" is CPU 16).
 func ParseHex(s string) (Mask, error) {
 	body := strings.TrimSpace(s)
 	if body == "" {
@@ -130,9 +124,8 @@ func ParseHex(s string) (Mask, error) {
 	return b.Mask(), nil
 }
 
-// Hex formats m as the kernel prints smp_affinity for nbits CPU ids
-// (nr_cpu_ids): the first group has only the digits nbits needs. nbits
-// is raised to hold m's highest CPU and clamped to [1, MaxCPUs].
+// Hex formats m as the kernel prints smp_affinity for nbits (nr_cpu_ids)
+// CPU ids, raised to hold m and clamped to [1, MaxCPUs].
 func (m Mask) Hex(nbits int) string {
 	nbits = max(min(nbits, MaxCPUs), m.Last()+1, 1)
 	groups := (nbits + 31) / 32
@@ -153,3 +146,19 @@ func (m Mask) Hex(nbits int) string {
 	}
 	return sb.String()
 }
+
+// MarshalText is m in the list format, as /plan and /status show it.
+func (m Mask) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// UnmarshalText parses the list format into m, unchanged on error.
+func (m *Mask) UnmarshalText(b []byte) error {
+	p, err := ParseList(string(b))
+	if err != nil {
+		return err
+	}
+	*m = p
+	return nil
+}
+
+// IsZero reports whether m is empty, for omitzero.
+func (m Mask) IsZero() bool { return m.IsEmpty() }

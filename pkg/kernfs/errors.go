@@ -8,13 +8,10 @@ import (
 	"github.com/numairqd/numairqd/pkg/malformed"
 )
 
-// ErrMalformed is wrapped by every error about kernel output that does
-// not parse: a sysfs or procfs file, or a netlink message.
+// ErrMalformed is wrapped by every error about unparsable kernel output.
 var ErrMalformed = malformed.Err
 
-// MaxAttrSize is the most a Reader reads of one file: a sysfs attribute
-// is at most a page (up to 64 KiB on arm64 and ppc64), and a longer file
-// read whole would grow the daemon without bound.
+// MaxAttrSize is the most a Reader reads of one file: the largest page.
 const MaxAttrSize = 64 << 10
 
 // Malformed returns "read PATH: malformed: WHY", wrapping ErrMalformed
@@ -26,13 +23,10 @@ func Malformed(path, format string, args ...any) error {
 // QuoteLimit is how many bytes of a value Quote shows.
 const QuoteLimit = malformed.QuoteLimit
 
-// Quote returns v as %q does, cut to at most QuoteLimit bytes of quoted
-// text and then followed by "... (N bytes)", so that a 5 MB file gives
-// a short error.
+// Quote is malformed.Quote: v as %q does, cut to QuoteLimit bytes.
 func Quote[T ~string | ~[]byte](v T) string { return malformed.Quote(v) }
 
-// FileErr is "read PATH: ERR", naming path once: an *fs.PathError of
-// path is replaced by its cause, and errors.Is(err, fs.ErrNotExist) holds.
+// FileErr is "read PATH: ERR", naming path once.
 func FileErr(path string, err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) && pe.Path == path {
@@ -41,8 +35,7 @@ func FileErr(path string, err error) error {
 	return fmt.Errorf("read %s: %w", path, err)
 }
 
-// TooLarge is the error, wrapping ErrMalformed, for a kernel file longer
-// than limit bytes.
+// TooLarge is the ErrMalformed of a file longer than limit bytes.
 func TooLarge(limit int64) error {
 	return fmt.Errorf("%w: longer than the limit of %d bytes", ErrMalformed, limit)
 }

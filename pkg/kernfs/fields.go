@@ -1,8 +1,5 @@
 package kernfs
 
-// The allocation-free tokenizer of the kernel's space-separated tables
-// (/proc/interrupts, /proc/stat).
-
 // NextField returns the next space-separated token of b and what
 // follows it, or nil when b holds only white space.
 func NextField(b []byte) (tok, rest []byte) {
@@ -32,8 +29,7 @@ func IsDigits(b []byte) bool {
 	return len(b) > 0
 }
 
-// ParseUint parses a decimal count; false for anything else or a value
-// past 2^64-1.
+// ParseUint parses a decimal uint64; false for anything else.
 func ParseUint(b []byte) (uint64, bool) {
 	if len(b) == 0 || len(b) > 20 {
 		return 0, false

@@ -13,18 +13,15 @@ import (
 	"syscall"
 )
 
-// ReadTrimmed returns the content of the file at path without
-// surrounding white space. An error is an *fs.PathError; a missing file
-// is fs.ErrNotExist; one that is not a regular file, or is longer than
-// MaxAttrSize, wraps ErrMalformed.
+// ReadTrimmed returns the file at path without surrounding white space.
+// Errors are *fs.PathError; a non-regular or too long file ErrMalformed.
 func ReadTrimmed(path string) (string, error) {
 	var r Reader
 	b, err := r.Read(path)
 	return string(b), err
 }
 
-// ReadOptional is ReadTrimmed for a file only some kernels or devices
-// have: ok is false, and err nil, when it does not exist.
+// ReadOptional is ReadTrimmed; ok is false, err nil, for a missing file.
 func ReadOptional(path string) (s string, ok bool, err error) {
 	var r Reader
 	return r.ReadOptional(path)
@@ -40,36 +37,27 @@ func (r *Reader) ReadOptional(path string) (s string, ok bool, err error) {
 }
 
 // Reader reads many small kernel files with one reused buffer and raw
-// file descriptors, as an os.File per read adds up over /proc/irq/N/*
-// for thousands of IRQs. A short read is the whole file, as for every
-// procfs and sysfs attribute; only an empty or a full one costs an
-// fstat, to refuse what is not a regular file. The zero value is ready
-// to use; a Reader is not safe for concurrent use.
+// file descriptors. The zero value is ready; not for concurrent use.
 type Reader struct {
 	buf  []byte
 	name []byte // the file being read, NUL-terminated for openat
 }
 
-// Read is ReadTrimmed into the reused buffer: the result is valid until
-// the next call.
+// Read is ReadTrimmed into the reused buffer, valid until the next call.
 func (r *Reader) Read(path string) ([]byte, error) {
 	r.name = append(append(r.name[:0], path...), 0)
 	b, _, err := r.read(atCWD, "", false)
 	return b, err
 }
 
-// ReadAt is Read of the file name in the directory open as dirfd
-// (openat(2)), which saves walking the directory's path for each of
-// thousands of files; dirPath is that directory's path, for errors.
+// ReadAt is Read of name in the directory dirPath open as dirfd.
 func (r *Reader) ReadAt(dirfd int, dirPath string, name []byte) ([]byte, error) {
 	r.name = append(append(r.name[:0], name...), 0)
 	b, _, err := r.read(dirfd, dirPath, false)
 	return b, err
 }
 
-// ReadWithMode is Read that also returns the permission bits of the
-// open file: /proc/irq/N/smp_affinity is 0444 when the kernel refuses
-// user affinity.
+// ReadWithMode is Read that also returns the file's permission bits.
 func (r *Reader) ReadWithMode(path string) ([]byte, fs.FileMode, error) {
 	r.name = append(append(r.name[:0], path...), 0)
 	return r.read(atCWD, "", true)
@@ -78,8 +66,7 @@ func (r *Reader) ReadWithMode(path string) ([]byte, fs.FileMode, error) {
 // atCWD is AT_FDCWD: openat of a path as open(2) takes it.
 const atCWD = -100
 
-// read reads the file r.name relative to dirfd, the directory at
-// dirPath ("" for atCWD).
+// read reads r.name relative to dirfd, at dirPath ("" for atCWD).
 func (r *Reader) read(dirfd int, dirPath string, withMode bool) ([]byte, fs.FileMode, error) {
 	fail := func(op string, err error) ([]byte, fs.FileMode, error) {
 		path := string(r.name[:len(r.name)-1])
@@ -116,14 +103,11 @@ func (r *Reader) read(dirfd int, dirPath string, withMode bool) ([]byte, fs.File
 		}
 	}
 	if r.buf == nil {
-		// It doubles up to one byte past the limit, which tells a file
-		// of exactly MaxAttrSize bytes from a longer one.
-		r.buf = make([]byte, 512)
+		r.buf = make([]byte, 512) // doubled up to MaxAttrSize+1
 	}
 	n := 0
 	for {
 		if n == len(r.buf) {
-			// A long attribute, or a device that never ends.
 			if err := check(); err != nil {
 				return fail("read", err)
 			}
@@ -133,8 +117,7 @@ func (r *Reader) read(dirfd int, dirPath string, withMode bool) ([]byte, fs.File
 			r.buf = append(r.buf, make([]byte, min(len(r.buf), MaxAttrSize+1-len(r.buf)))...)
 		}
 		m, err := read(fd, r.buf[n:])
-		if err == syscall.EAGAIN {
-			// Only what is not a regular file says "try again".
+		if err == syscall.EAGAIN { // never a regular file
 			if err := check(); err != nil {
 				return fail("read", err)
 			}
@@ -147,8 +130,7 @@ func (r *Reader) read(dirfd int, dirPath string, withMode bool) ([]byte, fs.File
 			break
 		}
 	}
-	if n == 0 {
-		// An empty read is also what a FIFO without a writer gives.
+	if n == 0 { // or a FIFO without a writer
 		if err := check(); err != nil {
 			return fail("read", err)
 		}
@@ -156,9 +138,7 @@ func (r *Reader) read(dirfd int, dirPath string, withMode bool) ([]byte, fs.File
 	return bytes.TrimSpace(r.buf[:n]), mode, nil
 }
 
-// checkRegular rejects what sysfs and procfs attributes never are: a
-// FIFO would block a read forever, a device such as /dev/zero never
-// ends. A directory keeps its usual EISDIR.
+// checkRegular rejects what attributes never are: a FIFO, a device.
 func checkRegular(mode uint32) error {
 	switch mode & syscall.S_IFMT {
 	case syscall.S_IFREG:
@@ -178,9 +158,7 @@ var kinds = map[uint32]string{
 	syscall.S_IFBLK: "a block device", syscall.S_IFSOCK: "a socket",
 }
 
-// Links is the link count of the directory open as dirfd, one raw
-// fstat: for a procfs or sysfs directory two plus its subdirectories,
-// which the kernel keeps as they come and go.
+// Links is the link count of the directory open as dirfd.
 func Links(dirfd int, dirPath string) (uint64, error) {
 	var st syscall.Stat_t
 	if err := fstat(dirfd, &st); err != nil {
@@ -189,9 +167,8 @@ func Links(dirfd int, dirPath string) (uint64, error) {
 	return uint64(st.Nlink), nil
 }
 
-// Open opens a kernel file too long for Reader, such as /proc/interrupts,
-// for streaming; like Reader it refuses, without blocking, anything but a
-// regular file. The caller bounds how much it reads.
+// Open opens a kernel file too long for Reader for streaming, refusing
+// anything but a regular file; the caller bounds the read.
 func Open(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -209,12 +186,10 @@ func Open(path string) (*os.File, error) {
 	return f, nil
 }
 
-// openFlags are the flags of every open: with O_NONBLOCK, opening a FIFO
-// does not wait for a writer, and the read then finds it is one.
+// openFlags: O_NONBLOCK opens a FIFO without waiting for a writer.
 const openFlags = syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NONBLOCK
 
-// ParseFile opens path with Open and has parse read at most limit bytes
-// of it; a longer file is TooLarge. Errors name the file.
+// ParseFile has parse read at most limit bytes of path, else TooLarge.
 func ParseFile(path string, limit int64, parse func(io.Reader) error) error {
 	f, err := Open(path)
 	if err != nil {

@@ -11,14 +11,9 @@ import (
 	"unsafe"
 )
 
-// The system calls on procfs and sysfs attributes are raw, not telling
-// the scheduler the thread may block: under a slow hypervisor a call can
-// outlast sysmon's 20 µs tick, and with GOMAXPROCS=1 the P handoff then
-// cost more than the calls (measured in the QEMU guest). The price: the
-// --sysfs and --procfs roots must never be a filesystem that can hang.
-
-// rawCall makes a system call of fd, the pointer p and a3, repeated on
-// EINTR, which means nothing was done (not even by a write).
+// rawCall makes a raw system call of fd, p and a3, repeated on EINTR.
+// Raw calls skip the scheduler's P handoff, which costs more than these
+// calls; so the --sysfs and --procfs roots must never hang.
 func rawCall(trap uintptr, fd int, p unsafe.Pointer, a3 uintptr) (int, error) {
 	for {
 		n, _, errno := syscall.RawSyscall(trap, uintptr(fd), uintptr(p), a3)
@@ -47,16 +42,12 @@ func fstat(fd int, st *syscall.Stat_t) error {
 	return nil
 }
 
-// closeFD is close(2), whose error is of no use after a read or one
-// checked write(2).
+// closeFD is close(2), whose error is of no use here.
 func closeFD(fd int) {
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(fd), 0, 0)
 }
 
-// WriteOnce opens path write-only, without O_CREAT (a vanished file
-// gives ENOENT, not a stray new one), and makes one write(2) of b:
-// procfs parses each write as one complete value. It returns how much
-// the write took; an error is an *fs.PathError with Op "open" or "write".
+// WriteOnce makes one write(2) of b to path, without O_CREAT.
 func WriteOnce(path string, b []byte) (int, error) {
 	name, err := syscall.ByteSliceFromString(path)
 	if err != nil {
@@ -77,14 +68,11 @@ func WriteOnce(path string, b []byte) (int, error) {
 // cwd is AT_FDCWD (-100) as a system call argument.
 const cwd = ^uintptr(-atCWD - 1)
 
-// maxDirEntries bounds one directory listing; the longest, such as a
-// device's msi_irqs, hold a few thousand entries.
+// maxDirEntries bounds one directory listing.
 const maxDirEntries = 1 << 16
 
-// ReadDir calls visit with the name of each entry of the directory at
-// path but "." and "..", in the kernel's order; name is valid only
-// during the call. Unlike os.ReadDir it allocates nothing. Errors are
-// *fs.PathError; an error from visit stops the listing and is returned.
+// ReadDir calls visit with each entry name but "." and ".." of the
+// directory at path, valid during the call; visit's error stops it.
 func (r *Reader) ReadDir(path string, visit func(name []byte) error) error {
 	r.name = append(append(r.name[:0], path...), 0)
 	fail := func(op string, err error) error { return &fs.PathError{Op: op, Path: path, Err: err} }
@@ -127,9 +115,8 @@ func (r *Reader) ReadDir(path string, visit func(name []byte) error) error {
 	}
 }
 
-// nextDirent splits the first struct linux_dirent64 off b: d_ino (8
-// bytes), d_off (8), d_reclen (2), d_type (1), then the NUL-terminated
-// name, padded to d_reclen.
+// nextDirent splits the first struct linux_dirent64 off b: d_ino, d_off,
+// d_reclen (u16 at 16), d_type, then the name at 19, NUL-padded.
 func nextDirent(b []byte) (name, rest []byte, ok bool) {
 	const nameOff = 19
 	if len(b) < nameOff {
@@ -146,8 +133,7 @@ func nextDirent(b []byte) (name, rest []byte, ok bool) {
 	return name, b[reclen:], true
 }
 
-// Readlink returns the target of the symbolic link at path, as
-// os.Readlink does, in one readlinkat(2). Errors are *fs.PathError.
+// Readlink is os.Readlink in one readlinkat(2).
 func (r *Reader) Readlink(path string) (string, error) {
 	r.name = append(append(r.name[:0], path...), 0)
 	if bytes.IndexByte(r.name[:len(r.name)-1], 0) >= 0 {
@@ -172,8 +158,7 @@ func (r *Reader) Readlink(path string) (string, error) {
 	}
 }
 
-// Exists reports whether path exists, by one faccessat(2): only ENOENT
-// and ENOTDIR say it does not, EACCES is no proof the file went away.
+// Exists reports whether path exists: faccessat(2) says not ENOENT/ENOTDIR.
 func (r *Reader) Exists(path string) bool {
 	r.name = append(append(r.name[:0], path...), 0)
 	if bytes.IndexByte(r.name[:len(r.name)-1], 0) >= 0 {

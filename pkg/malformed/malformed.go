@@ -1,6 +1,5 @@
 // Package malformed holds the sentinel for kernel output that does not
-// parse, and the quoting its errors use, apart from kernfs: the value
-// packages (cpumask) wrap it and build on any GOOS.
+// parse and the quoting its errors use, for packages that build anywhere.
 package malformed
 
 import (
@@ -18,8 +17,7 @@ var Err = errors.New("malformed")
 const QuoteLimit = 100
 
 // Quote returns v as %q does, cut to at most QuoteLimit bytes of quoted
-// text and then followed by "... (N bytes)", so that a 5 MB file gives
-// a short error.
+// text and then followed by "... (N bytes)".
 func Quote[T ~string | ~[]byte](v T) string {
 	n := len(v)
 	head := string(v[:min(n, QuoteLimit)]) // each byte quotes to at least one

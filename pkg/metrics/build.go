@@ -7,10 +7,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Build is what numairqd_build_info says of the binary. The command fills
-// it from the same values as its --version line, so the two cannot
-// disagree; the labels are those prometheus/common's version collector
-// gave, which dashboards already select on.
+// Build is what numairqd_build_info says of the binary, from the values
+// of its --version line, with prometheus/common's labels.
 type Build struct {
 	Version   string // the release, or the module version; "(devel)" when neither is known
 	Revision  string // the VCS commit; "" (shown "unknown") when not stamped
@@ -19,8 +17,7 @@ type Build struct {
 	Tags      string // the build tags; "" (shown "unknown") when none were recorded
 }
 
-// version is Version, "(devel)" when unknown: what build_info and
-// /status show.
+// version is Version, "(devel)" when unknown.
 func (b Build) version() string { return cmp.Or(b.Version, "(devel)") }
 
 // buildInfo is numairqd_build_info: always 1, the facts in its labels.

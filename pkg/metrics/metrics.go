@@ -43,16 +43,12 @@ var (
 
 // Options tune New.
 type Options struct {
-	// PerIRQ adds one series per planned IRQ (config metrics_per_irq).
-	PerIRQ bool
-	// Log receives the HTTP API's errors (Log); nil discards them.
-	Log *zap.Logger
-	// StaleAfter is how long after the last completed round Health
-	// reports the loop stuck; 0 never. The daemon passes 2 x
-	// resync_interval.
+	PerIRQ bool        // one series per planned IRQ (metrics_per_irq)
+	Log    *zap.Logger // for the HTTP API's errors; nil discards them
+	// StaleAfter is how long after the last round Health reports the
+	// loop stuck; 0 never.
 	StaleAfter time.Duration
-	// Build labels numairqd_build_info (build.go).
-	Build Build
+	Build      Build // labels numairqd_build_info
 }
 
 // failure is the last round that failed: when, and why.
@@ -61,8 +57,7 @@ type failure struct {
 	err string
 }
 
-// Metrics holds the daemon's private registry. All methods are safe for
-// concurrent use.
+// Metrics holds the daemon's private registry; safe for concurrent use.
 type Metrics struct {
 	reg        *prometheus.Registry
 	store      *state.Store
@@ -71,7 +66,7 @@ type Metrics struct {
 	now        func() time.Time
 	staleAfter time.Duration
 	failed     atomic.Pointer[failure]
-	version    string // Build.Version as numairqd_build_info shows it, for /status
+	version    string // as numairqd_build_info shows it, for /status
 
 	rounds             *prometheus.CounterVec
 	roundDuration      prometheus.Histogram
@@ -88,9 +83,8 @@ type Metrics struct {
 	balanceObjective   *prometheus.GaugeVec
 }
 
-// New builds the registry: Go and process collectors, numairqd_build_info,
-// the daemon's instruments, and a collector that loads store's newest
-// State at every scrape.
+// New builds the registry: Go and process collectors, build info, the
+// daemon's instruments, and a collector of store's newest State.
 func New(store *state.Store, opts Options) *Metrics {
 	log := opts.Log
 	if log == nil {
@@ -99,8 +93,7 @@ func New(store *state.Store, opts Options) *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry(), store: store, log: log, now: time.Now, staleAfter: opts.StaleAfter, version: opts.Build.version()}
 	m.perIRQ.Store(opts.PerIRQ)
 
-	// Label values known in advance are created at zero, so that rate()
-	// and absent() work before the first event.
+	// Known label values start at zero, for rate() and absent().
 	counterVec := func(name, help, label string, values ...string) *prometheus.CounterVec {
 		v := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help}, []string{label})
 		for _, s := range values {
@@ -165,9 +158,8 @@ func (m *Metrics) Log() *zap.Logger { return m.log }
 // Version is the release numairqd_build_info shows.
 func (m *Metrics) Version() string { return m.version }
 
-// Health is nil once a round has completed, unless the last round
-// failed or none completed within StaleAfter (the loop is stuck); the
-// error says which, and how long ago, as of now.
+// Health is nil once a round has completed, unless the last one failed
+// or none completed within StaleAfter; the error says which, as of now.
 func (m *Metrics) Health(now time.Time) error {
 	st := m.store.Load()
 	if st == nil {
@@ -184,8 +176,7 @@ func (m *Metrics) Health(now time.Time) error {
 	return nil
 }
 
-// firstLine is s up to its first newline, at most 200 bytes: an error
-// quoted in a response stays one short line.
+// firstLine is s up to its first newline, at most 200 bytes.
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	if len(s) > 200 {
@@ -197,12 +188,10 @@ func firstLine(s string) string {
 // SetPerIRQ switches the per-IRQ series on or off (metrics_per_irq).
 func (m *Metrics) SetPerIRQ(on bool) { m.perIRQ.Store(on) }
 
-// Watch adds the watcher's counters, read at every scrape. Call it once,
-// when the watcher exists.
+// Watch adds the watcher's counters, read at every scrape; call it once.
 func (m *Metrics) Watch(stats func() watch.Stats) { m.reg.MustRegister(watchCollector{stats}) }
 
-// RoundDone counts a round that published st; first, when not zero, is
-// when the event that caused it arrived.
+// RoundDone counts a round that published st, caused by an event at first.
 func (m *Metrics) RoundDone(st *state.State, first time.Time) {
 	m.rounds.WithLabelValues(st.Trigger).Inc()
 	m.roundDuration.Observe(st.Took().Seconds())
@@ -223,16 +212,14 @@ func (m *Metrics) RoundDone(st *state.State, first time.Time) {
 	}
 }
 
-// BalanceMoved counts moves made by load balancing and records the
-// objective (peak over mean CPU load) before and after them.
+// BalanceMoved counts load moves and the peak over mean before and after.
 func (m *Metrics) BalanceMoved(moves int, before, after float64) {
 	m.balanceMoves.WithLabelValues("load").Add(float64(moves))
 	m.balanceObjective.WithLabelValues("before").Set(before)
 	m.balanceObjective.WithLabelValues("after").Set(after)
 }
 
-// RoundFailed counts a round that failed before applying; Health
-// reports it until a round succeeds.
+// RoundFailed counts a round that failed before applying, for Health.
 func (m *Metrics) RoundFailed(trigger string, took time.Duration, err error) {
 	m.failed.Store(&failure{at: m.now(), err: err.Error()})
 	m.rounds.WithLabelValues(trigger).Inc()
@@ -252,8 +239,7 @@ func (m *Metrics) RoundFailed(trigger string, took time.Duration, err error) {
 // Error counts an error of the given kind.
 func (m *Metrics) Error(kind ErrorKind) { m.errors.WithLabelValues(string(kind)).Inc() }
 
-// ConfigReload records a configuration load finished at the given time.
-// Call it for the initial load too, so the gauges start right.
+// ConfigReload records a configuration load, the initial one too.
 func (m *Metrics) ConfigReload(ok bool, at time.Time) {
 	if !ok {
 		m.configReloads.WithLabelValues("failure").Inc()

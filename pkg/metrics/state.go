@@ -12,16 +12,13 @@ import (
 	"github.com/numairqd/numairqd/pkg/watch"
 )
 
-// IRQ states, the values of the state label of numairqd_irqs and the
-// keys of /status's irqs.
+// IRQ states: numairqd_irqs's state label and /status's irqs keys.
 const (
-	StatePlaced  = "placed"  // planned, and not failed in the last round
-	StateManaged = "managed" // kernel-managed: never touched
-	StateIgnored = "ignored" // left alone by the plan
-	StateFailed  = "failed"  // the last write failed, no allowed CPU was left, or its files were unreadable
-	// StateMismatch: written, but the kernel keeps it outside its
-	// planned CPUs after every re-write (policy.EffectiveMismatch).
-	StateMismatch = "effective_mismatch"
+	StatePlaced   = "placed"             // planned, and not failed in the last round
+	StateManaged  = "managed"            // kernel-managed: never touched
+	StateIgnored  = "ignored"            // left alone by the plan
+	StateFailed   = "failed"             // write failed, no allowed CPU, or unreadable
+	StateMismatch = "effective_mismatch" // the kernel keeps it elsewhere
 )
 
 // States lists the IRQ states in the order numairqd_irqs reports them.
@@ -81,9 +78,7 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descAllowed, prometheus.GaugeValue, float64(st.Plan.Allowed.Weight()))
 	ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(len(st.Plan.EffectiveIRQs(policy.EffectivePending))))
 
-	// Devices are summed by label: every non-PCI entry is device="none",
-	// and a registry rejects two series with the same labels. The
-	// registry sorts the series, so map order does not show.
+	// Summed by label: every non-PCI device is device="none".
 	type devPolicy struct{ device, policy string }
 	type distSum struct{ sum, n int }
 	byKey := map[devPolicy]*[len(States)]int{}
@@ -151,10 +146,8 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// onBanned counts the IRQs whose mask after st's round has an online
-// CPU the plan does not allow: where the write put them, else (failed,
-// dry run, unplaceable) where they were. IRQs a rule leaves alone are
-// not numairqd's and are not counted.
+// onBanned counts the IRQs not left alone whose mask after st's round
+// (where written, else where they were) has a banned online CPU.
 func onBanned(st *state.State) (movable, managed int) {
 	banned := st.Banned()
 	if banned.IsEmpty() {
@@ -177,8 +170,7 @@ func onBanned(st *state.State) (movable, managed int) {
 	return movable, len(st.ManagedOnBanned())
 }
 
-// IRQState sorts an IRQ into one of States; a planned one failed when
-// the last round's write to it failed.
+// IRQState sorts an IRQ into one of States.
 func IRQState(q policy.IRQ, failed map[int]apply.Kind) string {
 	if q.Managed {
 		return StateManaged
@@ -230,7 +222,6 @@ func (c watchCollector) Collect(ch chan<- prometheus.Metric) {
 	for k, n := range s.Uevents {
 		ch <- prometheus.MustNewConstMetric(descUevents, prometheus.CounterValue, float64(n), k.Subsystem, k.Action)
 	}
-	// Known label values are reported at zero until seen.
 	for _, r := range []string{"not_kernel", "malformed"} {
 		ch <- prometheus.MustNewConstMetric(descUeventsDropped, prometheus.CounterValue, float64(s.Dropped[r]), r)
 	}

@@ -5,17 +5,15 @@ import (
 	"strings"
 )
 
-// commPrefix starts every NAPI kthread's name ("napi/%s-%d" in
-// napi_kthread_create, net/core/dev.c).
-const commPrefix = "napi/"
+// commPrefix starts every NAPI kthread's name, "napi/%s-%d"; commMax is
+// the longest comm the kernel keeps (TASK_COMM_LEN - 1).
+const (
+	commPrefix = "napi/"
+	commMax    = 15
+)
 
-// commMax is the longest comm the kernel keeps: TASK_COMM_LEN - 1.
-const commMax = 15
-
-// matchComm reports whether comm, as /proc shows it, can be the name
-// "napi/<iface>-<id>" cut to commMax bytes, and returns the id, or -1
-// when the cut may have taken some of its digits (a comm of exactly
-// commMax bytes is taken as cut).
+// matchComm reports whether comm can be "napi/<iface>-<id>" cut to
+// commMax bytes, and returns the id, or -1 when the cut may have hit it.
 func matchComm(comm, iface string) (id int, ok bool) {
 	rest, found := strings.CutPrefix(comm, commPrefix)
 	if !found || iface == "" {
@@ -28,7 +26,7 @@ func matchComm(comm, iface string) (id int, ok bool) {
 	case !found:
 		// The cut fell inside the interface's name or on its dash.
 		return -1, cut && strings.HasPrefix(full, rest)
-	case !allDigits(digits):
+	case strings.TrimLeft(digits, "0123456789") != "":
 		return 0, false
 	case cut:
 		return -1, true
@@ -40,13 +38,4 @@ func matchComm(comm, iface string) (id int, ok bool) {
 		return 0, false
 	}
 	return n, true
-}
-
-func allDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }

@@ -13,27 +13,19 @@ import (
 	"github.com/numairqd/numairqd/pkg/netdev"
 )
 
-// FS are the roots Find reads: "/proc" and "/sys" on a machine, a
-// fixture tree in tests.
+// FS are the roots Find reads: "/proc" and "/sys", or a fixture tree.
 type FS struct{ Proc, Sys string }
 
 // Options tune Find.
 type Options struct {
 	FS FS
-	// NAPIs, if set, is the kernel's napi-get dump (netdev.DumpNAPIs, or
-	// one shared with the caller's other readers), asked first. It is
-	// about the running kernel: set it only with FS at the host's roots.
-	// Its pids are the initial PID namespace's on kernels without the
-	// fix that translates them (docs/datapath-draft.md §9.3).
+	// NAPIs, if set, is the kernel's napi-get dump, asked first; set it
+	// only with FS at the host's roots.
 	NAPIs func() ([]netdev.NAPI, error)
 }
 
-// Find returns the NAPI kthreads of the interfaces ifaces. With
-// Options.NAPIs it takes what napi-get says (6.8+) and adds the threads
-// only /proc shows (TX-only NAPIs); without napi-get, /proc alone. An
-// interface that is not there, or not threaded, has no thread; one
-// removed while it is read is left out, and so is a task whose
-// /proc/PID/stat cannot be parsed.
+// Find returns the NAPI kthreads of the interfaces ifaces: napi-get's,
+// when Options.NAPIs has them, and those only /proc shows.
 func Find(ifaces []string, o Options) (Result, error) {
 	var (
 		r   kernfs.Reader
@@ -86,12 +78,8 @@ func Find(ifaces []string, o Options) (Result, error) {
 	return res, nil
 }
 
-// addNetlink replaces the /proc view of each wanted interface's threads
-// by napi-get's where the kernel has it: napi-get's threads first, then
-// those only /proc shows. A kernel without napi-get returns threads
-// unchanged and why in unavail. dump is Options.NAPIs: one dump of
-// every interface, asked for only when an interface is wanted, whose
-// NAPIs are matched by the ifindex sysfs gives.
+// addNetlink replaces each wanted interface's /proc threads by napi-get's
+// (by ifindex), dumping once; without napi-get it changes nothing.
 func addNetlink(r *kernfs.Reader, netDir string, ifaces []string, wanted map[string]bool, threads []Thread,
 	dump func() ([]netdev.NAPI, error)) ([]Thread, error) {
 	var napis []netdev.NAPI

@@ -7,17 +7,19 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// kthreaddPID is the parent of every kernel thread.
-const kthreaddPID = 2
-
-// pfKthread is PF_KTHREAD in /proc/PID/stat's flags.
-const pfKthread = 0x00200000
+// kthreaddPID is the parent of every kernel thread, which have pfKthread
+// (PF_KTHREAD) in /proc/PID/stat's flags.
+const (
+	kthreaddPID = 2
+	pfKthread   = 0x00200000
+)
 
 // procThread is a NAPI kthread as /proc shows it.
 type procThread struct {
@@ -25,11 +27,7 @@ type procThread struct {
 	comm string
 }
 
-// scanProc lists the kernel threads under proc whose name starts with
-// "napi/": children of kthreadd with PF_KTHREAD, so that a user process
-// that calls itself so is never taken. Only kthreadd's children are
-// read (candidates), not every task of the machine. A process that
-// exits while it is read, or whose stat cannot be parsed, is left out.
+// scanProc lists the kernel threads (never user tasks) named "napi/...".
 func scanProc(r *kernfs.Reader, proc string) ([]procThread, error) {
 	pids, err := candidates(r, proc)
 	if err != nil {
@@ -57,11 +55,7 @@ func scanProc(r *kernfs.Reader, proc string) ([]procThread, error) {
 	return out, nil
 }
 
-// candidates returns the pids that may be NAPI kthreads: kthreadd's
-// children from /proc/2/task/2/children (CONFIG_PROC_CHILDREN, which
-// Debian enables), a few hundred reads where walking all of /proc is
-// one per task of the machine; every pid of proc when that file is
-// missing, unreadable or not a list of pids.
+// candidates returns kthreadd's children, or else every pid of proc.
 func candidates(r *kernfs.Reader, proc string) ([]int, error) {
 	k := strconv.Itoa(kthreaddPID)
 	if b, err := r.Read(filepath.Join(proc, k, "task", k, "children")); err == nil {
@@ -102,13 +96,10 @@ type stat struct {
 	flags uint64
 }
 
-// kthread reports whether the task is a kernel thread: a child of
-// kthreadd with PF_KTHREAD, which no user process can claim by its name.
+// kthread reports whether the task is a kernel thread.
 func (st stat) kthread() bool { return st.ppid == kthreaddPID && st.flags&pfKthread != 0 }
 
-// parseStat parses /proc/PID/stat: "pid (comm) state ppid pgrp session
-// tty_nr tpgid flags ...". The comm may hold spaces and parentheses, so
-// it ends at the last ')'.
+// parseStat parses /proc/PID/stat, whose comm ends at the last ')'.
 func parseStat(path string, b []byte) (stat, error) {
 	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
 	if open < 0 || end < open {
@@ -126,9 +117,8 @@ func parseStat(path string, b []byte) (stat, error) {
 	return stat{comm: string(b[open+1 : end]), ppid: ppid, flags: flags}, nil
 }
 
-// byIface gives each NAPI kthread to the interface its name fits, among
-// all interfaces of the machine (names), so that a cut name that two
-// interfaces fit goes to neither; only those of wanted are returned.
+// byIface gives each NAPI kthread to the one interface of names its name
+// fits (a cut name two fit goes to neither); only wanted are returned.
 func byIface(threads []procThread, names []string, wanted map[string]bool) ([]Thread, []Unresolved) {
 	var (
 		out []Thread
@@ -145,36 +135,22 @@ func byIface(threads []procThread, names []string, wanted map[string]bool) ([]Th
 		switch {
 		case len(fits) == 1 && wanted[fits[0]]:
 			out = append(out, Thread{Iface: fits[0], PID: pt.pid, NAPIID: id, IRQ: -1, Queue: -1, Source: SourceProc})
-		case len(fits) > 1 && anyWanted(fits, wanted):
+		case len(fits) > 1 && slices.ContainsFunc(fits, func(n string) bool { return wanted[n] }):
 			bad = append(bad, Unresolved{PID: pt.pid, Comm: pt.comm, Ifaces: fits})
 		}
 	}
 	return out, bad
 }
 
-func anyWanted(names []string, wanted map[string]bool) bool {
-	for _, n := range names {
-		if wanted[n] {
-			return true
-		}
-	}
-	return false
-}
-
 var (
-	// ErrThreadGone: the thread exited (ESRCH), as after its device was
-	// removed or its NAPI deleted; rediscover.
+	// ErrThreadGone: the thread exited; rediscover.
 	ErrThreadGone = errors.New("thread gone")
-	// ErrNotThatThread: the pid no longer names the NAPI kthread it was
-	// found as (it exited and the pid was reused).
+	// ErrNotThatThread: the pid was reused by another task.
 	ErrNotThatThread = errors.New("pid is no longer the NAPI kthread")
 )
 
-// CheckThread reads <proc>/PID/stat and returns nil when pid is still a
-// kernel thread (child of kthreadd, PF_KTHREAD) named comm, as scanProc
-// found it; ErrThreadGone when the pid is gone, ErrNotThatThread when
-// another task has it. A pin checks this right before
-// sched_setaffinity, so a reused pid is never moved.
+// CheckThread returns nil when pid is still a kernel thread named comm,
+// else ErrThreadGone or ErrNotThatThread (the pid was reused).
 func CheckThread(proc string, pid int, comm string) error {
 	path := filepath.Join(proc, strconv.Itoa(pid), "stat")
 	b, err := os.ReadFile(path)

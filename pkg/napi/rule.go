@@ -5,9 +5,7 @@ import "sort"
 // driverVirtioNet is virtio-net's driver name in sysfs.
 const driverVirtioNet = "virtio_net"
 
-// applyDriverRule fills Queue and Kind of one interface's threads where
-// its driver's rule knows them (see the package doc). It leaves them
-// unknown when the rule's premise fails.
+// applyDriverRule fills Queue and Kind of one interface's threads.
 func applyDriverRule(driver string, ts []Thread) {
 	if driver != driverVirtioNet {
 		return
@@ -16,9 +14,8 @@ func applyDriverRule(driver string, ts []Thread) {
 	virtioTX(ts)
 }
 
-// virtioRX gives RX queue k to the k-th smallest NAPI id: virtio-net
-// adds rq[0..max-1] in order and ids are handed out in increasing
-// order. An id lost to a cut name leaves every queue unknown.
+// virtioRX gives RX queue k to the k-th smallest NAPI id, as virtio-net
+// adds rq[0..max-1] in order. A cut id leaves every queue unknown.
 func virtioRX(ts []Thread) {
 	var rx []*Thread
 	for i := range ts {
@@ -36,13 +33,8 @@ func virtioRX(ts []Thread) {
 }
 
 // virtioTX gives TX queue k to the thread created just before RX queue
-// k's. Writing threaded = 1 creates the threads walking dev->napi_list,
-// to which netif_napi_add prepends, and virtio-net adds rq[i] then
-// sq[i]: so the pids come as sq[max-1], rq[max-1], ..., sq[0], rq[0].
-// The rule holds only if, in pid order, the threads alternate TX, RX
-// with RX queues falling; anything else (threads made one at a time, a
-// pid wrap between the two of a pair) leaves TX queues unknown. The
-// NAPI id of every TX thread is 0, so pids are all there is.
+// k's: threaded = 1 makes sq[max-1], rq[max-1], ..., sq[0], rq[0]. Pids
+// not alternating TX, RX with RX queues falling leave TX unknown.
 func virtioTX(ts []Thread) {
 	byPID := make([]*Thread, len(ts))
 	for i := range ts {

@@ -22,21 +22,17 @@ const (
 type Thread struct {
 	Iface string // the interface, by its name now
 	PID   int
-	// NAPIID is the NAPI id; 0 for a TX-only NAPI (no busy-poll id);
-	// -1 when the thread's name was cut before the whole id.
+	// NAPIID is 0 for a TX-only NAPI, -1 when the name cut the id.
 	NAPIID int
-	// IRQ is the interrupt the NAPI serves as the kernel says it
-	// (netlink, drivers that call netif_napi_set_irq); -1 when unknown.
-	IRQ int
-	// Queue and Kind are the queue the NAPI serves when a driver rule
-	// knows it (see the package doc); Queue is -1 and Kind empty when not.
+	IRQ    int // as netlink says it; -1 when unknown
+	// Queue and Kind are the queue served, when a driver rule knows it;
+	// else -1 and "".
 	Queue  int
 	Kind   Kind
 	Source Source
 }
 
-// Unresolved is a NAPI kthread whose cut name fits more than one
-// interface, so that it cannot be given to any.
+// Unresolved is a NAPI kthread whose cut name fits several interfaces.
 type Unresolved struct {
 	PID    int
 	Comm   string

@@ -14,13 +14,11 @@ import (
 const (
 	// Timeout bounds one dump, the family lookup included.
 	Timeout = 5 * time.Second
-	// MaxReplies bounds the replies of one dump: 32768 queues of each
-	// direction. A host past it gets an error, not a partial answer.
+	// MaxReplies bounds the replies of one dump; more is an error.
 	MaxReplies = 1 << 16
 )
 
-// Kernel asks the running kernel (the inventory's Netdev on a host):
-// each call is one bounded dump.
+// Kernel asks the running kernel, one bounded dump a call.
 type Kernel struct{}
 
 // Queues dumps queue-get.
@@ -29,22 +27,17 @@ func (Kernel) Queues() ([]Queue, error) { return DumpQueues() }
 // NAPIs dumps napi-get.
 func (Kernel) NAPIs() ([]NAPI, error) { return DumpNAPIs() }
 
-// DumpQueues runs the queue-get dump for every interface that is up:
-// its configured RX then TX queues, each with the NAPI that serves it
-// where the driver says (6.8+).
+// DumpQueues dumps queue-get: each up interface's RX then TX queues.
 func DumpQueues() ([]Queue, error) {
 	return dump("queue-get", cmdQueueGet, nil, parseQueue)
 }
 
-// DumpNAPIs runs the napi-get dump for every interface that is up: each
-// NAPI with an id, its IRQ and its kthread (6.8+).
+// DumpNAPIs dumps napi-get: each NAPI with an id, its IRQ and kthread.
 func DumpNAPIs() ([]NAPI, error) {
 	return dump("napi-get", cmdNAPIGet, nil, parseNAPI)
 }
 
-// DumpQStats runs the qstats-get dump of scope queue (6.9+): the
-// counters of each queue of every interface that is up whose driver
-// keeps per-queue counters.
+// DumpQStats dumps qstats-get of scope queue: per-queue counters.
 func DumpQStats() ([]Stats, error) {
 	ae := netlink.NewAttributeEncoder()
 	ae.Uint32(attrQStatsScope, qstatsScopeQueue)
@@ -56,9 +49,7 @@ func DumpQStats() ([]Stats, error) {
 }
 
 // Unavailable reports whether err from a dump means a kernel without
-// the command: no "netdev" family (before 6.3, ErrNoFamily), or a
-// family that does not know it (EOPNOTSUPP for an unknown command,
-// EINVAL for an attribute past its policy). Callers fall back quietly.
+// the family (ErrNoFamily) or the command (EOPNOTSUPP, EINVAL).
 func Unavailable(err error) bool {
 	return errors.Is(err, nl.ErrNoFamily) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.EINVAL)
 }
@@ -66,8 +57,7 @@ func Unavailable(err error) bool {
 // dumpGeneric is nl.Dump; tests give fakes.
 var dumpGeneric = nl.Dump
 
-// dump runs command cmd of the family with the request attributes req
-// and parses each reply with parse, which may skip one (ok false).
+// dump runs cmd with request req and parses each reply (ok false: skip).
 func dump[T any](what string, cmd uint8, req []byte, parse func([]byte) (T, bool, error)) ([]T, error) {
 	replies, err := dumpGeneric(familyName, cmd, familyVersion, req, MaxReplies, Timeout)
 	if err != nil {

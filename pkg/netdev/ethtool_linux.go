@@ -27,11 +27,8 @@ type ifreqData struct {
 	_    [24 - unsafe.Sizeof(uintptr(0))]byte
 }
 
-// EthtoolQueueStats reads iface's per-queue rx/tx packet (and byte, when the
-// driver names them) counters from ETH_SS_STATS, the table `ethtool -S`
-// prints, returning the rule that matched, the driver's name and its format
-// (e.g. "virtio_net rx_queue_%u_packets"). A driver with no per-queue
-// counters in its names gives ErrNoQueueStats. It only reads.
+// EthtoolQueueStats reads iface's per-queue counters from ethtool -S, and
+// the driver and rule that matched; none gives ErrNoQueueStats.
 func EthtoolQueueStats(iface string) (stats []Stats, rule string, err error) {
 	defer func() {
 		if err != nil {
@@ -69,12 +66,8 @@ func EthtoolQueueStats(iface string) (stats []Stats, rule string, err error) {
 	return stats, driver + " " + format, nil
 }
 
-// readEthtoolStats reads the ETH_SS_STATS count, names and values. The
-// driver may change its count between the calls (ethtool -L): a fixed
-// kernel then answers len 0 and writes nothing, an unfixed one writes
-// the new count's worth whatever the buffer, so each buffer ends at a
-// guard page, where an overrun fails with EFAULT. Either way a count
-// that changed is an error, and the next read starts afresh.
+// readEthtoolStats reads the ETH_SS_STATS names and values; buffers end
+// at a guard page, as older kernels overrun them if the count changes.
 func readEthtoolStats(fd int, iface string) ([]string, []uint64, error) {
 	n, err := ethtoolStatsCount(fd, iface)
 	if err != nil {
@@ -121,8 +114,7 @@ func readEthtoolStats(fd int, iface string) ([]string, []uint64, error) {
 	return names, values, nil
 }
 
-// ethtoolStatsCount asks ETHTOOL_GSSET_INFO for the number of ETH_SS_STATS
-// strings; a driver without them gives ErrNoQueueStats.
+// ethtoolStatsCount returns the number of ETH_SS_STATS strings.
 func ethtoolStatsCount(fd int, iface string) (int, error) {
 	info, err := newGuardedBuf(ssetInfoHdrLen + 4)
 	if err != nil {
@@ -168,8 +160,7 @@ func ethtoolIoctl(fd int, iface string, b []byte) error {
 	return nil
 }
 
-// guardedBuf is size bytes of anonymous memory, outside the Go heap,
-// followed by an inaccessible page.
+// guardedBuf is anonymous memory followed by an inaccessible page.
 type guardedBuf struct {
 	b   []byte
 	all []byte

@@ -8,75 +8,50 @@ import (
 	"strings"
 )
 
-// ErrNoQueueStats says that a device's ethtool statistics hold no per-queue
-// packet counter this package knows how to read.
+// ErrNoQueueStats says that ethtool -S has no known per-queue counter.
 var ErrNoQueueStats = errors.New("no per-queue packet counters in the ethtool statistics")
 
-// Bounds on what a driver's string table may hold: ethtool strings are
-// ETH_GSTRING_LEN bytes each, and no device has 65536 queues (the kernel's
-// netdev queue count is 16 bits).
+// Bounds on a driver's string table and on queue indexes (16 bits).
 const (
 	maxEthtoolStrings = 1 << 16
 	maxQueueID        = 1<<16 - 1
 )
 
-// ethtoolRule is one naming of per-queue counters, as some drivers print it
-// in ETH_SS_STATS. Each format has one %u, the queue index, and may have a
-// %*u, a number whose counters are summed into the queue (qede's traffic
-// class). Where a direction lists several formats for packets (or bytes),
-// they split the same queue's packets into disjoint parts and are summed.
+// ethtoolRule is one naming of per-queue counters. Each format has one
+// %u, the queue index, and may have a %*u whose counters are summed into
+// the queue; several formats of one kind are disjoint parts, summed.
 type ethtoolRule struct {
 	rxPackets, rxBytes, txPackets, txBytes []string
-	// denseTX numbers TX queues 0..n-1 in the order of their indices:
-	// bnxt_en indexes its counters by completion ring, and with separate
-	// rx and tx rings the tx rings come after the rx ones.
+	// denseTX renumbers TX queues 0..n-1 (bnxt_en counts by ring).
 	denseTX bool
 }
 
-// ethtoolRules are tried in order; the first whose packet names occur in
-// the table wins. Each names the driver functions that print the names
-// (the table test has real tables per driver and kernel).
+// ethtoolRules are tried in order; the first whose packets occur wins.
 var ethtoolRules = []ethtoolRule{
-	// virtio_net to 6.8 (virtnet_get_strings), ice (__ice_get_strings),
-	// ixgbe (ixgbe_get_strings), igb (igb_get_strings).
+	// virtio_net to 6.8, ice, ixgbe, igb.
 	mirrored([]string{"rx_queue_%u_packets"}, []string{"rx_queue_%u_bytes"}),
-	// mlx5 (mlx5e_grp_channels_fill_strings; the tx index is channel +
-	// tc * max_nch; XSK rings are queues of their own), virtio_net 6.9.
-	mirrored([]string{"rx%u_packets"}, []string{"rx%u_bytes"}),
-	// i40e since 4.17 (i40e_add_stat_strings), iavf (iavf_get_stat_strings).
-	mirrored([]string{"rx-%u.packets"}, []string{"rx-%u.bytes"}),
-	// sfc (efx_describe_per_queue_stats), i40e before 4.17.
-	mirrored([]string{"rx-%u.rx_packets"}, []string{"rx-%u.rx_bytes"}),
-	// mana (mana_get_strings).
-	mirrored([]string{"rx_%u_packets"}, []string{"rx_%u_bytes"}),
-	// ionic (ionic_sw_stats_get_rx_strings).
-	mirrored([]string{"rx_%u_pkts"}, []string{"rx_%u_bytes"}),
-	// ena (ena_queue_strings; XDP queues are "queue_%u_xdp_tx_*").
-	mirrored([]string{"queue_%u_rx_cnt"}, []string{"queue_%u_rx_bytes"}),
-	// hns3 since 5.0 (hns3_get_strings_tqps).
-	mirrored([]string{"rxq%u_packets"}, []string{"rxq%u_bytes"}),
-	// hns3 in 4.19 (hns3_update_strings).
-	mirrored([]string{"rcb_q%u_rx_pkts"}, []string{"rcb_q%u_rx_bytes"}),
-	// idpf (idpf_add_qstat_strings).
-	mirrored([]string{"rx_q-%u_pkts"}, []string{"rx_q-%u_bytes"}),
-	// nfp (nfp_vnic_get_hw_stats_strings: the device's per-queue
-	// counters; the per-vector "rvec_%u_rx_pkts" count the same packets).
-	mirrored([]string{"rxq_%u_pkts"}, []string{"rxq_%u_bytes"}),
-	// bnxt_en (bnxt_get_strings): a ring's unicast, multicast and
-	// broadcast counters are disjoint and summed.
+	mirrored([]string{"rx%u_packets"}, []string{"rx%u_bytes"}),           // mlx5, virtio_net 6.9
+	mirrored([]string{"rx-%u.packets"}, []string{"rx-%u.bytes"}),         // i40e since 4.17, iavf
+	mirrored([]string{"rx-%u.rx_packets"}, []string{"rx-%u.rx_bytes"}),   // sfc, i40e before 4.17
+	mirrored([]string{"rx_%u_packets"}, []string{"rx_%u_bytes"}),         // mana
+	mirrored([]string{"rx_%u_pkts"}, []string{"rx_%u_bytes"}),            // ionic
+	mirrored([]string{"queue_%u_rx_cnt"}, []string{"queue_%u_rx_bytes"}), // ena
+	mirrored([]string{"rxq%u_packets"}, []string{"rxq%u_bytes"}),         // hns3 since 5.0
+	mirrored([]string{"rcb_q%u_rx_pkts"}, []string{"rcb_q%u_rx_bytes"}),  // hns3 in 4.19
+	mirrored([]string{"rx_q-%u_pkts"}, []string{"rx_q-%u_bytes"}),        // idpf
+	mirrored([]string{"rxq_%u_pkts"}, []string{"rxq_%u_bytes"}),          // nfp
+	// bnxt_en (bnxt_get_strings): unicast, multicast and broadcast.
 	func() ethtoolRule {
 		r := mirrored([]string{"[%u]: rx_ucast_packets", "[%u]: rx_mcast_packets", "[%u]: rx_bcast_packets"},
 			[]string{"[%u]: rx_ucast_bytes", "[%u]: rx_mcast_bytes", "[%u]: rx_bcast_bytes"})
 		r.denseTX = true
 		return r
 	}(),
-	// qede (qede_get_strings_stats_rxq "%d: %s", _txq "%d_%d: %s", queue
-	// and traffic class; "%d [XDP]: " queues are left out). No bytes.
+	// qede (qede_get_strings_stats_rxq, _txq with traffic class). No bytes.
 	{rxPackets: []string{"%u: rcv_pkts"}, txPackets: []string{"%u_%*u: xmit_pkts"}},
 }
 
-// mirrored is the rule of rx formats and the tx ones that spell "tx"
-// where they spell "rx".
+// mirrored is the rule of rx formats and their "tx" spellings.
 func mirrored(packets, bytes []string) ethtoolRule {
 	tx := func(fs []string) []string {
 		out := make([]string, len(fs))
@@ -88,11 +63,9 @@ func mirrored(packets, bytes []string) ethtoolRule {
 	return ethtoolRule{rxPackets: packets, rxBytes: bytes, txPackets: tx(packets), txBytes: tx(bytes)}
 }
 
-// parseQueueStats turns an ETH_SS_STATS table, names[i] naming values[i],
-// into per-queue counters (Ifindex left 0), sorted by type then ID, with the
-// rule that matched, named by its first rx packets format. A value that the
-// rule sums wraps around 2^64 like the kernel's counters, so that deltas stay
-// right. The same name twice is an error: a table the driver could not print.
+// parseQueueStats turns an ETH_SS_STATS table into per-queue counters
+// (Ifindex 0) by type then ID, and the matching rule's first format.
+// Sums wrap like the kernel's counters; a name twice is an error.
 func parseQueueStats(names []string, values []uint64) ([]Stats, string, error) {
 	if len(names) != len(values) {
 		return nil, "", fmt.Errorf("%d stat names but %d values", len(names), len(values))
@@ -122,8 +95,7 @@ type queueSum struct {
 	hasPackets, hasBytes bool
 }
 
-// apply reads the rule's counters out of the table; ok is false when no
-// packets counter of the rule is in it.
+// apply reads the rule's counters; ok is false when it has no packets.
 func (r ethtoolRule) apply(names []string, values []uint64) ([]Stats, bool, error) {
 	kinds := []struct {
 		typ     QueueType
@@ -181,9 +153,8 @@ func (r ethtoolRule) apply(names []string, values []uint64) ([]Stats, bool, erro
 	return stats, true, nil
 }
 
-// matchFormat reports whether name is format with its %u and %*u each
-// replaced by a decimal number (no sign, no leading zero, at most
-// maxQueueID), and returns the %u one.
+// matchFormat reports whether name is format with each %u and %*u a
+// canonical decimal up to maxQueueID, and returns the %u one.
 func matchFormat(format, name string) (int, bool) {
 	id, n := -1, 0
 	for f := 0; f < len(format); {

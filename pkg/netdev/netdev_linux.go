@@ -1,10 +1,6 @@
 package netdev
 
-// The family, its commands and attributes, from
-// include/uapi/linux/netdev.h (torvalds/linux; generated from
-// Documentation/netlink/specs/netdev.yaml). Every attribute read here is
-// a u32 but the qstats counters, which are "uint": 4 or 8 bytes
-// (nla_put_uint).
+// The family, its commands and attributes (include/uapi/linux/netdev.h).
 const (
 	familyName    = "netdev" // NETDEV_FAMILY_NAME
 	familyVersion = 1        // NETDEV_FAMILY_VERSION
@@ -40,21 +36,16 @@ type Queue struct {
 	Ifindex int
 	Type    QueueType
 	ID      int // 0 .. count-1, per Type
-	// NAPI is the id of the NAPI that serves the queue; -1 when the
-	// driver links none (no netif_queue_set_napi: virtio-net before
-	// 6.15) or a TX-only NAPI without an id, which kernels before 6.14
-	// give as 0.
+	// NAPI is the id of the NAPI serving the queue; -1 when the driver
+	// links none, or a TX-only NAPI without an id (0 before 6.14).
 	NAPI int
 }
 
 // NAPI is one NAPI instance with an id, of an interface that is up.
 type NAPI struct {
 	Ifindex, ID int
-	// IRQ is the Linux IRQ number the driver set (netif_napi_set_irq),
-	// -1 when it set none.
-	IRQ int
-	// PID is the NAPI kthread's pid when threaded, -1 when not. It is
-	// in the initial PID namespace on kernels that do not translate it
-	// into the caller's, and 0 where the thread is not in the caller's.
+	IRQ         int // the IRQ the driver set, -1 when none
+	// PID is the NAPI kthread's pid when threaded, -1 when not; 0 when
+	// outside the caller's PID namespace on kernels that translate it.
 	PID int
 }

@@ -10,18 +10,15 @@ import (
 	"github.com/numairqd/numairqd/pkg/nl"
 )
 
-// attrs are the attributes of one reply that a parser reads, by type.
-// The first error met is kept, so that a parser reads them all and then
-// checks once.
+// attrs are the attributes of one reply by type, with the first error.
 type attrs struct {
 	names map[uint16]string
 	v     map[uint16]uint64
 	err   error
 }
 
-// readAttrs reads the attributes of reply b that names lists: u32s, but
-// those in wide, which are "uint" (4 or 8 bytes, nla_put_uint). The
-// others, and those of later kernels, are skipped.
+// readAttrs reads the attributes of b that names lists: u32s, but those
+// in wide are 4 or 8 bytes (nla_put_uint). Others are skipped.
 func readAttrs(b []byte, names map[uint16]string, wide ...uint16) *attrs {
 	a := &attrs{names: names, v: make(map[uint16]uint64, len(names))}
 	a.err = nl.WalkAttributes(b, func(typ uint16, v []byte) error {
@@ -51,9 +48,7 @@ func (a *attrs) need(types ...uint16) {
 	}
 }
 
-// int returns attribute typ as an int, def when absent. A value below
-// min or past MaxInt32 (ifindexes, queue indexes and NAPI ids are ints
-// or fit one in the kernel) keeps an error naming it.
+// int returns attribute typ, def when absent; out of [min, MaxInt32] errs.
 func (a *attrs) int(typ uint16, min, def int) int {
 	v, ok := a.v[typ]
 	switch {
@@ -65,16 +60,13 @@ func (a *attrs) int(typ uint16, min, def int) int {
 	return int(v)
 }
 
-// knownType reports whether attribute typ is a queue type this package
-// knows (enum netdev_queue_type); a reply of another is skipped.
+// knownType reports whether attribute typ is a known queue type.
 func (a *attrs) knownType(typ uint16) bool { return a.v[typ] <= uint64(QueueTX) }
 
 var queueAttrs = map[uint16]string{attrQueueID: "NETDEV_A_QUEUE_ID", attrQueueIfindex: "NETDEV_A_QUEUE_IFINDEX",
 	attrQueueType: "NETDEV_A_QUEUE_TYPE", attrQueueNAPIID: "NETDEV_A_QUEUE_NAPI_ID"}
 
-// parseQueue parses one queue-get reply (netdev_nl_queue_fill_one): id,
-// type and ifindex are required, napi-id optional. ok is false for a
-// queue type not known here.
+// parseQueue parses one queue-get reply; ok is false for an unknown type.
 func parseQueue(b []byte) (q Queue, ok bool, err error) {
 	a := readAttrs(b, queueAttrs)
 	a.need(attrQueueID, attrQueueIfindex, attrQueueType)
@@ -94,9 +86,7 @@ func parseQueue(b []byte) (q Queue, ok bool, err error) {
 var napiAttrs = map[uint16]string{attrNAPIID: "NETDEV_A_NAPI_ID", attrNAPIIfindex: "NETDEV_A_NAPI_IFINDEX",
 	attrNAPIIRQ: "NETDEV_A_NAPI_IRQ", attrNAPIPID: "NETDEV_A_NAPI_PID"}
 
-// parseNAPI parses one napi-get reply (netdev_nl_napi_fill_one): id and
-// ifindex are required, irq and pid optional. ok is false for id 0,
-// which names no NAPI (the dump skips them since napi_id_valid).
+// parseNAPI parses one napi-get reply; ok is false for id 0 (no NAPI).
 func parseNAPI(b []byte) (n NAPI, ok bool, err error) {
 	a := readAttrs(b, napiAttrs)
 	a.need(attrNAPIID, attrNAPIIfindex)
@@ -115,12 +105,8 @@ var statsAttrs = map[uint16]string{attrQStatsIfindex: "NETDEV_A_QSTATS_IFINDEX",
 	attrQStatsRXBytes: "NETDEV_A_QSTATS_RX_BYTES", attrQStatsTXPackets: "NETDEV_A_QSTATS_TX_PACKETS",
 	attrQStatsTXBytes: "NETDEV_A_QSTATS_TX_BYTES"}
 
-// parseStats parses one qstats-get reply of scope queue
-// (netdev_nl_stats_queue): ifindex, queue-type and queue-id are
-// required. ok is false for a queue type not known here, and for a
-// queue whose driver reports no packet or no byte count for its
-// direction (the kernel leaves out the counters a driver does not
-// keep): a missing counter is not a zero.
+// parseStats parses one qstats-get reply of scope queue; ok is false for
+// an unknown type and for a missing packet or byte count (not a zero).
 func parseStats(b []byte) (s Stats, ok bool, err error) {
 	a := readAttrs(b, statsAttrs, attrQStatsRXPackets, attrQStatsRXBytes, attrQStatsTXPackets, attrQStatsTXBytes)
 	a.need(attrQStatsIfindex, attrQStatsQueueType, attrQStatsQueueID)

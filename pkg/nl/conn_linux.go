@@ -1,13 +1,7 @@
-// Package nl owns the daemon's netlink sockets: the notification
-// listeners of pkg/watch and the one-shot dumps of pkg/netdev.
-//
-// mdlayher/netlink opens, binds and closes the sockets (on the runtime's
-// netpoller, so that Close and deadlines interrupt a receive), sizes
-// their buffers and joins groups; mdlayher/genetlink resolves generic
-// netlink families and runs dumps. nl adds what a listener needs that
-// they do not give: each datagram's sender, so that only the kernel is
-// trusted (as systemd's device-monitor.c does), and the overflow and
-// truncation errors that tell the watcher to rescan.
+// Package nl owns the daemon's netlink sockets: pkg/watch's listeners
+// and pkg/netdev's dumps, over mdlayher/netlink and genetlink. It adds
+// each datagram's sender check, so that only the kernel is trusted, and
+// the overflow and truncation errors that call for a rescan.
 package nl
 
 import (
@@ -26,37 +20,27 @@ import (
 var (
 	// ErrNotKernel marks a message to drop: its sender is not the kernel.
 	ErrNotKernel = errors.New("sender is not the kernel")
-	// ErrOverflow reports that the socket's receive queue overflowed
-	// (ENOBUFS) and messages were lost: rescan everything.
+	// ErrOverflow: the receive queue overflowed (ENOBUFS); rescan.
 	ErrOverflow = errors.New("netlink receive queue overflow, events lost")
-	// ErrTruncated reports a message larger than the receive buffer
-	// (MSG_TRUNC); its content is lost.
+	// ErrTruncated: a message larger than the receive buffer was lost.
 	ErrTruncated = errors.New("message truncated")
-	// ErrNoFamily reports that the kernel has no such generic netlink
-	// family or group (ethtool before 5.6 or without
-	// CONFIG_ETHTOOL_NETLINK, netdev before 6.3).
+	// ErrNoFamily: the kernel has no such generic netlink family or group.
 	ErrNoFamily = errors.New("no such generic netlink family or group")
 )
 
-// DefaultReceiveBuffer is the receive buffer asked for when the caller
-// passes 0: room for a burst of thousands of uevents (a memory hot-add,
-// an SMT switch) before the kernel reports ENOBUFS.
+// DefaultReceiveBuffer is the receive buffer for rcvbuf 0.
 const DefaultReceiveBuffer = 8 << 20
 
-// familyTimeout bounds the nlctrl request that resolves a family: the
-// kernel answers at once, and a stalled host gives up the source rather
-// than hold the daemon's start.
+// familyTimeout bounds the nlctrl request that resolves a family.
 const familyTimeout = 5 * time.Second
 
 // Conn receives the datagrams of one netlink socket. Receive must not
-// be called concurrently; Close may be called from any goroutine and
-// unblocks a pending Receive.
+// be called concurrently; Close may be, and unblocks it.
 type Conn struct {
 	// Family is the nlmsg_type of a generic netlink family's messages.
 	Family uint16
-	// CheckUID also refuses credentials of a uid other than 0; set it
-	// for uevents only, as inside a user namespace the kernel's other
-	// messages may come with the overflow uid.
+	// CheckUID also refuses a uid other than 0: for uevents only, as in a
+	// user namespace other messages may carry the overflow uid.
 	CheckUID bool
 
 	name     string
@@ -66,10 +50,7 @@ type Conn struct {
 	closed   atomic.Bool
 }
 
-// Listen opens a socket of protocol proto bound to the groups bitmask,
-// with a receive buffer of rcvbuf bytes (DefaultReceiveBuffer when 0;
-// capped by rmem_max without CAP_NET_ADMIN) and datagrams of up to size
-// bytes; name prefixes its errors.
+// Listen opens a netlink socket bound to groups; name prefixes errors.
 func Listen(name string, proto int, groups uint32, rcvbuf, size int) (*Conn, error) {
 	c, err := netlink.Dial(proto, &netlink.Config{Groups: groups})
 	if err != nil {
@@ -95,10 +76,7 @@ func Listen(name string, proto int, groups uint32, rcvbuf, size int) (*Conn, err
 	return &Conn{name: name, c: c, rc: rc, buf: make([]byte, size), oob: make([]byte, unix.CmsgSpace(unix.SizeofUcred)*2)}, nil
 }
 
-// ListenGeneric opens a generic netlink socket, resolves family and its
-// multicast group through nlctrl and joins the group (its id is given
-// out at run time and may not fit bind's mask). A kernel without the
-// family or the group gives an error wrapping ErrNoFamily.
+// ListenGeneric opens a generic netlink socket in family's group.
 func ListenGeneric(family, group string, rcvbuf, size int) (*Conn, error) {
 	c, err := Listen(family, unix.NETLINK_GENERIC, 0, rcvbuf, size)
 	if err != nil {
@@ -134,11 +112,8 @@ func resolve(c *genetlink.Conn, family string) (genetlink.Family, error) {
 	return f, err
 }
 
-// Receive returns the next datagram, valid until the next call. Errors
-// to tell apart with errors.Is: ErrOverflow (messages were lost:
-// rescan), ErrNotKernel and ErrTruncated (a message dropped),
-// os.ErrDeadlineExceeded, and os.ErrClosed after Close. The caller
-// should keep receiving after all but the last two.
+// Receive returns the next datagram, valid until the next call. Keep
+// receiving after errors but os.ErrDeadlineExceeded and os.ErrClosed.
 func (c *Conn) Receive() ([]byte, error) {
 	var (
 		n, oobn, flags int
@@ -182,8 +157,7 @@ func (c *Conn) Receive() ([]byte, error) {
 	return c.buf[:n], nil
 }
 
-// CheckSender returns an error wrapping ErrNotKernel unless the sender
-// is the kernel: port 0 and, when credentials came, uid 0.
+// CheckSender returns ErrNotKernel unless port and uid (if any) are 0.
 func CheckSender(port uint32, cred *unix.Ucred) error {
 	if port != 0 {
 		return fmt.Errorf("%w: sender port %d", ErrNotKernel, port)

@@ -11,13 +11,8 @@ import (
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// Dump asks the generic netlink family for a dump of command cmd with
-// the request attributes attrs (see netlink.AttributeEncoder) and
-// returns the attributes of every reply, after the genlmsghdr. A kernel
-// without the family gives an error wrapping ErrNoFamily; one that
-// refuses the command, or ends the dump with an error, its errno
-// (EOPNOTSUPP, EINVAL for an unknown command, ...). The whole exchange
-// is bounded by timeout, and the replies by max: one more is an error.
+// Dump runs command cmd of the generic netlink family with attributes
+// attrs and returns at most max replies' attributes within timeout.
 func Dump(family string, cmd, version uint8, attrs []byte, max int, timeout time.Duration) ([][]byte, error) {
 	c, err := genetlink.Dial(nil)
 	if err != nil {
@@ -46,9 +41,7 @@ func Dump(family string, cmd, version uint8, attrs []byte, max int, timeout time
 	return out, nil
 }
 
-// Messages splits datagram b into its nlmsghdr framed messages; a
-// length below the header or past the datagram is an error wrapping
-// kernfs.ErrMalformed.
+// Messages splits datagram b; bad framing is kernfs.ErrMalformed.
 func Messages(b []byte) ([]syscall.NetlinkMessage, error) {
 	msgs, err := syscall.ParseNetlinkMessage(b)
 	if err != nil {
@@ -57,9 +50,8 @@ func Messages(b []byte) ([]syscall.NetlinkMessage, error) {
 	return msgs, nil
 }
 
-// WalkAttributes calls fn with the type (flags stripped) and payload of
-// each netlink attribute in b, stopping at fn's first error; a length
-// out of bounds is an error wrapping kernfs.ErrMalformed.
+// WalkAttributes calls fn with each attribute's type and payload in b,
+// stopping at fn's first error; bad lengths are kernfs.ErrMalformed.
 func WalkAttributes(b []byte, fn func(typ uint16, v []byte) error) error {
 	ad, err := netlink.NewAttributeDecoder(b)
 	if err != nil {
