@@ -49,11 +49,9 @@ func (r Role) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
 
 // UnmarshalText reads a role MarshalText wrote.
 func (r *Role) UnmarshalText(b []byte) error {
-	for _, c := range []Role{RoleControl, RoleQueue} {
-		if c.String() == string(b) {
-			*r = c
-			return nil
-		}
+	if i := slices.Index(roleNames[:], string(b)); i > 0 {
+		*r = Role(i)
+		return nil
 	}
 	return fmt.Errorf("unknown IRQ role %q: want control or queue", b)
 }

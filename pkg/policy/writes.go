@@ -20,15 +20,12 @@ const (
 	WriteNAPIThread
 )
 
+var writeKindNames = [...]string{"irq_affinity", "xps", "napi_thread"}
+
 // String names the kind for logs and metrics.
 func (k WriteKind) String() string {
-	switch k {
-	case WriteIRQAffinity:
-		return "irq_affinity"
-	case WriteXPS:
-		return "xps"
-	case WriteNAPIThread:
-		return "napi_thread"
+	if int(k) < len(writeKindNames) {
+		return writeKindNames[k]
 	}
 	return "write_kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -98,13 +95,5 @@ func (p *Plan) NAPIThreadDiffers(t NAPIThread) bool {
 // Unchanged counts the IRQs the plan places that are already there and
 // not written again.
 func (p *Plan) Unchanged() int {
-	n := 0
-	for _, d := range p.Devices {
-		for _, q := range d.IRQs {
-			if !q.LeftAlone() && !q.wantsWrite() {
-				n++
-			}
-		}
-	}
-	return n
+	return len(p.irqsWhere(func(q IRQ) bool { return !q.LeftAlone() && !q.wantsWrite() }))
 }
