@@ -9,8 +9,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/topology"
 )
 
-// Balancing is what balance: load plans with; the zero value plans as
-// count would.
+// Balancing is what balance: load plans with; zero plans as count.
 type Balancing struct {
 	Loads    *load.Loads // the latest sample; nil or not Ready: none yet
 	MaxMoves int         // bounds a proposal's moves; 0 proposes nothing
@@ -35,8 +34,7 @@ const (
 	fewestEvaluations = 100_000
 )
 
-// BalanceView is the balance key of Doc; loads are in CPU-seconds per
-// second.
+// BalanceView is the balance key of Doc; loads in CPU-seconds per second.
 type BalanceView struct {
 	Ready          bool      `json:"ready"` // loads were known; else nothing below is set
 	TimeAccounting bool      `json:"time_accounting"`
@@ -65,8 +63,7 @@ const (
 	StillNoise    Still = "gain within 3 standard errors" // noiseZ
 )
 
-// CPULoad is one allowed CPU's interrupt load: Fixed is what the plan
-// cannot move, Load adds the balanced queues.
+// CPULoad is a CPU's interrupt load: Fixed cannot move, Load adds queues.
 type CPULoad struct {
 	CPU   int     `json:"cpu"`
 	Fixed float64 `json:"fixed"`
@@ -91,8 +88,7 @@ type balanceDev struct {
 	cpus  [][]int     // by class: the allowed CPUs of that ring
 }
 
-// loadBalanced reports whether d is placed by load: balance: load, mask
-// cpu, and numa-hop or linear.
+// loadBalanced reports whether d is placed by load (mask cpu; numa-hop, linear).
 func loadBalanced(d *Device, rule *config.Rule, cfg *config.Config) bool {
 	b := cfg.Balance
 	if rule != nil && rule.Balance != "" {
@@ -272,8 +268,7 @@ func spreadOver(d *Device, u *unit) {
 	}
 }
 
-// unitQueueIDs are the kernel queue ids netlink links to u's IRQs, else
-// u's queue index.
+// unitQueueIDs are the queue ids netlink links to u's IRQs, else u.queue.
 func unitQueueIDs(d *Device, u *unit) []int {
 	var ids []int
 	for _, k := range u.irqs {

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/numairqd/numairqd/pkg/config"
@@ -8,35 +9,28 @@ import (
 	"github.com/numairqd/numairqd/pkg/topology"
 )
 
-// Sources of an Exclusion besides config.BanEnvFile and
-// config.BanDefaultAffinity.
+// Exclusion sources besides config.BanEnvFile and BanDefaultAffinity.
 const (
 	ExcludedBanned   = "banned_cpus"
 	ExcludedIsolated = "isolated"
 	ExcludedNohzFull = "nohz_full"
 )
 
-// Exclusion is a set of online CPUs left out of Plan.Allowed by one
-// source, and why: an operator who finds a CPU without IRQs learns
-// which file or setting to look at. A CPU left out by several sources
-// is in each of their Exclusions.
+// Exclusion is the online CPUs one source leaves out of Allowed, and why.
 type Exclusion struct {
 	Source string       `json:"source"` // ExcludedBanned, ExcludedIsolated, ExcludedNohzFull or a config.ToolBan's Source
 	CPUs   cpumask.Mask `json:"cpus"`
 	Why    string       `json:"why"`
 }
 
-// Taken is the CPUs that the drivers' own spread gives queues of a
-// numa-hop device which the plan put elsewhere, and that another
-// device's queues hold in the same plan: why it is not placed exactly
-// as its driver would place it alone.
+// Taken is the CPUs the drivers' spread gives a numa-hop device's
+// queues that another device's queues hold in the plan.
 type Taken struct {
 	Device string       `json:"device"` // Device.Label of the earlier device
 	CPUs   cpumask.Mask `json:"cpus"`
 }
 
-// Label names d for people: its PCI address, or its first IRQ for a
-// device a rule named by IRQ name.
+// Label names d for people: its PCI address, or its first IRQ.
 func (d Device) Label() string {
 	if d.PCI != "" || len(d.IRQs) == 0 {
 		return d.PCI
@@ -44,8 +38,7 @@ func (d Device) Label() string {
 	return fmt.Sprintf("IRQ %d (%s)", d.IRQs[0].Number, d.IRQs[0].Name)
 }
 
-// exclusions lists, by source, the online CPUs cfg leaves out of the
-// allowed set; allowed is online minus all of them.
+// exclusions returns the allowed CPUs and, by source, those cfg leaves out.
 func exclusions(s *topology.Snapshot, cfg *config.Config) (allowed cpumask.Mask, out []Exclusion) {
 	online := s.Online()
 	add := func(source string, cpus cpumask.Mask, why string) {
@@ -77,13 +70,9 @@ func exclusions(s *topology.Snapshot, cfg *config.Config) (allowed cpumask.Mask,
 	return allowed, out
 }
 
-// policyWhy says why d has the policy it has: a rule's word, or what
-// auto weighed; queues are its movable queues, allowed the CPUs.
+// policyWhy says why d has its policy: a rule's, or what auto weighed.
 func policyWhy(d *Device, auto bool, queues int, allowed cpumask.Mask) string {
-	by := "the default"
-	if d.Rule != "" {
-		by = d.Rule
-	}
+	by := cmp.Or(d.Rule, "the default")
 	if !auto {
 		return fmt.Sprintf("%s, set by %s", d.Policy, by)
 	}
@@ -120,22 +109,16 @@ func orNone(m cpumask.Mask) string {
 	return m.String()
 }
 
-// Stacking is the most queue IRQs a placement puts on one CPU, on one
-// core (SMT siblings) and on one last-level cache (0 when the kernel
-// shows no caches).
+// Stacking is the most queue IRQs on one CPU, core and LLC (0: unknown).
 type Stacking struct {
 	CPU  int `json:"cpu"`
 	Core int `json:"core"`
 	LLC  int `json:"llc"`
 }
 
-// Locality is how far a device's queue IRQs are from its node, in node
-// distance, as planned and in the drivers' own spread (the device
-// alone, queue k on the k-th CPU of its order). Farther counts the
-// queue IRQs planned farther than the drivers put them and outside the
-// package of the drivers' CPU (the objective allows none); InPackage
-// those farther but inside it, which the objective allows where it
-// lowers the host's most queue IRQs per CPU.
+// Locality is the node distance of a device's queue IRQs, as planned and
+// in the drivers' own spread. Farther counts those planned farther than
+// the drivers' and outside its package, InPackage those inside it.
 type Locality struct {
 	Mean         float64 `json:"mean"`
 	Worst        int     `json:"worst"`
@@ -145,8 +128,7 @@ type Locality struct {
 	InPackage    int     `json:"in_package"`
 }
 
-// compare fills in p's Stacking and DriversStacking and each device's
-// Locality from the placed queue IRQs (IRQ.CPU and DriversCPU).
+// compare fills in p's Stacking, DriversStacking and Localities.
 func compare(s *topology.Snapshot, p *Plan) {
 	n := s.Online().Last() + 1
 	ours, drivers := make([]int, n), make([]int, n)

@@ -5,8 +5,7 @@ import (
 	"strconv"
 )
 
-// Dir is the direction a queue IRQ serves: XPS maps and NAPI kthreads
-// follow the IRQ that completes their work.
+// Dir is the direction a queue IRQ serves, which XPS and NAPI follow.
 type Dir uint8
 
 const (
@@ -32,8 +31,7 @@ func (d Dir) Transmits() bool { return d == DirBoth || d == DirTx }
 // Receives reports whether the IRQ serves a receive queue.
 func (d Dir) Receives() bool { return d == DirBoth || d == DirRx }
 
-// layout is how a rule's index and direction depend on the device's
-// other IRQs; classify resolves it.
+// layout is how a rule's queues depend on the device's other IRQs.
 type layout uint8
 
 const (

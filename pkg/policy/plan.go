@@ -13,11 +13,11 @@ import (
 
 // Plan is where every IRQ should be; it is never modified after Compute.
 type Plan struct {
-	Allowed  cpumask.Mask `json:"allowed"`           // online minus banned, isolated and nohz_full CPUs as configured
+	Allowed  cpumask.Mask `json:"allowed"`           // online minus the Excluded CPUs
 	Excluded []Exclusion  `json:"excluded"`          // the online CPUs not in Allowed, by source
-	Full     cpumask.Mask `json:"full,omitzero"`     // the online CPUs of Memory.Full: no IRQ is moved there
+	Full     cpumask.Mask `json:"full,omitzero"`     // online CPUs of Memory.Full: none moved there
 	Devices  []Device     `json:"devices"`           // by PCI address, then non-PCI IRQs a rule named
-	Balance  *BalanceView `json:"balance,omitempty"` // nil when no device balances by load and no loads were given
+	Balance  *BalanceView `json:"balance,omitempty"` // nil with no device by load and no loads
 	// Stacking is the most queue IRQs on one CPU, core and LLC;
 	// DriversStacking that of the drivers' own spreads together.
 	Stacking        Stacking `json:"stacking"`
@@ -68,8 +68,7 @@ type Device struct {
 	NAPIError   string                 `json:"napi_threads_error,omitempty"`
 }
 
-// IRQ is the plan for one IRQ, fields in /plan's key order (Queue -1
-// is null there).
+// IRQ is the plan for one IRQ, fields in /plan's key order.
 type IRQ struct {
 	Number int    `json:"irq"`
 	Name   string `json:"name"`

@@ -80,8 +80,7 @@ func (pl *planner) finish(dev int, d *Device, cfg *config.Config) {
 	pl.place(d, w.chosen, w.driver, counted)
 }
 
-// resolve fills in d's rule, policy, mask, spread node and IRQs, and
-// returns its queue indices.
+// resolve fills in d's policy, mask, node and IRQs; it returns its queues.
 func (pl *planner) resolve(d *Device, rule *config.Rule, irqs []inventory.IRQ, classes []class) []int {
 	d.Policy, d.Mask, d.Balance = config.PolicyAuto, config.MaskCPU, config.BalanceCount
 	if rule != nil {
@@ -165,8 +164,7 @@ func (pl *planner) choose(dev int, d *Device, queues []int) {
 	}
 }
 
-// currentCPUs returns, by queue index, the single CPU the queue's first
-// IRQ is on, else -1.
+// currentCPUs returns by queue index its first IRQ's single CPU, or -1.
 func currentCPUs(irqs []IRQ, queues []int) []int {
 	out := make([]int, queues[len(queues)-1]+1)
 	for i := range out {
@@ -242,8 +240,7 @@ func (pl *planner) takenOf(dev int, devs []Device, cpus cpumask.Mask) []Taken {
 	return out
 }
 
-// maxTaken bounds the devices a Taken list names; the rest share one
-// entry, so lists do not grow with the square of the device count.
+// maxTaken bounds the devices a Taken list names; the rest share one entry.
 const maxTaken = 8
 
 // place plans d's queue IRQs on their chosen masks, control IRQs on
@@ -324,8 +321,7 @@ func (pl *planner) leaveAll(d *Device, noCPU bool, why string) {
 	}
 }
 
-// controlMask is where control IRQs go: the allowed CPUs of the nearest
-// hop with any; every allowed CPU for NoNode.
+// controlMask is the allowed CPUs of the nearest hop with any (NoNode: all).
 func (pl *planner) controlMask(node int) cpumask.Mask {
 	for _, ring := range pl.s.Rings(node, pl.allowed) {
 		if len(ring) > 0 {
@@ -357,8 +353,7 @@ func coreSlots(s *topology.Snapshot, rings [][]int) []cpumask.Mask {
 	return slots
 }
 
-// queueIndices returns the distinct queue indices of the movable queue
-// IRQs, ascending: IRQs of one queue share a CPU.
+// queueIndices returns the movable queue IRQs' distinct queues, ascending.
 func queueIndices(irqs []IRQ) []int {
 	var qs []int
 	for _, q := range irqs {

@@ -36,7 +36,7 @@ func newSearch(pl *planner, l *load.Loads, inUnit map[int]bool) *search {
 	return s
 }
 
-// drop is how much placement to lowers from's peak, and its standard error.
+// drop is how much to lowers from's peak, and its standard error.
 func (s *search) drop(from, to []int) (drop, noise float64) {
 	before, after := s.loadsOf(from), s.loadsOf(to)
 	drop = s.peak(before) - s.peak(after)
@@ -100,9 +100,8 @@ func (s *search) classOf(i, cpu int) int {
 	return -1
 }
 
-// split parts the units for walk and lpt: the busy ones, heaviest
-// first; their number per device and class; and the loads with the idle
-// ones where from has them.
+// split returns the busy units, heaviest first; their number per device
+// and class; and the loads with the idle ones where from has them.
 func (s *search) split(from []int) (busy []int, room [][]int, loads []float64) {
 	room = make([][]int, len(s.devs))
 	for d := range s.devs {
@@ -132,33 +131,29 @@ func moved(a, from []int) int {
 	return n
 }
 
-// exact searches placements of the busy queues, keeping each device's
-// queues per class, for a lower peak than start's (the best known) or
-// the same peak with fewer moves. It is exact for the few busy queues
-// of a lab or a NIC; past maxEvaluations it returns the best reached.
+// exact searches placements of the busy queues, per class, for a lower
+// peak than start's or the same with fewer moves; past maxEvaluations
+// it returns the best reached.
 func (s *search) exact(start, from []int, maxMoves int) []int {
 	return s.walk(start, from, maxMoves, math.Inf(1), false)
 }
 
-// fewest returns, of the placements whose peak is at most limit, one
-// with the fewest moves from from (the lowest peak of those), searching
-// from start, which must be one of them, within fewestEvaluations.
+// fewest returns a placement of peak at most limit with the fewest
+// moves from from (then lowest peak); start must be one.
 func (s *search) fewest(start, from []int, limit float64) []int {
 	s.evals = maxEvaluations - fewestEvaluations
 	return s.walk(start, from, moved(start, from), limit, true)
 }
 
-// walk is the depth-first search of exact and fewest, heaviest queue
-// first, pruning a branch once it cannot beat the best: it returns the
-// first, by peak then moves (movesFirst: moves then peak), of the
-// placements within maxMoves and limit; start must be one of them.
+// walk is exact's and fewest's depth-first search, heaviest queue
+// first: the best by peak then moves (movesFirst: moves then peak)
+// within maxMoves and limit; start must be within them.
 func (s *search) walk(start, from []int, maxMoves int, limit float64, movesFirst bool) []int {
 	const eps = 1e-12
 	best := slices.Clone(start)
 	bestPeak, bestMoves := s.peak(s.loadsOf(best)), moved(best, from)
-	// beaten reports whether a placement of peak p (or a partial one,
-	// whose peak can only grow) and m moves (which can only grow) cannot
-	// come before the best in the order.
+	// beaten reports whether a (partial) placement of peak p and m moves
+	// cannot beat the best; both only grow.
 	beaten := func(p float64, m int) bool {
 		if p > limit+eps || m > maxMoves {
 			return true
@@ -180,7 +175,7 @@ func (s *search) walk(start, from []int, maxMoves int, limit float64, movesFirst
 		total += loads[c]
 	}
 	if bestMoves == 0 && (movesFirst || total/float64(len(s.cpus)) >= bestPeak-eps) {
-		return best // nothing has fewer moves, or the mean already bounds the peak
+		return best // nothing has fewer moves, or the mean bounds the peak
 	}
 	var dfs func(k, moves int, peak float64)
 	dfs = func(k, moves int, peak float64) {
@@ -213,7 +208,7 @@ func (s *search) walk(start, from []int, maxMoves int, limit float64, movesFirst
 			room[u.bdev][cl]++
 			loads[c] -= u.load
 		}
-		// Where from has it first, so that fewer moves are found first.
+		// Where from has it first: fewer moves are found first.
 		if cl := s.classOf(i, from[i]); cl >= 0 && room[u.bdev][cl] > 0 {
 			try(from[i], cl)
 		}

@@ -4,12 +4,9 @@ import (
 	"slices"
 )
 
-// improve lowers the busiest CPU's load step by step, each step moving
-// one busy queue off it or swapping one with a queue elsewhere, while
-// at most maxMoves queues end up away from where from has them. Each
-// step lowers the sorted load vector, so the search ends. A queue moves
-// within its hop ring and locality bound; a swap keeps each device's
-// queues per ring.
+// improve lowers the busiest CPU's load by moving a busy queue off it or
+// swapping it with one elsewhere, within its ring and bound and at most
+// maxMoves from from. Each step lowers the sorted loads, so it ends.
 func (s *search) improve(assign, from []int, maxMoves int) []int {
 	loads := s.loadsOf(assign)
 	class := make([]int, len(assign))
@@ -84,18 +81,15 @@ func (s *search) improve(assign, from []int, maxMoves int) []int {
 	return assign
 }
 
-// better reports whether placement a has a lower peak than b, or the
-// same peak with fewer queues away from where from has them.
+// better reports whether a has a lower peak than b, or fewer moves.
 func (s *search) better(a, b, from []int) bool {
 	pa, pb := s.peak(s.loadsOf(a)), s.peak(s.loadsOf(b))
 	return pa < pb-1e-12 || pa <= pb+1e-12 && moved(a, from) < moved(b, from)
 }
 
-// lpt is the longest-processing-time placement: busy queues in
-// descending load, each to the least loaded CPU of its locality bound
-// in a class with room left, nearer classes first on ties; idle queues
-// stay where from has them. It returns from when a queue finds no room
-// (the bounds of the device's queues crossed).
+// lpt is the longest-processing-time placement: busy queues, heaviest
+// first, each to the least loaded CPU of its bound in a class with
+// room; idle ones stay. It returns from when a queue finds no room.
 func (s *search) lpt(from []int) []int {
 	assign := slices.Clone(from)
 	busy, room, loads := s.split(from)

@@ -20,8 +20,7 @@ type hopQueue struct {
 	cpu        int // the CPU spread gave it
 }
 
-// spreadCell is the allowed CPUs of one (node, package, LLC), all
-// inside or all outside any locality bound.
+// spreadCell is the allowed CPUs of one (node, package, LLC).
 type spreadCell struct {
 	node, pkg int
 	llc       int     // index into spreader.llcCap
@@ -113,8 +112,7 @@ func (sp *spreader) coreLoad(cpus []int) int {
 	return n
 }
 
-// room is how many more queues cell ci takes with at most m per CPU
-// and mc per core (flowInf: no core limit).
+// room is how many more queues cell ci takes under m per CPU, mc per core.
 func (sp *spreader) room(ci, m, mc int) int {
 	total := 0
 	for _, core := range sp.cells[ci].cores {
@@ -156,8 +154,7 @@ func withinBound(s *topology.Snapshot, node, bound, pkg, at, atPkg int) (ok, far
 	return pkg >= 0 && atPkg == pkg, true
 }
 
-// caps are the most queues per CPU, core and LLC (flowInf: no limit),
-// and whether the package exception is in force.
+// caps bound the queues per CPU, core and LLC; relax: package exception.
 type caps struct {
 	cpu, core, llc int
 	relax          bool
@@ -333,8 +330,7 @@ func (sp *spreader) classes(qs []hopQueue, relax bool) []spreadClass {
 	return out
 }
 
-// fill hands each class's queues to the cells the flow gave them,
-// nearest first, then places each cell's queues on its CPUs.
+// fill hands each class's queues to their cells, nearest first.
 func (sp *spreader) fill(qs []hopQueue, classes []spreadClass, edges [][]int, f *flowNet, c caps) {
 	inCell := make([][]int, len(sp.cells))
 	for i, cl := range classes {
