@@ -9,56 +9,44 @@ import (
 	"github.com/numairqd/numairqd/pkg/topology"
 )
 
-// Balancing is what balance: load plans with; the zero value plans
-// every device as count would. Earlier placements are Memory.Held.
+// Balancing is what balance: load plans with; zero plans as count.
 type Balancing struct {
-	// Loads is the latest sample; nil or not Ready: no loads yet.
-	Loads *load.Loads
-	// MaxMoves bounds the queue moves of a proposal; 0 proposes nothing.
-	MaxMoves int
-	// MinGain (a fraction) and MinDrop (CPU-seconds per second, never
-	// under config.MinLoadMinDrop) are the least a proposal must lower
-	// the busiest CPU's load by; below MinPeak nothing is proposed.
+	Loads    *load.Loads // the latest sample; nil or not Ready: none yet
+	MaxMoves int         // bounds a proposal's moves; 0 proposes nothing
+	// MinGain (a fraction) and MinDrop (CPU-s/s, at least
+	// config.MinLoadMinDrop) are the least a proposal must lower the
+	// peak by; below MinPeak nothing is proposed.
 	MinGain, MinDrop, MinPeak float64
 }
 
-// Thresholds of "nothing real to gain": every move costs the queue's
-// cache and can reorder its packets, and loads are estimates (softirq
-// time sampled by the tick, shared between a CPU's queues by their
-// interrupts). An IRQ below idleQueue (0.1% of a CPU) never moves; a
-// proposal's drop must exceed noiseZ standard errors (search.drop), so
-// noise moves nothing; and of the placements within nearBest of the
-// best peak, the fewest moves wins: 1% lower is not worth three moves.
+// Thresholds of "nothing real to gain": moves cost cache and order and
+// loads are estimates. An IRQ under idleQueue never moves, a drop must
+// exceed noiseZ standard errors, and within nearBest of the best peak
+// the fewest moves win. maxEvaluations bounds one search's candidates;
+// the fewest-moves search gets fewestEvaluations more.
 const (
-	idleQueue = 0.001
-	// MinIntervals is how many load intervals a proposal needs: until
-	// then the loads' noise is unknown.
-	MinIntervals = 5
+	idleQueue    = 0.001
+	MinIntervals = 5 // load intervals a proposal needs to know the noise
 	noiseZ       = 3
 	nearBest     = 0.05
-	// maxEvaluations bounds the candidate moves one search looks at, so
-	// thousands of queues plan in bounded time; the search for the
-	// fewest moves near the best gets fewestEvaluations more.
+
 	maxEvaluations    = 2_000_000
 	fewestEvaluations = 100_000
 )
 
-// BalanceView is load balancing's part of a plan, the balance key of
-// Doc; loads are in CPU-seconds per second (0..1 of a CPU).
+// BalanceView is the balance key of Doc; loads in CPU-seconds per second.
 type BalanceView struct {
-	// Ready says loads were known; without them nothing below is set.
-	Ready          bool `json:"ready"`
-	TimeAccounting bool `json:"time_accounting"` // load.Loads.TimeAccounting
-	// CPUs, Peak and Mean are the allowed CPUs' loads as planned.
-	CPUs []CPULoad `json:"cpus"`
-	Peak float64   `json:"peak"`
-	Mean float64   `json:"mean"`
-	// Queues counts the queues placed by load; Reset those of them put
-	// back to count's placement because their held one no longer fit.
+	Ready          bool      `json:"ready"` // loads were known; else nothing below is set
+	TimeAccounting bool      `json:"time_accounting"`
+	CPUs           []CPULoad `json:"cpus"` // the allowed CPUs' loads as planned
+	Peak           float64   `json:"peak"`
+	Mean           float64   `json:"mean"`
+	// Queues counts the queues placed by load; Reset those put back to
+	// count's placement as their held one no longer fit.
 	Queues int `json:"queues"`
 	Reset  int `json:"reset"`
-	// Proposal is a placement with a lower peak, nil when none is worth
-	// moving to; Still then says why.
+	// Proposal is a placement with a lower peak worth moving to, else
+	// nil and Still says why.
 	Proposal *Proposal `json:"proposal"`
 	Still    Still     `json:"still,omitempty"`
 }
@@ -75,40 +63,32 @@ const (
 	StillNoise    Still = "gain within 3 standard errors" // noiseZ
 )
 
-// CPULoad is one allowed CPU's interrupt load (CPU-seconds per second):
-// Fixed is what the plan cannot move (managed and pinned IRQs, other
-// devices, time no IRQ accounts for), Load adds the balanced queues.
+// CPULoad is a CPU's interrupt load: Fixed cannot move, Load adds queues.
 type CPULoad struct {
 	CPU   int     `json:"cpu"`
 	Fixed float64 `json:"fixed"`
 	Load  float64 `json:"load"`
 }
 
-// unit is one balanced queue: the IRQs of one queue index of a device,
-// which always share a CPU.
+// unit is one balanced queue: the IRQs of one queue index of a device.
 type unit struct {
-	dev, queue int   // the device's index in Plan.Devices, the queue index
-	bdev       int   // the device's index in the planner's balanced devices
-	irqs       []int // indices into the device's IRQs
-	class      int   // which of its device's rings count put it in (see balanceDev)
-	cpu        int   // the plan's CPU: held, or count's
-	// near are the CPUs its locality bound allows (spread.go): the
-	// allowed CPUs no farther from its device's node than its drivers'
-	// CPU, and that CPU's package where the plan took the exception.
-	near  cpumask.Mask
-	load  float64
-	noise float64 // the standard error of load: its IRQs', added
+	dev, queue int          // the device's index in Plan.Devices, the queue index
+	bdev       int          // the device's index in the planner's balanced devices
+	irqs       []int        // indices into the device's IRQs
+	class      int          // which of its device's rings count put it in (see balanceDev)
+	cpu        int          // the plan's CPU: held, or count's
+	near       cpumask.Mask // the CPUs its locality bound allows
+	load       float64
+	noise      float64 // the standard error of load: its IRQs', added
 }
 
-// balanceDev is what the search needs of a balanced device: which class
-// each CPU it may use is in.
+// balanceDev is a balanced device's classes of CPUs for the search.
 type balanceDev struct {
 	class map[int]int // CPU -> ring index, for the rings count used
 	cpus  [][]int     // by class: the allowed CPUs of that ring
 }
 
-// loadBalanced reports whether d is placed by load: its balance says
-// so and its policy spreads single CPUs (numa-hop, linear; mask cpu).
+// loadBalanced reports whether d is placed by load (mask cpu; numa-hop, linear).
 func loadBalanced(d *Device, rule *config.Rule, cfg *config.Config) bool {
 	b := cfg.Balance
 	if rule != nil && rule.Balance != "" {
@@ -118,9 +98,9 @@ func loadBalanced(d *Device, rule *config.Rule, cfg *config.Config) bool {
 		(d.Policy == config.PolicyNUMAHop || d.Policy == config.PolicyLinear)
 }
 
-// balanceDevice records device number dev's queues as units and, when
-// their held placement still fits, puts them there: chosen is count's
-// placement, changed in place. It returns count's CPU of each queue.
+// balanceDevice records device dev's queues as units and puts them on
+// their held placement (into chosen) when it still fits. It returns
+// count's CPU of each queue.
 func (pl *planner) balanceDevice(dev int, d *Device, queues []int, chosen map[int]cpumask.Mask, driver map[int]int) map[int]int {
 	d.Balance = config.BalanceLoad
 	rings := [][]int{d.Order}
@@ -163,11 +143,9 @@ func (pl *planner) balanceDevice(dev int, d *Device, queues []int, chosen map[in
 	return counted
 }
 
-// heldFits returns the held CPU of each unit, and fits when every unit
-// has one, all its IRQs agree on it, and the units of each class number
-// what count gives the class: then the held placement keeps the
-// device's locality. some reports whether some IRQ had a held CPU under
-// its name: a placement dropped, not one never made.
+// heldFits returns each unit's held CPU; fits when all IRQs have one
+// and agree and each class keeps count's number of units (the device's
+// locality); some when any IRQ had one under its name.
 func (pl *planner) heldFits(d *Device, units []unit, bd balanceDev) (cpus []int, fits, some bool) {
 	cpus = make([]int, len(units))
 	quota := map[int]int{}
@@ -195,9 +173,8 @@ func (pl *planner) heldFits(d *Device, units []unit, bd balanceDev) (cpus []int,
 	return cpus, fits, some
 }
 
-// near returns the CPUs a queue of d whose drivers' CPU is driver may
-// use under the locality bound: every allowed CPU for a linear device
-// or one with no node.
+// near returns the CPUs the locality bound lets a queue of d with
+// drivers' CPU driver use: all allowed unless numa-hop with a node.
 func (pl *planner) near(d *Device, driver int) cpumask.Mask {
 	if d.Policy != config.PolicyNUMAHop || d.SpreadNode == topology.NoNode {
 		return pl.allowed
@@ -221,4 +198,88 @@ func (pl *planner) near(d *Device, driver int) cpumask.Mask {
 	m := b.Mask()
 	pl.nearMasks[key] = m
 	return m
+}
+
+// shareByPackets splits each balanced device's load among its queues by
+// packets where every queue is counted (busy queues poll more and
+// interrupt less); the total stays the estimate's. It sets LoadSource
+// and the queue IRQs' loads.
+func shareByPackets(p *Plan, units []unit, l *load.Loads) {
+	byDev := map[int][]int{}
+	var devs []int
+	for i, u := range units {
+		if _, ok := byDev[u.dev]; !ok {
+			devs = append(devs, u.dev)
+		}
+		byDev[u.dev] = append(byDev[u.dev], i)
+	}
+	for _, dev := range devs {
+		d := &p.Devices[dev]
+		d.LoadSource = load.SourceInterrupts
+		mine := byDev[dev]
+		rates := make([]float64, len(mine))
+		noises := make([]float64, len(mine))
+		var total, totalNoise, sum float64
+		source := ""
+		ok := true
+		for j, i := range mine {
+			u := &units[i]
+			total += u.load
+			totalNoise += u.noise
+			counted := false
+			for _, id := range unitQueueIDs(d, u) {
+				for _, iface := range d.Interfaces {
+					if q, found := l.Queue(iface, id); found && q.Ready {
+						rates[j] += q.Rate
+						noises[j] += q.Noise
+						source, counted = q.Source, true
+					}
+				}
+			}
+			ok = ok && counted
+			sum += rates[j]
+		}
+		if !ok || sum <= 0 {
+			continue
+		}
+		d.LoadSource = source
+		for j, i := range mine {
+			u := &units[i]
+			share := rates[j] / sum
+			u.load = total * share
+			u.noise = totalNoise*share + total*noises[j]/sum
+			spreadOver(d, u)
+		}
+	}
+}
+
+// spreadOver shares u's load among its IRQs as the estimate did.
+func spreadOver(d *Device, u *unit) {
+	var est float64
+	for _, k := range u.irqs {
+		est += d.IRQs[k].Load
+	}
+	for _, k := range u.irqs {
+		share := 1 / float64(len(u.irqs))
+		if est > 0 {
+			share = d.IRQs[k].Load / est
+		}
+		d.IRQs[k].Load = u.load * share
+	}
+}
+
+// unitQueueIDs are the queue ids netlink links to u's IRQs, else u.queue.
+func unitQueueIDs(d *Device, u *unit) []int {
+	var ids []int
+	for _, k := range u.irqs {
+		for _, id := range d.IRQs[k].QueueIDs {
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return []int{u.queue}
+	}
+	return ids
 }

@@ -12,14 +12,11 @@ import (
 // Scripts rely on devices[].pci, driver, node, policy and irqs[].irq,
 // name, queue, managed, current, planned: add keys, never rename them.
 type Doc struct {
-	// Generation is that of the daemon's published state (/plan); 0
-	// from `numairqd plan`, which runs no rounds.
-	Generation uint64 `json:"generation"`
+	Generation uint64 `json:"generation"` // the published state's; 0 from `numairqd plan`
 	*Plan
 }
 
-// Doc returns the JSON form of p. Its lists are [] when empty, never
-// null; p itself is not changed.
+// Doc returns the JSON form of p, empty lists as [], not null.
 func (p *Plan) Doc() Doc {
 	c := *p
 	c.Excluded, c.Devices = nonNil(c.Excluded), slices.Clone(nonNil(c.Devices))
@@ -49,11 +46,9 @@ func (r Role) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
 
 // UnmarshalText reads a role MarshalText wrote.
 func (r *Role) UnmarshalText(b []byte) error {
-	for _, c := range []Role{RoleControl, RoleQueue} {
-		if c.String() == string(b) {
-			*r = c
-			return nil
-		}
+	if i := slices.Index(roleNames[:], string(b)); i > 0 {
+		*r = Role(i)
+		return nil
 	}
 	return fmt.Errorf("unknown IRQ role %q: want control or queue", b)
 }
@@ -71,11 +66,9 @@ func (s *EffectiveState) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// MarshalJSON encodes d by the plan's tags, with null for the -1 that
-// IRQ.Queue, TxQueue.IRQ and NAPIThread.Queue and IRQ hold for none:
-// what a tag cannot say. In /plan only those keys can be -1, and the
-// encoder escapes every quote inside a string value, so `"queue":-1,`
-// and `"irq":-1,` occur nowhere else; the comma ends the number.
+// MarshalJSON encodes d by the plan's tags, with null for the -1 of the
+// queue and irq keys: only they can be -1, and quotes in strings are
+// escaped, so `"queue":-1,` and `"irq":-1,` occur nowhere else.
 func (d Doc) MarshalJSON() ([]byte, error) {
 	type doc Doc // without the methods
 	b, err := json.Marshal(doc(d))
@@ -88,28 +81,21 @@ func (d Doc) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes an IRQ of /plan, a null Queue as -1.
 func (q *IRQ) UnmarshalJSON(b []byte) error {
-	type irq IRQ        // without the methods
-	j := irq{Queue: -1} // null leaves a number as it is
-	err := json.Unmarshal(b, &j)
-	*q = IRQ(j)
-	return err
+	type irq IRQ // without the methods; null leaves the -1
+	*q = IRQ{Queue: -1}
+	return json.Unmarshal(b, (*irq)(q))
 }
 
 // UnmarshalJSON decodes a TxQueue of /plan, a null IRQ as -1.
 func (t *TxQueue) UnmarshalJSON(b []byte) error {
 	type txQueue TxQueue
-	j := txQueue{IRQ: -1}
-	err := json.Unmarshal(b, &j)
-	*t = TxQueue(j)
-	return err
+	*t = TxQueue{IRQ: -1}
+	return json.Unmarshal(b, (*txQueue)(t))
 }
 
-// UnmarshalJSON decodes a NAPIThread of /plan, a null Queue and IRQ as
-// -1.
+// UnmarshalJSON decodes a NAPIThread of /plan, null Queue and IRQ as -1.
 func (t *NAPIThread) UnmarshalJSON(b []byte) error {
 	type napiThread NAPIThread
-	j := napiThread{Queue: -1, IRQ: -1}
-	err := json.Unmarshal(b, &j)
-	*t = NAPIThread(j)
-	return err
+	*t = NAPIThread{Queue: -1, IRQ: -1}
+	return json.Unmarshal(b, (*napiThread)(t))
 }

@@ -8,35 +8,24 @@ import (
 	"github.com/numairqd/numairqd/pkg/inventory"
 )
 
-// A write to smp_affinity_list is only a request: the kernel may keep the
-// IRQ where it was. Each plan compares a written IRQ's effective CPUs with
-// the mask: inside is verified; outside but not fired since is pending
-// (moves wait for the next interrupt); outside after firing is written
-// again, up to MaxRewrites times; then it is a mismatch, reported and left
-// alone until the plan changes or a fresh read (Verifies.Fresh).
-
-// MaxRewrites bounds the writes of the same mask to an IRQ the kernel
-// keeps outside it.
+// MaxRewrites bounds re-writes of a mask the kernel keeps an IRQ outside.
 const MaxRewrites = 3
 
 // Verify is a write whose effect the kernel has not shown yet.
 type Verify struct {
-	Name string       // the IRQ's name: the same number under another is a new IRQ
+	Name string       // the same number under another name is a new IRQ
 	Mask cpumask.Mask // what was written
-	// Count is the IRQ's interrupt count read just after the write;
-	// without it (Counted false) the IRQ cannot be seen to fire and
-	// stays pending.
-	Count   uint64
-	Counted bool
-	// Rewrites counts the writes of Mask after the first.
-	Rewrites int
+	// Count is the interrupt count just after the write; without it
+	// (!Counted) the IRQ stays pending.
+	Count    uint64
+	Counted  bool
+	Rewrites int // writes of Mask after the first
 }
 
 // Verifies are the writes to verify, by IRQ number; nil means none.
 type Verifies map[int]Verify
 
-// Masks are the masks written, by IRQ: what to read the effective CPUs
-// of, and where they should be (inventory.FS.ReadEffective).
+// Masks are the masks written, by IRQ, for inventory.FS.ReadEffective.
 func (v Verifies) Masks() map[int]cpumask.Mask {
 	out := make(map[int]cpumask.Mask, len(v))
 	for n, e := range v {
@@ -45,9 +34,7 @@ func (v Verifies) Masks() map[int]cpumask.Mask {
 	return out
 }
 
-// Fresh returns v with no re-writes counted: a fresh read (the resync, a
-// reload) gives every mismatched IRQ another MaxRewrites tries, as
-// vectors may have been freed since.
+// Fresh returns v with no re-writes counted, for a fresh read.
 func (v Verifies) Fresh() Verifies {
 	out := maps.Clone(v)
 	for n, e := range out {
@@ -57,23 +44,15 @@ func (v Verifies) Fresh() Verifies {
 	return out
 }
 
-// EffectiveState is how an IRQ's effective CPUs compare with a write
-// made earlier of its planned mask.
+// EffectiveState compares an IRQ's effective CPUs with an earlier write.
 type EffectiveState uint8
 
 const (
-	// EffectiveUnchecked: no earlier write to verify, or nothing to read.
-	EffectiveUnchecked EffectiveState = iota
-	// EffectiveVerified: the effective CPUs are inside the planned mask.
-	EffectiveVerified
-	// EffectivePending: outside, and the IRQ has not fired since the
-	// write: the move waits for its next interrupt.
-	EffectivePending
-	// EffectiveRewrite: outside after firing; this round writes the
-	// mask again.
-	EffectiveRewrite
-	// EffectiveMismatch: outside after MaxRewrites re-writes; left so.
-	EffectiveMismatch
+	EffectiveUnchecked EffectiveState = iota // no write to verify, or nothing read
+	EffectiveVerified                        // inside the planned mask
+	EffectivePending                         // outside, not fired since the write
+	EffectiveRewrite                         // outside after firing: written again
+	EffectiveMismatch                        // outside after MaxRewrites re-writes
 )
 
 var effectiveNames = [...]string{"", "verified", "pending", "rewrite", "mismatch"}
@@ -87,9 +66,7 @@ func (s EffectiveState) String() string {
 }
 
 // verify sets the effective CPUs of every IRQ in eff, and the
-// EffectiveState of those the plan keeps on the mask mem says was
-// written. A plan that moves an IRQ elsewhere writes anew, so its old
-// write is not checked.
+// EffectiveState of those the plan keeps on the mask mem wrote.
 func verify(p *Plan, eff map[int]inventory.Effective, mem Verifies) {
 	for di := range p.Devices {
 		for i := range p.Devices[di].IRQs {
@@ -146,21 +123,52 @@ func effectiveNote(q *IRQ, v Verify) string {
 	return ""
 }
 
-// wantsWrite reports whether the plan writes q: it is placed and not
-// where planned, or the kernel kept it outside the mask it has.
+// wantsWrite reports whether the plan writes q.
 func (q IRQ) wantsWrite() bool {
 	return !q.LeftAlone() && (!q.Planned.Equal(q.Current) || q.EffectiveState == EffectiveRewrite)
 }
 
 // EffectiveIRQs lists the IRQs in state s, for logs and metrics.
 func (p *Plan) EffectiveIRQs(s EffectiveState) []IRQ {
-	var out []IRQ
-	for _, d := range p.Devices {
-		for _, q := range d.IRQs {
-			if q.EffectiveState == s {
-				out = append(out, q)
-			}
+	return p.irqsWhere(func(q IRQ) bool { return q.EffectiveState == s })
+}
+
+// Memory is what earlier rounds learned that no read shows.
+type Memory struct {
+	Refused Refusals     // IRQs the kernel refused to move
+	Full    cpumask.Mask // CPUs where a write got ENOSPC: no free vector
+	Held    Held         // the placement load balancing chose
+	Verify  Verifies     // writes the kernel has not shown in effect yet
+}
+
+// Learned reports whether m holds a refusal or full CPU before did not.
+func (m Memory) Learned(before Memory) bool {
+	if !m.Full.IsSubsetOf(before.Full) {
+		return true
+	}
+	for n, r := range m.Refused {
+		if before.Refused[n] != r {
+			return true
 		}
 	}
-	return out
+	return false
+}
+
+// Refusal is an IRQ the kernel refused to move although procfs did not
+// say it was managed; it holds while the IRQ keeps its name.
+type Refusal struct {
+	Name  string
+	Errno string // "EIO" or "EPERM"
+}
+
+// Refusals are the refused IRQs by number; nil means none.
+type Refusals map[int]Refusal
+
+// Held is load balancing's CPU of each queue IRQ, while it keeps its name.
+type Held map[int]HeldIRQ
+
+// HeldIRQ is one IRQ of a Held.
+type HeldIRQ struct {
+	Name string
+	CPU  int
 }

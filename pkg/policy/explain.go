@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/numairqd/numairqd/pkg/config"
@@ -15,48 +16,33 @@ const (
 	ExcludedNohzFull = "nohz_full"
 )
 
-// ToolBan is a set of CPUs another tool banned, an input of Compute
-// read from the machine (machine.Machine.ToolBans).
+// ToolBan is a set of CPUs another tool banned, an input of Compute.
 type ToolBan struct {
-	// Source is BanEnvFile or BanDefaultAffinity; Path is the
-	// environment file read, "" for BanDefaultAffinity.
-	Source, Path string
+	Source, Path string // BanEnvFile with the file read, or BanDefaultAffinity
 	CPUs         cpumask.Mask
 }
 
-// Sources of a ToolBan, named as the source label of
-// numairqd_banned_cpus and /status name them.
+// Sources of a ToolBan: numairqd_banned_cpus's and /status's source.
 const (
-	// BanEnvFile is irqbalance's environment file (irqbalance_env_file),
-	// whose banned-CPU variables cri-o and tuned write.
-	BanEnvFile = "irqbalance_env"
-	// BanDefaultAffinity is /proc/irq/default_smp_affinity
-	// (honor_default_smp_affinity), from which cri-o clears the CPUs
-	// of pods that ask for no IRQs.
-	BanDefaultAffinity = "default_smp_affinity"
+	BanEnvFile         = "irqbalance_env"       // irqbalance's environment file: cri-o, tuned
+	BanDefaultAffinity = "default_smp_affinity" // cri-o clears pods' CPUs from it
 )
 
-// Exclusion is a set of online CPUs left out of Plan.Allowed by one
-// source, and why: an operator who finds a CPU without IRQs learns
-// which file or setting to look at. A CPU left out by several sources
-// is in each of their Exclusions.
+// Exclusion is the online CPUs one source leaves out of Allowed, and why.
 type Exclusion struct {
 	Source string       `json:"source"` // ExcludedBanned, ExcludedIsolated, ExcludedNohzFull or a ToolBan's Source
 	CPUs   cpumask.Mask `json:"cpus"`
 	Why    string       `json:"why"`
 }
 
-// Taken is the CPUs that the drivers' own spread gives queues of a
-// numa-hop device which the plan put elsewhere, and that another
-// device's queues hold in the same plan: why it is not placed exactly
-// as its driver would place it alone.
+// Taken is the CPUs the drivers' spread gives a numa-hop device's
+// queues that another device's queues hold in the plan.
 type Taken struct {
 	Device string       `json:"device"` // Device.Label of the earlier device
 	CPUs   cpumask.Mask `json:"cpus"`
 }
 
-// Label names d for people: its PCI address, or its first IRQ for a
-// device a rule named by IRQ name.
+// Label names d for people: its PCI address, or its first IRQ.
 func (d Device) Label() string {
 	if d.PCI != "" || len(d.IRQs) == 0 {
 		return d.PCI
@@ -64,8 +50,8 @@ func (d Device) Label() string {
 	return fmt.Sprintf("IRQ %d (%s)", d.IRQs[0].Number, d.IRQs[0].Name)
 }
 
-// exclusions lists, by source, the online CPUs cfg and tools leave out
-// of the allowed set; allowed is online minus all of them.
+// exclusions returns the allowed CPUs and, by source, those cfg and
+// tools leave out.
 func exclusions(s *topology.Snapshot, cfg *config.Config, tools []ToolBan) (allowed cpumask.Mask, out []Exclusion) {
 	online := s.Online()
 	add := func(source string, cpus cpumask.Mask, why string) {
@@ -97,13 +83,9 @@ func exclusions(s *topology.Snapshot, cfg *config.Config, tools []ToolBan) (allo
 	return allowed, out
 }
 
-// policyWhy says why d has the policy it has: a rule's word, or what
-// auto weighed; queues are its movable queues, allowed the CPUs.
+// policyWhy says why d has its policy: a rule's, or what auto weighed.
 func policyWhy(d *Device, auto bool, queues int, allowed cpumask.Mask) string {
-	by := "the default"
-	if d.Rule != "" {
-		by = d.Rule
-	}
+	by := cmp.Or(d.Rule, "the default")
 	if !auto {
 		return fmt.Sprintf("%s, set by %s", d.Policy, by)
 	}
@@ -138,4 +120,83 @@ func orNone(m cpumask.Mask) string {
 		return "none"
 	}
 	return m.String()
+}
+
+// Stacking is the most queue IRQs on one CPU, core and LLC (0: unknown).
+type Stacking struct {
+	CPU  int `json:"cpu"`
+	Core int `json:"core"`
+	LLC  int `json:"llc"`
+}
+
+// Locality is the node distance of a device's queue IRQs, as planned and
+// in the drivers' own spread. Farther counts those planned farther than
+// the drivers' and outside its package, InPackage those inside it.
+type Locality struct {
+	Mean         float64 `json:"mean"`
+	Worst        int     `json:"worst"`
+	DriversMean  float64 `json:"drivers_mean"`
+	DriversWorst int     `json:"drivers_worst"`
+	Farther      int     `json:"farther"`
+	InPackage    int     `json:"in_package"`
+}
+
+// compare fills in p's Stacking, DriversStacking and Localities.
+func compare(s *topology.Snapshot, p *Plan) {
+	n := s.Online().Last() + 1
+	ours, drivers := make([]int, n), make([]int, n)
+	for i := range p.Devices {
+		d := &p.Devices[i]
+		var l Locality
+		placed := 0
+		for _, q := range d.IRQs {
+			if q.Role != RoleQueue || q.CPU < 0 || q.DriversCPU < 0 || q.CPU >= n || q.DriversCPU >= n {
+				continue
+			}
+			ours[q.CPU]++
+			drivers[q.DriversCPU]++
+			if q.Distance < 0 || q.DriversDistance < 0 {
+				continue
+			}
+			placed++
+			l.Mean += float64(q.Distance)
+			l.DriversMean += float64(q.DriversDistance)
+			l.Worst, l.DriversWorst = max(l.Worst, q.Distance), max(l.DriversWorst, q.DriversDistance)
+			if q.Distance > q.DriversDistance {
+				c, _ := s.CPU(q.CPU)
+				k, _ := s.CPU(q.DriversCPU)
+				if k.Package >= 0 && c.Package == k.Package {
+					l.InPackage++
+				} else {
+					l.Farther++
+				}
+			}
+		}
+		if placed > 0 && d.Policy == config.PolicyNUMAHop {
+			l.Mean /= float64(placed)
+			l.DriversMean /= float64(placed)
+			d.Locality = &l
+		}
+	}
+	p.Stacking, p.DriversStacking = stack(s, ours), stack(s, drivers)
+}
+
+// stack is the Stacking of perCPU, queue IRQs by CPU id.
+func stack(s *topology.Snapshot, perCPU []int) Stacking {
+	core, llc := make([]int, len(perCPU)), make([]int, len(perCPU))
+	var st Stacking
+	for cpu, n := range perCPU {
+		c, ok := s.CPU(cpu)
+		if n == 0 || !ok {
+			continue
+		}
+		st.CPU = max(st.CPU, n)
+		core[c.Core] += n
+		st.Core = max(st.Core, core[c.Core])
+		if !c.LLC.IsEmpty() {
+			llc[c.LLC.First()] += n
+			st.LLC = max(st.LLC, llc[c.LLC.First()])
+		}
+	}
+	return st
 }

@@ -1,10 +1,8 @@
 package policy
 
-// flowNet is a small flow network for the placement objective (spread.go):
-// a few dozen classes of queues, a few dozen cells of CPUs, and edges
-// between them. run computes a minimum-cost maximum flow by successive
-// shortest paths (Bellman-Ford with a queue, as costs of residual edges
-// are negative); with all costs 0 it is a maximum flow.
+// flowNet is a small flow network of classes and cells for spread; run
+// finds a min-cost max flow by successive shortest paths (Bellman-Ford
+// with a queue, as residual costs are negative).
 type flowNet struct {
 	head []int // per node: first edge, -1 for none
 	next []int // per edge: the node's next edge
@@ -24,8 +22,7 @@ func newFlowNet(nodes int) *flowNet {
 	return f
 }
 
-// add adds an edge from u to v and its residual twin, and returns the
-// edge's index: flowOn tells how much it carries once run has run.
+// add adds an edge u->v and its residual twin, and returns its index.
 func (f *flowNet) add(u, v, capacity int, cost int64) int {
 	e := len(f.to)
 	f.to = append(f.to, v, u)
@@ -39,8 +36,7 @@ func (f *flowNet) add(u, v, capacity int, cost int64) int {
 // flowOn returns the flow edge e carries.
 func (f *flowNet) flowOn(e int) int { return f.cap[e^1] }
 
-// run pushes as much flow from s to t as fits, each unit along the
-// cheapest path left, and returns the flow.
+// run pushes the most flow from s to t, cheapest paths first.
 func (f *flowNet) run(s, t int) int {
 	n := len(f.head)
 	dist := make([]int64, n)

@@ -11,27 +11,17 @@ import (
 	"github.com/numairqd/numairqd/pkg/napi"
 )
 
-// NAPIThread is the plan of one kthread of threaded NAPI: the CPUs it
-// may run on, those of the IRQ it serves, so that its polling stays
-// where its interrupts are (docs/datapath-draft.md §9). The kernel
-// never moves a NAPI kthread itself.
+// NAPIThread is the plan of a NAPI kthread (docs/datapath-draft.md §9).
 type NAPIThread struct {
-	Interface string `json:"interface"`
-	NAPIID    int    `json:"napi_id"`
-	PID       int    `json:"pid"`
-	Comm      string `json:"name"`
-	// Queue and Kind are the queue the NAPI serves when known (Queue
-	// -1, null in JSON, and Kind "" when not).
-	Queue int       `json:"queue"`
-	Kind  napi.Kind `json:"direction"`
-	// IRQ is the IRQ the thread follows, -1 (null in JSON) when none
-	// was found.
-	IRQ int `json:"irq"`
-	// Source says how the thread was found: napi-get (6.8+) or the
-	// names in /proc with a driver's rule, "" when not resolved.
-	Source napi.Source `json:"source"`
-	// Current is Cpus_allowed_list as read; Planned what it should be,
-	// empty when the thread is left alone.
+	Interface string      `json:"interface"`
+	NAPIID    int         `json:"napi_id"`
+	PID       int         `json:"pid"`
+	Comm      string      `json:"name"`
+	Queue     int         `json:"queue"`     // -1 (null) when unknown
+	Kind      napi.Kind   `json:"direction"` // "" when unknown
+	IRQ       int         `json:"irq"`       // the IRQ it follows, -1 (null) for none
+	Source    napi.Source `json:"source"`    // how it was found, "" when not resolved
+	// Current is Cpus_allowed_list as read; Planned empty when left alone.
 	Current cpumask.Mask `json:"current"`
 	Planned cpumask.Mask `json:"planned"`
 	Reason  string       `json:"reason"`
@@ -40,17 +30,12 @@ type NAPIThread struct {
 // LeftAlone reports whether the plan does not touch the thread.
 func (t NAPIThread) LeftAlone() bool { return t.Planned.IsEmpty() }
 
-// planNAPI plans the NAPI kthreads of each device once the IRQs are
-// placed: each follows the IRQ napi-get names, else its queue's IRQ for
-// its direction; a thread with no IRQ, or not resolved, is left alone.
+// planNAPI plans each device's NAPI kthreads once the IRQs are placed.
 func planNAPI(inv *inventory.Inventory, p *Plan) {
 	for i := range p.Devices {
 		d := &p.Devices[i]
-		if d.PCI == "" {
-			continue
-		}
 		dev, ok := inv.Device(d.PCI)
-		if !ok {
+		if d.PCI == "" || !ok {
 			continue
 		}
 		n := dev.NAPI
@@ -85,12 +70,12 @@ func planNAPIThread(p *Plan, d *Device, th inventory.NAPIThread) NAPIThread {
 	switch {
 	case d.NAPIMode == config.NAPIThreadsLeave:
 		t.Reason = "napi_threads leave: " + cmp.Or(d.Rule, "config")
-		return t
 	case th.Err != nil:
 		t.Reason = "left alone: " + th.Err.Error()
-		return t
 	case !found:
 		t.Reason = "left alone: " + why
+	}
+	if t.Reason != "" {
 		return t
 	}
 	mask, src := q.Planned, "planned"
@@ -106,9 +91,8 @@ func planNAPIThread(p *Plan, d *Device, th inventory.NAPIThread) NAPIThread {
 	return t
 }
 
-// threadIRQ finds the IRQ thread th serves among d's: napi-get's when
-// it gave one, else the queue IRQ of th's queue that serves its
-// direction (a combined queue IRQ serves both). why says why none.
+// threadIRQ finds th's IRQ among d's: napi-get's, else its queue's IRQ
+// of its direction; why says why none.
 func threadIRQ(d *Device, th inventory.NAPIThread) (IRQ, bool, string) {
 	if th.IRQ >= 0 {
 		for _, q := range d.IRQs {

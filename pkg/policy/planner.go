@@ -19,18 +19,16 @@ type planner struct {
 	refused Refusals
 	counts  []int // by CPU id: queues of linear and mask core devices; -1 not allowed
 
-	bal   Balancing
-	held  Held // Memory.Held
-	chose Held // the plan's Held
-	units []unit
-	devs  []balanceDev
-	reset int
-	work  []deviceWork // by device index
-	hop   []hopQueue   // the queues of every numa-hop device, for spread
-	// relaxed says spread took the package exception (caps.relax);
-	// nearMasks caches near's masks.
-	relaxed   bool
-	nearMasks map[[3]int]cpumask.Mask
+	bal       Balancing
+	held      Held // Memory.Held
+	chose     Held // the plan's Held
+	units     []unit
+	devs      []balanceDev
+	reset     int
+	work      []deviceWork            // by device index
+	hop       []hopQueue              // the queues of every numa-hop device, for spread
+	relaxed   bool                    // spread took the package exception
+	nearMasks map[[3]int]cpumask.Mask // near's cache
 }
 
 // deviceWork is what begin leaves for finish about one device.
@@ -43,9 +41,8 @@ type deviceWork struct {
 	driver map[int]int          // each queue's CPU in the drivers' own spread
 }
 
-// begin resolves device number dev's rule and policy and places what
-// does not depend on other devices: ignore, pinned, linear and mask
-// core. Its numa-hop queues wait in pl.hop for spread.
+// begin resolves device dev's policy and places what needs no other
+// device (ignore, pinned, linear, mask core); numa-hop queues join pl.hop.
 func (pl *planner) begin(dev int, d Device, rule *config.Rule, irqs []inventory.IRQ, classes []class) Device {
 	queues := pl.resolve(&d, rule, irqs, classes)
 	pl.work = append(pl.work, deviceWork{rule: rule, done: true})
@@ -70,8 +67,7 @@ func (pl *planner) begin(dev int, d Device, rule *config.Rule, irqs []inventory.
 	return d
 }
 
-// finish balances device number dev by load when it asks for it, then
-// plans its IRQs.
+// finish balances device dev by load if asked, then plans its IRQs.
 func (pl *planner) finish(dev int, d *Device, cfg *config.Config) {
 	w := pl.work[dev]
 	if w.done {
@@ -84,8 +80,7 @@ func (pl *planner) finish(dev int, d *Device, cfg *config.Config) {
 	pl.place(d, w.chosen, w.driver, counted)
 }
 
-// resolve fills in d's rule, policy, mask, spread node and IRQs as
-// read, and returns its queue indices.
+// resolve fills in d's policy, mask, node and IRQs; it returns its queues.
 func (pl *planner) resolve(d *Device, rule *config.Rule, irqs []inventory.IRQ, classes []class) []int {
 	d.Policy, d.Mask, d.Balance = config.PolicyAuto, config.MaskCPU, config.BalanceCount
 	if rule != nil {
@@ -104,8 +99,6 @@ func (pl *planner) resolve(d *Device, rule *config.Rule, irqs []inventory.IRQ, c
 		d.IRQs[i] = IRQ{Number: q.Number, Name: q.Name, Role: classes[i].role, Queue: classes[i].queue, Dir: classes[i].dir,
 			QueueSource: classes[i].source, QueueNote: classes[i].note,
 			Current: q.Affinity, CPU: -1, Hop: -1, Distance: -1, DriversCPU: -1, DriversDistance: -1}
-		// The kernel owns q when the inventory found it managed or an
-		// earlier write to it under this name was refused.
 		r, refused := pl.refused[q.Number]
 		switch {
 		case q.Managed:
@@ -128,9 +121,9 @@ func (pl *planner) resolve(d *Device, rule *config.Rule, irqs []inventory.IRQ, c
 	return queues
 }
 
-// choose gives each queue of device number dev its mask by count: the
-// i-th CPU of the order (linear) or the MANA driver's core walk (mask
-// core), counted as fixed for spread; numa-hop queues join pl.hop.
+// choose gives each queue of device dev its mask by count: the i-th CPU
+// of the order (linear) or the MANA core walk (mask core), fixed for
+// spread; numa-hop queues join pl.hop.
 func (pl *planner) choose(dev int, d *Device, queues []int) {
 	w := &pl.work[dev]
 	w.chosen = make(map[int]cpumask.Mask, len(queues))
@@ -171,8 +164,7 @@ func (pl *planner) choose(dev int, d *Device, queues []int) {
 	}
 }
 
-// currentCPUs returns, by queue index up to the highest of queues, the
-// CPU the queue's first IRQ is on when that is a single CPU, else -1.
+// currentCPUs returns by queue index its first IRQ's single CPU, or -1.
 func currentCPUs(irqs []IRQ, queues []int) []int {
 	out := make([]int, queues[len(queues)-1]+1)
 	for i := range out {
@@ -193,9 +185,7 @@ func currentCPUs(irqs []IRQ, queues []int) []int {
 	return out
 }
 
-// spread places every numa-hop queue of the plan at once (spread.go)
-// and says, for each device whose queues are not all where the drivers
-// put them, which other devices hold those CPUs.
+// spread places every numa-hop queue at once and fills in Device.Taken.
 func (pl *planner) spread(devs []Device) {
 	sp := newSpreader(pl.s, pl.allowed, pl.counts)
 	pl.relaxed = sp.place(pl.hop)
@@ -225,8 +215,7 @@ func (pl *planner) spread(devs []Device) {
 	}
 }
 
-// takenOf returns the CPUs of cpus that devices other than dev took, by
-// device.
+// takenOf returns, by device, the CPUs of cpus other devices took.
 func (pl *planner) takenOf(dev int, devs []Device, cpus cpumask.Mask) []Taken {
 	if cpus.IsEmpty() {
 		return nil
@@ -251,14 +240,11 @@ func (pl *planner) takenOf(dev int, devs []Device, cpus cpumask.Mask) []Taken {
 	return out
 }
 
-// maxTaken bounds the devices a Taken list names one by one; the rest
-// share one entry. Without it the lists grow with the square of the
-// device count (hundreds of SR-IOV functions), in /plan and the text.
+// maxTaken bounds the devices a Taken list names; the rest share one entry.
 const maxTaken = 8
 
-// place plans each queue IRQ of d on its queue's chosen mask, each
-// control IRQ on the control mask; counted is count's CPU of each queue
-// balanced by load.
+// place plans d's queue IRQs on their chosen masks, control IRQs on
+// the control mask; counted is count's CPU of each load-balanced queue.
 func (pl *planner) place(d *Device, chosen map[int]cpumask.Mask, driver, counted map[int]int) {
 	control, why, word := pl.controlMask(d.Node), "control IRQ: all allowed CPUs (device has no NUMA node)", "CPU"
 	if d.SpreadNode != topology.NoNode {
@@ -288,12 +274,10 @@ func (pl *planner) place(d *Device, chosen map[int]cpumask.Mask, driver, counted
 		}
 		q.CPU, q.DriversCPU = q.Planned.First(), driver[q.Queue]
 		q.Hop, q.Distance, q.DriversDistance = pl.s.HopLevel(d.Node, q.CPU), -1, -1
+		where := "device has no NUMA node"
 		if d.SpreadNode != topology.NoNode {
 			q.Distance = pl.s.Distance(d.Node, pl.s.NodeOfCPU(q.CPU))
 			q.DriversDistance = pl.s.Distance(d.Node, pl.s.NodeOfCPU(q.DriversCPU))
-		}
-		where := "device has no NUMA node"
-		if d.SpreadNode != topology.NoNode {
 			where = fmt.Sprintf("hop %d, distance %d from node %d", q.Hop, q.Distance, d.Node)
 		}
 		how := string(d.Policy)
@@ -328,7 +312,7 @@ func (pl *planner) pinned(d *Device, cpus cpumask.Mask) {
 	}
 }
 
-// leaveAll leaves the device's IRQs alone for why, with NoCPU noCPU.
+// leaveAll leaves d's IRQs alone for why.
 func (pl *planner) leaveAll(d *Device, noCPU bool, why string) {
 	for i := range d.IRQs {
 		if q := &d.IRQs[i]; !q.handsOff() {
@@ -337,9 +321,7 @@ func (pl *planner) leaveAll(d *Device, noCPU bool, why string) {
 	}
 }
 
-// controlMask is where a device's control IRQs go: the allowed CPUs of
-// the nearest hop that has any (the device's own node unless all its
-// CPUs are banned); every allowed CPU for NoNode.
+// controlMask is the allowed CPUs of the nearest hop with any (NoNode: all).
 func (pl *planner) controlMask(node int) cpumask.Mask {
 	for _, ring := range pl.s.Rings(node, pl.allowed) {
 		if len(ring) > 0 {
@@ -349,9 +331,8 @@ func (pl *planner) controlMask(node int) cpumask.Mask {
 	return pl.allowed
 }
 
-// coreSlots is the MANA driver's walk (mana_irq_setup_numa_aware): hop
-// by hop, passes over the hop's cores (by first CPU), one IRQ per core
-// per pass, as many as the hop's threads; a slot is a core's siblings.
+// coreSlots is MANA's walk (mana_irq_setup_numa_aware): per hop, passes
+// over its cores, one IRQ per core per pass, as many as its threads.
 func coreSlots(s *topology.Snapshot, rings [][]int) []cpumask.Mask {
 	var slots []cpumask.Mask
 	for _, ring := range rings {
@@ -372,8 +353,7 @@ func coreSlots(s *topology.Snapshot, rings [][]int) []cpumask.Mask {
 	return slots
 }
 
-// queueIndices returns the distinct queue indices of the movable queue
-// IRQs, ascending: IRQs sharing one (rx and tx of a pair) share a CPU.
+// queueIndices returns the movable queue IRQs' distinct queues, ascending.
 func queueIndices(irqs []IRQ) []int {
 	var qs []int
 	for _, q := range irqs {
@@ -383,4 +363,45 @@ func queueIndices(irqs []IRQ) []int {
 	}
 	slices.Sort(qs)
 	return slices.Compact(qs)
+}
+
+// newCounts returns 0 per allowed CPU id, -1 for the others.
+func newCounts(allowed cpumask.Mask) []int {
+	n := make([]int, allowed.Last()+1)
+	for i := range n {
+		if !allowed.Contains(i) {
+			n[i] = -1
+		}
+	}
+	return n
+}
+
+// put plans q on m but, like irqbalance after ENOSPC, on no full CPU q
+// is not on: m loses its full CPUs, or moves on along d.Order. It
+// returns the note for q's reason; !ok when all of the order is full.
+func (pl *planner) put(d *Device, q *IRQ, m cpumask.Mask) (note string, ok bool) {
+	q.Planned = m
+	if m.Equal(q.Current) || !m.Intersects(pl.full) {
+		return "", true
+	}
+	full := m.And(pl.full)
+	note = fmt.Sprintf("; CPUs %s have no free vector", full)
+	if full.Weight() == 1 {
+		note = fmt.Sprintf("; CPU %s has no free vector", full)
+	}
+	if left := m.AndNot(pl.full); !left.IsEmpty() {
+		q.Planned = left
+		return note + ", left out", true
+	}
+	n := len(d.Order)
+	from := slices.Index(d.Order, m.First())
+	for k := 1; k <= n; k++ {
+		if c := d.Order[(from+k)%n]; !pl.full.Contains(c) {
+			q.Planned = cpumask.New(c)
+			return note + ", next CPU of the order", true
+		}
+	}
+	q.Planned, q.NoCPU = cpumask.Mask{}, true
+	q.Reason = fmt.Sprintf("no allowed CPU has a free vector (full: %s)", pl.full)
+	return "", false
 }

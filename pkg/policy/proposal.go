@@ -12,16 +12,12 @@ type Proposal struct {
 	Moves []Move  `json:"moves"`
 	Peak  float64 `json:"peak"`
 	Mean  float64 `json:"mean"`
-	// Gain is the fraction by which it lowers the planned peak; Noise
-	// the standard error of the drop (it is more than noiseZ of them).
-	Gain  float64 `json:"gain"`
-	Noise float64 `json:"noise"`
-	// Held is the placement with the moves made, for the next plan.
-	Held Held `json:"-"`
+	Gain  float64 `json:"gain"`  // the fraction it lowers the planned peak by
+	Noise float64 `json:"noise"` // the drop's standard error
+	Held  Held    `json:"-"`     // the placement with the moves made
 }
 
-// Move is one queue moved: every IRQ of queue Queue of the device at
-// PCI, from CPU From to CPU To.
+// Move is one queue moved: all IRQs of queue Queue of device PCI.
 type Move struct {
 	PCI   string  `json:"pci"`
 	Queue int     `json:"queue"`
@@ -43,7 +39,6 @@ func (pl *planner) balance(p *Plan) *BalanceView {
 	}
 	v.Ready, v.TimeAccounting = true, l.TimeAccounting
 
-	// Every IRQ's load, for `numairqd plan` and /plan.
 	for di := range p.Devices {
 		for qi := range p.Devices[di].IRQs {
 			q := &p.Devices[di].IRQs[qi]
@@ -86,15 +81,13 @@ func (pl *planner) balance(p *Plan) *BalanceView {
 	return v
 }
 
-// propose searches for a placement with a lower peak than assign, the
-// one in force, and returns it when it is worth its moves, else why not.
+// propose returns a placement worth its moves from assign, else why not.
 func (pl *planner) propose(p *Plan, s *search, assign []int, peak float64) (*Proposal, Still) {
 	best := s.improve(slices.Clone(assign), assign, pl.bal.MaxMoves)
 	if lpt := s.improve(s.lpt(assign), assign, math.MaxInt); moved(lpt, assign) <= pl.bal.MaxMoves && s.better(lpt, best, assign) {
 		best = lpt
 	}
 	best = s.exact(best, assign, pl.bal.MaxMoves)
-	// The fewest moves that come within nearBest of the best, if any.
 	need := max(pl.bal.MinDrop, config.MinLoadMinDrop, pl.bal.MinGain*peak)
 	chosen := s.fewest(best, assign, s.peak(s.loadsOf(best))*(1+nearBest))
 	drop, noise := s.drop(assign, chosen)

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
@@ -9,34 +10,27 @@ import (
 	"github.com/numairqd/numairqd/pkg/inventory"
 )
 
-// Role says what an IRQ does for its device, so the policy can spread
-// queue IRQs over CPUs and park control IRQs.
+// Role says what an IRQ does for its device.
 type Role uint8
 
 const (
-	// RoleControl: no data queue (config, admin, mailbox), no rule
-	// recognises it, or no PCI device owns it.
-	RoleControl Role = iota + 1
-	RoleQueue        // serves data queue IRQ.Queue
+	RoleControl Role = iota + 1 // no data queue, no rule knows it, or no PCI device
+	RoleQueue                   // serves data queue IRQ.Queue
 )
+
+var roleNames = [...]string{RoleControl: "control", RoleQueue: "queue"}
 
 // String names the role for logs and plan output.
 func (r Role) String() string {
-	switch r {
-	case RoleControl:
-		return "control"
-	case RoleQueue:
-		return "queue"
+	if r > 0 && int(r) < len(roleNames) {
+		return roleNames[r]
 	}
 	return "role(" + strconv.Itoa(int(r)) + ")"
 }
 
-// classifyAction applies the built-in rules (names.go) to one action
-// name: RoleQueue with the driver's 0-based queue index (before
-// classify's normalisation) and direction, or RoleControl with -1, and
-// the rule's layout for classify. Results are memoised: every round
-// classifies the same names again, and a name that no rule matches
-// tries all of them.
+// classifyAction applies the built-in rules to one action name: a queue
+// with the driver's index and direction, or control, and the rule's
+// layout. Results are memoised, as every round sees the same names.
 func classifyAction(action string) (class, layout) {
 	classified.Lock()
 	defer classified.Unlock()
@@ -54,14 +48,13 @@ func classifyAction(action string) (class, layout) {
 		break
 	}
 	if len(classified.m) >= maxClassified {
-		clear(classified.m) // names of long-gone devices
+		clear(classified.m)
 	}
 	classified.m[action] = n
 	return n.class, n.layout
 }
 
-// ruleDir is the direction r gives name: its "dir" group's word, else
-// r.dir.
+// ruleDir is r's "dir" group's direction in name, else r.dir.
 func ruleDir(r nameRule, name string) Dir {
 	if i := r.re.SubexpIndex("dir"); i >= 0 {
 		if d, ok := dirWords[r.re.FindStringSubmatch(name)[i]]; ok {
@@ -77,8 +70,7 @@ type named struct {
 	layout layout
 }
 
-// classified memoises classifyAction; a host has a few thousand IRQ
-// names at most.
+// classified memoises classifyAction, cleared at maxClassified names.
 var classified = struct {
 	sync.Mutex
 	m map[string]named
@@ -86,9 +78,7 @@ var classified = struct {
 
 const maxClassified = 1 << 14
 
-// queueIndex returns the queue index that re (a built-in rule or a
-// queue_regex) captures from name in its group "queue"; false when
-// there is none or it is not a decimal number.
+// queueIndex returns the number re's "queue" group captures from name.
 func queueIndex(re *regexp.Regexp, name string) (int, bool) {
 	if re == nil || re.SubexpIndex("queue") < 0 {
 		return 0, false
@@ -101,10 +91,9 @@ func queueIndex(re *regexp.Regexp, name string) (int, bool) {
 	return 0, false
 }
 
-// classifyActions classifies a (possibly shared) IRQ by its actions: the
-// first action that names a queue wins, otherwise the IRQ is control. A
-// queue_regex re decides role and index alone; the direction is the
-// built-in rules' when they see a queue in that name, else combined.
+// classifyActions classifies an IRQ by its first action naming a queue.
+// A queue_regex re decides role and index; the direction is the
+// built-in rules' when they see a plain queue there, else combined.
 func classifyActions(actions []string, re *regexp.Regexp) (class, layout) {
 	for _, a := range actions {
 		c, lay := classifyAction(a)
@@ -116,7 +105,7 @@ func classifyActions(actions []string, re *regexp.Regexp) (class, layout) {
 		}
 		if q, ok := queueIndex(re, a); ok {
 			if c.role != RoleQueue || lay != layoutPlain {
-				c.dir = DirBoth // what depends on the device's other names is not known
+				c.dir = DirBoth
 			}
 			return class{role: RoleQueue, queue: q, dir: c.dir}, layoutPlain
 		}
@@ -124,28 +113,17 @@ func classifyActions(actions []string, re *regexp.Regexp) (class, layout) {
 	return class{role: RoleControl, queue: -1, dir: DirNone}, layoutPlain
 }
 
-// class is what the naming rules make of one IRQ of a device.
+// class is what the rules make of one IRQ (source, note: as IRQ's).
 type class struct {
-	role Role
-	// queue is the driver's 0-based index from classifyAction,
-	// normalised by classify (the device's lowest queue is 0); -1 when
-	// not a queue.
-	queue int
-	dir   Dir // DirNone exactly when not a queue
-	// source is where the queue came from (QueueFromNetlink or
-	// QueueFromName), "" for a control IRQ; note says how netlink and
-	// the name disagreed (fromNetlink), "" when they did not.
+	role         Role
+	queue        int // normalised by classify; -1 when not a queue
+	dir          Dir // DirNone exactly when not a queue
 	source, note string
 }
 
-// classify applies re (nil: the built-in rules) to the IRQs of one
-// device, resolves what depends on the device's other IRQs (gve's
-// halves, ionic's split, tg3's ringless vector) and normalises the
-// queue indices: shifted, not ranked, so a missing middle queue leaves
-// a gap instead of renumbering the rest. With a combined IRQ the
-// device's lowest queue becomes 0; without, each direction's lowest
-// does, as bnxt_en and vmxnet3 number tx vectors after rx ones (or rx
-// after tx) in one count.
+// classify applies re (nil: the built-in rules) to one device's IRQs,
+// resolves the layouts and shifts (not ranks) the queue indices, so a
+// missing queue leaves a gap.
 func classify(irqs []inventory.IRQ, re *regexp.Regexp) []class {
 	out := make([]class, len(irqs))
 	lays := make([]layout, len(irqs))
@@ -191,8 +169,8 @@ func arrange(out []class, lays []layout) {
 	}
 }
 
-// normalise shifts the queue indices of out so the lowest is 0: the
-// lowest of all with a combined IRQ, else each direction's own.
+// normalise shifts the queue indices so the lowest is 0: of all with a
+// combined IRQ, else of each direction (bnxt_en counts tx after rx).
 func normalise(out []class) {
 	all, rx, tx := lowest(out, DirBoth, DirRx, DirTx), lowest(out, DirRx), lowest(out, DirTx)
 	combined := lowest(out, DirBoth) >= 0
@@ -210,8 +188,7 @@ func normalise(out []class) {
 	}
 }
 
-// lowest is the lowest queue index of out's queue IRQs of the given
-// directions, -1 when there is none.
+// lowest is the lowest queue of out in dirs, -1 for none.
 func lowest(out []class, dirs ...Dir) int {
 	l := -1
 	for _, c := range out {
@@ -220,4 +197,62 @@ func lowest(out []class, dirs ...Dir) int {
 		}
 	}
 	return l
+}
+
+// Where an IRQ's queue came from (IRQ.QueueSource).
+const (
+	QueueFromNetlink = "netlink" // netdev netlink: queue-get's NAPI with napi-get's IRQ
+	QueueFromName    = "name"    // the built-in naming rules, or the rule's queue_regex
+)
+
+// fromNetlink puts what netdev netlink says of an IRQ (net, by IRQ
+// number) over its name: the kernel knows, the name may be stale. The
+// ids are already 0-based. A disagreement goes into the queue note.
+func fromNetlink(irqs []inventory.IRQ, classes []class, net map[int]inventory.NetQueue) {
+	for i, q := range irqs {
+		c := &classes[i]
+		if c.role == RoleQueue {
+			c.source = QueueFromName
+		}
+		nq, ok := net[q.Number]
+		if !ok {
+			continue
+		}
+		switch {
+		case c.role != RoleQueue:
+			c.note = "its name reads as a control IRQ"
+		case c.queue != nq.Queue:
+			c.note = fmt.Sprintf("its name reads as queue %d", c.queue)
+		}
+		if c.note != "" {
+			c.note = fmt.Sprintf("netlink says %s queue %d (%s); %s", nq.Interface, nq.Queue, netDir(nq.RX, nq.TX), c.note)
+		}
+		dir := netDir(nq.RX, nq.TX)
+		if c.note == "" {
+			// Agreed: a direction either knows is served (a driver
+			// may link only rx to a combined vector's NAPI).
+			dir = netDir(nq.RX || c.dir.Receives(), nq.TX || c.dir.Transmits())
+		}
+		c.role, c.queue, c.dir, c.source = RoleQueue, nq.Queue, dir, QueueFromNetlink
+	}
+}
+
+// linkIDs sets IRQ.QueueIDs of d's IRQs queued by netlink.
+func linkIDs(d *Device, net map[int]inventory.NetQueue) {
+	for i := range d.IRQs {
+		if q := &d.IRQs[i]; q.QueueSource == QueueFromNetlink {
+			q.QueueIDs = net[q.Number].IDs
+		}
+	}
+}
+
+// netDir is the direction of an IRQ that serves rx, tx or both.
+func netDir(rx, tx bool) Dir {
+	switch {
+	case rx && tx:
+		return DirBoth
+	case tx:
+		return DirTx
+	}
+	return DirRx
 }

@@ -36,7 +36,7 @@ func newSearch(pl *planner, l *load.Loads, inUnit map[int]bool) *search {
 	return s
 }
 
-// drop is how much placement to lowers from's peak, and its standard error.
+// drop is how much to lowers from's peak, and its standard error.
 func (s *search) drop(from, to []int) (drop, noise float64) {
 	before, after := s.loadsOf(from), s.loadsOf(to)
 	drop = s.peak(before) - s.peak(after)
@@ -100,9 +100,8 @@ func (s *search) classOf(i, cpu int) int {
 	return -1
 }
 
-// split parts the units for walk and lpt: the busy ones, heaviest
-// first; their number per device and class; and the loads with the idle
-// ones where from has them.
+// split returns the busy units, heaviest first; their number per device
+// and class; and the loads with the idle ones where from has them.
 func (s *search) split(from []int) (busy []int, room [][]int, loads []float64) {
 	room = make([][]int, len(s.devs))
 	for d := range s.devs {
@@ -130,4 +129,101 @@ func moved(a, from []int) int {
 		}
 	}
 	return n
+}
+
+// exact searches placements of the busy queues, per class, for a lower
+// peak than start's or the same with fewer moves; past maxEvaluations
+// it returns the best reached.
+func (s *search) exact(start, from []int, maxMoves int) []int {
+	return s.walk(start, from, maxMoves, math.Inf(1), false)
+}
+
+// fewest returns a placement of peak at most limit with the fewest
+// moves from from (then lowest peak); start must be one.
+func (s *search) fewest(start, from []int, limit float64) []int {
+	s.evals = maxEvaluations - fewestEvaluations
+	return s.walk(start, from, moved(start, from), limit, true)
+}
+
+// walk is exact's and fewest's depth-first search, heaviest queue
+// first: the best by peak then moves (movesFirst: moves then peak)
+// within maxMoves and limit; start must be within them.
+func (s *search) walk(start, from []int, maxMoves int, limit float64, movesFirst bool) []int {
+	const eps = 1e-12
+	best := slices.Clone(start)
+	bestPeak, bestMoves := s.peak(s.loadsOf(best)), moved(best, from)
+	// beaten reports whether a (partial) placement of peak p and m moves
+	// cannot beat the best; both only grow.
+	beaten := func(p float64, m int) bool {
+		if p > limit+eps || m > maxMoves {
+			return true
+		}
+		if movesFirst {
+			return m > bestMoves || (m == bestMoves && p >= bestPeak-eps)
+		}
+		return p > bestPeak+eps || (p > bestPeak-eps && m >= bestMoves)
+	}
+	busy, room, loads := s.split(from)
+	assign := slices.Clone(from)
+	total := 0.0 // every unit's load and the fixed load
+	for i, u := range s.units {
+		if s.movable(i) {
+			total += u.load
+		}
+	}
+	for _, c := range s.cpus {
+		total += loads[c]
+	}
+	if bestMoves == 0 && (movesFirst || total/float64(len(s.cpus)) >= bestPeak-eps) {
+		return best // nothing has fewer moves, or the mean bounds the peak
+	}
+	var dfs func(k, moves int, peak float64)
+	dfs = func(k, moves int, peak float64) {
+		if s.evals >= maxEvaluations {
+			return
+		}
+		if k == len(busy) {
+			if !beaten(peak, moves) {
+				copy(best, assign)
+				bestPeak, bestMoves = peak, moves
+			}
+			return
+		}
+		i := busy[k]
+		u := s.units[i]
+		try := func(c, cl int) {
+			s.evals++
+			m := moves
+			if c != from[i] {
+				m++
+			}
+			np := max(peak, loads[c]+u.load)
+			if beaten(np, m) {
+				return
+			}
+			assign[i] = c
+			loads[c] += u.load
+			room[u.bdev][cl]--
+			dfs(k+1, m, np)
+			room[u.bdev][cl]++
+			loads[c] -= u.load
+		}
+		// Where from has it first: fewer moves are found first.
+		if cl := s.classOf(i, from[i]); cl >= 0 && room[u.bdev][cl] > 0 {
+			try(from[i], cl)
+		}
+		for cl, cpus := range s.devs[u.bdev].cpus {
+			if room[u.bdev][cl] == 0 {
+				continue
+			}
+			for _, c := range cpus {
+				if c != from[i] && u.near.Contains(c) {
+					try(c, cl)
+				}
+			}
+		}
+		assign[i] = from[i]
+	}
+	dfs(0, 0, s.peak(loads))
+	return best
 }

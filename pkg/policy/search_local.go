@@ -1,11 +1,12 @@
 package policy
 
-// improve lowers the busiest CPU's load step by step, each step moving
-// one busy queue off it or swapping one with a queue elsewhere, while
-// at most maxMoves queues end up away from where from has them. Each
-// step lowers the sorted load vector, so the search ends. A queue moves
-// within its hop ring and locality bound; a swap keeps each device's
-// queues per ring.
+import (
+	"slices"
+)
+
+// improve lowers the busiest CPU's load by moving a busy queue off it or
+// swapping it with one elsewhere, within its ring and bound and at most
+// maxMoves from from. Each step lowers the sorted loads, so it ends.
 func (s *search) improve(assign, from []int, maxMoves int) []int {
 	loads := s.loadsOf(assign)
 	class := make([]int, len(assign))
@@ -80,9 +81,37 @@ func (s *search) improve(assign, from []int, maxMoves int) []int {
 	return assign
 }
 
-// better reports whether placement a has a lower peak than b, or the
-// same peak with fewer queues away from where from has them.
+// better reports whether a has a lower peak than b, or fewer moves.
 func (s *search) better(a, b, from []int) bool {
 	pa, pb := s.peak(s.loadsOf(a)), s.peak(s.loadsOf(b))
 	return pa < pb-1e-12 || pa <= pb+1e-12 && moved(a, from) < moved(b, from)
+}
+
+// lpt is the longest-processing-time placement: busy queues, heaviest
+// first, each to the least loaded CPU of its bound in a class with
+// room; idle ones stay. It returns from when a queue finds no room.
+func (s *search) lpt(from []int) []int {
+	assign := slices.Clone(from)
+	busy, room, loads := s.split(from)
+	for _, i := range busy {
+		u := s.units[i]
+		best, bestClass := -1, -1
+		for cl, cpus := range s.devs[u.bdev].cpus {
+			if room[u.bdev][cl] == 0 {
+				continue
+			}
+			for _, c := range cpus {
+				if u.near.Contains(c) && (best < 0 || loads[c] < loads[best]) {
+					best, bestClass = c, cl
+				}
+			}
+		}
+		if best < 0 {
+			return slices.Clone(from)
+		}
+		assign[i] = best
+		loads[best] += u.load
+		room[u.bdev][bestClass]--
+	}
+	return assign
 }

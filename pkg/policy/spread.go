@@ -8,49 +8,38 @@ import (
 	"github.com/numairqd/numairqd/pkg/topology"
 )
 
-// hopQueue is one queue of a numa-hop device (mask cpu), waiting for
-// spread to place it together with every other such queue of the plan.
+// hopQueue is one queue of a numa-hop device (mask cpu) for spread.
 type hopQueue struct {
 	dev, queue int // the device's index in Plan.Devices, the queue index
-	rank       int // its place among the device's queues: the drivers give it Order[rank % len(Order)]
-	kernel     int // that CPU
+	rank       int // its place among the device's queues
+	kernel     int // the drivers' CPU: Order[rank % len(Order)]
 	node       int // the device's node; NoNode: no locality bound
-	bound      int // the distance from node to kernel's node: no farther
-	pkg        int // kernel's package, -1 unknown: where it may go farther
+	bound      int // the distance from node to kernel's node
+	pkg        int // kernel's package, -1 unknown
 	current    int // the single CPU its first IRQ is on now, -1 for none
 	cpu        int // the CPU spread gave it
 }
 
-// spreadCell is the allowed CPUs of one (node, package, LLC): CPUs a
-// queue's locality bound either holds all of or none of.
+// spreadCell is the allowed CPUs of one (node, package, LLC).
 type spreadCell struct {
 	node, pkg int
 	llc       int     // index into spreader.llcCap
 	cores     [][]int // the cell's CPUs, by core, ascending
 }
 
-// spreader places the queues of every numa-hop device at once (the
-// README's "The placement objective"): no queue farther from its
-// device's node than the drivers' own spread puts it, except inside the
-// package of the CPU the kernel would give it and only where that
-// lowers the host's most queues per CPU; within that, the fewest queues
-// on the busiest CPU, then core, then LLC; then even levels, the
-// shortest distances, the drivers' CPU and the CPU a queue is on now.
-// load starts with the queues that other policies placed (linear, mask
-// core).
+// spreader places the queues of every numa-hop device at once, by the
+// README's "The placement objective". load starts with the queues other
+// policies placed.
 type spreader struct {
-	s      *topology.Snapshot
-	load   []int // by CPU id: queues on it, fixed ones first; -1 not allowed
-	cells  []spreadCell
-	llcCap []int // per LLC: fixed queues; -1 for an unknown LLC (no limit)
-	// cellOf and coreOf give, by CPU id, its cell's index in cells and
-	// its core's in the cell's cores; -1 for a CPU not allowed.
-	cellOf, coreOf []int
+	s              *topology.Snapshot
+	load           []int // by CPU id: queues on it, fixed ones first; -1 not allowed
+	cells          []spreadCell
+	llcCap         []int // per LLC: fixed queues; -1 for an unknown LLC (no limit)
+	cellOf, coreOf []int // by CPU id: index in cells, in the cell's cores; -1 not allowed
 	maxDst         int
 }
 
-// newSpreader groups the allowed CPUs into cells; fixed gives each
-// allowed CPU's queues so far (-1 for a CPU not allowed).
+// newSpreader groups the allowed CPUs into cells; fixed is as load.
 func newSpreader(s *topology.Snapshot, allowed cpumask.Mask, fixed []int) *spreader {
 	sp := &spreader{s: s, load: slices.Clone(fixed), cellOf: slices.Repeat([]int{-1}, len(fixed)), coreOf: slices.Repeat([]int{-1}, len(fixed))}
 	type key struct{ node, pkg, llc int }
@@ -114,8 +103,7 @@ func (sp *spreader) cellAt(cpu int) int {
 	return sp.cellOf[cpu]
 }
 
-// coreLoad is the queues on cpus, the allowed CPUs of one core in one
-// cell (all of the core's but where a core spans LLCs, as POWER10's do).
+// coreLoad is the queues on cpus, one core's CPUs in one cell.
 func (sp *spreader) coreLoad(cpus []int) int {
 	n := 0
 	for _, c := range cpus {
@@ -124,8 +112,7 @@ func (sp *spreader) coreLoad(cpus []int) int {
 	return n
 }
 
-// room is how many more queues cell ci takes with at most m per CPU
-// and mc per core (flowInf: no core limit).
+// room is how many more queues cell ci takes under m per CPU, mc per core.
 func (sp *spreader) room(ci, m, mc int) int {
 	total := 0
 	for _, core := range sp.cells[ci].cores {
@@ -142,15 +129,13 @@ func (sp *spreader) room(ci, m, mc int) int {
 }
 
 // spreadClass is the queues that may use the same cells at the same
-// costs: one device node, bound and package, and one cell of the
-// drivers' CPU.
+// costs: one node, bound, package and cell of the drivers' CPU.
 type spreadClass struct {
 	node, bound, pkg, home int
 	queues                 []int // indices into the spread's queues
 }
 
-// allows reports whether a queue of cl may use cell c, and whether only
-// as the package exception.
+// allows is withinBound for a queue of cl and cell c.
 func (sp *spreader) allows(cl spreadClass, c spreadCell, relax bool) (ok, far bool) {
 	pkg := -1
 	if relax {
@@ -159,10 +144,9 @@ func (sp *spreader) allows(cl spreadClass, c spreadCell, relax bool) (ok, far bo
 	return withinBound(sp.s, cl.node, cl.bound, pkg, c.node, c.pkg)
 }
 
-// withinBound is the locality bound: whether a CPU on node at, in
-// package atPkg, may take a queue of a device on node whose drivers'
-// CPU is bound away, in package pkg (-1: no package exception), and
-// whether only by the exception.
+// withinBound reports whether a CPU on node at, package atPkg, may take
+// a queue of a device on node whose drivers' CPU is bound away in
+// package pkg (-1: no package exception); far: only by the exception.
 func withinBound(s *topology.Snapshot, node, bound, pkg, at, atPkg int) (ok, far bool) {
 	if node == topology.NoNode || s.Distance(node, at) <= bound {
 		return true, false
@@ -170,27 +154,22 @@ func withinBound(s *topology.Snapshot, node, bound, pkg, at, atPkg int) (ok, far
 	return pkg >= 0 && atPkg == pkg, true
 }
 
-// caps are the most queues per CPU, core and LLC a placement may have
-// (flowInf: no limit), and whether the package exception is in force.
+// caps bound the queues per CPU, core and LLC; relax: package exception.
 type caps struct {
 	cpu, core, llc int
 	relax          bool
 }
 
 // network builds the flow of classes into cells under c: source 0,
-// sink 1, then the classes, the cells and the LLCs. With costs, a cell
-// is entered at increasing cost per level of load, and a class pays
-// for distance, and far more for the package exception. It returns the
-// net and the edge of each (class, cell) pair, -1 where there is none.
+// sink 1, classes, cells, LLCs. With costs, cells cost more per level
+// of load and classes pay for distance and the package exception. It
+// returns the edge of each (class, cell), -1 for none.
 func (sp *spreader) network(classes []spreadClass, c caps, costs bool) (*flowNet, [][]int) {
 	nc := len(classes)
 	cell0, llc0 := 2+nc, 2+nc+len(sp.cells)
 	f := newFlowNet(llc0 + len(sp.llcCap))
-	// Each term outweighs every sum of the ones after it: the fewest
-	// queues taking the package exception, then the lowest levels of
-	// load (even cells), then the least distance, then the most queues
-	// in the cell of their drivers' CPU (dropped where the sums would
-	// overflow).
+	// Each term outweighs all sums of the later ones: package
+	// exception, load level, distance, home cell (dropped on overflow).
 	total := int64(0)
 	for _, cl := range classes {
 		total += int64(len(cl.queues))
@@ -230,7 +209,7 @@ func (sp *spreader) network(classes []spreadClass, c caps, costs bool) (*flowNet
 			f.add(cell0+j, llc0+cell.llc, sp.room(j, c.cpu, c.core), 0)
 			continue
 		}
-		// One edge per level of load, so equally near cells fill evenly.
+		// One edge per level of load: equally near cells fill evenly.
 		prev := 0
 		for lv := 1; lv <= c.cpu; lv++ {
 			r := sp.room(j, lv, c.core)
@@ -256,8 +235,7 @@ func (sp *spreader) fits(classes []spreadClass, total int, c caps) bool {
 	return f.run(0, 1) == total
 }
 
-// leastFit returns the least v in [lo, hi] for which ok holds, hi when
-// none does (ok(hi) is known to hold).
+// leastFit returns the least v in [lo, hi] with ok(v), else hi.
 func leastFit(lo, hi int, ok func(int) bool) int {
 	for lo < hi {
 		mid := lo + (hi-lo)/2
@@ -270,14 +248,12 @@ func leastFit(lo, hi int, ok func(int) bool) int {
 	return hi
 }
 
-// place gives every queue of qs its CPU (qs[i].cpu), and reports
-// whether it took the package exception.
+// place sets every qs[i].cpu; it reports the package exception taken.
 func (sp *spreader) place(qs []hopQueue) bool {
 	if len(qs) == 0 {
 		return false
 	}
 	strict := sp.classes(qs, false)
-	// The drivers' own spreads fit: no CPU holds more than they put there.
 	hi := 0
 	kernel := slices.Clone(sp.load)
 	maxFixed, maxCoreFixed, threads, llcSize := 0, 0, 1, 1
@@ -286,22 +262,18 @@ func (sp *spreader) place(qs []hopQueue) bool {
 		hi = max(hi, kernel[q.kernel])
 	}
 	for _, cell := range sp.cells {
+		n := 0
 		for _, core := range cell.cores {
+			n += len(core)
 			threads = max(threads, len(core))
 			maxCoreFixed = max(maxCoreFixed, sp.coreLoad(core))
 			for _, c := range core {
 				maxFixed = max(maxFixed, sp.load[c])
 			}
 		}
-	}
-	for _, c := range sp.cells {
-		n := 0
-		for _, core := range c.cores {
-			n += len(core)
-		}
 		llcSize = max(llcSize, n)
 	}
-	c := caps{cpu: hi, core: flowInf, llc: flowInf}
+	c := caps{core: flowInf, llc: flowInf}
 	c.cpu = leastFit(1, hi, func(m int) bool { return sp.fits(strict, len(qs), caps{cpu: m, core: flowInf, llc: flowInf}) })
 	classes := strict
 	if relaxed := sp.classes(qs, true); len(relaxed) > 0 && max(c.cpu, maxFixed) > max(1, maxFixed) {
@@ -324,8 +296,8 @@ func (sp *spreader) place(qs []hopQueue) bool {
 	return c.relax
 }
 
-// classes groups qs by the cells they may use; with relax, only when
-// the package exception gives some queue a cell its bound does not.
+// classes groups qs by the cells they may use; with relax, nil unless
+// the package exception widens some class.
 func (sp *spreader) classes(qs []hopQueue, relax bool) []spreadClass {
 	type key struct{ node, bound, pkg, home int }
 	index := map[key]int{}
@@ -358,9 +330,7 @@ func (sp *spreader) classes(qs []hopQueue, relax bool) []spreadClass {
 	return out
 }
 
-// fill hands each class's queues to the cells the flow sent them to,
-// nearest first and the queues already there first, then places each
-// cell's queues on its CPUs.
+// fill hands each class's queues to their cells, nearest first.
 func (sp *spreader) fill(qs []hopQueue, classes []spreadClass, edges [][]int, f *flowNet, c caps) {
 	inCell := make([][]int, len(sp.cells))
 	for i, cl := range classes {
@@ -372,9 +342,8 @@ func (sp *spreader) fill(qs []hopQueue, classes []spreadClass, edges [][]int, f 
 				cells = append(cells, j)
 			}
 		}
-		// The cell of the drivers' CPU first, then the cell the queue is
-		// in now, so that one device alone is placed as its driver would
-		// and a placement in force is kept.
+		// The drivers' cell, then the current one: a lone device goes
+		// where its driver puts it, and a placement in force is kept.
 		rest := slices.Clone(cl.queues)
 		slices.SortStableFunc(rest, func(a, b int) int { return byRank(qs[a], qs[b]) })
 		for _, cpuOf := range []func(q hopQueue) int{kernelCPU, currentCPU} {
@@ -421,10 +390,9 @@ func byRank(a, b hopQueue) int {
 	return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.dev, b.dev))
 }
 
-// fillCell places the queues in (indices into qs) on cell j's CPUs:
-// first each on the CPU it is on now while that CPU and its core stay
-// under the cell's even levels, then the rest each on the least loaded
-// core with room, there on its least loaded CPU, lowest CPU first.
+// fillCell places the queues in on cell j's CPUs: on the drivers' or
+// current CPU while under the cell's even levels, else on the least
+// loaded core with room, its least loaded CPU, lowest first.
 func (sp *spreader) fillCell(j int, qs []hopQueue, in []int, c caps) {
 	if len(in) == 0 {
 		return
@@ -435,8 +403,6 @@ func (sp *spreader) fillCell(j int, qs []hopQueue, in []int, c caps) {
 	if c.core < flowInf {
 		coreLevel = leastFit(1, c.core, func(lc int) bool { return sp.room(j, level, lc) >= len(in) })
 	}
-	// The drivers' CPU first, then the CPU the queue is on now, while
-	// they stay under the cell's even levels.
 	rest := slices.Clone(in)
 	slices.SortStableFunc(rest, func(a, b int) int { return byRank(qs[a], qs[b]) })
 	for _, cpuOf := range []func(q hopQueue) int{kernelCPU, currentCPU} {

@@ -6,58 +6,40 @@ import (
 	"github.com/numairqd/numairqd/pkg/cpumask"
 )
 
-// WriteKind is what a Write sets: an IRQ's affinity, a tx queue's XPS
-// map or a NAPI kthread's CPUs.
+// WriteKind is what a Write sets.
 type WriteKind uint8
 
 const (
-	// WriteIRQAffinity writes /proc/irq/N/smp_affinity_list.
-	WriteIRQAffinity WriteKind = iota
-	// WriteXPS writes /sys/class/net/IF/queues/tx-N/xps_cpus.
-	WriteXPS
-	// WriteNAPIThread sets a NAPI kthread's CPU affinity
-	// (sched_setaffinity).
-	WriteNAPIThread
+	WriteIRQAffinity WriteKind = iota // /proc/irq/N/smp_affinity_list
+	WriteXPS                          // /sys/class/net/IF/queues/tx-N/xps_cpus
+	WriteNAPIThread                   // a NAPI kthread's sched_setaffinity
 )
+
+var writeKindNames = [...]string{"irq_affinity", "xps", "napi_thread"}
 
 // String names the kind for logs and metrics.
 func (k WriteKind) String() string {
-	switch k {
-	case WriteIRQAffinity:
-		return "irq_affinity"
-	case WriteXPS:
-		return "xps"
-	case WriteNAPIThread:
-		return "napi_thread"
+	if int(k) < len(writeKindNames) {
+		return writeKindNames[k]
 	}
 	return "write_kind(" + strconv.Itoa(int(k)) + ")"
 }
 
 // Write is one change the plan asks of the kernel.
 type Write struct {
-	Kind WriteKind
-	// IRQ is the IRQ for WriteIRQAffinity, the tx queue's completion
-	// IRQ for WriteXPS, the IRQ the thread follows for WriteNAPIThread.
-	IRQ int
-	// Name is what is written, for logs: the IRQ's name, "IF tx-N", or
-	// the thread's name.
-	Name   string
+	Kind   WriteKind
+	IRQ    int    // the IRQ, or the one the tx queue or thread follows
+	Name   string // the IRQ's name, "IF tx-N" or the thread's name
 	Device string // its device's PCI address ("" for none)
-	// Interface and Queue name the tx queue of a WriteXPS, the
-	// interface and queue (-1: unknown) of a WriteNAPIThread.
-	Interface string
-	Queue     int
-	// PID is the thread of a WriteNAPIThread.
-	PID           int
+	// Interface and Queue (-1: unknown) are the tx queue's or thread's.
+	Interface     string
+	Queue         int
+	PID           int // the thread of a WriteNAPIThread
 	Before, After cpumask.Mask
 }
 
-// Writes lists, in plan order, each IRQ the plan places whose planned
-// mask differs from its current one, or that the kernel kept outside it
-// (EffectiveRewrite), and after a device's IRQs its tx queues whose
-// planned XPS map differs from the current one on online CPUs (the
-// kernel keeps no offline CPU in a map it is given), then its NAPI
-// kthreads whose planned CPUs differ so (NAPIThreadDiffers).
+// Writes lists in plan order each device's IRQs to write, then its tx
+// queues (XPSDiffers), then its NAPI kthreads (NAPIThreadDiffers).
 func (p *Plan) Writes() []Write {
 	var out []Write
 	for _, d := range p.Devices {
@@ -82,29 +64,17 @@ func (p *Plan) Writes() []Write {
 	return out
 }
 
-// XPSDiffers reports whether the plan sets t's map and it is not so
-// on the online CPUs: whether Writes lists it.
+// XPSDiffers reports whether t's planned map differs on the online CPUs.
 func (p *Plan) XPSDiffers(t TxQueue) bool {
 	return !t.LeftAlone() && !t.Planned.Equal(t.Current.And(p.online))
 }
 
-// NAPIThreadDiffers reports whether the plan pins t and its CPUs are
-// not so on the online CPUs (the kernel keeps only online ones from a
-// sched_setaffinity): whether Writes lists it.
+// NAPIThreadDiffers reports whether t's planned CPUs differ on online ones.
 func (p *Plan) NAPIThreadDiffers(t NAPIThread) bool {
 	return !t.LeftAlone() && !t.Planned.Equal(t.Current.And(p.online))
 }
 
-// Unchanged counts the IRQs the plan places that are already there and
-// not written again.
+// Unchanged counts the placed IRQs that need no write.
 func (p *Plan) Unchanged() int {
-	n := 0
-	for _, d := range p.Devices {
-		for _, q := range d.IRQs {
-			if !q.LeftAlone() && !q.wantsWrite() {
-				n++
-			}
-		}
-	}
-	return n
+	return len(p.irqsWhere(func(q IRQ) bool { return !q.LeftAlone() && !q.wantsWrite() }))
 }

@@ -13,17 +13,12 @@ import (
 	"github.com/numairqd/numairqd/pkg/topology"
 )
 
-// TxQueue is the transmit steering (XPS) plan of one tx queue: the CPUs
-// whose sends should go to it, so that its completions run where its
-// IRQ is planned (docs/datapath-draft.md §8).
+// TxQueue is the XPS plan of one tx queue (docs/datapath-draft.md §8).
 type TxQueue struct {
 	Interface string `json:"interface"`
 	Queue     int    `json:"queue"`
-	// IRQ is the queue's completion IRQ, -1 (null in JSON) when none
-	// was found.
-	IRQ int `json:"irq"`
-	// Current is xps_cpus as read; Planned is what it should be, empty
-	// when the queue is left alone.
+	IRQ       int    `json:"irq"` // the completion IRQ, -1 (null) for none
+	// Current is xps_cpus as read; Planned empty when left alone.
 	Current cpumask.Mask `json:"current"`
 	Planned cpumask.Mask `json:"planned"`
 	Reason  string       `json:"reason"`
@@ -32,17 +27,12 @@ type TxQueue struct {
 // LeftAlone reports whether the plan does not touch the queue's XPS map.
 func (t TxQueue) LeftAlone() bool { return t.Planned.IsEmpty() }
 
-// planXPS plans the tx queues of each device with interfaces, once the
-// IRQs are placed: queue k follows the placed queue IRQ of normalised
-// index k that completes transmits (Dir: combined or tx, never rx-only).
+// planXPS plans tx queue k to follow queue k's transmit-completing IRQ.
 func planXPS(s *topology.Snapshot, inv *inventory.Inventory, p *Plan) {
 	for i := range p.Devices {
 		d := &p.Devices[i]
-		if d.PCI == "" {
-			continue
-		}
 		dev, ok := inv.Device(d.PCI)
-		if !ok {
+		if d.PCI == "" || !ok {
 			continue
 		}
 		if dev.TxQueuesErr != nil {
@@ -66,10 +56,9 @@ func planXPS(s *topology.Snapshot, inv *inventory.Inventory, p *Plan) {
 	}
 }
 
-// planInterfaceXPS plans the tx queues out (read as in) of one interface
-// of d: each CPU in a completion IRQ's planned mask sends on those
-// queues; every other online CPU (banned and isolated ones too: their
-// applications still send) on its nearest queue.
+// planInterfaceXPS plans one interface's tx queues out (read as in):
+// each CPU of a completion IRQ's mask sends on its queue, every other
+// online CPU (banned ones still send) on its nearest.
 func planInterfaceXPS(s *topology.Snapshot, d *Device, in []inventory.TxQueue, out []TxQueue) {
 	irqs := make([]IRQ, len(out))
 	var targets []int // indices into out of the queues CPUs may send on
@@ -104,8 +93,7 @@ func planInterfaceXPS(s *topology.Snapshot, d *Device, in []inventory.TxQueue, o
 			own[c] = true
 		}
 	}
-	// Each CPU without a queue goes to the nearest one, ties to the one
-	// with the fewest such CPUs so far, then to the lowest queue.
+	// Ties go to the queue with the fewest such CPUs, then the lowest.
 	extra := make([]cpumask.Builder, len(out))
 	count := make([]int, len(out))
 	for c := range s.Online().All() {
@@ -133,8 +121,7 @@ func planInterfaceXPS(s *topology.Snapshot, d *Device, in []inventory.TxQueue, o
 	}
 }
 
-// completionIRQ returns d's queue IRQ of normalised index k that
-// completes transmits (combined or tx-only), the first in IRQ order.
+// completionIRQ returns d's first queue IRQ of queue k that transmits.
 func completionIRQ(d *Device, k int) (IRQ, bool) {
 	for _, q := range d.IRQs {
 		if q.Role == RoleQueue && q.Queue == k && q.Dir.Transmits() {
@@ -144,9 +131,7 @@ func completionIRQ(d *Device, k int) (IRQ, bool) {
 	return IRQ{}, false
 }
 
-// cpuDistance is the least NUMA distance from cpu's node to a node of a
-// CPU of m; math.MaxInt when no distance is known (a CPU without a
-// node), so such queues tie and the CPUs spread evenly.
+// cpuDistance is the least NUMA distance from cpu to m (MaxInt: unknown).
 func cpuDistance(s *topology.Snapshot, cpu int, m cpumask.Mask) int {
 	best := math.MaxInt
 	from := s.NodeOfCPU(cpu)
