@@ -15,57 +15,42 @@ import (
 type Options struct {
 	// DryRun logs and counts the writes Apply would make and makes none.
 	DryRun bool
-	// Retries is how many times an EBUSY/EAGAIN write is repeated: 0
-	// means 3, a negative value none.
+	// Retries is how often an EBUSY/EAGAIN write is repeated: 0 means
+	// 3, a negative value none.
 	Retries int
-	// Backoff is the wait before the first retry, doubled before each
-	// next one; 0 means 10ms.
+	// Backoff is the wait before the first retry, doubled for each next
+	// one; 0 means 10ms.
 	Backoff time.Duration
-	// Sleep waits between retries; nil means a timer that returns early
-	// when the context is done. Tests inject one that only records.
+	// Sleep waits between retries; nil means a timer that ends early
+	// with the context.
 	Sleep func(time.Duration)
-	// Progress, if set, is called after every write attempt, so a long
-	// Apply can tell a watchdog it is moving.
+	// Progress, if set, is called after every write attempt, to tell a
+	// watchdog a long Apply is moving.
 	Progress func()
-	// Interrupts, if set, reads how many times an IRQ has fired
-	// (inventory.FS.InterruptCount), after each write, so the next plan
-	// can tell a move still waiting for an interrupt from one the kernel
-	// did not make (policy.Verify).
+	// Interrupts, if set, reads an IRQ's interrupt count after each
+	// write, so the next plan can tell a move still waiting for an
+	// interrupt from one the kernel did not make (policy.Verify).
 	Interrupts func(irq int) (uint64, bool)
 }
 
-// Defaults filled in by New.
-const (
-	DefaultRetries = 3
-	DefaultBackoff = 10 * time.Millisecond
-)
-
-// Applier writes plans to the kernel and remembers the mask each IRQ had
-// before its first change, for Restore. What the kernel taught a round
-// (refusals, full CPUs) is not kept here: Apply returns it in the
-// policy.Memory the next plan takes. Not safe for concurrent use (see
-// the package doc): call it from one goroutine.
+// Applier writes plans to the kernel and remembers what each target had
+// before its first change, for Restore. What a round taught is returned
+// in the policy.Memory the next plan takes. For one goroutine only.
 type Applier struct {
 	w    Writer
 	log  *zap.Logger
 	opts Options
 
-	// originals are the masks found before the first change, by number.
-	originals map[int]original
-	// wouldWrite is, in a dry run, what was logged for each IRQ (by
-	// number and name: a number reused is another IRQ).
-	wouldWrite dryLog[irqKey]
-	// xpsOriginals and wouldXPS are originals and wouldWrite for tx
-	// queues' XPS maps (xps.go).
-	xpsOriginals map[xpsKey]cpumask.Mask
-	wouldXPS     dryLog[xpsKey]
-	// napiOriginals and wouldNAPI are the same for NAPI kthreads'
-	// CPUs (napi.go).
+	// originals, xpsOriginals and napiOriginals are the masks found
+	// before the first change; the would* logs are what a dry run last
+	// logged (an IRQ is its number and name: a number reused is another).
+	originals     map[int]original
+	wouldWrite    dryLog[irqKey]
+	xpsOriginals  map[xpsKey]cpumask.Mask
+	wouldXPS      dryLog[xpsKey]
 	napiOriginals map[threadKey]cpumask.Mask
 	wouldNAPI     dryLog[threadKey]
-	// warned is, by XPS queue or NAPI thread, the errno last warned of
-	// (warnOnce).
-	warned map[string]string
+	warned        map[string]string // by XPS queue or NAPI thread: errno last warned of
 }
 
 // original is an IRQ's mask before numairqd first changed it.
@@ -81,21 +66,20 @@ func New(w Writer, log *zap.Logger, opts Options) *Applier {
 	}
 	switch {
 	case opts.Retries == 0:
-		opts.Retries = DefaultRetries
+		opts.Retries = 3
 	case opts.Retries < 0:
 		opts.Retries = 0
 	}
 	if opts.Backoff <= 0 {
-		opts.Backoff = DefaultBackoff
+		opts.Backoff = 10 * time.Millisecond
 	}
 	return &Applier{w: w, log: log, opts: opts, originals: map[int]original{}}
 }
 
 // Apply makes p's writes and returns the outcome of each, and mem with
 // what the kernel taught: refused IRQs (EIO/EPERM), full CPUs (ENOSPC)
-// and the writes to verify. A write onto CPUs found full earlier in the
-// same Apply is not tried. It stops early when ctx is done, leaving the
-// rest for the next round.
+// and the writes to verify. A write onto CPUs found full earlier is not
+// tried. It stops early when ctx is done, leaving the rest for later.
 func (a *Applier) Apply(ctx context.Context, p *policy.Plan, mem policy.Memory) (Result, policy.Memory) {
 	mem = a.forget(p, mem)
 	if a.opts.DryRun {
@@ -109,26 +93,23 @@ func (a *Applier) Apply(ctx context.Context, p *policy.Plan, mem policy.Memory) 
 		if ctx.Err() != nil {
 			break
 		}
-		if w.Kind == policy.WriteXPS {
+		switch {
+		case w.Kind == policy.WriteXPS:
 			a.applyXPS(w, &res)
-			continue
-		}
-		if w.Kind == policy.WriteNAPIThread {
+		case w.Kind == policy.WriteNAPIThread:
 			a.applyNAPI(w, &res)
-			continue
-		}
-		if a.opts.DryRun {
-			a.dryRun(w, &res)
-			continue
-		}
-		if w.After.IsSubsetOf(mem.Full) {
+		case a.opts.DryRun:
+			dryRun(a, &a.wouldWrite, irqKey{w.IRQ, w.Name}, w, &res, "dry run: would set IRQ affinity",
+				zap.Int("irq", w.IRQ), zap.String("name", w.Name),
+				zap.Stringer("from", w.Before), zap.Stringer("to", w.After))
+		case w.After.IsSubsetOf(mem.Full):
 			res.record(w, KindNoSpace, "ENOSPC")
-			continue
+		default:
+			err := a.write(ctx, w.IRQ, w.Name, w.After)
+			kind := classify(err)
+			res.record(w, kind, errnoName(err))
+			a.learn(w, err, kind, &mem)
 		}
-		err := a.write(ctx, w.IRQ, w.Name, w.After)
-		kind := classify(err)
-		res.record(w, kind, errnoName(err))
-		a.learn(w, err, kind, &mem)
 	}
 	if !a.opts.DryRun {
 		mem.Verify = a.verifies(p, res, mem.Verify)
@@ -146,24 +127,21 @@ type irqKey struct {
 	name   string
 }
 
-// dryRun records w as a write a dry run would make, and logs it when it
-// differs from what the last round would have written.
-func (a *Applier) dryRun(w policy.Write, res *Result) {
+// dryRun records w, target k, as a write a dry run would make, and logs
+// msg when it differs from what l holds of the last round.
+func dryRun[K comparable](a *Applier, l *dryLog[K], k K, w policy.Write, res *Result, msg string, fields ...zap.Field) {
 	res.record(w, KindDryRun, "")
-	if !a.wouldWrite.changed(irqKey{w.IRQ, w.Name}, w.After) {
-		return
+	if l.changed(k, w.After) {
+		res.DryRunLogged++
+		a.log.Info(msg, fields...)
 	}
-	res.DryRunLogged++
-	a.log.Info("dry run: would set IRQ affinity", zap.Int("irq", w.IRQ), zap.String("name", w.Name),
-		zap.Stringer("from", w.Before), zap.Stringer("to", w.After))
 }
 
 // forget returns mem without what p shows gone (refusals of IRQs not in
 // p under their name, full marks of CPUs p does not allow) and with p's
-// held load placement. It drops originals whose IRQ number p lists under
-// another name, and what it holds of NAPI threads and warnings p does not
-// list: a thread that exited never comes back, and a daemon runs for
-// months. Originals of IRQs p does not list stay, for Restore.
+// held load placement. It drops originals of IRQ numbers p lists under
+// another name, and the NAPI threads and warnings p does not list (an
+// exited thread never comes back). Originals of IRQs not in p stay.
 func (a *Applier) forget(p *policy.Plan, mem policy.Memory) policy.Memory {
 	names := map[int]string{}
 	threads := map[threadKey]bool{}
@@ -248,7 +226,7 @@ func (a *Applier) write(ctx context.Context, irq int, name string, m cpumask.Mas
 	}
 }
 
-// sleep waits d and reports whether ctx is still live.
+// sleep waits d (Options.Sleep) and reports whether ctx is still live.
 func (a *Applier) sleep(ctx context.Context, d time.Duration) bool {
 	if ctx.Err() != nil {
 		return false
@@ -261,8 +239,7 @@ func (a *Applier) sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // Sleep waits d and reports whether ctx is still live, returning as soon
-// as ctx ends; shared with `numairqd status`, which waits between
-// refreshes the same way.
+// as ctx ends.
 func Sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()

@@ -3,11 +3,9 @@ package apply
 import "github.com/numairqd/numairqd/pkg/policy"
 
 // verifies returns the writes to verify after res, the outcome of p:
-// each successful write with the IRQ's interrupt count just after it,
-// and the earlier writes p found still outside their mask. A write counts
-// as a re-write only when p asked for one (EffectiveRewrite), so a driver
-// that resets the mask (virtio-net on every CPU event) does not use up
-// the tries. Everything else is forgotten.
+// each successful write with the interrupt count just after it, and the
+// earlier ones p found still outside their mask. Only a re-write p asked
+// for (EffectiveRewrite) uses up a try, not a driver resetting the mask.
 func (a *Applier) verifies(p *policy.Plan, res Result, old policy.Verifies) policy.Verifies {
 	out := policy.Verifies{}
 	rewrite := map[int]bool{}

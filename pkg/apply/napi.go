@@ -16,16 +16,11 @@ import (
 	"github.com/numairqd/numairqd/pkg/policy"
 )
 
-// classifyNAPI maps a pin error to its outcome kind: the thread gone
-// (ESRCH), or its pid now another task's (ErrNotThatThread), is
-// KindVanished. A pin the kernel will not make as asked is
-// KindRefused: EPERM (no CAP_SYS_NICE), EINVAL (no CPU of the mask
-// both online and in the thread's cpuset, or a PF_NO_SETAFFINITY
-// thread; sched_setaffinity answers those with EINVAL, not EPERM) and
-// ErrPinRestricted (the cpuset left only part of the mask). None of
-// them asks for a rescan: a cpuset is not in the snapshot, so a new
-// plan would ask the same, and a CPU going offline brings its own
-// rescan (a uevent).
+// classifyNAPI maps a pin error to its outcome kind: a thread gone or
+// its pid reused is KindVanished; EPERM, EINVAL (no CPU of the mask
+// online and in the thread's cpuset, or PF_NO_SETAFFINITY) and
+// ErrPinRestricted are KindRefused. None asks for a rescan: a cpuset is
+// not in the snapshot, and a CPU going offline brings its own uevent.
 func classifyNAPI(err error) Kind {
 	switch {
 	case err == nil:
@@ -40,9 +35,8 @@ func classifyNAPI(err error) Kind {
 	}
 }
 
-// napiErrno is errnoName for a pin error, and "restricted" for
-// ErrPinRestricted, which wraps no errno: the value of Outcome.Errno
-// and of the logs' errno field.
+// napiErrno is errnoName for a pin error, "restricted" for
+// ErrPinRestricted, which wraps no errno.
 func napiErrno(err error) string {
 	if errors.Is(err, ErrPinRestricted) {
 		return "restricted"
@@ -50,8 +44,8 @@ func napiErrno(err error) string {
 	return errnoName(err)
 }
 
-// threadKey names a thread: its pid and name, so a later task that
-// reuses the pid is never taken for it.
+// threadKey names a thread by pid and name: a task reusing the pid is
+// another.
 type threadKey struct {
 	pid  int
 	comm string
@@ -67,11 +61,7 @@ func (a *Applier) applyNAPI(w policy.Write, res *Result) {
 	fields := []zap.Field{zap.String("interface", w.Interface), zap.Int("pid", w.PID), zap.String("name", w.Name),
 		zap.Int("queue", w.Queue), zap.Int("irq", w.IRQ), zap.Stringer("from", w.Before), zap.Stringer("to", w.After)}
 	if a.opts.DryRun {
-		res.record(w, KindDryRun, "")
-		if a.wouldNAPI.changed(k, w.After) {
-			res.DryRunLogged++
-			a.log.Info("dry run: would pin NAPI thread", fields...)
-		}
+		dryRun(a, &a.wouldNAPI, k, w, res, "dry run: would pin NAPI thread", fields...)
 		return
 	}
 	err := a.w.PinThread(w.PID, w.Name, w.After)
@@ -81,8 +71,7 @@ func (a *Applier) applyNAPI(w policy.Write, res *Result) {
 	kind := classifyNAPI(err)
 	errno := napiErrno(err)
 	res.record(w, kind, errno)
-	// A restricted pin moved the thread too, to part of the mask:
-	// Restore must put it back as well.
+	// A restricted pin moved the thread too: Restore puts it back.
 	if kind == KindOK || errors.Is(err, ErrPinRestricted) {
 		keepFirst(&a.napiOriginals, k, w.Before)
 	}
@@ -97,10 +86,10 @@ func (a *Applier) applyNAPI(w policy.Write, res *Result) {
 	}
 }
 
-// restoreNAPI gives each NAPI kthread Apply pinned the CPUs it had
-// before, when inv lists it under the same pid and name; with no
-// inventory (nil) none is touched, as a pid alone may be another task's
-// by now. Those restored, gone or refusing are forgotten.
+// restoreNAPI gives each NAPI kthread Apply pinned its CPUs from before,
+// if inv lists it under the same pid and name (with inv nil, none: a pid
+// alone may be another task's by now). Those restored, gone or refusing
+// are forgotten.
 func (a *Applier) restoreNAPI(ctx context.Context, inv *inventory.Inventory, res *Result) {
 	listed := map[threadKey]inventory.NAPIThread{}
 	if inv != nil {

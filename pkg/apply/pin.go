@@ -11,34 +11,26 @@ import (
 )
 
 var (
-	// ErrNotHostProc is PinThread's answer when the roots are not the
-	// host's: a fixture tree's pids are not this machine's threads, and
-	// sched_setaffinity would move whatever runs under them.
+	// ErrNotHostProc: the roots are not the host's, whose pids alone
+	// sched_setaffinity moves.
 	ErrNotHostProc = errors.New("NAPI threads are pinned only at the host's /proc")
-	// ErrNotThatThread: the pid no longer names the NAPI kthread planned
-	// for (it exited and the pid was reused); nothing is pinned.
+	// ErrNotThatThread: the pid no longer names the planned kthread.
 	ErrNotThatThread = napi.ErrNotThatThread
-	// ErrPinRestricted: sched_setaffinity succeeded but the thread was
-	// given fewer of the online CPUs asked for, as when its cpuset
-	// (cgroup v2 isolated or root partitions) leaves some out.
+	// ErrPinRestricted: the thread got fewer of the online CPUs asked
+	// for, as when its cpuset leaves some out.
 	ErrPinRestricted = errors.New("the kernel kept only part of the mask")
-	// ErrNoOnlineCPU: EINVAL from sched_setaffinity, which means none of
-	// the CPUs asked for is online and in the thread's cpuset, or a
-	// thread no one may move (PF_NO_SETAFFINITY).
+	// ErrNoOnlineCPU: EINVAL, no CPU asked for is online and in the
+	// thread's cpuset, or the thread is PF_NO_SETAFFINITY.
 	ErrNoOnlineCPU = errors.New("no CPU of the mask is online")
-	// ErrNotPermitted: the caller may not move the thread (EPERM: no
-	// CAP_SYS_NICE).
+	// ErrNotPermitted: EPERM, no CAP_SYS_NICE.
 	ErrNotPermitted = errors.New("not permitted")
 )
 
 // PinThread sets the CPUs of NAPI kthread pid, named comm, with
-// sched_setaffinity(2), only when Host is set. Right before, it checks
-// that the pid is still the kernel thread named comm (napi.CheckThread),
-// else ErrNotThatThread: a pid reused since the plan was read is never
-// pinned. The affinity read back must be mask on the online CPUs (Sys's
-// devices/system/cpu/online), else ErrPinRestricted. Other errors wrap
-// napi.ErrThreadGone (ESRCH), ErrNoOnlineCPU (EINVAL) or
-// ErrNotPermitted (EPERM) and the errno.
+// sched_setaffinity(2), only when Host is set and the pid is still that
+// kthread (else ErrNotThatThread). The affinity read back must be mask
+// on the online CPUs, else ErrPinRestricted. Other errors wrap
+// napi.ErrThreadGone, ErrNoOnlineCPU or ErrNotPermitted and the errno.
 func (w ProcWriter) PinThread(pid int, comm string, mask cpumask.Mask) error {
 	if !w.Host {
 		return fmt.Errorf("pin pid %d: %w (procfs root %s)", pid, ErrNotHostProc, w.Proc)
@@ -46,8 +38,7 @@ func (w ProcWriter) PinThread(pid int, comm string, mask cpumask.Mask) error {
 	return w.pinThread(pid, comm, mask, setAffinity)
 }
 
-// pinThread is PinThread with set for setAffinity, so tests can run it
-// on a fixture tree.
+// pinThread is PinThread with set for setAffinity, for tests.
 func (w ProcWriter) pinThread(pid int, comm string, mask cpumask.Mask, set func(int, cpumask.Mask) (cpumask.Mask, error)) error {
 	if err := napi.CheckThread(w.Proc, pid, comm); err != nil {
 		return err
@@ -70,8 +61,7 @@ func (w ProcWriter) pinThread(pid int, comm string, mask cpumask.Mask, set func(
 }
 
 // setAffinity sets the CPU affinity of thread pid to cpus and returns
-// the affinity read back: cpus minus what the kernel would not give
-// (CPUs offline or outside the thread's cpuset).
+// the affinity read back.
 func setAffinity(pid int, cpus cpumask.Mask) (cpumask.Mask, error) {
 	if pid <= 0 {
 		return cpumask.Mask{}, fmt.Errorf("pin pid %d: not a pid", pid)

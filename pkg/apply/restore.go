@@ -11,10 +11,10 @@ import (
 	"github.com/numairqd/numairqd/pkg/policy"
 )
 
-// Restore writes back what Apply first changed (restore_on_exit): each
-// IRQ's mask, for IRQs inv (nil: any) still lists under the same name,
-// then the XPS maps and the NAPI kthreads' CPUs. What was restored or has
-// vanished is forgotten, so a second Restore only retries the failures.
+// Restore writes back what Apply first changed (restore_on_exit): the
+// masks of IRQs inv (nil: any) lists under the same name, then the XPS
+// maps and NAPI kthreads' CPUs. What was restored or vanished is
+// forgotten, so a second Restore only retries the failures.
 func (a *Applier) Restore(ctx context.Context, inv *inventory.Inventory) Result {
 	res := newResult()
 	for _, n := range slices.Sorted(maps.Keys(a.originals)) {

@@ -17,21 +17,18 @@ import (
 	"github.com/numairqd/numairqd/pkg/policy"
 )
 
-// WriteXPS writes mask to <Sys>/class/net/IF/queues/tx-N/xps_cpus
-// (xps_cpus_store) as WriteAffinity does, in hex, the only syntax the
-// store parses. A single-queue device refuses the write with ENOENT,
-// which wraps inventory.ErrXPSUnsupported; a missing file gives `open
-// PATH: no such file or directory`.
+// WriteXPS writes mask in hex, the only syntax xps_cpus_store parses,
+// to <Sys>/class/net/IF/queues/tx-N/xps_cpus. ENOENT from a
+// single-queue device wraps inventory.ErrXPSUnsupported.
 func (w ProcWriter) WriteXPS(iface string, queue int, mask cpumask.Mask) error {
 	path := filepath.Join(w.Sys, "class", "net", iface, "queues", "tx-"+strconv.Itoa(queue), "xps_cpus")
 	return writeOnce(path, mask.Hex(0), inventory.ErrXPSUnsupported)
 }
 
 // classifyXPS maps an XPS write error to its outcome kind: the file
-// refusing the map (ENOENT from a single-queue device, EINVAL for a
-// queue whose traffic class cannot be resolved) is KindUnsupported; a
-// missing file KindVanished; EPERM (no CAP_NET_ADMIN), EACCES or EROFS
-// (a read-only sysfs) KindRefused.
+// refusing the map (single-queue device, unresolvable traffic class) is
+// KindUnsupported, a missing file KindVanished, EPERM, EACCES or EROFS
+// KindRefused.
 func classifyXPS(err error) Kind {
 	switch {
 	case err == nil:
@@ -59,19 +56,14 @@ type xpsKey struct {
 func xpsWarnKey(iface string, queue int) string { return "xps " + iface + " tx-" + strconv.Itoa(queue) }
 
 // applyXPS makes one XPS write, or logs it in a dry run. It is not
-// retried: the store takes RTNL by restarting the system call (before
-// v6.15) or waiting (since), so no EBUSY reaches userspace.
+// retried: the store waits for RTNL, so no EBUSY reaches userspace.
 func (a *Applier) applyXPS(w policy.Write, res *Result) {
 	k := xpsKey{w.Interface, w.Queue}
 	warnKey := xpsWarnKey(w.Interface, w.Queue)
 	fields := []zap.Field{zap.String("interface", w.Interface), zap.Int("queue", w.Queue), zap.Int("irq", w.IRQ),
 		zap.Stringer("from", w.Before), zap.Stringer("to", w.After)}
 	if a.opts.DryRun {
-		res.record(w, KindDryRun, "")
-		if a.wouldXPS.changed(k, w.After) {
-			res.DryRunLogged++
-			a.log.Info("dry run: would set XPS CPUs", fields...)
-		}
+		dryRun(a, &a.wouldXPS, k, w, res, "dry run: would set XPS CPUs", fields...)
 		return
 	}
 	err := a.w.WriteXPS(w.Interface, w.Queue, w.After)
@@ -98,8 +90,8 @@ func (a *Applier) applyXPS(w policy.Write, res *Result) {
 	}
 }
 
-// restoreXPS writes back the XPS map each tx queue had before Apply
-// first changed it, for the queues inv (nil: all) still lists; those
+// restoreXPS writes back each tx queue's XPS map from before Apply's
+// first change, for the queues inv (nil: all) still lists; those
 // restored, gone or refusing are forgotten.
 func (a *Applier) restoreXPS(ctx context.Context, inv *inventory.Inventory, res *Result) {
 	var listed map[xpsKey]bool
