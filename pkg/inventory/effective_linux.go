@@ -14,10 +14,9 @@ import (
 )
 
 // ReadEffective reads the effective CPUs of the IRQs in want and, for
-// those outside their non-empty want mask, the interrupt count: an IRQ
-// already inside needs none. It leaves out IRQs whose /proc/irq/N is
-// gone. It costs one or two small reads per IRQ, so it is for the IRQs
-// whose writes are being verified, not for every IRQ of every round.
+// those outside their non-empty want mask, the interrupt count. IRQs
+// whose /proc/irq/N is gone are left out. It is for the IRQs being
+// verified, not every IRQ of every round.
 func (fsys FS) ReadEffective(want map[int]cpumask.Mask) map[int]Effective {
 	out := make(map[int]Effective, len(want))
 	r := newEffectiveReader(fsys)
@@ -36,9 +35,7 @@ func (fsys FS) ReadEffective(want map[int]cpumask.Mask) map[int]Effective {
 }
 
 // InterruptCount is how many times irq has fired on all CPUs, from
-// /sys/kernel/irq/N/per_cpu_count; false when that file is missing or
-// malformed (a count known wrongly would make a pending move look
-// failed).
+// /sys/kernel/irq/N/per_cpu_count; false when missing or malformed.
 func (fsys FS) InterruptCount(irq int) (uint64, bool) {
 	r := newEffectiveReader(fsys)
 	defer r.close()
@@ -47,8 +44,7 @@ func (fsys FS) InterruptCount(irq int) (uint64, bool) {
 
 // effectiveReader reads /proc/irq/N/effective_affinity_list and
 // /sys/kernel/irq/N/per_cpu_count relative to descriptors of the two
-// directories, with one reused buffer, as the inventory reads
-// smp_affinity_list.
+// directories, with one reused buffer.
 type effectiveReader struct {
 	proc, sys     string
 	procfd, sysfd int // -1 when the directory cannot be opened
@@ -78,8 +74,7 @@ func (er *effectiveReader) close() {
 	}
 }
 
-// effective reads irq's effective CPUs; false when its /proc/irq/N is
-// gone.
+// effective reads irq's effective CPUs; false when /proc/irq/N is gone.
 func (er *effectiveReader) effective(irq int) (Effective, bool) {
 	var e Effective
 	path := func() string { return filepath.Join(er.proc, string(er.name)) }
@@ -93,7 +88,7 @@ func (er *effectiveReader) effective(irq int) (Effective, bool) {
 	case errors.Is(err, fs.ErrNotExist):
 		return e, er.r.Exists(filepath.Join(er.proc, strconv.Itoa(irq))) // no such file on this kernel, or freed
 	case err != nil:
-		e.Err = fileErr(path(), err).Error()
+		e.Err = kernfs.FileErr(path(), err).Error()
 	default:
 		if e.CPUs, err = cpumask.ParseList(string(data)); err != nil {
 			e.Err = fmt.Sprintf("read %s: %v", path(), err)

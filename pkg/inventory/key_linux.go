@@ -11,11 +11,8 @@ import (
 
 // key is the inventory's shape, cheap to read: while it holds, a Reader
 // reads only affinities. It is read before the inventory, so a change
-// during a read shows in the next key. procfs counts /proc/irq/N
-// directories in the link count of /proc/irq, so vectors allocated or
-// freed change irqDirs with one fstat; interfaces change net, binds
-// change devices. An IRQ freed and requested again under the same number
-// between two reads keeps its facts until a deeper read.
+// during a read shows in the next key. The link count of /proc/irq
+// counts its IRQ directories, so one fstat sees vectors come and go.
 type key struct {
 	irqDirs uint64    // the link count of /proc/irq
 	net     []string  // sorted
@@ -29,24 +26,23 @@ func (k key) equal(o key) bool {
 	return k.irqDirs == o.irqDirs && slices.Equal(k.net, o.net) && slices.Equal(k.devices, o.devices)
 }
 
-// readKey reads the key with kr, irqDirs from dirfd, the open
-// <proc>/irq. Missing sysfs directories (no PCI, no network) list
-// nothing.
+// readKey reads the key, irqDirs from dirfd, the open <proc>/irq.
+// Missing sysfs directories list nothing.
 func (fsys FS) readKey(kr *kernfs.Reader, dirfd int) (key, error) {
 	var k key
 	var err error
 	dir := filepath.Join(fsys.Proc, "irq")
 	if k.irqDirs, err = kernfs.Links(dirfd, dir); err != nil {
-		return k, fileErr(dir, err)
+		return k, kernfs.FileErr(dir, err)
 	}
 	dir = filepath.Join(fsys.Sys, "class", "net")
 	if k.net, err = dirNames(kr, dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return k, fileErr(dir, err)
+		return k, kernfs.FileErr(dir, err)
 	}
 	dir = filepath.Join(fsys.Sys, "bus", "pci", "devices")
 	bdfs, err := dirNames(kr, dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return k, fileErr(dir, err)
+		return k, kernfs.FileErr(dir, err)
 	}
 	k.devices = make([]pciLink, len(bdfs))
 	for i, bdf := range bdfs {

@@ -2,13 +2,10 @@ package inventory
 
 import "regexp"
 
-// driverManaged names IRQs whose vectors the kernel always allocates
-// with managed affinity. Kernels since 6.12 make their smp_affinity
-// 0444; before that only a failed write (EIO) would tell, too late for
-// the plan. nvme I/O queues come from pci_alloc_irq_vectors_affinity
-// (nvme_setup_irqs; the admin queue nvmeXq0 is a pre_vector, not
-// managed); virtio-blk's init_vq passes an irq_affinity to
-// virtio_find_vqs.
+// driverManaged names IRQs whose vectors the drivers always allocate
+// with managed affinity, for kernels before 6.12, where their
+// smp_affinity is still writable and only a write's EIO would tell
+// (nvmeXq0, the admin queue, is not managed).
 var driverManaged = []struct {
 	re  *regexp.Regexp
 	why string

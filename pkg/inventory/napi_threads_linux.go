@@ -16,11 +16,9 @@ import (
 )
 
 // readNAPI fills each device's NAPI with its threaded interfaces'
-// kthreads. Only /sys/class/net/IF/threaded is read per interface; /proc
-// is scanned only when one of them is on, once for all. napi-get is
-// asked only through fsys.Netdev, which the command sets at the host's
-// roots alone. An interface whose threaded cannot be read, and a failed
-// search, are in the device's NAPI.Err.
+// kthreads. /proc is scanned only when some interface's threaded is on,
+// once for all; napi-get is asked only through fsys.Netdev. Errors go
+// to the device's NAPI.Err.
 func (fsys FS) readNAPI(kr *kernfs.Reader, devs []Device) {
 	var threaded []string
 	for i := range devs {
@@ -74,19 +72,17 @@ func (fsys FS) readNAPI(kr *kernfs.Reader, devs []Device) {
 	}
 }
 
-// isThreaded reads /sys/class/net/name/threaded (5.12+): any value
-// but 0 is on. A missing file (an older kernel, a removed interface)
-// or one the kernel refuses to show is off.
+// isThreaded reads /sys/class/net/name/threaded (5.12+): any value but
+// 0 is on; a file missing or refused is off.
 func (fsys FS) isThreaded(kr *kernfs.Reader, name string) (bool, error) {
 	path := filepath.Join(fsys.Sys, "class", "net", name, "threaded")
 	s, ok, err := kr.ReadOptional(path)
 	switch {
 	case errors.Is(err, syscall.EINVAL), errors.Is(err, syscall.EOPNOTSUPP):
-		// threaded_show refuses a device being unregistered (EINVAL);
-		// EOPNOTSUPP is the store's answer for one without NAPI.
+		// A device being unregistered (EINVAL) or without NAPI.
 		return false, nil
 	case err != nil:
-		return false, fileErr(path, err)
+		return false, kernfs.FileErr(path, err)
 	case !ok:
 		return false, nil
 	}
@@ -97,8 +93,7 @@ func (fsys FS) isThreaded(kr *kernfs.Reader, name string) (bool, error) {
 }
 
 // napiThread reads thread t's name and affinity from /proc/PID/status;
-// ok is false when it exited meanwhile. A thread whose status cannot be
-// read or parsed is kept with Err.
+// false when it exited. One that cannot be read is kept with Err.
 func (fsys FS) napiThread(kr *kernfs.Reader, t napi.Thread) (NAPIThread, bool) {
 	th := NAPIThread{Interface: t.Iface, PID: t.PID, NAPIID: t.NAPIID, IRQ: t.IRQ, Queue: t.Queue, Kind: t.Kind, Source: t.Source}
 	path := filepath.Join(fsys.Proc, strconv.Itoa(t.PID), "status")
@@ -107,14 +102,12 @@ func (fsys FS) napiThread(kr *kernfs.Reader, t napi.Thread) (NAPIThread, bool) {
 		return th, false
 	}
 	if err != nil {
-		th.Err = fileErr(path, err)
+		th.Err = kernfs.FileErr(path, err)
 		return th, true
 	}
 	th.Comm, th.Affinity, th.Err = parseStatus(path, b)
 	if th.Err == nil && !strings.HasPrefix(th.Comm, "napi/") {
-		// napi-get's pids are the initial namespace's on kernels that
-		// do not translate them: in a container's namespace the pid
-		// names another task.
+		// napi-get's pid is the initial namespace's, not ours.
 		th.Err = fmt.Errorf("%s: pid %d is %s here, not a NAPI kthread (a pid from another pid namespace?)", path, t.PID, kernfs.Quote(th.Comm))
 	}
 	return th, true

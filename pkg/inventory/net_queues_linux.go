@@ -11,17 +11,15 @@ import (
 	"github.com/numairqd/numairqd/pkg/netdev"
 )
 
-// Netdev is the kernel's netdev netlink family as the inventory asks it
-// (netdev.Kernel on a host): queue-get links each rx and tx queue to a
-// NAPI, napi-get each NAPI to its IRQ and kthread, where the driver sets
-// them (6.8+).
+// Netdev is the kernel's netdev netlink family (netdev.Kernel on a
+// host): queue-get links each queue to a NAPI, napi-get each NAPI to its
+// IRQ and kthread (6.8+).
 type Netdev interface {
 	Queues() ([]netdev.Queue, error)
 	NAPIs() ([]netdev.NAPI, error)
 }
 
-// oneNAPIDump is a Netdev that dumps napi-get at most once: one read's
-// queue identity (readNetQueues) and NAPI threads (readNAPI) share it.
+// oneNAPIDump is a Netdev that dumps napi-get at most once per read.
 type oneNAPIDump struct {
 	Netdev
 	napis  []netdev.NAPI
@@ -38,10 +36,8 @@ func (o *oneNAPIDump) NAPIs() ([]netdev.NAPI, error) {
 }
 
 // readNetQueues fills each device's NetQueues from fsys.Netdev (nil:
-// nothing is asked; fixture roots, since netlink describes the running
-// kernel). A kernel without the family or its commands (before 6.8)
-// leaves them empty, quietly: the names decide there. Any other error
-// is the devices' NetQueuesErr, and the names decide too.
+// none). A kernel without the family leaves them empty quietly; any
+// other error is the devices' NetQueuesErr. The IRQ names decide then.
 func (fsys FS) readNetQueues(kr *kernfs.Reader, devs []Device) {
 	if fsys.Netdev == nil {
 		return
@@ -123,7 +119,7 @@ func (fsys FS) ifindex(kr *kernfs.Reader, name string) (int, error) {
 	path := filepath.Join(fsys.Sys, "class", "net", name, "ifindex")
 	b, err := kr.Read(path)
 	if err != nil {
-		return 0, fileErr(path, err)
+		return 0, kernfs.FileErr(path, err)
 	}
 	n, err := strconv.Atoi(string(b))
 	if err != nil || n <= 0 {

@@ -14,8 +14,7 @@ var pciBaseClasses = map[uint64]string{
 }
 
 // ClassName names a PCI class as sysfs prints it ("0x020000" is
-// "network"), for people telling devices of one bus driver apart; ""
-// for a class it does not name or cannot read.
+// "network"); "" for one it does not know.
 func ClassName(class string) string {
 	if len(class) != 8 || class[:2] != "0x" {
 		return ""

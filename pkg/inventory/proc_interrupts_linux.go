@@ -7,12 +7,11 @@ import (
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// ReadInterrupts reads and parses <proc>/interrupts with its counts:
-// the load sampler's read, with the inventory's bounds and parser.
+// ReadInterrupts reads and parses <proc>/interrupts with its counts.
 func (fsys FS) ReadInterrupts() (Interrupts, error) { return fsys.readInterrupts(true) }
 
-// readInterrupts reads and parses <proc>/interrupts, at most
-// maxInterruptsSize bytes of it, keeping the counts when withCounts.
+// readInterrupts reads at most maxInterruptsSize bytes of
+// <proc>/interrupts, keeping the counts when withCounts.
 func (fsys FS) readInterrupts(withCounts bool) (ints Interrupts, err error) {
 	err = kernfs.ParseFile(filepath.Join(fsys.Proc, "interrupts"), maxInterruptsSize, func(r io.Reader) (err error) {
 		ints, err = parseInterrupts(r, withCounts)

@@ -12,24 +12,21 @@ import (
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// irqReader reads the files of /proc/irq/N (kernel/irq/proc.c) with one
-// reused buffer, opening each relative to a descriptor of /proc/irq: a
-// round reads a file for each of thousands of IRQs.
+// irqReader reads the files of /proc/irq/N with one reused buffer,
+// relative to a descriptor of /proc/irq.
 type irqReader struct {
-	dir   string
-	dirfd int
-	r     kernfs.Reader
-	name  []byte // "N/smp_affinity_list", rebuilt for each IRQ
-	// afterAffinity, when set, runs after smp_affinity_list is read: a
-	// test frees the IRQ there.
-	afterAffinity func()
+	dir           string
+	dirfd         int
+	r             kernfs.Reader
+	name          []byte // "N/smp_affinity_list", rebuilt for each IRQ
+	afterAffinity func() // for tests: runs after smp_affinity_list is read
 }
 
 // openIRQReader opens dir, <proc>/irq. Close it when done.
 func openIRQReader(dir string) (*irqReader, error) {
 	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fileErr(dir, &fs.PathError{Op: "open", Path: dir, Err: err})
+		return nil, kernfs.FileErr(dir, &fs.PathError{Op: "open", Path: dir, Err: err})
 	}
 	return &irqReader{dir: dir, dirfd: fd}, nil
 }
@@ -37,8 +34,7 @@ func openIRQReader(dir string) (*irqReader, error) {
 func (r *irqReader) Close() { syscall.Close(r.dirfd) }
 
 // affinity reads irq's smp_affinity_list, keeping prev's mask when the
-// text is prev's text, and returns the text. It reports false when
-// free_desc() removed the IRQ's directory.
+// text is unchanged, and returns the text; false when the IRQ is gone.
 func (r *irqReader) affinity(irq *IRQ, prev cpumask.Mask, text string) (string, bool, error) {
 	r.name = append(strconv.AppendInt(r.name[:0], int64(irq.Number), 10), "/smp_affinity_list"...)
 	data, err := r.r.ReadAt(r.dirfd, r.dir, r.name)
@@ -47,7 +43,7 @@ func (r *irqReader) affinity(irq *IRQ, prev cpumask.Mask, text string) (string, 
 	}
 	path := func() string { return filepath.Join(r.dir, string(r.name)) }
 	if err != nil {
-		return "", false, fileErr(path(), err)
+		return "", false, kernfs.FileErr(path(), err)
 	}
 	if string(data) == text && text != "" {
 		irq.Affinity = prev
@@ -60,8 +56,7 @@ func (r *irqReader) affinity(irq *IRQ, prev cpumask.Mask, text string) (string, 
 }
 
 func (r *irqReader) parseAffinity(irq *IRQ, data []byte, path string) (err error) {
-	// The kernel prints the requested mask, never empty: it refuses an
-	// empty write, and an IRQ starts with a default mask.
+	// The kernel never prints an empty mask.
 	if len(data) == 0 {
 		return kernfs.Malformed(path, "empty, want the IRQ's CPU list")
 	}
@@ -71,21 +66,19 @@ func (r *irqReader) parseAffinity(irq *IRQ, data []byte, path string) (err error
 	return nil
 }
 
-// read fills irq's affinity and managed state from <proc>/irq/N, and
-// returns the smp_affinity_list text. It reports false when
-// free_desc() removed the directory.
+// read fills irq's affinity and managed state from <proc>/irq/N and
+// returns the smp_affinity_list text; false when the IRQ is gone.
 func (r *irqReader) read(irq *IRQ) (string, bool, error) {
 	dir := filepath.Join(r.dir, strconv.Itoa(irq.Number))
 
-	// Its mode tells managed IRQs apart (0444 since "genirq/proc: ...
-	// read-only"); check the bits, as root can open 0444 files.
+	// Managed IRQs' file is 0444 (6.12+); root can open it anyway.
 	path := dir + "/smp_affinity_list"
 	data, mode, err := r.r.ReadWithMode(path)
 	if errors.Is(err, fs.ErrNotExist) && !r.r.Exists(dir) {
 		return "", false, nil
 	}
 	if err != nil {
-		return "", false, fileErr(path, err)
+		return "", false, kernfs.FileErr(path, err)
 	}
 	if r.afterAffinity != nil {
 		r.afterAffinity()
@@ -109,10 +102,8 @@ func (r *irqReader) read(irq *IRQ) (string, bool, error) {
 	return text, true, nil
 }
 
-// readOnlyFile reports whether path exists without any write bit. A
-// file that cannot be stat'ed is not read-only: a wrong "movable" costs
-// one refused write, a wrong "managed" keeps the IRQ from the planner.
-// err lets the caller tell a vanished IRQ (fs.ErrNotExist) apart.
+// readOnlyFile reports whether path has no write bit; not when it
+// cannot be stat'ed (a wrong "movable" costs one refused write).
 func readOnlyFile(path string) (bool, error) {
 	var st syscall.Stat_t
 	if err := syscall.Stat(path, &st); err != nil {

@@ -9,11 +9,10 @@ import (
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// readNetInterfaces adds to devs the interfaces in names, the listing
-// of <sys>/class/net (net/core/net-sysfs.c). An interface's device path
-// may end at a child (…/0000:41:00.0/virtio0), so it is walked up to the
-// nearest known BDF; a USB NIC lands on its host controller, whose IRQ
-// carries its traffic. Virtual and removed interfaces are skipped.
+// readNetInterfaces adds to devs the interfaces in names, the listing of
+// <sys>/class/net, each on the nearest known BDF above its device path
+// (a virtio child's parent, a USB NIC's host controller). Virtual and
+// removed interfaces are skipped.
 func (fsys FS) readNetInterfaces(kr *kernfs.Reader, names []string, devs []pciDevice) error {
 	dir := filepath.Join(fsys.Sys, "class", "net")
 	byBDF := make(map[string]int, len(devs))
@@ -44,10 +43,9 @@ func (fsys FS) readNetInterfaces(kr *kernfs.Reader, names []string, devs []pciDe
 	return nil
 }
 
-// interfacePath returns a path whose components name the devices above
-// interface name: on a host class/net/NAME is a link into the device
-// tree, read in one call; elsewhere NAME/device is resolved whole.
-// fs.ErrNotExist means an interface removed or without a device link.
+// interfacePath returns a path naming the devices above interface name:
+// the class/net/NAME link on a host, else NAME/device resolved.
+// fs.ErrNotExist means removed or without a device.
 func interfacePath(kr *kernfs.Reader, dir, name string) (string, error) {
 	path := filepath.Join(dir, name)
 	target, err := kr.Readlink(path)
@@ -57,7 +55,7 @@ func interfacePath(kr *kernfs.Reader, dir, name string) (string, error) {
 	link := filepath.Join(path, "device")
 	real, err := filepath.EvalSymlinks(link)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", fileErr(link, err)
+		return "", kernfs.FileErr(link, err)
 	}
 	return real, err
 }
