@@ -7,8 +7,7 @@ import (
 
 // weight is the share of a new value over an interval dt in an average
 // whose old values lose half their weight every halfLife:
-// 1 - 2^(-dt/halfLife). The weights compose, so a late or missed sample
-// does not bend the average.
+// 1 - 2^(-dt/halfLife), so a late or missed sample does not bend it.
 func weight(dt, halfLife time.Duration) float64 {
 	if dt <= 0 {
 		return 0
@@ -17,13 +16,10 @@ func weight(dt, halfLife time.Duration) float64 {
 	return -math.Expm1(-float64(dt) / float64(halfLife) * math.Ln2)
 }
 
-// ewma is an exponentially weighted moving average and variance. Its
-// first value is taken as is, so a new IRQ does not start from zero.
-// vr is the weighted variance of the values around the average (Finch,
-// "Incremental calculation of weighted mean and variance", 2009, eq.
-// 143); it starts from 0, so spread divides out kept, the weight the
-// start still has. sq is the sum of the squared weights: the average's
-// variance is the values' variance times sq.
+// ewma is an exponentially weighted moving average and variance whose
+// first value is taken as is. vr is the values' weighted variance
+// (Finch 2009, eq. 143), from 0, so spread divides out kept, the weight
+// the start still has; sq sums the squared weights.
 type ewma struct {
 	v, vr, kept, sq float64
 	ok              bool

@@ -10,9 +10,8 @@ import (
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// ReadInterrupts reads <Proc>/interrupts with its per-CPU counts through
-// the inventory's bounded read and parser, so the inventory and the
-// sampler never disagree about what a row is.
+// ReadInterrupts reads <Proc>/interrupts with its per-CPU counts, with
+// the inventory's parser.
 func (fsys FS) ReadInterrupts() (inventory.Interrupts, error) {
 	return inventory.FS{Proc: fsys.Proc}.ReadInterrupts()
 }
@@ -31,8 +30,7 @@ func (fsys FS) ReadStat() (cpus []CPUStat, err error) {
 
 // Sample reads /proc/stat and /proc/interrupts and folds what changed
 // since the previous sample into the averages. A failed read, or a now
-// not after the previous one, changes nothing, so the next sample spans
-// the longer interval.
+// not after the previous one, changes nothing.
 func (s *Sampler) Sample(now time.Time) (Loads, error) {
 	if s.primed && !now.After(s.last) {
 		return Loads{}, fmt.Errorf("load sample at %s is not after the previous one at %s",

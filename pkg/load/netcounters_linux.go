@@ -13,20 +13,16 @@ import (
 	"github.com/numairqd/numairqd/pkg/netdev"
 )
 
-// NetCounters reads the per-queue packet counters of a host's NICs: the
-// kernel's qstats-get where it answers for an interface, else the
-// driver's ethtool -S counters. Only interfaces with a device link are
-// asked (NICs and virtio-net, not veths or bridges: a Kubernetes node
-// has hundreds of those, and their queues are no IRQ's). Sys is the
-// sysfs root; the counters are the running kernel's, so use it only
-// with "/sys". Make one with NewNetCounters.
+// NetCounters reads the per-queue packet counters of a host's NICs:
+// qstats-get where the kernel answers, else ethtool -S. Only interfaces
+// with a device link are asked, not veths or bridges. The counters are
+// the running kernel's, so Sys is "/sys". Make one with NewNetCounters.
 type NetCounters struct {
 	Sys string
-	// none remembers interfaces (name and ifindex) whose driver has no
-	// per-queue ethtool counters, so they are not asked every sample;
-	// those gone are forgotten.
+	// none holds the interfaces whose driver has no per-queue ethtool
+	// counters, so they are not asked every sample.
 	none *sync.Map
-	// qstats and ethtool are netdev's readers (tests replace them).
+	// qstats and ethtool read netdev's counters; tests replace them.
 	qstats  func() ([]netdev.Stats, error)
 	ethtool func(iface string) ([]netdev.Stats, string, error)
 }
@@ -98,8 +94,7 @@ func (n NetCounters) known(i ifaceKey) bool {
 
 func (n NetCounters) remember(i ifaceKey) { n.none.Store(i, true) }
 
-// forgetGone drops the remembered interfaces not in ifaces (a VF or a
-// device that went), so the memory follows the machine.
+// forgetGone drops the remembered interfaces not in ifaces.
 func (n NetCounters) forgetGone(ifaces []ifaceKey) {
 	n.none.Range(func(k, _ any) bool {
 		if !slices.Contains(ifaces, k.(ifaceKey)) {
@@ -109,14 +104,13 @@ func (n NetCounters) forgetGone(ifaces []ifaceKey) {
 	})
 }
 
-// NewNetCounters returns a NetCounters of the sysfs at sys that
-// remembers which interfaces have no per-queue counters.
+// NewNetCounters returns a NetCounters of the sysfs at sys.
 func NewNetCounters(sys string) NetCounters {
 	return NetCounters{Sys: sys, none: &sync.Map{}, qstats: netdev.DumpQStats, ethtool: netdev.EthtoolQueueStats}
 }
 
-// nicInterfaces lists sys/class/net's interfaces that have a device
-// link, with their ifindex. One that vanishes meanwhile is left out.
+// nicInterfaces lists sys/class/net's interfaces with a device link,
+// with their ifindex.
 func nicInterfaces(sys string) ([]ifaceKey, error) {
 	dir := filepath.Join(sys, "class", "net")
 	ents, err := os.ReadDir(dir)
@@ -124,7 +118,7 @@ func nicInterfaces(sys string) ([]ifaceKey, error) {
 		return nil, err
 	}
 	var out []ifaceKey
-	var kr kernfs.Reader // bounded reads of the attributes
+	var kr kernfs.Reader
 	for _, e := range ents {
 		if _, err := os.Lstat(filepath.Join(dir, e.Name(), "device")); err != nil {
 			continue

@@ -10,16 +10,13 @@ import (
 	"github.com/numairqd/numairqd/pkg/inventory"
 )
 
-// interruptCost is the CPU-seconds the fallback charges per interrupt
-// when /proc/stat shows no irq or softirq time: 5 µs, the order of a NIC
-// or NVMe queue interrupt and its softirq. A guess that only sets the
-// scale: without time accounting every load is a rate times it.
+// interruptCost is the CPU-seconds charged per interrupt when /proc/stat
+// shows no interrupt time: 5 µs, a guess that only sets the scale.
 const interruptCost = 5e-6
 
 // accountingOffAfter is how many device interrupts one CPU takes, with
-// no irq or softirq time on any CPU, before the sampler decides that
-// /proc/stat does not account interrupt time: with accounting, even
-// 0.1 µs interrupts add up to a 10 ms tick by then.
+// no interrupt time on any CPU, before the sampler decides /proc/stat
+// does not account it: even 0.1 µs ones add up to a 10 ms tick by then.
 const accountingOffAfter = 100_000
 
 // Config tunes a Sampler.
@@ -32,42 +29,31 @@ type Config struct {
 // Loads is one sample: smoothed loads of the online CPUs and of the IRQs
 // of /proc/interrupts, in CPU-seconds per second, so loads add up.
 type Loads struct {
-	// Time is the sample's time, as passed to Sample.
-	Time time.Time
-	// Interval is the time since the previous sample; 0 for the first.
-	Interval time.Duration
-	// Ready is false for a Sampler's first sample, which has no deltas.
-	Ready bool
-	// Intervals counts the intervals folded into the averages so far (0
-	// for the first sample): a spread needs a few.
-	Intervals int
-	// TimeAccounting says that the loads share out time /proc/stat
-	// measures; when false, IRQ loads are rates times a fixed cost, CPU
-	// loads sum them, and Unattributed is 0.
+	Time      time.Time     // as passed to Sample
+	Interval  time.Duration // since the previous sample; 0 for the first
+	Ready     bool          // false for the first sample, which has no deltas
+	Intervals int           // intervals folded into the averages so far
+	// TimeAccounting says the loads share out time /proc/stat measures;
+	// when false, IRQ loads are rates times a fixed cost, CPU loads sum
+	// them, and Unattributed is 0.
 	TimeAccounting bool
-	// CPUs holds the CPUs of /proc/stat (the online ones), ascending.
-	CPUs []CPULoad
-	// IRQs holds the rows of /proc/interrupts, ascending by IRQ.
-	IRQs []IRQLoad
-	// Queues holds the network queues with per-queue counters,
-	// ascending by interface and queue; QueuesErr is why some could
-	// not be read.
+	CPUs           []CPULoad // the online CPUs, ascending
+	IRQs           []IRQLoad // the rows of /proc/interrupts, by IRQ
+	// Queues are the network queues with per-queue counters, by
+	// interface and queue; QueuesErr is why some could not be read.
 	Queues    []QueueLoad
 	QueuesErr error
 }
 
 // CPULoad is one CPU's smoothed interrupt load.
 type CPULoad struct {
-	CPU int
-	// Load is the CPU's irq+softirq time per second of its time (0..1).
-	Load float64
+	CPU  int
+	Load float64 // irq+softirq time per second of the CPU's time (0..1)
 	// Unattributed is the part of Load measured over intervals in which
 	// no IRQ fired on the CPU: load that moving IRQs cannot move.
-	Unattributed float64
-	// UnattributedNoise is the standard error of Unattributed.
-	UnattributedNoise float64
-	// Ready is false until the CPU has been online a whole interval.
-	Ready bool
+	Unattributed      float64
+	UnattributedNoise float64 // standard error of Unattributed
+	Ready             bool    // the CPU was online a whole interval
 }
 
 // IRQLoad is one IRQ's smoothed rate and load.
@@ -78,21 +64,14 @@ type IRQLoad struct {
 	Chip    string
 	HWIRQ   string
 	Actions []string
-	// Rate is interrupts per second, over the CPUs that were online at
-	// both ends of each interval.
-	Rate float64
-	// Load is the IRQ's share of the irq+softirq time of the CPUs it
-	// fired on.
-	Load float64
-	// Noise is the standard error of Load, large at light loads and
-	// over few intervals; the planner moves nothing for a gain within a
-	// few times it.
-	Noise float64
+	Rate    float64 // interrupts per second
+	Load    float64 // share of the irq+softirq time of the CPUs it fired on
+	Noise   float64 // standard error of Load
 	// CPU took most of the IRQ's interrupts in the latest interval in
-	// which it fired, -1 before it has: where its load is.
+	// which it fired, -1 before it has.
 	CPU int
-	// Ready is false until the IRQ has been seen, with the same
-	// identity, at both ends of one interval.
+	// Ready is set once the IRQ was seen, with the same identity, at
+	// both ends of an interval.
 	Ready bool
 }
 
@@ -107,8 +86,8 @@ func (l Loads) IRQ(irq int) (IRQLoad, bool) {
 
 // Sampler turns successive reads of /proc/stat and /proc/interrupts into
 // smoothed loads. An IRQ is known by its number and identity (chip,
-// hwirq, actions); IRQs and CPUs that leave are forgotten, so memory
-// follows the machine. It is not safe for concurrent use.
+// hwirq, actions); IRQs and CPUs that leave are forgotten. It is not
+// safe for concurrent use.
 type Sampler struct {
 	fs       FS
 	halfLife time.Duration
@@ -144,9 +123,7 @@ type cpuHist struct {
 	online       bool // in the previous /proc/stat
 	stat         CPUStat
 	load, unattr ewma
-	// quiet counts the device interrupts the CPU took since the last
-	// interval with irq or softirq time on any CPU.
-	quiet uint64
+	quiet        uint64 // device interrupts since any CPU's last interrupt time
 }
 
 // rowDelta is what pass one learnt of a row of /proc/interrupts.
@@ -165,8 +142,7 @@ const (
 	rowCounted
 )
 
-// FS is the procfs root the sampler reads: "/proc" on a host, a fixture
-// directory in tests.
+// FS is the procfs root the sampler reads: "/proc" on a host.
 type FS struct {
 	Proc string
 }
@@ -206,8 +182,6 @@ func (s *Sampler) add(now time.Time, stat []CPUStat, ints inventory.Interrupts, 
 		s.decideAccounting(stat)
 	} else {
 		rows = append(rows, make([]rowDelta, len(ints.Rows))...) // rowNew
-		// Booting leaves some interrupt time; if not, the first tick
-		// of it sets this right.
 		s.accounting = slices.ContainsFunc(stat, func(st CPUStat) bool { return st.IRQ > 0 || st.SoftIRQ > 0 })
 	}
 	s.rows = rows
@@ -218,8 +192,7 @@ func (s *Sampler) add(now time.Time, stat []CPUStat, ints inventory.Interrupts, 
 	for i, st := range stat {
 		out.CPUs[i] = s.cpuLoad(st, dt, w)
 	}
-	// Forget the CPUs that went offline; a CPU that comes back starts
-	// afresh, as its IRQs will have moved.
+	// A CPU that went offline starts afresh when it comes back.
 	for _, old := range s.stat {
 		if _, found := slices.BinarySearchFunc(stat, old.CPU, func(st CPUStat, c int) int { return cmp.Compare(st.CPU, c) }); !found {
 			s.cpus[old.CPU] = cpuHist{}
@@ -285,8 +258,7 @@ func (s *Sampler) count(stat []CPUStat, ints inventory.Interrupts, rows []rowDel
 	for _, st := range stat {
 		h := &s.cpus[st.CPU]
 		p := h.stat
-		// A CPU needs a line at both ends; counts since boot never go
-		// down, but if they did the interval would be no measure.
+		// A line at both ends, and counts that did not go down.
 		if !h.online || st.IRQ < p.IRQ || st.SoftIRQ < p.SoftIRQ || st.Total < p.Total {
 			continue
 		}
@@ -309,9 +281,8 @@ func (s *Sampler) count(stat []CPUStat, ints inventory.Interrupts, rows []rowDel
 			rows = append(rows, rowDelta{kind: rowNew})
 			continue
 		}
-		// A count that went down is a 32-bit kstat_irqs that wrapped,
-		// or a descriptor allocated again under the same name; a rise
-		// past 2^32-1 is no 32-bit count's either: no delta this time.
+		// A count that went down or rose past 2^32-1 (a wrapped 32-bit
+		// kstat_irqs, a descriptor requested anew): no delta this time.
 		p := prev[j].Counts
 		if slices.ContainsFunc(s.cols, func(c int) bool { return r.Counts[c] < p[c] || r.Counts[c]-p[c] > math.MaxUint32 }) {
 			rows = append(rows, rowDelta{kind: rowSkipped, prev: j})
@@ -335,10 +306,7 @@ func (s *Sampler) count(stat []CPUStat, ints inventory.Interrupts, rows []rowDel
 // decideAccounting updates whether /proc/stat measures interrupt time:
 // yes as soon as any CPU's irq or softirq column rises, no once a CPU
 // has taken accountingOffAfter device interrupts while neither rose.
-// Without CONFIG_IRQ_TIME_ACCOUNTING the tick still samples softirq
-// time (account_system_time() in kernel/sched/cputime.c), most of a NIC
-// queue's work; rates alone would misjudge NAPI queues, whose
-// interrupts per packet fall as they get busier.
+// The tick samples softirq time even without CONFIG_IRQ_TIME_ACCOUNTING.
 func (s *Sampler) decideAccounting(stat []CPUStat) {
 	if slices.ContainsFunc(stat, func(st CPUStat) bool { return s.timeOK[st.CPU] && s.dBusy[st.CPU] > 0 }) {
 		s.accounting = true
@@ -357,7 +325,7 @@ func (s *Sampler) decideAccounting(stat []CPUStat) {
 }
 
 // cpuLoad folds the CPU's interval into its averages, sets the time per
-// interrupt the CPU's IRQs get (share), and returns the CPU's load.
+// interrupt its IRQs get (share) and returns its load.
 func (s *Sampler) cpuLoad(st CPUStat, dt, w float64) CPULoad {
 	c := st.CPU
 	h := &s.cpus[c]
