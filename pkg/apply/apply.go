@@ -127,8 +127,7 @@ type irqKey struct {
 	name   string
 }
 
-// dryRun records w, target k, as a write a dry run would make, and logs
-// msg when it differs from what l holds of the last round.
+// dryRun records w to k as a dry run's, logging msg if l shows it new.
 func dryRun[K comparable](a *Applier, l *dryLog[K], k K, w policy.Write, res *Result, msg string, fields ...zap.Field) {
 	res.record(w, KindDryRun, "")
 	if l.changed(k, w.After) {
@@ -175,8 +174,7 @@ func (a *Applier) forget(p *policy.Plan, mem policy.Memory) policy.Memory {
 	return mem
 }
 
-// learn logs the outcome of w and keeps what it teaches: the original
-// mask of an IRQ first written, a refusal, full CPUs.
+// learn logs w's outcome and keeps the original, refusal or full CPUs.
 func (a *Applier) learn(w policy.Write, err error, kind Kind, mem *policy.Memory) {
 	fields := []zap.Field{zap.Int("irq", w.IRQ), zap.String("name", w.Name), zap.Stringer("mask", w.After)}
 	switch kind {
@@ -207,9 +205,8 @@ func (a *Applier) learn(w policy.Write, err error, kind Kind, mem *policy.Memory
 	}
 }
 
-// write makes one write of m to irq, repeating it after EBUSY/EAGAIN up
-// to Retries times with doubling backoff, and gives up early when ctx
-// is done.
+// write writes m to irq, repeating after EBUSY/EAGAIN up to Retries
+// times with doubling backoff while ctx lives.
 func (a *Applier) write(ctx context.Context, irq int, name string, m cpumask.Mask) error {
 	backoff := a.opts.Backoff
 	for attempt := 0; ; attempt++ {
@@ -238,8 +235,7 @@ func (a *Applier) sleep(ctx context.Context, d time.Duration) bool {
 	return Sleep(ctx, d)
 }
 
-// Sleep waits d and reports whether ctx is still live, returning as soon
-// as ctx ends.
+// Sleep waits d, or less if ctx ends, and reports whether ctx is live.
 func Sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()

@@ -4,13 +4,12 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"maps"
-	"slices"
 	"strconv"
 	"syscall"
 
 	"go.uber.org/zap"
 
+	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/napi"
 	"github.com/numairqd/numairqd/pkg/policy"
@@ -35,8 +34,7 @@ func classifyNAPI(err error) Kind {
 	}
 }
 
-// napiErrno is errnoName for a pin error, "restricted" for
-// ErrPinRestricted, which wraps no errno.
+// napiErrno is errnoName, or "restricted" for ErrPinRestricted.
 func napiErrno(err error) string {
 	if errors.Is(err, ErrPinRestricted) {
 		return "restricted"
@@ -44,8 +42,7 @@ func napiErrno(err error) string {
 	return errnoName(err)
 }
 
-// threadKey names a thread by pid and name: a task reusing the pid is
-// another.
+// threadKey names a thread by pid and name: a reused pid is another.
 type threadKey struct {
 	pid  int
 	comm string
@@ -99,36 +96,26 @@ func (a *Applier) restoreNAPI(ctx context.Context, inv *inventory.Inventory, res
 			}
 		}
 	}
-	keys := slices.SortedFunc(maps.Keys(a.napiOriginals), func(x, y threadKey) int {
+	byThread := func(x, y threadKey) int {
 		return cmp.Or(cmp.Compare(x.pid, y.pid), cmp.Compare(x.comm, y.comm))
-	})
-	written := 0
-	for _, k := range keys {
-		if ctx.Err() != nil {
-			break
-		}
+	}
+	written := restoreAll(ctx, a.napiOriginals, byThread, func(k threadKey, m cpumask.Mask) (bool, bool) {
 		t, ok := listed[k]
 		if !ok {
-			delete(a.napiOriginals, k)
-			continue
+			return false, true
 		}
-		m := a.napiOriginals[k]
 		w := policy.Write{Kind: policy.WriteNAPIThread, IRQ: -1, Name: k.comm, Interface: t.Interface, Queue: t.Queue, PID: k.pid,
 			Before: t.Affinity, After: m}
 		err := a.w.PinThread(k.pid, k.comm, m)
 		kind := classifyNAPI(err)
 		res.record(w, kind, napiErrno(err))
-		switch kind {
-		case KindOK:
-			written++
-			delete(a.napiOriginals, k)
-		case KindVanished, KindRefused:
-			delete(a.napiOriginals, k)
-		default:
-			a.log.Warn("cannot restore NAPI thread CPUs", zap.Int("pid", k.pid), zap.String("name", k.comm),
-				zap.Stringer("mask", m), zap.Stringer("kind", kind), zap.Error(err))
+		if kind == KindOK || kind == KindVanished || kind == KindRefused {
+			return kind == KindOK, true
 		}
-	}
+		a.log.Warn("cannot restore NAPI thread CPUs", zap.Int("pid", k.pid), zap.String("name", k.comm),
+			zap.Stringer("mask", m), zap.Stringer("kind", kind), zap.Error(err))
+		return false, false
+	})
 	if written > 0 {
 		a.log.Info("restored NAPI thread CPUs found at start", zap.Int("written", written))
 	}

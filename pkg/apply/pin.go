@@ -60,8 +60,7 @@ func (w ProcWriter) pinThread(pid int, comm string, mask cpumask.Mask, set func(
 	return nil
 }
 
-// setAffinity sets the CPU affinity of thread pid to cpus and returns
-// the affinity read back.
+// setAffinity sets thread pid's CPUs and returns those read back.
 func setAffinity(pid int, cpus cpumask.Mask) (cpumask.Mask, error) {
 	if pid <= 0 {
 		return cpumask.Mask{}, fmt.Errorf("pin pid %d: not a pid", pid)

@@ -10,8 +10,7 @@ type dryLog[K comparable] struct {
 	last, round map[K]cpumask.Mask
 }
 
-// changed records m as k's would-be write of this round and reports
-// whether last round had none or another.
+// changed records m as k's write this round: is it new since last round?
 func (l *dryLog[K]) changed(k K, m cpumask.Mask) bool {
 	if l.round == nil {
 		l.round = map[K]cpumask.Mask{}

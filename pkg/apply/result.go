@@ -162,8 +162,7 @@ func retryable(err error) bool {
 	return errors.Is(err, syscall.EBUSY) || errors.Is(err, syscall.EAGAIN)
 }
 
-// errnoName is the name of the errno err wraps ("EIO"), "errno N" for
-// one unix does not name, "" for none.
+// errnoName names the errno err wraps ("EIO", "errno N"), "" for none.
 func errnoName(err error) string {
 	var e syscall.Errno
 	if !errors.As(err, &e) {

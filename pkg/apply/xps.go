@@ -4,9 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"maps"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"syscall"
 
@@ -103,34 +101,24 @@ func (a *Applier) restoreXPS(ctx context.Context, inv *inventory.Inventory, res 
 			}
 		}
 	}
-	keys := slices.SortedFunc(maps.Keys(a.xpsOriginals), func(x, y xpsKey) int {
+	byQueue := func(x, y xpsKey) int {
 		return cmp.Or(cmp.Compare(x.iface, y.iface), cmp.Compare(x.queue, y.queue))
-	})
-	written := 0
-	for _, k := range keys {
-		if ctx.Err() != nil {
-			break
-		}
+	}
+	written := restoreAll(ctx, a.xpsOriginals, byQueue, func(k xpsKey, m cpumask.Mask) (bool, bool) {
 		if listed != nil && !listed[k] {
-			delete(a.xpsOriginals, k)
-			continue
+			return false, true
 		}
-		m := a.xpsOriginals[k]
 		w := policy.Write{Kind: policy.WriteXPS, IRQ: -1, Name: k.iface + " tx-" + strconv.Itoa(k.queue), Interface: k.iface, Queue: k.queue, After: m}
 		err := a.w.WriteXPS(k.iface, k.queue, m)
 		kind := classifyXPS(err)
 		res.record(w, kind, errnoName(err))
-		switch kind {
-		case KindOK:
-			written++
-			delete(a.xpsOriginals, k)
-		case KindVanished, KindUnsupported:
-			delete(a.xpsOriginals, k)
-		default:
-			a.log.Warn("cannot restore XPS CPUs", zap.String("interface", k.iface), zap.Int("queue", k.queue),
-				zap.Stringer("mask", m), zap.Stringer("kind", kind), zap.Error(err))
+		if kind == KindOK || kind == KindVanished || kind == KindUnsupported {
+			return kind == KindOK, true
 		}
-	}
+		a.log.Warn("cannot restore XPS CPUs", zap.String("interface", k.iface), zap.Int("queue", k.queue),
+			zap.Stringer("mask", m), zap.Stringer("kind", kind), zap.Error(err))
+		return false, false
+	})
 	if written > 0 {
 		a.log.Info("restored XPS maps found at start", zap.Int("written", written))
 	}
