@@ -42,9 +42,8 @@ func (fsys FS) InterruptCount(irq int) (uint64, bool) {
 	return r.count(irq)
 }
 
-// effectiveReader reads /proc/irq/N/effective_affinity_list and
-// /sys/kernel/irq/N/per_cpu_count relative to descriptors of the two
-// directories, with one reused buffer.
+// effectiveReader reads effective_affinity_list and per_cpu_count
+// relative to descriptors of /proc/irq and /sys/kernel/irq.
 type effectiveReader struct {
 	proc, sys     string
 	procfd, sysfd int // -1 when the directory cannot be opened

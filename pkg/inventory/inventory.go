@@ -40,8 +40,7 @@ type IRQ struct {
 	Device string
 }
 
-// Movable reports whether q is a device's IRQ the kernel does not
-// manage: one the planner may move.
+// Movable reports whether q is a device's IRQ the planner may move.
 func (q IRQ) Movable() bool { return q.Device != "" && !q.Managed }
 
 // Device is a PCI device that owns IRQs, with the facts a policy rule
@@ -87,8 +86,7 @@ func (inv *Inventory) Device(bdf string) (Device, bool) {
 	return inv.Devices[i], true
 }
 
-// DeviceIRQs returns copies of the IRQs owned by the device bdf, in
-// number order.
+// DeviceIRQs returns copies of the IRQs the device bdf owns, by number.
 func (inv *Inventory) DeviceIRQs(bdf string) []IRQ {
 	d, ok := inv.Device(bdf)
 	if !ok {

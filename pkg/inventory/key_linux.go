@@ -27,7 +27,6 @@ func (k key) equal(o key) bool {
 }
 
 // readKey reads the key, irqDirs from dirfd, the open <proc>/irq.
-// Missing sysfs directories list nothing.
 func (fsys FS) readKey(kr *kernfs.Reader, dirfd int) (key, error) {
 	var k key
 	var err error

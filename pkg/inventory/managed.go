@@ -14,8 +14,7 @@ var driverManaged = []struct {
 	{regexp.MustCompile(`^virtio\d+-req\.\d+$`), "virtio-blk queue: the driver allocates it with managed affinity"},
 }
 
-// markDriverManaged marks irq managed when one of its actions is a
-// driverManaged name and nothing else has marked it yet.
+// markDriverManaged marks irq managed if an action is driverManaged.
 func markDriverManaged(irq *IRQ) {
 	if irq.Managed {
 		return

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -49,12 +50,9 @@ func (fsys FS) readNAPI(kr *kernfs.Reader, devs []Device) {
 			d.NAPI.Err = errors.Join(d.NAPI.Err, err)
 			continue
 		}
-		mine := map[string]bool{}
-		for _, n := range d.NAPI.Threaded {
-			mine[n] = true
-		}
+		mine := func(iface string) bool { return slices.Contains(d.NAPI.Threaded, iface) }
 		for _, t := range res.Threads {
-			if !mine[t.Iface] {
+			if !mine(t.Iface) {
 				continue
 			}
 			if th, ok := fsys.napiThread(kr, t); ok {
@@ -62,11 +60,8 @@ func (fsys FS) readNAPI(kr *kernfs.Reader, devs []Device) {
 			}
 		}
 		for _, u := range res.Unresolved {
-			for _, n := range u.Ifaces {
-				if mine[n] {
-					d.NAPI.Unresolved = append(d.NAPI.Unresolved, NAPIUnresolved{PID: u.PID, Comm: u.Comm, Interfaces: u.Ifaces})
-					break
-				}
+			if slices.ContainsFunc(u.Ifaces, mine) {
+				d.NAPI.Unresolved = append(d.NAPI.Unresolved, NAPIUnresolved{PID: u.PID, Comm: u.Comm, Interfaces: u.Ifaces})
 			}
 		}
 	}

@@ -2,8 +2,7 @@ package inventory
 
 import "strconv"
 
-// pciBaseClasses name the PCI base classes (the class code's top byte)
-// of the devices that carry multi-queue IRQs.
+// pciBaseClasses name the PCI base classes of multi-queue devices.
 var pciBaseClasses = map[uint64]string{
 	0x01: "storage",
 	0x02: "network",

@@ -48,8 +48,7 @@ type InterruptLine struct {
 // kernfs.ErrMalformed and name the line; the caller adds the file.
 func ParseInterrupts(r io.Reader) (Interrupts, error) { return parseInterrupts(r, true) }
 
-// parseInterrupts is ParseInterrupts that fills Counts only when
-// withCounts.
+// parseInterrupts is ParseInterrupts, filling Counts when withCounts.
 func parseInterrupts(r io.Reader, withCounts bool) (Interrupts, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxInterruptsLine)

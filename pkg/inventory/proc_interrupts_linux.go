@@ -10,8 +10,7 @@ import (
 // ReadInterrupts reads and parses <proc>/interrupts with its counts.
 func (fsys FS) ReadInterrupts() (Interrupts, error) { return fsys.readInterrupts(true) }
 
-// readInterrupts reads at most maxInterruptsSize bytes of
-// <proc>/interrupts, keeping the counts when withCounts.
+// readInterrupts reads <proc>/interrupts, with counts if withCounts.
 func (fsys FS) readInterrupts(withCounts bool) (ints Interrupts, err error) {
 	err = kernfs.ParseFile(filepath.Join(fsys.Proc, "interrupts"), maxInterruptsSize, func(r io.Reader) (err error) {
 		ints, err = parseInterrupts(r, withCounts)

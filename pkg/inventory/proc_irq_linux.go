@@ -12,8 +12,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// irqReader reads the files of /proc/irq/N with one reused buffer,
-// relative to a descriptor of /proc/irq.
+// irqReader reads /proc/irq/N's files relative to a descriptor of dir.
 type irqReader struct {
 	dir           string
 	dirfd         int

@@ -109,8 +109,7 @@ func (r *Reader) affinities(fsys FS, ir *irqReader, online cpumask.Mask) (*Inven
 	return &Inventory{CPUs: online, IRQs: irqs, Devices: devs}, f, nil
 }
 
-// interrupts reads /proc/interrupts, the devices k lists, every IRQ's
-// affinity and what else it cannot keep.
+// interrupts reads /proc/interrupts, the devices and what it cannot keep.
 func (r *Reader) interrupts(fsys FS, ir *irqReader, k key) (*Inventory, []facts, error) {
 	ints, err := fsys.readInterrupts(false)
 	if err != nil {
@@ -242,8 +241,7 @@ func (fsys FS) Read() (*Inventory, error) {
 	return inv, err
 }
 
-// link fills inv.Devices from devs and gives each IRQ its device,
-// keeping in Device.IRQs only IRQs with a handler.
+// link fills inv.Devices from devs and gives each IRQ its device.
 func link(inv *Inventory, devs []pciDevice) {
 	index := make(map[int]int, len(inv.IRQs))
 	for i, q := range inv.IRQs {

@@ -116,6 +116,5 @@ type TxQueue struct {
 	Err error
 }
 
-// ErrXPSUnsupported: xps_cpus exists but reading it gives ENOENT, as
-// on a single-queue device.
+// ErrXPSUnsupported: xps_cpus reads ENOENT (a single-queue device).
 var ErrXPSUnsupported = errors.New("XPS unsupported on a single-queue device")

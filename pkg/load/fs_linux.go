@@ -10,8 +10,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// ReadInterrupts reads <Proc>/interrupts with its per-CPU counts, with
-// the inventory's parser.
+// ReadInterrupts reads <Proc>/interrupts with the inventory's parser.
 func (fsys FS) ReadInterrupts() (inventory.Interrupts, error) {
 	return inventory.FS{Proc: fsys.Proc}.ReadInterrupts()
 }

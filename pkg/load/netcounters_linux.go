@@ -109,8 +109,7 @@ func NewNetCounters(sys string) NetCounters {
 	return NetCounters{Sys: sys, none: &sync.Map{}, qstats: netdev.DumpQStats, ethtool: netdev.EthtoolQueueStats}
 }
 
-// nicInterfaces lists sys/class/net's interfaces with a device link,
-// with their ifindex.
+// nicInterfaces lists sys/class/net's interfaces with a device link.
 func nicInterfaces(sys string) ([]ifaceKey, error) {
 	dir := filepath.Join(sys, "class", "net")
 	ents, err := os.ReadDir(dir)

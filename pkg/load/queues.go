@@ -13,16 +13,14 @@ const (
 	SourceInterrupts = "interrupts"
 )
 
-// QueueCount is one queue's packets, received and sent, since its
-// counter started.
+// QueueCount is one queue's packets received and sent.
 type QueueCount struct {
 	Interface string
 	Queue     int
 	Packets   uint64
 }
 
-// QueueCounts is one read of the per-queue counters of a host's network
-// interfaces.
+// QueueCounts is one read of the per-queue counters of a host's NICs.
 type QueueCounts struct {
 	// Sources says where each interface's counts came from; one with no
 	// per-queue counters is not in it.

@@ -353,8 +353,7 @@ func (s *Sampler) cpuLoad(st CPUStat, dt, w float64) CPULoad {
 	return CPULoad{CPU: c, Load: h.load.v, Unattributed: h.unattr.v, UnattributedNoise: h.unattr.noise(), Ready: h.load.ok}
 }
 
-// sameIdentity says whether two rows of one IRQ number are the same
-// request: the same chip, hardware IRQ and handlers.
+// sameIdentity says whether two rows are the same request.
 func sameIdentity(a, b *inventory.InterruptLine) bool {
 	return a.Chip == b.Chip && a.HWIRQ == b.HWIRQ && slices.Equal(a.Actions, b.Actions)
 }
