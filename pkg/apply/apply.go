@@ -106,7 +106,7 @@ func (a *Applier) Apply(ctx context.Context, p *policy.Plan, mem policy.Memory) 
 			res.record(w, KindNoSpace, "ENOSPC")
 		default:
 			err := a.write(ctx, w.IRQ, w.Name, w.After)
-			kind := classify(err)
+			kind := irqKinds.of(err)
 			res.record(w, kind, errnoName(err))
 			a.learn(w, err, kind, &mem)
 		}

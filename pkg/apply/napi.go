@@ -15,23 +15,11 @@ import (
 	"github.com/numairqd/numairqd/pkg/policy"
 )
 
-// classifyNAPI maps a pin error to its outcome kind: a thread gone or
-// its pid reused is KindVanished; EPERM, EINVAL (no CPU of the mask
-// online and in the thread's cpuset, or PF_NO_SETAFFINITY) and
-// ErrPinRestricted are KindRefused. None asks for a rescan: a cpuset is
+// napiKinds sorts NAPI pin errors. None asks for a rescan: a cpuset is
 // not in the snapshot, and a CPU going offline brings its own uevent.
-func classifyNAPI(err error) Kind {
-	switch {
-	case err == nil:
-		return KindOK
-	case errors.Is(err, napi.ErrThreadGone), errors.Is(err, syscall.ESRCH), errors.Is(err, ErrNotThatThread):
-		return KindVanished
-	case errors.Is(err, ErrPinRestricted), errors.Is(err, ErrNoOnlineCPU), errors.Is(err, syscall.EINVAL),
-		errors.Is(err, ErrNotPermitted), errors.Is(err, syscall.EPERM):
-		return KindRefused
-	default:
-		return KindError
-	}
+var napiKinds = kindTable{
+	{KindVanished, []error{napi.ErrThreadGone, syscall.ESRCH, ErrNotThatThread}},
+	{KindRefused, []error{ErrPinRestricted, ErrNoOnlineCPU, syscall.EINVAL, ErrNotPermitted, syscall.EPERM}},
 }
 
 // napiErrno is errnoName, or "restricted" for ErrPinRestricted.
@@ -65,7 +53,7 @@ func (a *Applier) applyNAPI(w policy.Write, res *Result) {
 	if a.opts.Progress != nil {
 		a.opts.Progress()
 	}
-	kind := classifyNAPI(err)
+	kind := napiKinds.of(err)
 	errno := napiErrno(err)
 	res.record(w, kind, errno)
 	// A restricted pin moved the thread too: Restore puts it back.
@@ -107,7 +95,7 @@ func (a *Applier) restoreNAPI(ctx context.Context, inv *inventory.Inventory, res
 		w := policy.Write{Kind: policy.WriteNAPIThread, IRQ: -1, Name: k.comm, Interface: t.Interface, Queue: t.Queue, PID: k.pid,
 			Before: t.Affinity, After: m}
 		err := a.w.PinThread(k.pid, k.comm, m)
-		kind := classifyNAPI(err)
+		kind := napiKinds.of(err)
 		res.record(w, kind, napiErrno(err))
 		if kind == KindOK || kind == KindVanished || kind == KindRefused {
 			return kind == KindOK, true

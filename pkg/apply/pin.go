@@ -92,16 +92,12 @@ func setAffinity(pid int, cpus cpumask.Mask) (cpumask.Mask, error) {
 
 // classifyPin wraps errno from a sched_*affinity call on pid.
 func classifyPin(op string, pid int, err error) error {
-	var kind error
-	switch {
-	case errors.Is(err, unix.ESRCH):
-		kind = napi.ErrThreadGone
-	case errors.Is(err, unix.EINVAL):
-		kind = ErrNoOnlineCPU
-	case errors.Is(err, unix.EPERM):
-		kind = ErrNotPermitted
-	default:
-		return fmt.Errorf("%s pid %d: %w", op, pid, err)
+	var errno unix.Errno
+	if errors.As(err, &errno) && pinErrs[errno] != nil {
+		return fmt.Errorf("%s pid %d: %w: %w", op, pid, pinErrs[errno], err)
 	}
-	return fmt.Errorf("%s pid %d: %w: %w", op, pid, kind, err)
+	return fmt.Errorf("%s pid %d: %w", op, pid, err)
 }
+
+// pinErrs are the errors sched_*affinity's errnos mean.
+var pinErrs = map[unix.Errno]error{unix.ESRCH: napi.ErrThreadGone, unix.EINVAL: ErrNoOnlineCPU, unix.EPERM: ErrNotPermitted}

@@ -26,7 +26,7 @@ func (a *Applier) Restore(ctx context.Context, inv *inventory.Inventory) Result 
 		}
 		w := policy.Write{Kind: policy.WriteIRQAffinity, IRQ: n, Name: o.name, After: o.mask}
 		err := a.write(ctx, n, o.name, o.mask)
-		kind := classify(err)
+		kind := irqKinds.of(err)
 		res.record(w, kind, errnoName(err))
 		if kind.Failed() {
 			a.log.Warn("cannot restore IRQ affinity", zap.Int("irq", n), zap.String("name", o.name),

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"syscall"
 
@@ -137,24 +138,32 @@ func (r *Result) record(w policy.Write, kind Kind, errno string) {
 	}
 }
 
-// classify maps an IRQ write error to its outcome kind.
-func classify(err error) Kind {
-	switch {
-	case err == nil:
+// kindTable maps errors to outcome kinds, the first match winning.
+type kindTable []struct {
+	kind Kind
+	errs []error
+}
+
+// of is err's kind: KindOK for nil, KindError for one t does not list.
+func (t kindTable) of(err error) Kind {
+	if err == nil {
 		return KindOK
-	case errors.Is(err, syscall.EIO), errors.Is(err, syscall.EPERM):
-		return KindManaged
-	case errors.Is(err, syscall.ENOSPC):
-		return KindNoSpace
-	case errors.Is(err, syscall.EINVAL):
-		return KindStale
-	case retryable(err):
-		return KindBusy
-	case errors.Is(err, syscall.ENOENT):
-		return KindVanished
-	default:
-		return KindError
 	}
+	for _, e := range t {
+		if slices.ContainsFunc(e.errs, func(target error) bool { return errors.Is(err, target) }) {
+			return e.kind
+		}
+	}
+	return KindError
+}
+
+// irqKinds sorts IRQ affinity write errors (docs/kernel.md §3.1).
+var irqKinds = kindTable{
+	{KindManaged, []error{syscall.EIO, syscall.EPERM}},
+	{KindNoSpace, []error{syscall.ENOSPC}},
+	{KindStale, []error{syscall.EINVAL}},
+	{KindBusy, []error{syscall.EBUSY, syscall.EAGAIN}},
+	{KindVanished, []error{syscall.ENOENT}},
 }
 
 // retryable reports whether err says a previous move is still pending.

@@ -3,7 +3,6 @@ package apply
 import (
 	"cmp"
 	"context"
-	"errors"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -23,25 +22,14 @@ func (w ProcWriter) WriteXPS(iface string, queue int, mask cpumask.Mask) error {
 	return writeOnce(path, mask.Hex(0), inventory.ErrXPSUnsupported)
 }
 
-// classifyXPS maps an XPS write error to its outcome kind: the file
-// refusing the map (single-queue device, unresolvable traffic class) is
-// KindUnsupported, a missing file KindVanished, EPERM, EACCES or EROFS
-// KindRefused.
-func classifyXPS(err error) Kind {
-	switch {
-	case err == nil:
-		return KindOK
-	case errors.Is(err, inventory.ErrXPSUnsupported), errors.Is(err, syscall.EINVAL):
-		return KindUnsupported
-	case errors.Is(err, syscall.ENOENT):
-		return KindVanished
-	case errors.Is(err, syscall.EPERM), errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EROFS):
-		return KindRefused
-	case retryable(err):
-		return KindBusy
-	default:
-		return KindError
-	}
+// xpsKinds sorts XPS write errors: the file refusing the map
+// (single-queue device, unresolvable traffic class), a missing file,
+// no permission (CAP_NET_ADMIN, a read-only sysfs).
+var xpsKinds = kindTable{
+	{KindUnsupported, []error{inventory.ErrXPSUnsupported, syscall.EINVAL}},
+	{KindVanished, []error{syscall.ENOENT}},
+	{KindRefused, []error{syscall.EPERM, syscall.EACCES, syscall.EROFS}},
+	{KindBusy, []error{syscall.EBUSY, syscall.EAGAIN}},
 }
 
 // xpsKey names a tx queue.
@@ -68,7 +56,7 @@ func (a *Applier) applyXPS(w policy.Write, res *Result) {
 	if a.opts.Progress != nil {
 		a.opts.Progress()
 	}
-	kind := classifyXPS(err)
+	kind := xpsKinds.of(err)
 	res.record(w, kind, errnoName(err))
 	switch kind {
 	case KindOK:
@@ -110,7 +98,7 @@ func (a *Applier) restoreXPS(ctx context.Context, inv *inventory.Inventory, res 
 		}
 		w := policy.Write{Kind: policy.WriteXPS, IRQ: -1, Name: k.iface + " tx-" + strconv.Itoa(k.queue), Interface: k.iface, Queue: k.queue, After: m}
 		err := a.w.WriteXPS(k.iface, k.queue, m)
-		kind := classifyXPS(err)
+		kind := xpsKinds.of(err)
 		res.record(w, kind, errnoName(err))
 		if kind == KindOK || kind == KindVanished || kind == KindUnsupported {
 			return kind == KindOK, true
