@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strconv"
-	"syscall"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/kernfs"
@@ -43,49 +42,40 @@ func (fsys FS) InterruptCount(irq int) (uint64, bool) {
 }
 
 // effectiveReader reads effective_affinity_list and per_cpu_count
-// relative to descriptors of /proc/irq and /sys/kernel/irq.
+// relative to descriptors of /proc/irq and /sys/kernel/irq; a reader is
+// nil when its directory cannot be opened.
 type effectiveReader struct {
-	proc, sys     string
-	procfd, sysfd int // -1 when the directory cannot be opened
-	r             kernfs.Reader
-	name          []byte
+	procDir   string
+	proc, sys *irqReader
 }
 
-func newEffectiveReader(fsys FS) *effectiveReader {
-	er := &effectiveReader{proc: filepath.Join(fsys.Proc, "irq"), sys: filepath.Join(fsys.Sys, "kernel", "irq")}
-	er.procfd, er.sysfd = openDir(er.proc), openDir(er.sys)
+func newEffectiveReader(fsys FS) effectiveReader {
+	er := effectiveReader{procDir: filepath.Join(fsys.Proc, "irq")}
+	er.proc, _ = openIRQReader(er.procDir)
+	er.sys, _ = openIRQReader(filepath.Join(fsys.Sys, "kernel", "irq"))
 	return er
 }
 
-func openDir(dir string) int {
-	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return -1
-	}
-	return fd
-}
-
-func (er *effectiveReader) close() {
-	for _, fd := range []int{er.procfd, er.sysfd} {
-		if fd >= 0 {
-			syscall.Close(fd)
+func (er effectiveReader) close() {
+	for _, r := range []*irqReader{er.proc, er.sys} {
+		if r != nil {
+			r.Close()
 		}
 	}
 }
 
 // effective reads irq's effective CPUs; false when /proc/irq/N is gone.
-func (er *effectiveReader) effective(irq int) (Effective, bool) {
+func (er effectiveReader) effective(irq int) (Effective, bool) {
 	var e Effective
-	path := func() string { return filepath.Join(er.proc, string(er.name)) }
-	if er.procfd < 0 {
-		e.Err = fmt.Sprintf("open %s: cannot read effective CPUs", er.proc)
+	if er.proc == nil {
+		e.Err = fmt.Sprintf("open %s: cannot read effective CPUs", er.procDir)
 		return e, true
 	}
-	er.name = append(strconv.AppendInt(er.name[:0], int64(irq), 10), "/effective_affinity_list"...)
-	data, err := er.r.ReadAt(er.procfd, er.proc, er.name)
+	data, err := er.proc.readFile(irq, "/effective_affinity_list")
+	path := func() string { return filepath.Join(er.procDir, string(er.proc.name)) }
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return e, er.r.Exists(filepath.Join(er.proc, strconv.Itoa(irq))) // no such file on this kernel, or freed
+		return e, er.proc.r.Exists(filepath.Join(er.procDir, strconv.Itoa(irq))) // no such file on this kernel, or freed
 	case err != nil:
 		e.Err = kernfs.FileErr(path(), err).Error()
 	default:
@@ -97,12 +87,11 @@ func (er *effectiveReader) effective(irq int) (Effective, bool) {
 }
 
 // count is irq's interrupt count; false when unknown.
-func (er *effectiveReader) count(irq int) (uint64, bool) {
-	if er.sysfd < 0 {
+func (er effectiveReader) count(irq int) (uint64, bool) {
+	if er.sys == nil {
 		return 0, false
 	}
-	er.name = append(strconv.AppendInt(er.name[:0], int64(irq), 10), "/per_cpu_count"...)
-	data, err := er.r.ReadAt(er.sysfd, er.sys, er.name)
+	data, err := er.sys.readFile(irq, "/per_cpu_count")
 	if err != nil {
 		return 0, false
 	}

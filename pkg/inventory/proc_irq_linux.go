@@ -32,11 +32,16 @@ func openIRQReader(dir string) (*irqReader, error) {
 
 func (r *irqReader) Close() { syscall.Close(r.dirfd) }
 
+// readFile reads file ("/smp_affinity_list") of irq's directory.
+func (r *irqReader) readFile(irq int, file string) ([]byte, error) {
+	r.name = append(strconv.AppendInt(r.name[:0], int64(irq), 10), file...)
+	return r.r.ReadAt(r.dirfd, r.dir, r.name)
+}
+
 // affinity reads irq's smp_affinity_list, keeping prev's mask when the
 // text is unchanged, and returns the text; false when the IRQ is gone.
 func (r *irqReader) affinity(irq *IRQ, prev cpumask.Mask, text string) (string, bool, error) {
-	r.name = append(strconv.AppendInt(r.name[:0], int64(irq.Number), 10), "/smp_affinity_list"...)
-	data, err := r.r.ReadAt(r.dirfd, r.dir, r.name)
+	data, err := r.readFile(irq.Number, "/smp_affinity_list")
 	if errors.Is(err, fs.ErrNotExist) && !r.r.Exists(filepath.Join(r.dir, strconv.Itoa(irq.Number))) {
 		return "", false, nil
 	}
