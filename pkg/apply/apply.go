@@ -15,15 +15,12 @@ import (
 type Options struct {
 	// DryRun logs and counts the writes Apply would make and makes none.
 	DryRun bool
-	// Retries is how often an EBUSY/EAGAIN write is repeated: 0 means
-	// 3, a negative value none.
+	// Retries is how often an EBUSY/EAGAIN write is repeated (0: 3,
+	// negative: none), Backoff the first wait, doubled for each next
+	// (0: 10ms), Sleep the wait (nil: a timer that ends with the context).
 	Retries int
-	// Backoff is the wait before the first retry, doubled for each next
-	// one; 0 means 10ms.
 	Backoff time.Duration
-	// Sleep waits between retries; nil means a timer that ends early
-	// with the context.
-	Sleep func(time.Duration)
+	Sleep   func(time.Duration)
 	// Progress, if set, is called after every write attempt, to tell a
 	// watchdog a long Apply is moving.
 	Progress func()
@@ -34,8 +31,7 @@ type Options struct {
 }
 
 // Applier writes plans to the kernel and remembers what each target had
-// before its first change, for Restore. What a round taught is returned
-// in the policy.Memory the next plan takes. For one goroutine only.
+// before its first change, for Restore. For one goroutine only.
 type Applier struct {
 	w    Writer
 	log  *zap.Logger
@@ -76,10 +72,9 @@ func New(w Writer, log *zap.Logger, opts Options) *Applier {
 	return &Applier{w: w, log: log, opts: opts, originals: map[int]original{}}
 }
 
-// Apply makes p's writes and returns the outcome of each, and mem with
-// what the kernel taught: refused IRQs (EIO/EPERM), full CPUs (ENOSPC)
-// and the writes to verify. A write onto CPUs found full earlier is not
-// tried. It stops early when ctx is done, leaving the rest for later.
+// Apply makes p's writes, skipping those onto CPUs found full, until ctx
+// ends. It returns their outcomes and mem with what the kernel taught:
+// refused IRQs, full CPUs and the writes to verify.
 func (a *Applier) Apply(ctx context.Context, p *policy.Plan, mem policy.Memory) (Result, policy.Memory) {
 	mem = a.forget(p, mem)
 	if a.opts.DryRun {
@@ -128,7 +123,8 @@ type irqKey struct {
 }
 
 // dryRun records w to k as a dry run's, logging msg if l shows it new.
-func dryRun[K comparable](a *Applier, l *dryLog[K], k K, w policy.Write, res *Result, msg string, fields ...zap.Field) {
+func dryRun[K comparable](a *Applier, l *dryLog[K], k K, w policy.Write, res *Result,
+	msg string, fields ...zap.Field) {
 	res.record(w, KindDryRun, "")
 	if l.changed(k, w.After) {
 		res.DryRunLogged++
@@ -136,11 +132,10 @@ func dryRun[K comparable](a *Applier, l *dryLog[K], k K, w policy.Write, res *Re
 	}
 }
 
-// forget returns mem without what p shows gone (refusals of IRQs not in
-// p under their name, full marks of CPUs p does not allow) and with p's
-// held load placement. It drops originals of IRQ numbers p lists under
-// another name, and the NAPI threads and warnings p does not list (an
-// exited thread never comes back). Originals of IRQs not in p stay.
+// forget returns mem without what p shows gone (refusals of IRQs p does
+// not list by name, full CPUs p does not allow), with p's held load
+// placement. It drops originals of IRQ numbers p lists under another
+// name and the NAPI threads and warnings p does not list.
 func (a *Applier) forget(p *policy.Plan, mem policy.Memory) policy.Memory {
 	names := map[int]string{}
 	threads := map[threadKey]bool{}

@@ -11,13 +11,11 @@ import (
 )
 
 var (
-	// ErrNotHostProc: the roots are not the host's, whose pids alone
-	// sched_setaffinity moves.
+	// ErrNotHostProc: the roots are not the host's.
 	ErrNotHostProc = errors.New("NAPI threads are pinned only at the host's /proc")
 	// ErrNotThatThread: the pid no longer names the planned kthread.
 	ErrNotThatThread = napi.ErrNotThatThread
-	// ErrPinRestricted: the thread got fewer of the online CPUs asked
-	// for, as when its cpuset leaves some out.
+	// ErrPinRestricted: the thread's cpuset left out some CPUs asked for.
 	ErrPinRestricted = errors.New("the kernel kept only part of the mask")
 	// ErrNoOnlineCPU: EINVAL, no CPU asked for is online and in the
 	// thread's cpuset, or the thread is PF_NO_SETAFFINITY.
@@ -100,4 +98,8 @@ func classifyPin(op string, pid int, err error) error {
 }
 
 // pinErrs are the errors sched_*affinity's errnos mean.
-var pinErrs = map[unix.Errno]error{unix.ESRCH: napi.ErrThreadGone, unix.EINVAL: ErrNoOnlineCPU, unix.EPERM: ErrNotPermitted}
+var pinErrs = map[unix.Errno]error{
+	unix.ESRCH:  napi.ErrThreadGone,
+	unix.EINVAL: ErrNoOnlineCPU,
+	unix.EPERM:  ErrNotPermitted,
+}

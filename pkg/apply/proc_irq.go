@@ -43,9 +43,7 @@ func (w ProcWriter) WriteAffinity(irq int, mask cpumask.Mask) error {
 }
 
 // writeOnce writes val and a newline to path in one write, without
-// O_CREAT (kernfs.WriteOnce). Errors name the file and value and wrap
-// the errno; a write (not open) failing with ENOENT also wraps enoent
-// when not nil.
+// O_CREAT. A write (not open) failing with ENOENT also wraps enoent.
 func writeOnce(path, val string, enoent error) error {
 	buf := []byte(val + "\n")
 	n, err := kernfs.WriteOnce(path, buf)

@@ -4,8 +4,7 @@ import "github.com/numairqd/numairqd/pkg/cpumask"
 
 // dryLog is what a dry run last logged it would write to each target,
 // so each would-be write is logged once until it changes. It holds only
-// the last whole round's targets: one that skips a round is logged again
-// when it comes back, and memory is bounded by one plan.
+// the last whole round's targets, so memory is bounded by one plan.
 type dryLog[K comparable] struct {
 	last, round map[K]cpumask.Mask
 }

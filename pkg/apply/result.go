@@ -18,16 +18,14 @@ type Kind uint8
 // numairqd_{affinity,xps,napi_thread}_writes_total (Kinds, XPSKinds,
 // NAPIKinds).
 const (
-	KindOK     Kind = iota // written
-	KindDryRun             // a dry run would have written it
-	// KindManaged: EIO or EPERM; the IRQ is not written again until it
-	// is re-requested under another name.
-	KindManaged
-	KindNoSpace  // ENOSPC: no free vector on the CPUs; the next plan avoids them
-	KindStale    // EINVAL: no CPU of the mask is online; rescan
-	KindBusy     // EBUSY or EAGAIN after every retry; try next round
-	KindVanished // ENOENT: the IRQ was freed (or the queue, the thread gone)
-	KindError    // any other error
+	KindOK       Kind = iota // written
+	KindDryRun               // a dry run would have written it
+	KindManaged              // EIO or EPERM: not written again until renamed
+	KindNoSpace              // ENOSPC: no free vector on the CPUs; the next plan avoids them
+	KindStale                // EINVAL: no CPU of the mask is online; rescan
+	KindBusy                 // EBUSY or EAGAIN after every retry; try next round
+	KindVanished             // ENOENT: the IRQ was freed (or the queue, the thread gone)
+	KindError                // any other error
 	// KindUnsupported: an XPS map the queue's file refuses (single-queue
 	// device, unresolvable traffic class).
 	KindUnsupported
@@ -86,22 +84,18 @@ type Outcome struct {
 // Result is what one Apply or Restore did.
 type Result struct {
 	// Writes are the writes tried, in order, with their outcomes.
-	Writes []Outcome
-	// Written counts successful IRQ writes, Unchanged the IRQs already
-	// where planned, DryRun the writes a dry run would have made.
-	Written, Unchanged, DryRun int
+	Writes                     []Outcome
+	Written, Unchanged, DryRun int          // IRQs written, already placed, dry-run
 	ByKind                     map[Kind]int // outcomes of the IRQ writes
 	Failed                     map[int]Kind // IRQs not placed (Kind.Failed)
 	// Stale is set when an IRQ write got EINVAL: rescan now.
 	Stale bool
-	// XPSByKind and NAPIByKind count the outcomes of XPS and NAPI thread
-	// writes, the *Written their successes.
+	// XPSByKind and NAPIByKind count XPS and NAPI thread outcomes.
 	XPSByKind   map[Kind]int
 	XPSWritten  int
 	NAPIByKind  map[Kind]int
 	NAPIWritten int
-	// DryRunLogged counts the would-be writes a dry run logged: those
-	// new or changed since the last round.
+	// DryRunLogged counts the would-be writes a dry run logged (new ones).
 	DryRunLogged int
 }
 
