@@ -75,7 +75,8 @@ func (er effectiveReader) effective(irq int) (Effective, bool) {
 	path := func() string { return filepath.Join(er.procDir, string(er.proc.name)) }
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return e, er.proc.r.Exists(filepath.Join(er.procDir, strconv.Itoa(irq))) // no such file on this kernel, or freed
+		// No such file on this kernel, or the IRQ was freed.
+		return e, er.proc.r.Exists(filepath.Join(er.procDir, strconv.Itoa(irq)))
 	case err != nil:
 		e.Err = kernfs.FileErr(path(), err).Error()
 	default:

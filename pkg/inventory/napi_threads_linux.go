@@ -61,7 +61,8 @@ func (fsys FS) readNAPI(kr *kernfs.Reader, devs []Device) {
 		}
 		for _, u := range res.Unresolved {
 			if slices.ContainsFunc(u.Ifaces, mine) {
-				d.NAPI.Unresolved = append(d.NAPI.Unresolved, NAPIUnresolved{PID: u.PID, Comm: u.Comm, Interfaces: u.Ifaces})
+				u := NAPIUnresolved{PID: u.PID, Comm: u.Comm, Interfaces: u.Ifaces}
+				d.NAPI.Unresolved = append(d.NAPI.Unresolved, u)
 			}
 		}
 	}

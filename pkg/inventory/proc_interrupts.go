@@ -43,9 +43,7 @@ type InterruptLine struct {
 }
 
 // ParseInterrupts parses /proc/interrupts as show_interrupts() prints
-// it: a header of "CPUn" tokens, then rows of a label, a count per
-// column, chip, hwirq and the actions separated by ", ". Errors wrap
-// kernfs.ErrMalformed and name the line; the caller adds the file.
+// it. Errors wrap kernfs.ErrMalformed and name the line.
 func ParseInterrupts(r io.Reader) (Interrupts, error) { return parseInterrupts(r, true) }
 
 // parseInterrupts is ParseInterrupts, filling Counts when withCounts.

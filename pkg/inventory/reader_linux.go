@@ -22,10 +22,9 @@ type FS struct {
 }
 
 // Reader reads the inventory round after round and keeps what shows no
-// sign of change: while the key holds, only affinities, tx queues and
-// NAPI kthreads are read; else an IRQ's managed state is kept while its
-// row and its device's driver hold, and a device's facts while its
-// driver holds. A Reader is for one goroutine.
+// sign of change: an IRQ's managed state while its row and its device's
+// driver hold, a device's facts while its driver holds. For one
+// goroutine.
 type Reader struct {
 	fs    FS
 	last  *Inventory
@@ -48,13 +47,11 @@ type rowKey struct{ chip, hwirq, name string }
 // NewReader returns a Reader of fsys that has read nothing yet.
 func NewReader(fsys FS) *Reader { return &Reader{fs: fsys} }
 
-// Read reads the inventory, at least as deep as least: DepthAffinities
-// lets the key decide; DepthInterrupts is for a caller that knows IRQs
-// may have been requested anew on kept descriptors (ip link down/up,
-// ethtool -L); DepthAll forgets every kept fact. online becomes the
-// inventory's CPUs when /proc/interrupts is not read. A vanished IRQ is
-// dropped, an unreadable one marked. A failed read makes the next
-// DepthAll.
+// Read reads the inventory, at least as deep as least: DepthInterrupts
+// when IRQs may have been requested anew on kept descriptors (ip link
+// down/up, ethtool -L), DepthAll to forget every kept fact. online
+// becomes the CPUs when /proc/interrupts is not read. A vanished IRQ is
+// dropped, an unreadable one marked.
 func (r *Reader) Read(online cpumask.Mask, least Depth) (*Inventory, Depth, error) {
 	if least >= DepthAll {
 		r.last = nil

@@ -27,10 +27,8 @@ func (fsys FS) readQueues(kr *kernfs.Reader, devs []Device) []Device {
 	return out
 }
 
-// readTxQueues returns a copy of devs with the tx queues of their
-// interfaces, listed afresh (ethtool -L changes them with no IRQ
-// requested or freed). An interface's listing error goes to
-// TxQueuesErr.
+// readTxQueues returns a copy of devs with their interfaces' tx queues,
+// listed afresh: ethtool -L changes them with no IRQ requested.
 func (fsys FS) readTxQueues(kr *kernfs.Reader, devs []Device) []Device {
 	out := slices.Clone(devs)
 	for i := range out {

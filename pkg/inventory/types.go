@@ -14,16 +14,12 @@ import (
 type NAPIThread struct {
 	Interface string
 	PID       int
-	// Comm is /proc/PID/status Name ("napi/eth0-8193"): with PID,
-	// what tells it from a later thread reusing the pid.
-	Comm   string
-	NAPIID int
-	IRQ    int // from napi-get; -1 when unknown
-	// Queue and Kind are the queue the NAPI serves, -1 and "" when
-	// unknown.
-	Queue  int
-	Kind   napi.Kind
-	Source napi.Source
+	Comm      string // /proc/PID/status Name, "napi/eth0-8193"
+	NAPIID    int
+	IRQ       int // from napi-get; -1 when unknown
+	Queue     int // the queue the NAPI serves and its Kind; -1 and "" unknown
+	Kind      napi.Kind
+	Source    napi.Source
 	// Affinity is Cpus_allowed_list, not known when Err is set.
 	Affinity cpumask.Mask
 	// Err says why the affinity is not known or the thread is not to be
@@ -82,13 +78,9 @@ func (d Depth) String() string {
 }
 
 // Effective is where an IRQ really is and how often it has fired: a
-// deferred move takes effect at the next interrupt, so an IRQ outside
-// its mask that has not fired since the write is still pending
-// (docs/kernel.md §3.1).
+// deferred move waits for the next interrupt (docs/kernel.md §3.1).
 type Effective struct {
-	// CPUs is /proc/irq/N/effective_affinity_list, empty when missing
-	// or unreadable.
-	CPUs cpumask.Mask
+	CPUs cpumask.Mask // effective_affinity_list, empty when not read
 	// Count sums /sys/kernel/irq/N/per_cpu_count, valid when Counted.
 	Count   uint64
 	Counted bool
@@ -111,8 +103,7 @@ type TxQueue struct {
 	// XPS is xps_cpus, not known when Err is set.
 	XPS cpumask.Mask
 	// Err says why xps_cpus could not be read: ErrXPSUnsupported,
-	// EINVAL (unresolvable traffic class), fs.ErrNotExist (no
-	// CONFIG_XPS) or kernfs.ErrMalformed.
+	// EINVAL (unresolvable traffic class), fs.ErrNotExist, ErrMalformed.
 	Err error
 }
 
