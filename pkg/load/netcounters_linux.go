@@ -13,10 +13,9 @@ import (
 	"github.com/numairqd/numairqd/pkg/netdev"
 )
 
-// NetCounters reads the per-queue packet counters of a host's NICs:
-// qstats-get where the kernel answers, else ethtool -S. Only interfaces
-// with a device link are asked, not veths or bridges. The counters are
-// the running kernel's, so Sys is "/sys". Make one with NewNetCounters.
+// NetCounters reads the per-queue packet counters of a host's NICs (not
+// veths or bridges): qstats-get where the kernel answers, else ethtool
+// -S. Sys is "/sys". Make one with NewNetCounters.
 type NetCounters struct {
 	Sys string
 	// none holds the interfaces whose driver has no per-queue ethtool

@@ -15,8 +15,8 @@ import (
 const interruptCost = 5e-6
 
 // accountingOffAfter is how many device interrupts one CPU takes, with
-// no interrupt time on any CPU, before the sampler decides /proc/stat
-// does not account it: even 0.1 µs ones add up to a 10 ms tick by then.
+// no interrupt time on any CPU, before /proc/stat is taken as not
+// accounting it.
 const accountingOffAfter = 100_000
 
 // Config tunes a Sampler.
@@ -33,9 +33,8 @@ type Loads struct {
 	Interval  time.Duration // since the previous sample; 0 for the first
 	Ready     bool          // false for the first sample, which has no deltas
 	Intervals int           // intervals folded into the averages so far
-	// TimeAccounting says the loads share out time /proc/stat measures;
-	// when false, IRQ loads are rates times a fixed cost, CPU loads sum
-	// them, and Unattributed is 0.
+	// TimeAccounting says the loads share out time /proc/stat measures,
+	// else IRQ loads are rates times a fixed cost.
 	TimeAccounting bool
 	CPUs           []CPULoad // the online CPUs, ascending
 	IRQs           []IRQLoad // the rows of /proc/interrupts, by IRQ
@@ -85,8 +84,7 @@ func (l Loads) IRQ(irq int) (IRQLoad, bool) {
 }
 
 // Sampler turns successive reads of /proc/stat and /proc/interrupts into
-// smoothed loads. An IRQ is known by its number and identity (chip,
-// hwirq, actions); IRQs and CPUs that leave are forgotten. It is not
+// smoothed loads. IRQs and CPUs that leave are forgotten. It is not
 // safe for concurrent use.
 type Sampler struct {
 	fs       FS
@@ -306,7 +304,6 @@ func (s *Sampler) count(stat []CPUStat, ints inventory.Interrupts, rows []rowDel
 // decideAccounting updates whether /proc/stat measures interrupt time:
 // yes as soon as any CPU's irq or softirq column rises, no once a CPU
 // has taken accountingOffAfter device interrupts while neither rose.
-// The tick samples softirq time even without CONFIG_IRQ_TIME_ACCOUNTING.
 func (s *Sampler) decideAccounting(stat []CPUStat) {
 	if slices.ContainsFunc(stat, func(st CPUStat) bool { return s.timeOK[st.CPU] && s.dBusy[st.CPU] > 0 }) {
 		s.accounting = true
