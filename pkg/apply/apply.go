@@ -1,3 +1,13 @@
+// Package apply makes a plan's writes: the only code in numairqd that
+// writes to /proc and /sys or sets a thread's CPU affinity.
+//
+// An Applier makes a policy.Plan's writes (IRQ affinities, XPS maps, NAPI
+// kthreads) and sorts each kernel error into a Kind, as irqbalance's
+// activate.c does (docs/kernel.md §3.1). What an error teaches goes into
+// the policy.Memory Apply returns, for the next plan: EIO/EPERM
+// Memory.Refused, ENOSPC Memory.Full, EINVAL a rescan, EBUSY/EAGAIN a
+// retry, ENOENT a freed IRQ; a success goes into Memory.Verify. Restore
+// puts back what the Applier changed.
 package apply
 
 import (
@@ -25,8 +35,7 @@ type Options struct {
 	// watchdog a long Apply is moving.
 	Progress func()
 	// Interrupts, if set, reads an IRQ's interrupt count after each
-	// write, so the next plan can tell a move still waiting for an
-	// interrupt from one the kernel did not make (policy.Verify).
+	// write, to tell a move still pending from one refused (policy.Verify).
 	Interrupts func(irq int) (uint64, bool)
 }
 
@@ -37,9 +46,8 @@ type Applier struct {
 	log  *zap.Logger
 	opts Options
 
-	// originals, xpsOriginals and napiOriginals are the masks found
-	// before the first change; the would* logs are what a dry run last
-	// logged (an IRQ is its number and name: a number reused is another).
+	// The *originals are the masks found before the first change, the
+	// would* logs what a dry run last logged.
 	originals     map[int]original
 	wouldWrite    dryLog[irqKey]
 	xpsOriginals  map[xpsKey]cpumask.Mask
@@ -240,4 +248,34 @@ func Sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// verifies returns the writes to verify after res, the outcome of p: the
+// successful ones with their interrupt counts, and the earlier ones p
+// found still outside their mask. Only a re-write p asked for uses a try.
+func (a *Applier) verifies(p *policy.Plan, res Result, old policy.Verifies) policy.Verifies {
+	out := policy.Verifies{}
+	rewrite := map[int]bool{}
+	for _, d := range p.Devices {
+		for _, q := range d.IRQs {
+			if v, ok := old[q.Number]; ok && q.EffectiveState > policy.EffectiveVerified {
+				out[q.Number] = v
+			}
+			rewrite[q.Number] = q.EffectiveState == policy.EffectiveRewrite
+		}
+	}
+	for _, o := range res.Writes {
+		if o.Kind != KindOK || o.Write.Kind != policy.WriteIRQAffinity {
+			continue
+		}
+		v := policy.Verify{Name: o.Name, Mask: o.After}
+		if prev, ok := old[o.IRQ]; ok && rewrite[o.IRQ] && prev.Name == o.Name && prev.Mask.Equal(o.After) {
+			v.Rewrites = prev.Rewrites + 1
+		}
+		if a.opts.Interrupts != nil {
+			v.Count, v.Counted = a.opts.Interrupts(o.IRQ)
+		}
+		out[o.IRQ] = v
+	}
+	return out
 }

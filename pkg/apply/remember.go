@@ -2,9 +2,8 @@ package apply
 
 import "github.com/numairqd/numairqd/pkg/cpumask"
 
-// dryLog is what a dry run last logged it would write to each target,
-// so each would-be write is logged once until it changes. It holds only
-// the last whole round's targets, so memory is bounded by one plan.
+// dryLog is what a dry run last logged for each target of the last whole
+// round, so each would-be write is logged once until it changes.
 type dryLog[K comparable] struct {
 	last, round map[K]cpumask.Mask
 }

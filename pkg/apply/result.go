@@ -14,21 +14,17 @@ import (
 // Kind is the outcome of one IRQ in an Apply or Restore.
 type Kind uint8
 
-// The outcome kinds, the values of the result label of
-// numairqd_{affinity,xps,napi_thread}_writes_total (Kinds, XPSKinds,
-// NAPIKinds).
+// The outcome kinds, the result label of numairqd_*_writes_total.
 const (
-	KindOK       Kind = iota // written
-	KindDryRun               // a dry run would have written it
-	KindManaged              // EIO or EPERM: not written again until renamed
-	KindNoSpace              // ENOSPC: no free vector on the CPUs; the next plan avoids them
-	KindStale                // EINVAL: no CPU of the mask is online; rescan
-	KindBusy                 // EBUSY or EAGAIN after every retry; try next round
-	KindVanished             // ENOENT: the IRQ was freed (or the queue, the thread gone)
-	KindError                // any other error
-	// KindUnsupported: an XPS map the queue's file refuses (single-queue
-	// device, unresolvable traffic class).
-	KindUnsupported
+	KindOK          Kind = iota // written
+	KindDryRun                  // a dry run would have written it
+	KindManaged                 // EIO or EPERM: not written again until renamed
+	KindNoSpace                 // ENOSPC: no free vector on the CPUs; the next plan avoids them
+	KindStale                   // EINVAL: no CPU of the mask is online; rescan
+	KindBusy                    // EBUSY or EAGAIN after every retry; try next round
+	KindVanished                // ENOENT: the IRQ was freed (or the queue, the thread gone)
+	KindError                   // any other error
+	KindUnsupported             // an XPS map the queue refuses (single-queue device)
 	// KindRefused: a NAPI pin the kernel will not make as asked (EPERM,
 	// EINVAL, Errno "restricted"), or an XPS map the daemon may not write
 	// (EPERM, EACCES, EROFS).
