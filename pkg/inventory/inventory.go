@@ -1,7 +1,16 @@
+// Package inventory reads a machine's IRQs and the devices that own
+// them: every IRQ with a handler, the PCI devices, their interfaces' tx
+// queues and threaded NAPI kthreads, and which IRQs the kernel manages.
+//
+// Roots are values (FS), so the same code reads a host or a fixture
+// tree. What cannot be read keeps its error; what is removed while read
+// is left out. The readers are Linux-only.
 package inventory
 
 import (
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
@@ -99,4 +108,52 @@ func (inv *Inventory) DeviceIRQs(bdf string) []IRQ {
 		}
 	}
 	return out
+}
+
+// pciBaseClasses name the PCI base classes of multi-queue devices.
+var pciBaseClasses = map[uint64]string{
+	0x01: "storage",
+	0x02: "network",
+	0x03: "display",
+	0x04: "multimedia",
+	0x0c: "serial bus",
+	0x12: "accelerator",
+}
+
+// ClassName names a PCI class as sysfs prints it ("0x020000" is
+// "network"); "" for one it does not know.
+func ClassName(class string) string {
+	if len(class) != 8 || class[:2] != "0x" {
+		return ""
+	}
+	v, err := strconv.ParseUint(class[2:], 16, 32)
+	if err != nil {
+		return ""
+	}
+	return pciBaseClasses[v>>16]
+}
+
+// driverManaged names IRQs the drivers always allocate managed, for
+// kernels before 6.12, whose smp_affinity is writable all the same.
+var driverManaged = []struct {
+	re  *regexp.Regexp
+	why string
+}{
+	{regexp.MustCompile(`^nvme\d+q[1-9]\d*$`), "nvme I/O queue: the driver allocates it with managed affinity"},
+	{regexp.MustCompile(`^virtio\d+-req\.\d+$`), "virtio-blk queue: the driver allocates it with managed affinity"},
+}
+
+// markDriverManaged marks irq managed if an action is driverManaged.
+func markDriverManaged(irq *IRQ) {
+	if irq.Managed {
+		return
+	}
+	for _, a := range irq.Actions {
+		for _, m := range driverManaged {
+			if m.re.MatchString(a) {
+				irq.Managed, irq.ManagedReason = true, m.why
+				return
+			}
+		}
+	}
 }

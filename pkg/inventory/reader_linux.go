@@ -2,6 +2,9 @@ package inventory
 
 import (
 	"cmp"
+	"errors"
+	"io"
+	"io/fs"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -9,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
 // FS names the procfs and sysfs roots to read: "/proc" and "/sys" on a
@@ -258,4 +262,63 @@ func link(inv *Inventory, devs []pciDevice) {
 		}
 		inv.Devices[di] = d.Device
 	}
+}
+
+// key is the inventory's shape, cheap to read: while it holds, a Reader
+// reads only affinities. It is read before the inventory, so a change
+// during a read shows in the next key. The link count of /proc/irq
+// counts its IRQ directories, so one fstat sees vectors come and go.
+type key struct {
+	irqDirs uint64    // the link count of /proc/irq
+	net     []string  // sorted
+	devices []pciLink // sorted by BDF
+}
+
+// pciLink is a PCI device and its driver, "" when unbound.
+type pciLink struct{ bdf, driver string }
+
+func (k key) equal(o key) bool {
+	return k.irqDirs == o.irqDirs && slices.Equal(k.net, o.net) && slices.Equal(k.devices, o.devices)
+}
+
+// readKey reads the key, irqDirs from dirfd, the open <proc>/irq.
+func (fsys FS) readKey(kr *kernfs.Reader, dirfd int) (key, error) {
+	var k key
+	var err error
+	dir := filepath.Join(fsys.Proc, "irq")
+	if k.irqDirs, err = kernfs.Links(dirfd, dir); err != nil {
+		return k, kernfs.FileErr(dir, err)
+	}
+	dir = filepath.Join(fsys.Sys, "class", "net")
+	if k.net, err = dirNames(kr, dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return k, kernfs.FileErr(dir, err)
+	}
+	dir = filepath.Join(fsys.Sys, "bus", "pci", "devices")
+	bdfs, err := dirNames(kr, dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return k, kernfs.FileErr(dir, err)
+	}
+	k.devices = make([]pciLink, len(bdfs))
+	for i, bdf := range bdfs {
+		k.devices[i].bdf = bdf
+		if k.devices[i].driver, err = driverName(kr, filepath.Join(dir, bdf)); err != nil {
+			return k, err
+		}
+	}
+	return k, nil
+}
+
+// ReadInterrupts reads and parses <proc>/interrupts with its counts.
+func (fsys FS) ReadInterrupts() (Interrupts, error) { return fsys.readInterrupts(true) }
+
+// readInterrupts reads <proc>/interrupts, with counts if withCounts.
+func (fsys FS) readInterrupts(withCounts bool) (ints Interrupts, err error) {
+	err = kernfs.ParseFile(filepath.Join(fsys.Proc, "interrupts"), maxInterruptsSize, func(r io.Reader) (err error) {
+		ints, err = parseInterrupts(r, withCounts)
+		return err
+	})
+	if err != nil {
+		return Interrupts{}, err
+	}
+	return ints, nil
 }

@@ -9,8 +9,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/napi"
 )
 
-// NAPIThread is one threaded-NAPI kthread of an interface, what it
-// serves and its CPU affinity, which the planner makes follow its IRQ.
+// NAPIThread is a threaded-NAPI kthread, what it serves and its CPUs.
 type NAPIThread struct {
 	Interface string
 	PID       int
@@ -27,8 +26,7 @@ type NAPIThread struct {
 	Err error
 }
 
-// NAPIUnresolved is a NAPI kthread whose cut name fits more than one
-// interface of the machine, this device's among them.
+// NAPIUnresolved is a NAPI kthread whose cut name fits several interfaces.
 type NAPIUnresolved struct {
 	PID        int
 	Comm       string
@@ -40,13 +38,10 @@ type NAPI struct {
 	Threaded   []string // the device's interfaces with threaded on
 	Threads    []NAPIThread
 	Unresolved []NAPIUnresolved
-	// Err is why the threads could not be found, or which interfaces'
-	// threaded could not be read (taken as off).
-	Err error
+	Err        error // why threads could not be found or threaded read
 }
 
-// NetQueue is what netdev netlink says an IRQ serves: the queues whose
-// NAPI has it as its IRQ. The planner takes it over the IRQ's name.
+// NetQueue is the queues netdev netlink links to an IRQ via their NAPI.
 type NetQueue struct {
 	Interface string
 	// Queue is the lowest queue id the IRQ's NAPIs serve, IDs all of
@@ -60,11 +55,10 @@ type NetQueue struct {
 type Depth uint8
 
 const (
-	// DepthAffinities: the key held; only the movable IRQs' affinities,
-	// the tx queues and the NAPI kthreads were read.
+	// DepthAffinities: the key held; only affinities, tx queues and NAPI
+	// kthreads were read. DepthInterrupts: /proc/interrupts and the
+	// devices too, keeping facts where their keys held.
 	DepthAffinities Depth = iota
-	// DepthInterrupts: /proc/interrupts, the devices and the affinities
-	// were read, keeping facts where their keys held.
 	DepthInterrupts
 	DepthAll // everything was read afresh
 )
@@ -95,8 +89,7 @@ func (inv *Inventory) WithEffective(eff map[int]Effective) *Inventory {
 	return &c
 }
 
-// TxQueue is one transmit queue of an interface and its XPS map, which
-// the planner makes follow the queue's completion IRQ.
+// TxQueue is an interface's transmit queue and its XPS map.
 type TxQueue struct {
 	Interface string
 	Queue     int
