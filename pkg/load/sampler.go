@@ -1,3 +1,10 @@
+// Package load samples how much CPU time interrupts take, per CPU and per
+// IRQ, so placement can weigh IRQs by load and not only count them.
+//
+// A Sampler shares each CPU's irq and softirq time (/proc/stat) over the
+// IRQs that fired on it by their interrupts there (/proc/interrupts), as
+// irqbalance does. Loads are exponentially weighted averages with their
+// standard errors, so the planner does not move queues for noise.
 package load
 
 import (
@@ -26,8 +33,7 @@ type Config struct {
 	Queues QueueReader
 }
 
-// Loads is one sample: smoothed loads of the online CPUs and of the IRQs
-// of /proc/interrupts, in CPU-seconds per second, so loads add up.
+// Loads is one sample's smoothed loads, in CPU-seconds per second.
 type Loads struct {
 	Time      time.Time     // as passed to Sample
 	Interval  time.Duration // since the previous sample; 0 for the first
@@ -48,8 +54,7 @@ type Loads struct {
 type CPULoad struct {
 	CPU  int
 	Load float64 // irq+softirq time per second of the CPU's time (0..1)
-	// Unattributed is the part of Load measured over intervals in which
-	// no IRQ fired on the CPU: load that moving IRQs cannot move.
+	// Unattributed is Load from intervals without IRQs: it cannot move.
 	Unattributed      float64
 	UnattributedNoise float64 // standard error of Unattributed
 	Ready             bool    // the CPU was online a whole interval
@@ -66,9 +71,7 @@ type IRQLoad struct {
 	Rate    float64 // interrupts per second
 	Load    float64 // share of the irq+softirq time of the CPUs it fired on
 	Noise   float64 // standard error of Load
-	// CPU took most of the IRQ's interrupts in the latest interval in
-	// which it fired, -1 before it has.
-	CPU int
+	CPU     int     // took most interrupts when it last fired; -1 before
 	// Ready is set once the IRQ was seen, with the same identity, at
 	// both ends of an interval.
 	Ready bool
@@ -374,3 +377,46 @@ func (s *Sampler) grow(width int) {
 func byCPU(a, b CPUStat) int { return cmp.Compare(a.CPU, b.CPU) }
 
 func byIRQ(a, b inventory.InterruptLine) int { return cmp.Compare(a.IRQ, b.IRQ) }
+
+// weight is the share of a new value over an interval dt in an average
+// whose old values lose half their weight every halfLife:
+// 1 - 2^(-dt/halfLife), so a late or missed sample does not bend it.
+func weight(dt, halfLife time.Duration) float64 {
+	if dt <= 0 {
+		return 0
+	}
+	// -expm1(-x ln 2) keeps the digits of a small weight.
+	return -math.Expm1(-float64(dt) / float64(halfLife) * math.Ln2)
+}
+
+// ewma is an exponentially weighted moving average and variance whose
+// first value is taken as is. vr is the values' weighted variance
+// (Finch 2009, eq. 143), from 0, so spread divides out kept, the weight
+// the start still has; sq sums the squared weights.
+type ewma struct {
+	v, vr, kept, sq float64
+	ok              bool
+}
+
+func (e *ewma) add(x, w float64) {
+	if !e.ok {
+		e.v, e.vr, e.kept, e.sq, e.ok = x, 0, 1, 1, true
+		return
+	}
+	d := x - e.v
+	e.v += w * d
+	e.vr = (1 - w) * (e.vr + w*d*d)
+	e.kept *= 1 - w
+	e.sq = (1-w)*(1-w)*e.sq + w*w
+}
+
+// spread is the standard deviation of one value; 0 after one value.
+func (e *ewma) spread() float64 {
+	if e.kept >= 1 {
+		return 0
+	}
+	return math.Sqrt(e.vr / (1 - e.kept))
+}
+
+// noise is the standard error of the average.
+func (e *ewma) noise() float64 { return e.spread() * math.Sqrt(e.sq) }
