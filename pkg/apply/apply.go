@@ -1,3 +1,13 @@
+// Package apply makes a plan's writes: the only code in numairqd that
+// writes to /proc and /sys or sets a thread's CPU affinity.
+//
+// An Applier makes a policy.Plan's writes (IRQ affinities, XPS maps, NAPI
+// kthreads) and sorts each kernel error into a Kind, as irqbalance's
+// activate.c does (docs/kernel.md §3.1). What an error teaches goes into
+// the policy.Memory Apply returns, for the next plan: EIO/EPERM
+// Memory.Refused, ENOSPC Memory.Full, EINVAL a rescan, EBUSY/EAGAIN a
+// retry, ENOENT a freed IRQ; a success goes into Memory.Verify. Restore
+// puts back what the Applier changed.
 package apply
 
 import (
@@ -15,57 +25,36 @@ import (
 type Options struct {
 	// DryRun logs and counts the writes Apply would make and makes none.
 	DryRun bool
-	// Retries is how many times an EBUSY/EAGAIN write is repeated: 0
-	// means 3, a negative value none.
+	// Retries is how often an EBUSY/EAGAIN write is repeated (0: 3,
+	// negative: none), Backoff the first wait, doubled for each next
+	// (0: 10ms), Sleep the wait (nil: a timer that ends with the context).
 	Retries int
-	// Backoff is the wait before the first retry, doubled before each
-	// next one; 0 means 10ms.
 	Backoff time.Duration
-	// Sleep waits between retries; nil means a timer that returns early
-	// when the context is done. Tests inject one that only records.
-	Sleep func(time.Duration)
-	// Progress, if set, is called after every write attempt, so a long
-	// Apply can tell a watchdog it is moving.
+	Sleep   func(time.Duration)
+	// Progress, if set, is called after every write attempt, to tell a
+	// watchdog a long Apply is moving.
 	Progress func()
-	// Interrupts, if set, reads how many times an IRQ has fired
-	// (inventory.FS.InterruptCount), after each write, so the next plan
-	// can tell a move still waiting for an interrupt from one the kernel
-	// did not make (policy.Verify).
+	// Interrupts, if set, reads an IRQ's interrupt count after each
+	// write, to tell a move still pending from one refused (policy.Verify).
 	Interrupts func(irq int) (uint64, bool)
 }
 
-// Defaults filled in by New.
-const (
-	DefaultRetries = 3
-	DefaultBackoff = 10 * time.Millisecond
-)
-
-// Applier writes plans to the kernel and remembers the mask each IRQ had
-// before its first change, for Restore. What the kernel taught a round
-// (refusals, full CPUs) is not kept here: Apply returns it in the
-// policy.Memory the next plan takes. Not safe for concurrent use (see
-// the package doc): call it from one goroutine.
+// Applier writes plans to the kernel and remembers what each target had
+// before its first change, for Restore. For one goroutine only.
 type Applier struct {
 	w    Writer
 	log  *zap.Logger
 	opts Options
 
-	// originals are the masks found before the first change, by number.
-	originals map[int]original
-	// wouldWrite is, in a dry run, what was logged for each IRQ (by
-	// number and name: a number reused is another IRQ).
-	wouldWrite dryLog[irqKey]
-	// xpsOriginals and wouldXPS are originals and wouldWrite for tx
-	// queues' XPS maps (xps.go).
-	xpsOriginals map[xpsKey]cpumask.Mask
-	wouldXPS     dryLog[xpsKey]
-	// napiOriginals and wouldNAPI are the same for NAPI kthreads'
-	// CPUs (napi.go).
+	// The *originals are the masks found before the first change, the
+	// would* logs what a dry run last logged.
+	originals     map[int]original
+	wouldWrite    dryLog[irqKey]
+	xpsOriginals  map[xpsKey]cpumask.Mask
+	wouldXPS      dryLog[xpsKey]
 	napiOriginals map[threadKey]cpumask.Mask
 	wouldNAPI     dryLog[threadKey]
-	// warned is, by XPS queue or NAPI thread, the errno last warned of
-	// (warnOnce).
-	warned map[string]string
+	warned        map[string]string // by XPS queue or NAPI thread: errno last warned of
 }
 
 // original is an IRQ's mask before numairqd first changed it.
@@ -81,21 +70,19 @@ func New(w Writer, log *zap.Logger, opts Options) *Applier {
 	}
 	switch {
 	case opts.Retries == 0:
-		opts.Retries = DefaultRetries
+		opts.Retries = 3
 	case opts.Retries < 0:
 		opts.Retries = 0
 	}
 	if opts.Backoff <= 0 {
-		opts.Backoff = DefaultBackoff
+		opts.Backoff = 10 * time.Millisecond
 	}
 	return &Applier{w: w, log: log, opts: opts, originals: map[int]original{}}
 }
 
-// Apply makes p's writes and returns the outcome of each, and mem with
-// what the kernel taught: refused IRQs (EIO/EPERM), full CPUs (ENOSPC)
-// and the writes to verify. A write onto CPUs found full earlier in the
-// same Apply is not tried. It stops early when ctx is done, leaving the
-// rest for the next round.
+// Apply makes p's writes, skipping those onto CPUs found full, until ctx
+// ends. It returns their outcomes and mem with what the kernel taught:
+// refused IRQs, full CPUs and the writes to verify.
 func (a *Applier) Apply(ctx context.Context, p *policy.Plan, mem policy.Memory) (Result, policy.Memory) {
 	mem = a.forget(p, mem)
 	if a.opts.DryRun {
@@ -109,26 +96,23 @@ func (a *Applier) Apply(ctx context.Context, p *policy.Plan, mem policy.Memory) 
 		if ctx.Err() != nil {
 			break
 		}
-		if w.Kind == policy.WriteXPS {
+		switch {
+		case w.Kind == policy.WriteXPS:
 			a.applyXPS(w, &res)
-			continue
-		}
-		if w.Kind == policy.WriteNAPIThread {
+		case w.Kind == policy.WriteNAPIThread:
 			a.applyNAPI(w, &res)
-			continue
-		}
-		if a.opts.DryRun {
-			a.dryRun(w, &res)
-			continue
-		}
-		if w.After.IsSubsetOf(mem.Full) {
+		case a.opts.DryRun:
+			dryRun(a, &a.wouldWrite, irqKey{w.IRQ, w.Name}, w, &res, "dry run: would set IRQ affinity",
+				zap.Int("irq", w.IRQ), zap.String("name", w.Name),
+				zap.Stringer("from", w.Before), zap.Stringer("to", w.After))
+		case w.After.IsSubsetOf(mem.Full):
 			res.record(w, KindNoSpace, "ENOSPC")
-			continue
+		default:
+			err := a.write(ctx, w.IRQ, w.Name, w.After)
+			kind := irqKinds.of(err)
+			res.record(w, kind, errnoName(err))
+			a.learn(w, err, kind, &mem)
 		}
-		err := a.write(ctx, w.IRQ, w.Name, w.After)
-		kind := classify(err)
-		res.record(w, kind, errnoName(err))
-		a.learn(w, err, kind, &mem)
 	}
 	if !a.opts.DryRun {
 		mem.Verify = a.verifies(p, res, mem.Verify)
@@ -146,24 +130,20 @@ type irqKey struct {
 	name   string
 }
 
-// dryRun records w as a write a dry run would make, and logs it when it
-// differs from what the last round would have written.
-func (a *Applier) dryRun(w policy.Write, res *Result) {
+// dryRun records w to k as a dry run's, logging msg if l shows it new.
+func dryRun[K comparable](a *Applier, l *dryLog[K], k K, w policy.Write, res *Result,
+	msg string, fields ...zap.Field) {
 	res.record(w, KindDryRun, "")
-	if !a.wouldWrite.changed(irqKey{w.IRQ, w.Name}, w.After) {
-		return
+	if l.changed(k, w.After) {
+		res.DryRunLogged++
+		a.log.Info(msg, fields...)
 	}
-	res.DryRunLogged++
-	a.log.Info("dry run: would set IRQ affinity", zap.Int("irq", w.IRQ), zap.String("name", w.Name),
-		zap.Stringer("from", w.Before), zap.Stringer("to", w.After))
 }
 
-// forget returns mem without what p shows gone (refusals of IRQs not in
-// p under their name, full marks of CPUs p does not allow) and with p's
-// held load placement. It drops originals whose IRQ number p lists under
-// another name, and what it holds of NAPI threads and warnings p does not
-// list: a thread that exited never comes back, and a daemon runs for
-// months. Originals of IRQs p does not list stay, for Restore.
+// forget returns mem without what p shows gone (refusals of IRQs p does
+// not list by name, full CPUs p does not allow), with p's held load
+// placement. It drops originals of IRQ numbers p lists under another
+// name and the NAPI threads and warnings p does not list.
 func (a *Applier) forget(p *policy.Plan, mem policy.Memory) policy.Memory {
 	names := map[int]string{}
 	threads := map[threadKey]bool{}
@@ -197,8 +177,7 @@ func (a *Applier) forget(p *policy.Plan, mem policy.Memory) policy.Memory {
 	return mem
 }
 
-// learn logs the outcome of w and keeps what it teaches: the original
-// mask of an IRQ first written, a refusal, full CPUs.
+// learn logs w's outcome and keeps the original, refusal or full CPUs.
 func (a *Applier) learn(w policy.Write, err error, kind Kind, mem *policy.Memory) {
 	fields := []zap.Field{zap.Int("irq", w.IRQ), zap.String("name", w.Name), zap.Stringer("mask", w.After)}
 	switch kind {
@@ -229,9 +208,8 @@ func (a *Applier) learn(w policy.Write, err error, kind Kind, mem *policy.Memory
 	}
 }
 
-// write makes one write of m to irq, repeating it after EBUSY/EAGAIN up
-// to Retries times with doubling backoff, and gives up early when ctx
-// is done.
+// write writes m to irq, repeating after EBUSY/EAGAIN up to Retries
+// times with doubling backoff while ctx lives.
 func (a *Applier) write(ctx context.Context, irq int, name string, m cpumask.Mask) error {
 	backoff := a.opts.Backoff
 	for attempt := 0; ; attempt++ {
@@ -248,7 +226,7 @@ func (a *Applier) write(ctx context.Context, irq int, name string, m cpumask.Mas
 	}
 }
 
-// sleep waits d and reports whether ctx is still live.
+// sleep waits d (Options.Sleep) and reports whether ctx is still live.
 func (a *Applier) sleep(ctx context.Context, d time.Duration) bool {
 	if ctx.Err() != nil {
 		return false
@@ -260,9 +238,7 @@ func (a *Applier) sleep(ctx context.Context, d time.Duration) bool {
 	return Sleep(ctx, d)
 }
 
-// Sleep waits d and reports whether ctx is still live, returning as soon
-// as ctx ends; shared with `numairqd status`, which waits between
-// refreshes the same way.
+// Sleep waits d, or less if ctx ends, and reports whether ctx is live.
 func Sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -272,4 +248,34 @@ func Sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// verifies returns the writes to verify after res, the outcome of p: the
+// successful ones with their interrupt counts, and the earlier ones p
+// found still outside their mask. Only a re-write p asked for uses a try.
+func (a *Applier) verifies(p *policy.Plan, res Result, old policy.Verifies) policy.Verifies {
+	out := policy.Verifies{}
+	rewrite := map[int]bool{}
+	for _, d := range p.Devices {
+		for _, q := range d.IRQs {
+			if v, ok := old[q.Number]; ok && q.EffectiveState > policy.EffectiveVerified {
+				out[q.Number] = v
+			}
+			rewrite[q.Number] = q.EffectiveState == policy.EffectiveRewrite
+		}
+	}
+	for _, o := range res.Writes {
+		if o.Kind != KindOK || o.Write.Kind != policy.WriteIRQAffinity {
+			continue
+		}
+		v := policy.Verify{Name: o.Name, Mask: o.After}
+		if prev, ok := old[o.IRQ]; ok && rewrite[o.IRQ] && prev.Name == o.Name && prev.Mask.Equal(o.After) {
+			v.Rewrites = prev.Rewrites + 1
+		}
+		if a.opts.Interrupts != nil {
+			v.Count, v.Counted = a.opts.Interrupts(o.IRQ)
+		}
+		out[o.IRQ] = v
+	}
+	return out
 }

@@ -2,18 +2,13 @@ package apply
 
 import "github.com/numairqd/numairqd/pkg/cpumask"
 
-// dryLog is what a dry run last logged it would write to each target
-// (an IRQ, a tx queue, a NAPI thread), so that each would-be write is
-// logged once until it changes: the same write every round is no news.
-// It holds only the targets of the last round's writes: a target that
-// disappears, or needs no write for a round, is forgotten, so it is
-// logged again when it comes back, and memory is bounded by one plan.
+// dryLog is what a dry run last logged for each target of the last whole
+// round, so each would-be write is logged once until it changes.
 type dryLog[K comparable] struct {
 	last, round map[K]cpumask.Mask
 }
 
-// changed records m as k's would-be write of this round and reports
-// whether it is news: k had no write last round, or another one.
+// changed records m as k's write this round: is it new since last round?
 func (l *dryLog[K]) changed(k K, m cpumask.Mask) bool {
 	if l.round == nil {
 		l.round = map[K]cpumask.Mask{}
@@ -23,17 +18,13 @@ func (l *dryLog[K]) changed(k K, m cpumask.Mask) bool {
 	return !ok || !prev.Equal(m)
 }
 
-// startRound drops what a round cut short recorded: only a whole
-// round's writes replace the last ones.
+// startRound drops what a round cut short recorded.
 func (l *dryLog[K]) startRound() { l.round = nil }
 
 // endRound keeps this round's writes and forgets the rest.
-func (l *dryLog[K]) endRound() {
-	l.last, l.round = l.round, nil
-}
+func (l *dryLog[K]) endRound() { l.last, l.round = l.round, nil }
 
-// keepFirst records m as k's original in *originals unless one is kept:
-// Restore puts back what was there before numairqd's first write.
+// keepFirst records m as k's original in *originals unless one is kept.
 func keepFirst[K comparable](originals *map[K]cpumask.Mask, k K, m cpumask.Mask) {
 	if *originals == nil {
 		*originals = map[K]cpumask.Mask{}

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"cmp"
 	"context"
 	"maps"
 	"slices"
@@ -11,36 +12,28 @@ import (
 	"github.com/numairqd/numairqd/pkg/policy"
 )
 
-// Restore writes back what Apply first changed (restore_on_exit): each
-// IRQ's mask, for IRQs inv (nil: any) still lists under the same name,
-// then the XPS maps and the NAPI kthreads' CPUs. What was restored or has
-// vanished is forgotten, so a second Restore only retries the failures.
+// Restore writes back what Apply first changed (restore_on_exit): the
+// masks of IRQs inv (nil: any) lists under the same name, then the XPS
+// maps and NAPI kthreads' CPUs. What was restored or vanished is
+// forgotten, so a second Restore only retries the failures.
 func (a *Applier) Restore(ctx context.Context, inv *inventory.Inventory) Result {
 	res := newResult()
-	for _, n := range slices.Sorted(maps.Keys(a.originals)) {
-		if ctx.Err() != nil {
-			break
-		}
-		o := a.originals[n]
+	restoreAll(ctx, a.originals, cmp.Compare[int], func(n int, o original) (bool, bool) {
 		if inv != nil {
 			if q, ok := inv.IRQ(n); !ok || q.Name != o.name {
-				delete(a.originals, n)
-				continue
+				return false, true
 			}
 		}
 		w := policy.Write{Kind: policy.WriteIRQAffinity, IRQ: n, Name: o.name, After: o.mask}
 		err := a.write(ctx, n, o.name, o.mask)
-		kind := classify(err)
+		kind := irqKinds.of(err)
 		res.record(w, kind, errnoName(err))
 		if kind.Failed() {
 			a.log.Warn("cannot restore IRQ affinity", zap.Int("irq", n), zap.String("name", o.name),
 				zap.Stringer("mask", o.mask), zap.Stringer("kind", kind), zap.Error(err))
 		}
-		switch kind {
-		case KindOK, KindVanished, KindManaged:
-			delete(a.originals, n)
-		}
-	}
+		return kind == KindOK, kind == KindOK || kind == KindVanished || kind == KindManaged
+	})
 	a.restoreXPS(ctx, inv, &res)
 	a.restoreNAPI(ctx, inv, &res)
 	if res.Written > 0 || len(res.Failed) > 0 {
@@ -48,4 +41,24 @@ func (a *Applier) Restore(ctx context.Context, inv *inventory.Inventory) Result 
 			zap.Int("failed", len(res.Failed)))
 	}
 	return res
+}
+
+// restoreAll calls put for originals' keys in order while ctx lives and
+// forgets each key put reports done; it returns how many put wrote.
+func restoreAll[K comparable, V any](ctx context.Context, originals map[K]V, order func(K, K) int,
+	put func(K, V) (written, done bool)) int {
+	n := 0
+	for _, k := range slices.SortedFunc(maps.Keys(originals), order) {
+		if ctx.Err() != nil {
+			break
+		}
+		written, done := put(k, originals[k])
+		if written {
+			n++
+		}
+		if done {
+			delete(originals, k)
+		}
+	}
+	return n
 }

@@ -3,12 +3,8 @@ package apply
 import "go.uber.org/zap"
 
 // warnOnce logs a failed XPS write or NAPI pin at Warn the first time
-// key fails with errno, and at Debug while it keeps failing the same
-// way: a refusal that lasts (a unit without CAP_NET_ADMIN, a read-only
-// sysfs) would otherwise log every queue every round. The failure still
-// counts in every round's Result and metrics; a success (settled)
-// re-arms the warning, and forget drops the keys of queues and threads
-// a plan no longer lists.
+// key fails with errno, and at Debug while it keeps failing so: a lasting
+// refusal would log every queue every round. A success re-arms it.
 func (a *Applier) warnOnce(key, errno, msg string, fields ...zap.Field) {
 	if a.warned == nil {
 		a.warned = map[string]string{}

@@ -17,52 +17,36 @@ import (
 // online CPU, about 90 KiB for 8192 CPUs.
 const maxInterruptsLine = 1 << 20
 
-// maxInterruptsSize bounds the whole /proc/interrupts: room above the
-// 40 MiB of 768 CPUs with a queue per CPU on six devices, short of a
-// runaway file's seconds and gigabytes. A variable so tests can lower it.
+// maxInterruptsSize bounds the whole /proc/interrupts: room above the 40
+// MiB of 768 CPUs with six per-CPU devices. A variable for tests.
 var maxInterruptsSize int64 = 256 << 20
 
-// Interrupts is the parsed /proc/interrupts: the CPUs of its header
-// (online CPUs only, never assumed to be 0..n-1) and its IRQ rows.
+// Interrupts is the parsed /proc/interrupts.
 type Interrupts struct {
-	// CPUs holds the CPU id of each count column, in header order.
-	CPUs []int
-	// Rows holds the numeric IRQ rows in file order (ascending on Linux).
-	Rows []InterruptLine
+	CPUs []int           // the CPU of each count column (online CPUs)
+	Rows []InterruptLine // the numeric rows, in file order
 }
 
 // InterruptLine is one numeric row of /proc/interrupts, such as
 //
 //	24:   0   5  PCI-MSIX-0000:41:00.0  1-edge  virtio0-input.0
 //
-// Named rows (NMI, LOC, IPI0 ...) are counters no one can steer, so the
-// parser drops them.
+// Named rows (NMI, LOC ...) cannot be steered: the parser drops them.
 type InterruptLine struct {
 	IRQ int
-	// Counts is indexed by CPU id (len = highest header CPU + 1); CPUs
-	// without a column hold 0. Slices share one backing array per
-	// parse: do not append to them. The inventory's own read leaves it
-	// nil.
-	Counts []uint64
-	// Chip is the irq_chip name ("IR-PCI-MSIX-0000:41:00.0", "IO-APIC").
-	Chip string
-	// HWIRQ is what the kernel prints between chip and actions ("1-edge",
-	// "27 Level"), "" when the chip has no IRQ domain.
-	HWIRQ string
-	// Actions are the handler names, one per shared handler.
-	Actions []string
+	// Counts is indexed by CPU id; CPUs without a column hold 0. Slices
+	// share one array per parse: do not append. nil in the inventory.
+	Counts  []uint64
+	Chip    string   // irq_chip name, "IR-PCI-MSIX-0000:41:00.0"
+	HWIRQ   string   // between chip and actions ("1-edge", "27 Level")
+	Actions []string // one handler name per shared handler
 }
 
-// ParseInterrupts parses /proc/interrupts: a header of "CPUn" tokens,
-// then rows as show_interrupts() in kernel/irq/proc.c prints them: a
-// label ("%*d:" for an IRQ, "%*s:" for a counter such as NMI), one count
-// per header column, chip name, hwirq with "-<handler>", optional
-// Level/Edge, then the actions separated by ", ". Errors wrap
-// kernfs.ErrMalformed and name the line; the caller adds the file.
+// ParseInterrupts parses /proc/interrupts as show_interrupts() prints
+// it. Errors wrap kernfs.ErrMalformed and name the line.
 func ParseInterrupts(r io.Reader) (Interrupts, error) { return parseInterrupts(r, true) }
 
-// parseInterrupts is ParseInterrupts that fills Counts only when
-// withCounts: the inventory keeps none, which saves CPUs × IRQs words.
+// parseInterrupts is ParseInterrupts, filling Counts when withCounts.
 func parseInterrupts(r io.Reader, withCounts bool) (Interrupts, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxInterruptsLine)
@@ -134,8 +118,7 @@ func parseInterrupts(r io.Reader, withCounts bool) (Interrupts, error) {
 				counts[cpu] = n
 			}
 		}
-		// A chip name follows the counts; a number there is a count
-		// without a CPU column (the header and the row disagree).
+		// A number after the counts is a count without a column.
 		if t, _ := kernfs.NextField(rest); kernfs.IsDigits(t) {
 			return Interrupts{}, lineErr(lineNo, line, "more counts than the %d CPU columns", len(out.CPUs))
 		}
@@ -201,9 +184,8 @@ func parseInterruptsHeader(line []byte) ([]int, error) {
 	return cpus, nil
 }
 
-// splitLabel returns the label of a row, the first field up to its
-// colon, and what follows: all digits for an IRQ, a letter first for a
-// counter row; anything else is not a row the kernel prints.
+// splitLabel returns a row's label, up to its colon, and what follows:
+// digits for an IRQ, a letter first for a counter row.
 func splitLabel(line []byte) (label, rest []byte, err error) {
 	first, _ := kernfs.NextField(line)
 	colon := bytes.IndexByte(first, ':')

@@ -2,6 +2,9 @@ package inventory
 
 import (
 	"cmp"
+	"errors"
+	"io"
+	"io/fs"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -9,24 +12,23 @@ import (
 	"sync"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// FS names the procfs and sysfs roots to read: FS{Proc: "/proc", Sys:
-// "/sys"} on a host, a fakesys tree in tests.
+// FS names the procfs and sysfs roots to read: "/proc" and "/sys" on a
+// host, a fakesys tree in tests.
 type FS struct {
 	Proc string
 	Sys  string
-	// Netdev answers netdev netlink's queue-get and napi-get, for each
-	// IRQ's queue; nil asks nothing (fixture roots: netlink describes
-	// the running kernel).
+	// Netdev answers netdev netlink for each IRQ's queue; nil asks
+	// nothing (fixture roots: netlink describes the running kernel).
 	Netdev Netdev
 }
 
-// Reader reads the inventory round after round and keeps what the kernel
-// shows no sign of having changed: while the key holds, only the movable
-// IRQs' affinities and the tx queues' XPS maps are read; else an IRQ's managed state is kept while
-// its row and its device's driver hold, and a device's node, class and
-// drivers while its driver holds. A Reader is for one goroutine.
+// Reader reads the inventory round after round and keeps what shows no
+// sign of change: an IRQ's managed state while its row and its device's
+// driver hold, a device's facts while its driver holds. For one
+// goroutine.
 type Reader struct {
 	fs    FS
 	last  *Inventory
@@ -36,13 +38,11 @@ type Reader struct {
 
 // facts are one IRQ's kept facts and the row they were read under.
 type facts struct {
-	known bool // false for an IRQ whose files could not be read
-	row   rowKey
-	// managed and reason are IRQ.Managed and ManagedReason, fixed when
-	// the IRQ is requested.
+	known    bool // false for an IRQ whose files could not be read
+	row      rowKey
 	managed  bool
 	reason   string
-	affinity string // the smp_affinity_list text last read, not parsed again
+	affinity string // the smp_affinity_list text last read
 }
 
 // rowKey is what /proc/interrupts shows of an IRQ besides its counts.
@@ -51,14 +51,11 @@ type rowKey struct{ chip, hwirq, name string }
 // NewReader returns a Reader of fsys that has read nothing yet.
 func NewReader(fsys FS) *Reader { return &Reader{fs: fsys} }
 
-// Read reads the inventory, at least as deep as least: DepthAffinities
-// lets the key decide; DepthInterrupts is for a caller that knows a
-// driver may have requested or freed IRQs on descriptors it keeps (ip
-// link down/up, ethtool -L), which the key does not show; DepthAll
-// forgets every kept fact. online, the topology's online CPUs, become
-// the inventory's CPUs when /proc/interrupts is not read. An IRQ that
-// vanished is dropped; one whose files cannot be read stays, marked
-// Unreadable. A failed read makes the next one DepthAll.
+// Read reads the inventory, at least as deep as least: DepthInterrupts
+// when IRQs may have been requested anew on kept descriptors (ip link
+// down/up, ethtool -L), DepthAll to forget every kept fact. online
+// becomes the CPUs when /proc/interrupts is not read. A vanished IRQ is
+// dropped, an unreadable one marked.
 func (r *Reader) Read(online cpumask.Mask, least Depth) (*Inventory, Depth, error) {
 	if least >= DepthAll {
 		r.last = nil
@@ -98,11 +95,8 @@ func (r *Reader) Read(online cpumask.Mask, least Depth) (*Inventory, Depth, erro
 	return inv, depth, nil
 }
 
-// affinities re-reads the movable IRQs' affinities of the last read,
-// the tx queues' XPS maps and the NAPI kthreads' affinities, the only
-// things a CPU going on- or offline changes (virtio-net rewrites the
-// first two on every CPU event; the kernel resets a kthread whose CPUs
-// all went offline).
+// affinities re-reads the movable IRQs' affinities, the tx queues and
+// the NAPI kthreads: all a CPU going on- or offline changes.
 func (r *Reader) affinities(fsys FS, ir *irqReader, online cpumask.Mask) (*Inventory, []facts, error) {
 	irqs, f := slices.Clone(r.last.IRQs), slices.Clone(r.facts)
 	todo := make([]int, 0, len(irqs))
@@ -116,15 +110,13 @@ func (r *Reader) affinities(fsys FS, ir *irqReader, online cpumask.Mask) (*Inven
 	return &Inventory{CPUs: online, IRQs: irqs, Devices: devs}, f, nil
 }
 
-// interrupts reads /proc/interrupts, the devices k lists and every
-// IRQ's affinity, and the rest of what it cannot keep.
+// interrupts reads /proc/interrupts, the devices and what it cannot keep.
 func (r *Reader) interrupts(fsys FS, ir *irqReader, k key) (*Inventory, []facts, error) {
 	ints, err := fsys.readInterrupts(false)
 	if err != nil {
 		return nil, nil, err
 	}
-	// A device's facts and its IRQs' managed state are kept while its
-	// driver is the same: a bind or unbind requests its IRQs anew.
+	// A bind or unbind requests a device's IRQs anew.
 	kept := map[string]Device{}
 	for _, l := range k.devices {
 		if r.last == nil {
@@ -178,8 +170,8 @@ func (r *Reader) keptIRQ(n int) (IRQ, facts) {
 	return r.last.IRQs[i], r.facts[i]
 }
 
-// readIRQs reads, in parallel, the files of irqs[i] for each i in todo:
-// only the affinity where the facts are known. It returns irqs and f
+// readIRQs reads, in parallel, the files of irqs[i] for each i in todo
+// (only the affinity where the facts are known), and returns irqs and f
 // without the IRQs that are gone.
 func readIRQs(ir *irqReader, irqs []IRQ, f []facts, todo []int) ([]IRQ, []facts) {
 	gone := make([]bool, len(irqs))
@@ -199,8 +191,7 @@ func readIRQs(ir *irqReader, irqs []IRQ, f []facts, todo []int) ([]IRQ, []facts)
 		}
 		switch {
 		case err != nil:
-			// One IRQ's bad files never stop the machine: it is kept,
-			// marked, and left alone by the planner.
+			// Kept, marked, and left alone by the planner.
 			q.Unreadable, fi.known = err.Error(), false
 		case !ok:
 			gone[i] = true // free_desc removed its directory
@@ -218,13 +209,12 @@ func readIRQs(ir *irqReader, irqs []IRQ, f []facts, todo []int) ([]IRQ, []facts)
 }
 
 // PerReader is the fewest IRQs that make another parallel reader worth
-// its goroutine (8192 IRQs' reads are about 30 ms of system calls); the
-// command gives the daemon a second P from 2*PerReader IRQs on.
+// its goroutine (8192 IRQs take about 30 ms of system calls).
 const PerReader = 1024
 
-// inParallel calls read for i in [0, n), split into contiguous ranges
-// over up to GOMAXPROCS goroutines, one per PerReader IRQs, each with its own
-// copy of ir (its buffers; the directory descriptor is shared).
+// inParallel calls read for i in [0, n) in contiguous ranges over up to
+// GOMAXPROCS goroutines, one per PerReader, each with its own irqReader
+// on ir's directory descriptor.
 func inParallel(n int, ir *irqReader, read func(ir *irqReader, i int)) {
 	workers := min(runtime.GOMAXPROCS(0), max(1, n/PerReader))
 	if workers == 1 {
@@ -246,15 +236,13 @@ func inParallel(n int, ir *irqReader, read func(ir *irqReader, i int)) {
 	wg.Wait()
 }
 
-// Read reads the whole inventory once; a daemon uses a Reader, which
-// re-reads only what can have changed.
+// Read reads the whole inventory once.
 func (fsys FS) Read() (*Inventory, error) {
 	inv, _, err := NewReader(fsys).Read(cpumask.Mask{}, DepthAll)
 	return inv, err
 }
 
-// link fills inv.Devices from devs and gives each IRQ its device,
-// keeping in Device.IRQs only IRQs with a handler.
+// link fills inv.Devices from devs and gives each IRQ its device.
 func link(inv *Inventory, devs []pciDevice) {
 	index := make(map[int]int, len(inv.IRQs))
 	for i, q := range inv.IRQs {
@@ -274,4 +262,63 @@ func link(inv *Inventory, devs []pciDevice) {
 		}
 		inv.Devices[di] = d.Device
 	}
+}
+
+// key is the inventory's shape, cheap to read: while it holds, a Reader
+// reads only affinities. It is read before the inventory, so a change
+// during a read shows in the next key. The link count of /proc/irq
+// counts its IRQ directories, so one fstat sees vectors come and go.
+type key struct {
+	irqDirs uint64    // the link count of /proc/irq
+	net     []string  // sorted
+	devices []pciLink // sorted by BDF
+}
+
+// pciLink is a PCI device and its driver, "" when unbound.
+type pciLink struct{ bdf, driver string }
+
+func (k key) equal(o key) bool {
+	return k.irqDirs == o.irqDirs && slices.Equal(k.net, o.net) && slices.Equal(k.devices, o.devices)
+}
+
+// readKey reads the key, irqDirs from dirfd, the open <proc>/irq.
+func (fsys FS) readKey(kr *kernfs.Reader, dirfd int) (key, error) {
+	var k key
+	var err error
+	dir := filepath.Join(fsys.Proc, "irq")
+	if k.irqDirs, err = kernfs.Links(dirfd, dir); err != nil {
+		return k, kernfs.FileErr(dir, err)
+	}
+	dir = filepath.Join(fsys.Sys, "class", "net")
+	if k.net, err = dirNames(kr, dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return k, kernfs.FileErr(dir, err)
+	}
+	dir = filepath.Join(fsys.Sys, "bus", "pci", "devices")
+	bdfs, err := dirNames(kr, dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return k, kernfs.FileErr(dir, err)
+	}
+	k.devices = make([]pciLink, len(bdfs))
+	for i, bdf := range bdfs {
+		k.devices[i].bdf = bdf
+		if k.devices[i].driver, err = driverName(kr, filepath.Join(dir, bdf)); err != nil {
+			return k, err
+		}
+	}
+	return k, nil
+}
+
+// ReadInterrupts reads and parses <proc>/interrupts with its counts.
+func (fsys FS) ReadInterrupts() (Interrupts, error) { return fsys.readInterrupts(true) }
+
+// readInterrupts reads <proc>/interrupts, with counts if withCounts.
+func (fsys FS) readInterrupts(withCounts bool) (ints Interrupts, err error) {
+	err = kernfs.ParseFile(filepath.Join(fsys.Proc, "interrupts"), maxInterruptsSize, func(r io.Reader) (err error) {
+		ints, err = parseInterrupts(r, withCounts)
+		return err
+	})
+	if err != nil {
+		return Interrupts{}, err
+	}
+	return ints, nil
 }

@@ -12,16 +12,15 @@ import (
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// pciDevice is a Device while it is read, with every IRQ sysfs lists
-// (before filtering by /proc/interrupts).
+// pciDevice is a Device being read, with every IRQ sysfs lists.
 type pciDevice struct {
 	Device
 	irqs []int
 }
 
-// readPCIDevices reads the devices of <sys>/bus/pci/devices that links
-// lists (drivers/pci/pci-sysfs.c, kernel/irq/msi.c). Of a device in kept
-// only the IRQs are read again. A device gone meanwhile is left out.
+// readPCIDevices reads the devices links lists from
+// <sys>/bus/pci/devices; of one in kept only the IRQs. A device gone
+// meanwhile is left out.
 func (fsys FS) readPCIDevices(kr *kernfs.Reader, links []pciLink, kept map[string]Device) ([]pciDevice, error) {
 	out := make([]pciDevice, 0, len(links))
 	for _, l := range links {
@@ -45,8 +44,7 @@ func (fsys FS) readPCIDevices(kr *kernfs.Reader, links []pciLink, kept map[strin
 }
 
 // readPCIDeviceIRQs reads a device's IRQs into a copy of facts, its
-// other facts: a driver can reallocate vectors without a bind or unbind
-// (a channel change), but class, node and drivers change only with one.
+// other facts: vectors change without a bind (ethtool -L), the rest not.
 func readPCIDeviceIRQs(kr *kernfs.Reader, dir string, facts Device) (pciDevice, bool, error) {
 	facts.Interfaces, facts.IRQs = nil, nil
 	d := pciDevice{Device: facts}
@@ -68,14 +66,14 @@ func readPCIDeviceIRQs(kr *kernfs.Reader, dir string, facts Device) (pciDevice, 
 		return d, false, nil // unplugged
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return d, false, fileErr(msiDir, err)
+		return d, false, kernfs.FileErr(msiDir, err)
 	}
 	if len(d.irqs) == 0 {
 		// Legacy INTx: "irq" holds the line, 0 when the device has none.
 		path := filepath.Join(dir, "irq")
 		s, ok, err := kr.ReadOptional(path)
 		if err != nil {
-			return d, false, fileErr(path, err)
+			return d, false, kernfs.FileErr(path, err)
 		}
 		if !ok && !kr.Exists(dir) {
 			return d, false, nil // unplugged
@@ -94,13 +92,12 @@ func readPCIDeviceIRQs(kr *kernfs.Reader, dir string, facts Device) (pciDevice, 
 	return d, true, nil
 }
 
-// readPCIDeviceFacts reads what readPCIDeviceIRQs keeps: node, class
-// and the child devices' drivers.
+// readPCIDeviceFacts reads node, class and the child devices' drivers.
 func readPCIDeviceFacts(kr *kernfs.Reader, dir string, d pciDevice) (pciDevice, error) {
 	path := filepath.Join(dir, "numa_node")
 	s, ok, err := kr.ReadOptional(path)
 	if err != nil {
-		return d, fileErr(path, err)
+		return d, kernfs.FileErr(path, err)
 	}
 	if ok {
 		if d.NUMANode, err = strconv.Atoi(s); err != nil || d.NUMANode < -1 {
@@ -110,14 +107,13 @@ func readPCIDeviceFacts(kr *kernfs.Reader, dir string, d pciDevice) (pciDevice, 
 
 	path = filepath.Join(dir, "class")
 	if d.Class, _, err = kr.ReadOptional(path); err != nil {
-		return d, fileErr(path, err)
+		return d, kernfs.FileErr(path, err)
 	}
 
 	if d.Driver != "" {
 		d.Drivers = append(d.Drivers, d.Driver)
 	}
-	// Child devices that carry the function: virtio_pci registers a
-	// virtioN device whose driver (virtio_net, virtio_blk) names the IRQs.
+	// virtio_pci's virtioN child's driver names the IRQs (virtio_net).
 	var children []string
 	err = kr.ReadDir(dir, func(name []byte) error {
 		if isVirtioChild(string(name)) {
@@ -126,7 +122,7 @@ func readPCIDeviceFacts(kr *kernfs.Reader, dir string, d pciDevice) (pciDevice, 
 		return nil
 	})
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return d, fileErr(dir, err)
+		return d, kernfs.FileErr(dir, err)
 	}
 	slices.Sort(children)
 	for _, c := range children {
@@ -155,13 +151,12 @@ func driverName(kr *kernfs.Reader, dir string) (string, error) {
 		return "", nil
 	}
 	if err != nil {
-		return "", fileErr(path, err)
+		return "", kernfs.FileErr(path, err)
 	}
 	return filepath.Base(target), nil
 }
 
-// dirNames lists the directory at path, sorted, not in sysfs's creation
-// order.
+// dirNames lists the directory at path, sorted.
 func dirNames(kr *kernfs.Reader, path string) ([]string, error) {
 	var names []string
 	err := kr.ReadDir(path, func(name []byte) error {
@@ -170,4 +165,55 @@ func dirNames(kr *kernfs.Reader, path string) ([]string, error) {
 	})
 	slices.Sort(names)
 	return names, err
+}
+
+// readNetInterfaces adds to devs the interfaces in names, the listing of
+// <sys>/class/net, each on the nearest known BDF above its device path
+// (a virtio child's parent, a USB NIC's host controller). Virtual and
+// removed interfaces are skipped.
+func (fsys FS) readNetInterfaces(kr *kernfs.Reader, names []string, devs []pciDevice) error {
+	dir := filepath.Join(fsys.Sys, "class", "net")
+	byBDF := make(map[string]int, len(devs))
+	for i, d := range devs {
+		byBDF[d.PCI] = i
+	}
+	for _, name := range names {
+		real, err := interfacePath(kr, dir, name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for p := real; ; p = filepath.Dir(p) {
+			if i, ok := byBDF[filepath.Base(p)]; ok {
+				devs[i].Interfaces = append(devs[i].Interfaces, name)
+				break
+			}
+			if p == filepath.Dir(p) {
+				break
+			}
+		}
+	}
+	for i := range devs {
+		slices.Sort(devs[i].Interfaces)
+	}
+	return nil
+}
+
+// interfacePath returns a path naming the devices above interface name:
+// the class/net/NAME link on a host, else NAME/device resolved.
+// fs.ErrNotExist means removed or without a device.
+func interfacePath(kr *kernfs.Reader, dir, name string) (string, error) {
+	path := filepath.Join(dir, name)
+	target, err := kr.Readlink(path)
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		return target, err
+	}
+	link := filepath.Join(path, "device")
+	real, err := filepath.EvalSymlinks(link)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", kernfs.FileErr(link, err)
+	}
+	return real, err
 }

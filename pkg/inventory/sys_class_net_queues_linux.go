@@ -15,28 +15,20 @@ import (
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// maxTxQueues bounds the tx queues read per interface: the kernel's
-// limit for a net device's queues is 4096 (dev->num_tx_queues).
+// maxTxQueues bounds the tx queues per interface, as the kernel does.
 const maxTxQueues = 4096
 
-// readQueues returns a fresh copy of devs with the tx queues
-// (readTxQueues) and the NAPI kthreads (readNAPI) of their interfaces:
-// what is re-read whenever the IRQs' affinities are. What cannot be
-// read stays with its queue, interface or device, never failing the
-// round: the IRQs are placed all the same.
+// readQueues returns a fresh copy of devs with their interfaces' tx
+// queues and NAPI kthreads, re-read with the affinities. Errors stay
+// with the queue, interface or device, never failing the round.
 func (fsys FS) readQueues(kr *kernfs.Reader, devs []Device) []Device {
 	out := fsys.readTxQueues(kr, devs)
 	fsys.readNAPI(kr, out)
 	return out
 }
 
-// readTxQueues returns the tx queues of every interface of devs, a
-// fresh copy of each device that has interfaces: queues/tx-N directories
-// are the interface's real_num_tx_queues, so the listing is re-read with
-// each map (ethtool -L changes it with no IRQ requested or freed). A
-// queue's read error stays with the queue, an interface's listing error
-// in its device's TxQueuesErr; an interface removed while it is read is
-// left out.
+// readTxQueues returns a copy of devs with their interfaces' tx queues,
+// listed afresh: ethtool -L changes them with no IRQ requested.
 func (fsys FS) readTxQueues(kr *kernfs.Reader, devs []Device) []Device {
 	out := slices.Clone(devs)
 	for i := range out {
@@ -50,9 +42,8 @@ func (fsys FS) readTxQueues(kr *kernfs.Reader, devs []Device) []Device {
 	return out
 }
 
-// interfaceTxQueues reads the tx queues of interface name, in queue
-// order; none when its queues/ directory cannot be listed or holds an
-// entry that is not tx-N, so that the interface is left alone whole.
+// interfaceTxQueues reads the tx queues of interface name, in order;
+// none when queues/ cannot be listed or holds a bad tx- entry.
 func (fsys FS) interfaceTxQueues(kr *kernfs.Reader, name string) ([]TxQueue, error) {
 	dir := filepath.Join(fsys.Sys, "class", "net", name, "queues")
 	names, err := dirNames(kr, dir)
@@ -60,7 +51,7 @@ func (fsys FS) interfaceTxQueues(kr *kernfs.Reader, name string) ([]TxQueue, err
 		return nil, nil // the interface is gone
 	}
 	if err != nil {
-		return nil, fileErr(dir, err)
+		return nil, kernfs.FileErr(dir, err)
 	}
 	var qs []TxQueue
 	for _, n := range names {
@@ -80,7 +71,7 @@ func (fsys FS) interfaceTxQueues(kr *kernfs.Reader, name string) ([]TxQueue, err
 	return qs, nil
 }
 
-// readXPS reads and parses one xps_cpus file (hex, as smp_affinity).
+// readXPS reads and parses one xps_cpus file (hex).
 func readXPS(kr *kernfs.Reader, path string) (cpumask.Mask, error) {
 	data, err := kr.Read(path)
 	var pe *fs.PathError
@@ -88,7 +79,7 @@ func readXPS(kr *kernfs.Reader, path string) (cpumask.Mask, error) {
 		return cpumask.Mask{}, fmt.Errorf("read %s: %w: %w", path, ErrXPSUnsupported, syscall.ENOENT)
 	}
 	if err != nil {
-		return cpumask.Mask{}, fileErr(path, err)
+		return cpumask.Mask{}, kernfs.FileErr(path, err)
 	}
 	m, err := cpumask.ParseHex(string(data))
 	if err != nil {

@@ -13,34 +13,29 @@ import (
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// maxStatLine bounds one line of /proc/stat: a cpuN line is about 220
-// bytes, with room left for fields a later kernel may append.
+// maxStatLine bounds one line of /proc/stat (a cpuN line is ~220 bytes).
 const maxStatLine = 4 << 10
 
-// maxStatSize bounds how much of /proc/stat a read takes in: only the
-// cpu lines at its head are read, about 1.8 MiB for MaxCPUs. A variable
-// so tests can lower it.
+// maxStatSize bounds how much of /proc/stat a read takes in: the cpu
+// lines are about 1.8 MiB for MaxCPUs. A variable for tests.
 var maxStatSize int64 = 4 << 20
 
 // statFields is how many counts a cpuN line must have: user nice system
-// idle iowait irq softirq steal (then guest and guest_nice since 2.6.33).
+// idle iowait irq softirq steal.
 const statFields = 8
 
-// CPUStat is one cpuN line of /proc/stat, in USER_HZ ticks since boot
-// (kernel/fs/proc/stat.c show_stat()).
+// CPUStat is one cpuN line of /proc/stat, in USER_HZ ticks since boot.
 type CPUStat struct {
-	CPU int
-	// IRQ and SoftIRQ are the hardirq and softirq columns.
+	CPU          int
 	IRQ, SoftIRQ uint64
-	// Total is the first statFields counts: the CPU's whole time.
-	// account_guest_time() counts guest time in user and nice too, and
-	// the sum stays monotonic where iowait alone may go down (proc(5)).
+	// Total sums the first statFields counts, the CPU's whole time
+	// (guest time is in user and nice already).
 	Total uint64
 }
 
 // ParseStat returns the cpuN lines of /proc/stat (the online CPUs) in
-// file order, and stops reading after them. Errors wrap
-// kernfs.ErrMalformed and name the line; the caller adds the file.
+// file order, reading no further. Errors wrap kernfs.ErrMalformed and
+// name the line.
 func ParseStat(r io.Reader) ([]CPUStat, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4<<10), maxStatLine)

@@ -5,35 +5,28 @@ import (
 	"slices"
 )
 
-// Per-queue sources, best first: the kernel's qstats-get (6.9+, drivers
-// with netdev_stat_ops) and the driver's per-queue ethtool -S counters.
-// Without either, a device's queues are weighed by the IRQ estimate
-// alone (SourceInterrupts, which the planner names).
+// Per-queue sources, best first: qstats-get (6.9+), ethtool -S, and
+// the IRQ estimate alone (SourceInterrupts, which the planner names).
 const (
 	SourceQStats     = "qstats"
 	SourceEthtool    = "ethtool"
 	SourceInterrupts = "interrupts"
 )
 
-// QueueCount is one queue's packets since the counter started, received
-// and sent, as a per-queue source gives them.
+// QueueCount is one queue's packets received and sent.
 type QueueCount struct {
 	Interface string
 	Queue     int
 	Packets   uint64
 }
 
-// QueueCounts is one read of the per-queue counters of a host's network
-// interfaces.
+// QueueCounts is one read of the per-queue counters of a host's NICs.
 type QueueCounts struct {
-	// Sources says where each interface's counts came from (SourceQStats
-	// or SourceEthtool); an interface with no per-queue counters is not
-	// in it.
+	// Sources says where each interface's counts came from; one with no
+	// per-queue counters is not in it.
 	Sources map[string]string
 	Counts  []QueueCount
-	// Err is why some interface's counters could not be read, nil when
-	// all were: the others still count.
-	Err error
+	Err     error // why some interface's counters could not be read
 }
 
 // QueueReader reads per-queue counters (NetCounters on a host).
@@ -47,15 +40,13 @@ type QueueLoad struct {
 	Queue     int
 	Source    string
 	// Rate is packets per second, received and sent; Noise its standard
-	// error.
+	// error. Ready is set once the queue was counted at both ends of an
+	// interval by the same source.
 	Rate, Noise float64
-	// Ready is false until the queue has been counted at both ends of
-	// one interval by the same source.
-	Ready bool
+	Ready       bool
 }
 
-// Queue returns the load of queue q of iface, false when the sample has
-// none.
+// Queue returns the load of queue q of iface, false for none.
 func (l Loads) Queue(iface string, q int) (QueueLoad, bool) {
 	i, ok := slices.BinarySearchFunc(l.Queues, queueKey{iface, q}, func(x QueueLoad, k queueKey) int {
 		return cmp.Or(cmp.Compare(x.Interface, k.iface), cmp.Compare(x.Queue, k.queue))
@@ -78,9 +69,8 @@ type queueHist struct {
 }
 
 // addQueues folds one read of per-queue counters into the queues'
-// averages: an interval's rate is the packets counted over it. A queue
-// whose count went down (a driver reset it, the device came back) or
-// whose source changed starts afresh; a queue not read is forgotten.
+// averages. A queue whose count went down or whose source changed
+// starts afresh; one not read is forgotten.
 func (s *Sampler) addQueues(c QueueCounts, dt, w float64) []QueueLoad {
 	next := make(map[queueKey]queueHist, len(c.Counts))
 	out := make([]QueueLoad, 0, len(c.Counts))

@@ -1,3 +1,10 @@
+// Package load samples how much CPU time interrupts take, per CPU and per
+// IRQ, so placement can weigh IRQs by load and not only count them.
+//
+// A Sampler shares each CPU's irq and softirq time (/proc/stat) over the
+// IRQs that fired on it by their interrupts there (/proc/interrupts), as
+// irqbalance does. Loads are exponentially weighted averages with their
+// standard errors, so the planner does not move queues for noise.
 package load
 
 import (
@@ -10,16 +17,13 @@ import (
 	"github.com/numairqd/numairqd/pkg/inventory"
 )
 
-// interruptCost is the CPU-seconds the fallback charges per interrupt
-// when /proc/stat shows no irq or softirq time: 5 µs, the order of a NIC
-// or NVMe queue interrupt and its softirq. A guess that only sets the
-// scale: without time accounting every load is a rate times it.
+// interruptCost is the CPU-seconds charged per interrupt when /proc/stat
+// shows no interrupt time: 5 µs, a guess that only sets the scale.
 const interruptCost = 5e-6
 
 // accountingOffAfter is how many device interrupts one CPU takes, with
-// no irq or softirq time on any CPU, before the sampler decides that
-// /proc/stat does not account interrupt time: with accounting, even
-// 0.1 µs interrupts add up to a 10 ms tick by then.
+// no interrupt time on any CPU, before /proc/stat is taken as not
+// accounting it.
 const accountingOffAfter = 100_000
 
 // Config tunes a Sampler.
@@ -29,45 +33,31 @@ type Config struct {
 	Queues QueueReader
 }
 
-// Loads is one sample: smoothed loads of the online CPUs and of the IRQs
-// of /proc/interrupts, in CPU-seconds per second, so loads add up.
+// Loads is one sample's smoothed loads, in CPU-seconds per second.
 type Loads struct {
-	// Time is the sample's time, as passed to Sample.
-	Time time.Time
-	// Interval is the time since the previous sample; 0 for the first.
-	Interval time.Duration
-	// Ready is false for a Sampler's first sample, which has no deltas.
-	Ready bool
-	// Intervals counts the intervals folded into the averages so far (0
-	// for the first sample): a spread needs a few.
-	Intervals int
-	// TimeAccounting says that the loads share out time /proc/stat
-	// measures; when false, IRQ loads are rates times a fixed cost, CPU
-	// loads sum them, and Unattributed is 0.
+	Time      time.Time     // as passed to Sample
+	Interval  time.Duration // since the previous sample; 0 for the first
+	Ready     bool          // false for the first sample, which has no deltas
+	Intervals int           // intervals folded into the averages so far
+	// TimeAccounting says the loads share out time /proc/stat measures,
+	// else IRQ loads are rates times a fixed cost.
 	TimeAccounting bool
-	// CPUs holds the CPUs of /proc/stat (the online ones), ascending.
-	CPUs []CPULoad
-	// IRQs holds the rows of /proc/interrupts, ascending by IRQ.
-	IRQs []IRQLoad
-	// Queues holds the network queues with per-queue counters,
-	// ascending by interface and queue; QueuesErr is why some could
-	// not be read.
+	CPUs           []CPULoad // the online CPUs, ascending
+	IRQs           []IRQLoad // the rows of /proc/interrupts, by IRQ
+	// Queues are the network queues with per-queue counters, by
+	// interface and queue; QueuesErr is why some could not be read.
 	Queues    []QueueLoad
 	QueuesErr error
 }
 
 // CPULoad is one CPU's smoothed interrupt load.
 type CPULoad struct {
-	CPU int
-	// Load is the CPU's irq+softirq time per second of its time (0..1).
-	Load float64
-	// Unattributed is the part of Load measured over intervals in which
-	// no IRQ fired on the CPU: load that moving IRQs cannot move.
-	Unattributed float64
-	// UnattributedNoise is the standard error of Unattributed.
-	UnattributedNoise float64
-	// Ready is false until the CPU has been online a whole interval.
-	Ready bool
+	CPU  int
+	Load float64 // irq+softirq time per second of the CPU's time (0..1)
+	// Unattributed is Load from intervals without IRQs: it cannot move.
+	Unattributed      float64
+	UnattributedNoise float64 // standard error of Unattributed
+	Ready             bool    // the CPU was online a whole interval
 }
 
 // IRQLoad is one IRQ's smoothed rate and load.
@@ -78,21 +68,12 @@ type IRQLoad struct {
 	Chip    string
 	HWIRQ   string
 	Actions []string
-	// Rate is interrupts per second, over the CPUs that were online at
-	// both ends of each interval.
-	Rate float64
-	// Load is the IRQ's share of the irq+softirq time of the CPUs it
-	// fired on.
-	Load float64
-	// Noise is the standard error of Load, large at light loads and
-	// over few intervals; the planner moves nothing for a gain within a
-	// few times it.
-	Noise float64
-	// CPU took most of the IRQ's interrupts in the latest interval in
-	// which it fired, -1 before it has: where its load is.
-	CPU int
-	// Ready is false until the IRQ has been seen, with the same
-	// identity, at both ends of one interval.
+	Rate    float64 // interrupts per second
+	Load    float64 // share of the irq+softirq time of the CPUs it fired on
+	Noise   float64 // standard error of Load
+	CPU     int     // took most interrupts when it last fired; -1 before
+	// Ready is set once the IRQ was seen, with the same identity, at
+	// both ends of an interval.
 	Ready bool
 }
 
@@ -106,9 +87,8 @@ func (l Loads) IRQ(irq int) (IRQLoad, bool) {
 }
 
 // Sampler turns successive reads of /proc/stat and /proc/interrupts into
-// smoothed loads. An IRQ is known by its number and identity (chip,
-// hwirq, actions); IRQs and CPUs that leave are forgotten, so memory
-// follows the machine. It is not safe for concurrent use.
+// smoothed loads. IRQs and CPUs that leave are forgotten. It is not
+// safe for concurrent use.
 type Sampler struct {
 	fs       FS
 	halfLife time.Duration
@@ -144,9 +124,7 @@ type cpuHist struct {
 	online       bool // in the previous /proc/stat
 	stat         CPUStat
 	load, unattr ewma
-	// quiet counts the device interrupts the CPU took since the last
-	// interval with irq or softirq time on any CPU.
-	quiet uint64
+	quiet        uint64 // device interrupts since any CPU's last interrupt time
 }
 
 // rowDelta is what pass one learnt of a row of /proc/interrupts.
@@ -165,8 +143,7 @@ const (
 	rowCounted
 )
 
-// FS is the procfs root the sampler reads: "/proc" on a host, a fixture
-// directory in tests.
+// FS is the procfs root the sampler reads: "/proc" on a host.
 type FS struct {
 	Proc string
 }
@@ -206,8 +183,6 @@ func (s *Sampler) add(now time.Time, stat []CPUStat, ints inventory.Interrupts, 
 		s.decideAccounting(stat)
 	} else {
 		rows = append(rows, make([]rowDelta, len(ints.Rows))...) // rowNew
-		// Booting leaves some interrupt time; if not, the first tick
-		// of it sets this right.
 		s.accounting = slices.ContainsFunc(stat, func(st CPUStat) bool { return st.IRQ > 0 || st.SoftIRQ > 0 })
 	}
 	s.rows = rows
@@ -218,8 +193,7 @@ func (s *Sampler) add(now time.Time, stat []CPUStat, ints inventory.Interrupts, 
 	for i, st := range stat {
 		out.CPUs[i] = s.cpuLoad(st, dt, w)
 	}
-	// Forget the CPUs that went offline; a CPU that comes back starts
-	// afresh, as its IRQs will have moved.
+	// A CPU that went offline starts afresh when it comes back.
 	for _, old := range s.stat {
 		if _, found := slices.BinarySearchFunc(stat, old.CPU, func(st CPUStat, c int) int { return cmp.Compare(st.CPU, c) }); !found {
 			s.cpus[old.CPU] = cpuHist{}
@@ -285,8 +259,7 @@ func (s *Sampler) count(stat []CPUStat, ints inventory.Interrupts, rows []rowDel
 	for _, st := range stat {
 		h := &s.cpus[st.CPU]
 		p := h.stat
-		// A CPU needs a line at both ends; counts since boot never go
-		// down, but if they did the interval would be no measure.
+		// A line at both ends, and counts that did not go down.
 		if !h.online || st.IRQ < p.IRQ || st.SoftIRQ < p.SoftIRQ || st.Total < p.Total {
 			continue
 		}
@@ -309,9 +282,8 @@ func (s *Sampler) count(stat []CPUStat, ints inventory.Interrupts, rows []rowDel
 			rows = append(rows, rowDelta{kind: rowNew})
 			continue
 		}
-		// A count that went down is a 32-bit kstat_irqs that wrapped,
-		// or a descriptor allocated again under the same name; a rise
-		// past 2^32-1 is no 32-bit count's either: no delta this time.
+		// A count that went down or rose past 2^32-1 (a wrapped 32-bit
+		// kstat_irqs, a descriptor requested anew): no delta this time.
 		p := prev[j].Counts
 		if slices.ContainsFunc(s.cols, func(c int) bool { return r.Counts[c] < p[c] || r.Counts[c]-p[c] > math.MaxUint32 }) {
 			rows = append(rows, rowDelta{kind: rowSkipped, prev: j})
@@ -335,10 +307,6 @@ func (s *Sampler) count(stat []CPUStat, ints inventory.Interrupts, rows []rowDel
 // decideAccounting updates whether /proc/stat measures interrupt time:
 // yes as soon as any CPU's irq or softirq column rises, no once a CPU
 // has taken accountingOffAfter device interrupts while neither rose.
-// Without CONFIG_IRQ_TIME_ACCOUNTING the tick still samples softirq
-// time (account_system_time() in kernel/sched/cputime.c), most of a NIC
-// queue's work; rates alone would misjudge NAPI queues, whose
-// interrupts per packet fall as they get busier.
 func (s *Sampler) decideAccounting(stat []CPUStat) {
 	if slices.ContainsFunc(stat, func(st CPUStat) bool { return s.timeOK[st.CPU] && s.dBusy[st.CPU] > 0 }) {
 		s.accounting = true
@@ -357,7 +325,7 @@ func (s *Sampler) decideAccounting(stat []CPUStat) {
 }
 
 // cpuLoad folds the CPU's interval into its averages, sets the time per
-// interrupt the CPU's IRQs get (share), and returns the CPU's load.
+// interrupt its IRQs get (share) and returns its load.
 func (s *Sampler) cpuLoad(st CPUStat, dt, w float64) CPULoad {
 	c := st.CPU
 	h := &s.cpus[c]
@@ -385,8 +353,7 @@ func (s *Sampler) cpuLoad(st CPUStat, dt, w float64) CPULoad {
 	return CPULoad{CPU: c, Load: h.load.v, Unattributed: h.unattr.v, UnattributedNoise: h.unattr.noise(), Ready: h.load.ok}
 }
 
-// sameIdentity says whether two rows of one IRQ number are the same
-// request: the same chip, hardware IRQ and handlers.
+// sameIdentity says whether two rows are the same request.
 func sameIdentity(a, b *inventory.InterruptLine) bool {
 	return a.Chip == b.Chip && a.HWIRQ == b.HWIRQ && slices.Equal(a.Actions, b.Actions)
 }
@@ -410,3 +377,46 @@ func (s *Sampler) grow(width int) {
 func byCPU(a, b CPUStat) int { return cmp.Compare(a.CPU, b.CPU) }
 
 func byIRQ(a, b inventory.InterruptLine) int { return cmp.Compare(a.IRQ, b.IRQ) }
+
+// weight is the share of a new value over an interval dt in an average
+// whose old values lose half their weight every halfLife:
+// 1 - 2^(-dt/halfLife), so a late or missed sample does not bend it.
+func weight(dt, halfLife time.Duration) float64 {
+	if dt <= 0 {
+		return 0
+	}
+	// -expm1(-x ln 2) keeps the digits of a small weight.
+	return -math.Expm1(-float64(dt) / float64(halfLife) * math.Ln2)
+}
+
+// ewma is an exponentially weighted moving average and variance whose
+// first value is taken as is. vr is the values' weighted variance
+// (Finch 2009, eq. 143), from 0, so spread divides out kept, the weight
+// the start still has; sq sums the squared weights.
+type ewma struct {
+	v, vr, kept, sq float64
+	ok              bool
+}
+
+func (e *ewma) add(x, w float64) {
+	if !e.ok {
+		e.v, e.vr, e.kept, e.sq, e.ok = x, 0, 1, 1, true
+		return
+	}
+	d := x - e.v
+	e.v += w * d
+	e.vr = (1 - w) * (e.vr + w*d*d)
+	e.kept *= 1 - w
+	e.sq = (1-w)*(1-w)*e.sq + w*w
+}
+
+// spread is the standard deviation of one value; 0 after one value.
+func (e *ewma) spread() float64 {
+	if e.kept >= 1 {
+		return 0
+	}
+	return math.Sqrt(e.vr / (1 - e.kept))
+}
+
+// noise is the standard error of the average.
+func (e *ewma) noise() float64 { return e.spread() * math.Sqrt(e.sq) }
