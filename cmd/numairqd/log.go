@@ -100,3 +100,16 @@ func syslogPrefix(l zapcore.Level) string {
 		return "<7>"
 	}
 }
+
+// terminal reports whether w is a terminal, and its height in rows, 0
+// when the kernel does not say.
+func terminal(w io.Writer) (bool, int) {
+	if !isTerminal(w) {
+		return false, 0
+	}
+	ws, err := unix.IoctlGetWinsize(int(w.(*os.File).Fd()), unix.TIOCGWINSZ)
+	if err != nil {
+		return true, 0
+	}
+	return true, int(ws.Row)
+}

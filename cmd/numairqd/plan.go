@@ -25,6 +25,15 @@ func configFile(flag string) (path string, optional bool) {
 	return config.DefaultPath, true
 }
 
+// loadConfig loads the --config file, else config.DefaultPath or, when
+// that is missing, the defaults.
+func loadConfig(flag string) (*config.Config, error) {
+	if flag != "" {
+		return config.Load(flag)
+	}
+	return config.LoadOrDefault(config.DefaultPath)
+}
+
 const configFlagHelp = "config file (default " + config.DefaultPath + " if it exists, else built-in defaults)"
 
 func runPlan(args []string, stdout, stderr io.Writer) int {
@@ -40,12 +49,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	if code, done := parseArgs(fl, args, stdout, stderr, format); done {
 		return code
 	}
-	load := config.Load
-	path, optional := configFile(*cfgPath)
-	if optional {
-		load = config.LoadOrDefault
-	}
-	cfg, err := load(path)
+	cfg, err := loadConfig(*cfgPath)
 	if err != nil {
 		return fail(stderr, "plan", err)
 	}
@@ -145,13 +149,7 @@ func writePlanText(w io.Writer, p *policy.Plan) {
 			if q.Queue >= 0 {
 				queue = fmt.Sprint(q.Queue)
 			}
-			planned := q.Planned.String()
-			switch {
-			case q.LeftAlone():
-				planned = "(left alone)"
-			case q.Planned.Equal(q.Current):
-				planned = "= " + planned
-			}
+			planned := plannedText(q.Planned, q.LeftAlone(), !q.Planned.Equal(q.Current))
 			managed := "no"
 			if q.Managed {
 				managed = "yes"

@@ -146,13 +146,19 @@ func lockHolder(path string) (int, error) {
 	} else if !errors.Is(err, unix.EWOULDBLOCK) {
 		return 0, fmt.Errorf("lock %s: %w", path, err)
 	}
+	pid, s, err := lockPid(f)
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("lock %s: %q is not a pid", path, s)
+	}
+	return pid, nil
+}
+
+// lockPid reads the pid a lock file holds, and the text read.
+func lockPid(f *os.File) (int, string, error) {
 	b := make([]byte, 32)
 	n, _ := f.ReadAt(b, 0)
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n])))
-	if err != nil || pid <= 0 {
-		return 0, fmt.Errorf("lock %s: %q is not a pid", path, b[:n])
-	}
-	return pid, nil
+	return pid, string(b[:n]), err
 }
 
 // isNumairqd checks, before a SIGHUP that would end most other
@@ -181,4 +187,40 @@ func isNumairqd(proc string, pid int) error {
 		return nil
 	}
 	return fmt.Errorf("pid %d: cannot tell that it is numairqd (%v; comm %q): not signalled", pid, err, name)
+}
+
+// defaultLockFile is in the unit's RuntimeDirectory, which is writable
+// under ProtectSystem=strict.
+const defaultLockFile = "/run/numairqd/numairqd.lock"
+
+// lockFile makes this process the only numairqd writing affinities on
+// the host: an exclusive flock on path, holding our pid, which the
+// kernel drops however the process exits. Keep the file open.
+func lockFile(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		defer f.Close()
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		holder := "another process"
+		if pid, _, perr := lockPid(f); perr == nil {
+			holder = fmt.Sprintf("numairqd pid %d", pid)
+		}
+		return nil, fmt.Errorf("lock %s: held by %s: another numairqd is running on this host (two would fight over the same affinities)", path, holder)
+	}
+	// The pid is for the message above; the flock is the lock.
+	if err := f.Truncate(0); err != nil {
+		return nil, errors.Join(fmt.Errorf("lock %s: %w", path, err), f.Close())
+	}
+	if _, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0); err != nil {
+		return nil, errors.Join(fmt.Errorf("lock %s: %w", path, err), f.Close())
+	}
+	return f, nil
 }

@@ -109,12 +109,7 @@ func statusAddr(listen, cfgPath string) (string, error) {
 	if listen != "" {
 		return listen, config.CheckListen(listen)
 	}
-	load := config.Load
-	path, optional := configFile(cfgPath)
-	if optional {
-		load = config.LoadOrDefault
-	}
-	cfg, err := load(path)
+	cfg, err := loadConfig(cfgPath)
 	if err != nil {
 		return "", err
 	}

@@ -89,8 +89,7 @@ func sameQueue(a, b queueEntry) bool {
 
 // extends says whether e continues the run, which already is one: it
 // compares e with the run's first and last entry only, so that a device
-// of thousands of queues compacts in linear time (maskPattern and
-// mergeWords hold for the run plus e).
+// of thousands of queues compacts in linear time.
 func extends(run []queueEntry, e queueEntry) bool {
 	first, last := run[0], run[len(run)-1]
 	if last.queue < 0 || e.queue != last.queue+1 || e.hop != last.hop || e.dist != last.dist {
@@ -108,7 +107,7 @@ func maskContinues(first, last, m string, n int) bool {
 }
 
 // wordsContinue says whether sentence s at index n continues a run of
-// sentences from first to last that mergeWords merges.
+// sentences from first to last whose words are alike or step.
 func wordsContinue(first, last, s string, n int) bool {
 	fw, lw, sw := strings.Split(first, " "), strings.Split(last, " "), strings.Split(s, " ")
 	if len(sw) != len(fw) || len(lw) != len(fw) {
@@ -147,10 +146,8 @@ func runOf(run []queueEntry, nodes map[int]int) queueRun {
 	default:
 		r.label = "q" + strconv.Itoa(first.queue) + "-" + strconv.Itoa(last.queue)
 	}
-	var nows, planneds, whys []string
 	where := cpumask.Mask{}
 	for _, e := range run {
-		nows, planneds, whys = append(nows, e.now), append(planneds, e.planned), append(whys, e.why)
 		m, _ := cpumask.ParseList(cmp.Or(e.planned, e.now))
 		where = where.Or(m)
 		if e.rate >= 0 {
@@ -159,12 +156,9 @@ func runOf(run []queueEntry, nodes map[int]int) queueRun {
 			r.rate = -1
 		}
 	}
-	r.now, _ = maskPattern(nows)
-	r.planned, _ = maskPattern(planneds)
-	if r.planned == "" {
-		r.planned = "(left alone)"
-	}
-	r.why, _ = mergeWords(whys)
+	r.now = joinMasks(first.now, last.now, len(run))
+	r.planned = cmp.Or(joinMasks(first.planned, last.planned, len(run)), "(left alone)")
+	r.why = joinWords(first.why, last.why)
 	var ns cpumask.Mask
 	for cpu := range where.All() {
 		if n, ok := nodes[cpu]; ok {
@@ -175,65 +169,31 @@ func runOf(run []queueEntry, nodes map[int]int) queueRun {
 	return r
 }
 
-// maskPattern shows the masks of a run: the mask when one, "all M"
-// when every queue has M, "a-b" when they are the single CPUs a, a+1,
-// ..., b. ok is false for any other run.
-func maskPattern(ms []string) (string, bool) {
-	if len(ms) == 1 {
-		return ms[0], true
+// joinMasks shows a run's masks, given its first and last (extends
+// has checked the rest): the mask of one queue, "all M" when every
+// queue has M, "a-b" for the single CPUs a, a+1, ..., b.
+func joinMasks(first, last string, n int) string {
+	switch {
+	case n == 1 || first == "":
+		return first
+	case first == last:
+		return "all " + first
 	}
-	if slices.Equal(ms, slices.Repeat(ms[:1], len(ms))) {
-		if ms[0] == "" {
-			return "", true
-		}
-		return "all " + ms[0], true
-	}
-	start, err := strconv.Atoi(ms[0])
-	if err != nil {
-		return "", false
-	}
-	for i, m := range ms {
-		if m != strconv.Itoa(start+i) {
-			return "", false
-		}
-	}
-	return ms[0] + "-" + ms[len(ms)-1], true
+	return first + "-" + last
 }
 
-// mergeWords merges sentences that differ only in integers stepping by
-// one from each to the next: each such word becomes "a-b".
-func mergeWords(ss []string) (string, bool) {
-	if len(ss) == 1 {
-		return ss[0], true
-	}
-	words := make([][]string, len(ss))
-	for i, s := range ss {
-		if words[i] = strings.Split(s, " "); len(words[i]) != len(words[0]) {
-			return "", false
+// joinWords merges a run's reasons, given its first and last: each
+// integer that steps from one to the next becomes "a-b".
+func joinWords(first, last string) string {
+	fw, lw := strings.Split(first, " "), strings.Split(last, " ")
+	for k := range fw {
+		if fw[k] != lw[k] {
+			num, tail := splitNumber(fw[k])
+			end, _ := splitNumber(lw[k])
+			fw[k] = num + "-" + end + tail
 		}
 	}
-	out := slices.Clone(words[0])
-	for k := range out {
-		num, tail := splitNumber(words[0][k])
-		same := true
-		for i := range words {
-			same = same && words[i][k] == words[0][k]
-		}
-		if same {
-			continue
-		}
-		start, err := strconv.Atoi(num)
-		if err != nil {
-			return "", false
-		}
-		for i := range words {
-			if n, t := splitNumber(words[i][k]); n != strconv.Itoa(start+i) || t != tail {
-				return "", false
-			}
-		}
-		out[k] = num + "-" + strconv.Itoa(start+len(words)-1) + tail
-	}
-	return strings.Join(out, " "), true
+	return strings.Join(fw, " ")
 }
 
 // splitNumber splits "12," into "12" and ",".
