@@ -78,10 +78,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 // commands are the subcommands, for "did you mean".
 var commands = []string{"run", "topology", "plan", "status", "reload", "version", "help"}
 
-// parseArgs parses a subcommand's args into fl. done is true when the
-// command must end now with exit status code: 0 after -h (its flags
-// printed on stdout), 2 on a bad flag, an argument, or a format, if any,
-// other than text or json.
+// parseArgs parses a subcommand's args into fl. done says the command
+// ends now with exit status code: 0 after -h, 2 on a bad flag, an
+// argument, or a format (if any) other than text or json.
 func parseArgs(fl *flag.FlagSet, args []string, stdout, stderr io.Writer, format *string) (code int, done bool) {
 	fl.SetOutput(stderr)
 	fl.Usage = func() {} // printed once below, on stdout for -h
@@ -136,20 +135,17 @@ func output(stdout, stderr io.Writer, cmd, format string, doc any, text func(io.
 	return 0
 }
 
-// GOMAXPROCS, unless the environment sets it. numairqd is one loop, and
-// with one P no thread spins looking for work and no hand-off wakes
-// another thread (README: a third of the CPU time of two Ps). A large
-// host gets a second P, for two readers of its many IRQ files.
+// GOMAXPROCS, unless the environment sets it: one P, as numairqd is one
+// loop (see README); two for a host with IRQs enough for two of
+// inventory's parallel readers.
 const (
 	procs      = 1
 	largeProcs = 2
-	// largeHost is how many device IRQs make a host large: enough for
-	// two of inventory's parallel readers.
-	largeHost = 2 * inventory.PerReader
+	largeHost  = 2 * inventory.PerReader
 )
 
 // procsState is the most GOMAXPROCS numairqd may set (the runtime's
-// default, which follows a container's CPU limit), 0 when it sets none.
+// default, following a container's CPU limit), 0 when it sets none.
 type procsState int
 
 // boundProcs sets GOMAXPROCS to procs unless the environment sets it.
@@ -162,8 +158,7 @@ func boundProcs() procsState {
 	return s
 }
 
-// fit sets GOMAXPROCS for a host with irqs device IRQs, never above the
-// default, unless the environment set it.
+// fit sets GOMAXPROCS for a host with irqs device IRQs.
 func (s procsState) fit(irqs int) {
 	if s == 0 {
 		return

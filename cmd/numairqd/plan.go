@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -59,12 +60,10 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, "plan", err)
 		}
-		// What the daemon would move now, from count's placement.
 		bal = policy.Balancing{Loads: &l, MaxMoves: cfg.LoadBalance.MovesPerMinute,
 			MinGain: cfg.LoadBalance.MinGain, MinDrop: cfg.LoadBalance.MinDrop, MinPeak: cfg.LoadBalance.MinPeak}
 	}
-	// The daemon's own read and plan, with an empty memory: this command
-	// writes nothing, so the kernel has taught it nothing.
+	// The daemon's read and plan, with an empty memory: nothing written.
 	roots := machine.Roots{Sys: *sysfs, Proc: *procfs, Etc: *etc}
 	if onHost(*sysfs, *procfs) {
 		roots.Netdev = netdev.Kernel{}
@@ -84,9 +83,8 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	return output(stdout, stderr, "plan", *format, p.Doc(), func(w io.Writer) { writePlanText(w, p) })
 }
 
-// movable are the IRQs the plan may place, whose effective CPUs the
-// plan shows (where the kernel has them now), with no mask: it verifies
-// no write, so it reads no interrupt counts.
+// movable are the IRQs whose effective CPUs the plan shows, each with
+// no mask: no write to verify, so no interrupt counts read.
 func movable(inv *inventory.Inventory) map[int]cpumask.Mask {
 	out := map[int]cpumask.Mask{}
 	for _, q := range inv.IRQs {
@@ -124,10 +122,7 @@ func writePlanText(w io.Writer, p *policy.Plan) {
 	writeWrapped(w, planLegend, "  ")
 	loads := p.Balance != nil && p.Balance.Ready
 	for _, d := range p.Devices {
-		name := d.PCI
-		if name == "" {
-			name = "(no PCI device)"
-		}
+		name := cmp.Or(d.PCI, "(no PCI device)")
 		rule := d.Rule
 		if d.Balance == config.BalanceLoad {
 			rule = "balance load  " + rule
@@ -145,10 +140,6 @@ func writePlanText(w io.Writer, p *policy.Plan) {
 		}
 		fmt.Fprintf(tw, "  IRQ\tNAME\tQUEUE\tCURRENT -> PLANNED\tEFFECTIVE\tMANAGED\t%sREASON\n", loadHead)
 		for _, q := range d.IRQs {
-			queue := "-"
-			if q.Queue >= 0 {
-				queue = fmt.Sprint(q.Queue)
-			}
 			planned := plannedText(q.Planned, q.LeftAlone(), !q.Planned.Equal(q.Current))
 			managed := "no"
 			if q.Managed {
@@ -158,7 +149,7 @@ func writePlanText(w io.Writer, p *policy.Plan) {
 			if loads {
 				load = percent(q.Load) + "\t"
 			}
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s -> %s\t%s\t%s\t%s%s\n", q.Number, q.Name, queue, orDash(q.Current.String()), planned,
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s -> %s\t%s\t%s\t%s%s\n", q.Number, q.Name, intOrDash(q.Queue), orDash(q.Current.String()), planned,
 				effective(q), managed, load, q.Reason)
 		}
 		tw.Flush()
@@ -198,8 +189,8 @@ func writeBalanceText(w io.Writer, b *policy.BalanceView) {
 }
 
 // effective is the IRQ's effective CPUs, "-" when not read, marked
-// "(outside)" when they are outside a plan that writes nothing: the
-// kernel has not made (or not yet made, see /plan) the move asked for.
+// "(outside)" when outside a plan that writes nothing: the kernel has
+// not made the move asked for.
 func effective(q policy.IRQ) string {
 	s := orDash(q.Effective.String())
 	if !q.Effective.IsEmpty() && !q.LeftAlone() && q.Planned.Equal(q.Current) && !q.Effective.IsSubsetOf(q.Planned) {
@@ -218,6 +209,5 @@ func ratio(a, b float64) string {
 }
 
 // onHost reports whether the roots are the running kernel's, the only
-// ones netlink and ethtool describe: a fixture tree gets names and the
-// interrupt estimate alone.
+// ones netlink and ethtool describe.
 func onHost(sysfs, procfs string) bool { return sysfs == "/sys" && procfs == "/proc" }

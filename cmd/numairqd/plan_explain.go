@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -23,8 +22,8 @@ func writeExcluded(w io.Writer, p *policy.Plan) {
 	}
 }
 
-// deviceDrivers is d's driver with, in brackets, those of its
-// functions and its class: "virtio-pci (virtio_net, network)".
+// deviceDrivers is d's driver with, in brackets, its functions' and
+// its class: "virtio-pci (virtio_net, network)".
 func deviceDrivers(d policy.Device) string {
 	var more []string
 	if len(d.Drivers) > 1 {
@@ -102,12 +101,8 @@ func writeTxQueuesText(w io.Writer, p *policy.Plan, d policy.Device) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  TX QUEUE\tIRQ\tXPS CURRENT -> PLANNED\tREASON\n")
 	for _, t := range d.TxQueues {
-		irq := "-"
-		if t.IRQ >= 0 {
-			irq = fmt.Sprint(t.IRQ)
-		}
 		planned := plannedText(t.Planned, t.LeftAlone(), p.XPSDiffers(t))
-		fmt.Fprintf(tw, "  %s tx-%d\t%s\t%s -> %s\t%s\n", t.Interface, t.Queue, irq, orDash(t.Current.String()), planned, t.Reason)
+		fmt.Fprintf(tw, "  %s tx-%d\t%s\t%s -> %s\t%s\n", t.Interface, t.Queue, intOrDash(t.IRQ), orDash(t.Current.String()), planned, t.Reason)
 	}
 	tw.Flush()
 }
@@ -125,15 +120,12 @@ func writeNAPIThreadsText(w io.Writer, p *policy.Plan, d policy.Device) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  NAPI THREAD\tPID\tQUEUE\tIRQ\tCPUS CURRENT -> PLANNED\tREASON\n")
 	for _, t := range d.NAPIThreads {
-		irq, queue := "-", "-"
-		if t.IRQ >= 0 {
-			irq = strconv.Itoa(t.IRQ)
-		}
+		queue := "-"
 		if t.Queue >= 0 {
 			queue = fmt.Sprintf("%s-%d", t.Kind, t.Queue)
 		}
 		planned := plannedText(t.Planned, t.LeftAlone(), p.NAPIThreadDiffers(t))
-		fmt.Fprintf(tw, "  %s %s\t%d\t%s\t%s\t%s -> %s\t%s\n", t.Interface, t.Comm, t.PID, queue, irq, orDash(t.Current.String()), planned, t.Reason)
+		fmt.Fprintf(tw, "  %s %s\t%d\t%s\t%s\t%s -> %s\t%s\n", t.Interface, t.Comm, t.PID, queue, intOrDash(t.IRQ), orDash(t.Current.String()), planned, t.Reason)
 	}
 	tw.Flush()
 }

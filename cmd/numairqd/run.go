@@ -67,7 +67,11 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 		opts.Netdev, opts.Queues = netdev.Kernel{}, load.NewNetCounters(*sysfs)
 	}
 	if *reloadStatus != "" {
-		opts.Reloaded = reloadRecorder{path: *reloadStatus, warn: func(err error) { log.Warn("cannot record the reload", zap.Error(err)) }}.record
+		opts.Reloaded = func(started uint64, rerr error) {
+			if err := recordReload(*reloadStatus, started, rerr); err != nil {
+				log.Warn("cannot record the reload", zap.Error(err))
+			}
+		}
 	}
 	d, err := daemon.New(opts)
 	if err != nil {

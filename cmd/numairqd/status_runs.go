@@ -12,15 +12,13 @@ import (
 )
 
 // queueRun is one line of a device in the text view: a control IRQ, a
-// queue (its IRQs alike: virtio's input and output), or consecutive
-// queues placed alike, so that 64 queues on 64 CPUs take one line.
+// queue, or consecutive queues placed alike (64 queues on 64 CPUs).
 type queueRun struct {
 	label, now, planned, node, hop, dist, why string
 	rate                                      float64
 }
 
-// queueEntry is an IRQ, or a queue's IRQs that agree in everything
-// shown.
+// queueEntry is an IRQ, or a queue's IRQs that agree in all shown.
 type queueEntry struct {
 	queue        int // -1: a control IRQ
 	irq          int
@@ -31,10 +29,9 @@ type queueEntry struct {
 }
 
 // queueRuns compacts d's IRQs: first the IRQs of one queue that agree,
-// then runs of queues k, k+1, ... whose CPUs are all the same mask or
-// step one CPU per queue, at the same hop and distance, whose reasons
-// differ only in numbers that step too ("queue 0 -> CPU 4" and "queue
-// 1 -> CPU 5" read "queue 0-1 -> CPU 4-5").
+// then runs of queues k, k+1, ... whose CPUs are one mask or step one
+// CPU a queue, at one hop and distance, whose reasons differ only in
+// numbers that step too ("queue 0-1 -> CPU 4-5").
 func queueRuns(d policy.Device, st *api.Status, nodes map[int]int, r *rates) []queueRun {
 	failed := map[int]api.StatusFailed{}
 	for _, f := range st.Failed {
@@ -87,9 +84,8 @@ func sameQueue(a, b queueEntry) bool {
 	return a.queue == b.queue && a.now == b.now && a.planned == b.planned && a.hop == b.hop && a.dist == b.dist && a.why == b.why
 }
 
-// extends says whether e continues the run, which already is one: it
-// compares e with the run's first and last entry only, so that a device
-// of thousands of queues compacts in linear time.
+// extends says whether e continues the run, comparing it with the
+// run's first and last entry only: a device compacts in linear time.
 func extends(run []queueEntry, e queueEntry) bool {
 	first, last := run[0], run[len(run)-1]
 	if last.queue < 0 || e.queue != last.queue+1 || e.hop != last.hop || e.dist != last.dist {
@@ -100,8 +96,8 @@ func extends(run []queueEntry, e queueEntry) bool {
 		wordsContinue(first.why, last.why, e.why, n)
 }
 
-// maskContinues says whether mask m at index n continues a run of masks
-// from first to last: all the same, or the single CPUs first, first+1, ...
+// maskContinues says whether mask m at index n continues a run of
+// masks from first to last: all alike, or CPUs first, first+1, ...
 func maskContinues(first, last, m string, n int) bool {
 	return (m == first && last == first) || steps(first, last, m, n)
 }
