@@ -17,15 +17,6 @@ import (
 	"github.com/numairqd/numairqd/pkg/policy"
 )
 
-// configFile returns the config to read and whether it may be missing:
-// config.DefaultPath may, a --config file may not.
-func configFile(flag string) (path string, optional bool) {
-	if flag != "" {
-		return flag, false
-	}
-	return config.DefaultPath, true
-}
-
 // loadConfig loads the --config file, else config.DefaultPath or, when
 // that is missing, the defaults.
 func loadConfig(flag string) (*config.Config, error) {

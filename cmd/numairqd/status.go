@@ -23,8 +23,8 @@ import (
 // statusNow is the clock of `numairqd status`; tests fix it.
 var statusNow = time.Now
 
-// minInterval bounds how often status reads the daemon's /plan (megabytes
-// on a large machine) and /proc/interrupts.
+// minInterval bounds how often status reads /plan (megabytes on a large
+// machine) and /proc/interrupts.
 const minInterval = 100 * time.Millisecond
 
 // runStatus shows the running daemon's /status and /plan, and per-CPU
@@ -74,9 +74,6 @@ func showStatus(ctx context.Context, v *viewer, format string, watch bool, inter
 			return fail(stderr, "status", err)
 		}
 		return emit(stdout, stderr, format, f, false, 0)
-	}
-	if !term {
-		rows = 0
 	}
 	for first := true; ; first = false {
 		f, err := v.frame()

@@ -39,10 +39,7 @@ func queueRuns(d policy.Device, st *api.Status, nodes map[int]int, r *rates) []q
 	}
 	irqs := slices.Clone(d.IRQs)
 	slices.SortStableFunc(irqs, func(a, b policy.IRQ) int {
-		if a.Queue != b.Queue {
-			return a.Queue - b.Queue
-		}
-		return a.Number - b.Number
+		return cmp.Or(cmp.Compare(a.Queue, b.Queue), cmp.Compare(a.Number, b.Number))
 	})
 	var entries []queueEntry
 	for _, q := range irqs {
