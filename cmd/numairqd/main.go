@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/numairqd/numairqd/internal/spell"
@@ -45,7 +46,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case len(args) == 0:
 		fmt.Fprintf(stderr, "numairqd: no command\n\n%s", usage)
 		return 2
-	case strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help" && !isVersionFlag(args[0]):
+	case strings.HasPrefix(args[0], "-") && !slices.Contains(ownFlags, args[0]):
 		fmt.Fprintf(stderr, "numairqd: %s before any command (the daemon is \"numairqd run %s\")\n\n%s", args[0], strings.Join(args, " "), usage)
 		return 2
 	}
@@ -74,6 +75,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 }
+
+// ownFlags are the flags that may come before any command.
+var ownFlags = []string{"-h", "--help", "--version", "-version"}
 
 // commands are the subcommands, for "did you mean".
 var commands = []string{"run", "topology", "plan", "status", "reload", "version", "help"}

@@ -140,8 +140,8 @@ func writePlanText(w io.Writer, p *policy.Plan) {
 			if loads {
 				load = percent(q.Load) + "\t"
 			}
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s -> %s\t%s\t%s\t%s%s\n", q.Number, q.Name, intOrDash(q.Queue), orDash(q.Current.String()), planned,
-				effective(q), managed, load, q.Reason)
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s -> %s\t%s\t%s\t%s%s\n", q.Number, q.Name, intOrDash(q.Queue),
+				orDash(q.Current.String()), planned, effective(q), managed, load, q.Reason)
 		}
 		tw.Flush()
 		writeTxQueuesText(w, p, d)

@@ -102,7 +102,8 @@ func writeTxQueuesText(w io.Writer, p *policy.Plan, d policy.Device) {
 	fmt.Fprintf(tw, "  TX QUEUE\tIRQ\tXPS CURRENT -> PLANNED\tREASON\n")
 	for _, t := range d.TxQueues {
 		planned := plannedText(t.Planned, t.LeftAlone(), p.XPSDiffers(t))
-		fmt.Fprintf(tw, "  %s tx-%d\t%s\t%s -> %s\t%s\n", t.Interface, t.Queue, intOrDash(t.IRQ), orDash(t.Current.String()), planned, t.Reason)
+		fmt.Fprintf(tw, "  %s tx-%d\t%s\t%s -> %s\t%s\n", t.Interface, t.Queue, intOrDash(t.IRQ),
+			orDash(t.Current.String()), planned, t.Reason)
 	}
 	tw.Flush()
 }
@@ -125,7 +126,8 @@ func writeNAPIThreadsText(w io.Writer, p *policy.Plan, d policy.Device) {
 			queue = fmt.Sprintf("%s-%d", t.Kind, t.Queue)
 		}
 		planned := plannedText(t.Planned, t.LeftAlone(), p.NAPIThreadDiffers(t))
-		fmt.Fprintf(tw, "  %s %s\t%d\t%s\t%s\t%s -> %s\t%s\n", t.Interface, t.Comm, t.PID, queue, intOrDash(t.IRQ), orDash(t.Current.String()), planned, t.Reason)
+		fmt.Fprintf(tw, "  %s %s\t%d\t%s\t%s\t%s -> %s\t%s\n", t.Interface, t.Comm, t.PID, queue, intOrDash(t.IRQ),
+			orDash(t.Current.String()), planned, t.Reason)
 	}
 	tw.Flush()
 }

@@ -59,7 +59,8 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 
 	b := thisBuild()
 	opts := daemon.Options{
-		Sysfs: *sysfs, Procfs: *procfs, Etc: *etc, ConfigPath: cmp.Or(*cfgPath, config.DefaultPath), ConfigOptional: *cfgPath == "",
+		Sysfs: *sysfs, Procfs: *procfs, Etc: *etc,
+		ConfigPath: cmp.Or(*cfgPath, config.DefaultPath), ConfigOptional: *cfgPath == "",
 		Listen: *listen, DryRun: *dryRun, Events: !*noEvents, Log: log, Notify: sdNotifier{log},
 		FitProcs: procsCfg.fit, Build: b.Build, Host: onHost(*sysfs, *procfs),
 	}

@@ -384,7 +384,8 @@ func TestQueueRuns(t *testing.T) {
 				}
 				n := len(ps)
 				if ok1 && ok2 && (joinMasks(ps[0], ps[n-1], n) != p || joinWords(ws[0], ws[n-1]) != w) {
-					t.Fatalf("join of %v %v: %q %q, want %q %q", ps, ws, joinMasks(ps[0], ps[n-1], n), joinWords(ws[0], ws[n-1]), p, w)
+					t.Fatalf("join of %v %v: %q %q, want %q %q", ps, ws,
+						joinMasks(ps[0], ps[n-1], n), joinWords(ws[0], ws[n-1]), p, w)
 				}
 				if ok1 && ok2 {
 					grow(append(slices.Clone(run), e))

@@ -14,9 +14,6 @@ import (
 // (scripts/deb.sh); else the build info's module version is shown.
 var version string
 
-// isVersionFlag tells the version flags from the daemon's own.
-func isVersionFlag(arg string) bool { return arg == "--version" || arg == "-version" }
-
 func runVersion(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("version", flag.ContinueOnError)
 	if code, done := parseArgs(fl, args, stdout, stderr, nil); done {
