@@ -12,11 +12,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// newLogger builds the daemon's logger, writing to out (the command's
-// stderr). format "auto" picks journald when out is stderr and stderr is
-// the journal (no timestamp; a <N> priority prefix), console on a
-// terminal, and JSON otherwise. Only a terminal gets colour: console
-// into a file or a pipe is plain text.
+// newLogger builds the daemon's logger, writing to out. Format "auto"
+// picks journald when out is stderr and that is the journal, console on
+// a terminal, else JSON. Only a terminal gets colour.
 func newLogger(level, format string, out io.Writer) (*zap.Logger, error) {
 	lvl, err := zapcore.ParseLevel(level)
 	if err != nil {
@@ -55,8 +53,7 @@ func newLogger(level, format string, out io.Writer) (*zap.Logger, error) {
 	return zap.New(zapcore.NewCore(enc, sink, lvl), zap.ErrorOutput(sink)), nil
 }
 
-// isTerminal reports whether w is a terminal, which alone is given
-// colour codes.
+// isTerminal reports whether w is a terminal.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
@@ -70,8 +67,7 @@ func isTerminal(w io.Writer) bool {
 // ("<3>" for errors), which journald strips and stores as PRIORITY.
 type syslogPrefixEncoder struct{ zapcore.Encoder }
 
-// linePool holds the prefixed lines' buffers, which the core frees
-// after writing them.
+// linePool holds the prefixed lines' buffers, freed by the core.
 var linePool = buffer.NewPool()
 
 func (e syslogPrefixEncoder) Clone() zapcore.Encoder { return syslogPrefixEncoder{e.Encoder.Clone()} }
@@ -99,4 +95,17 @@ func syslogPrefix(l zapcore.Level) string {
 	default:
 		return "<7>"
 	}
+}
+
+// terminal reports whether w is a terminal, and its height in rows, 0
+// when the kernel does not say.
+func terminal(w io.Writer) (bool, int) {
+	if !isTerminal(w) {
+		return false, 0
+	}
+	ws, err := unix.IoctlGetWinsize(int(w.(*os.File).Fd()), unix.TIOCGWINSZ)
+	if err != nil {
+		return true, 0
+	}
+	return true, int(ws.Row)
 }

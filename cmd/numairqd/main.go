@@ -9,9 +9,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/numairqd/numairqd/internal/spell"
+	"github.com/numairqd/numairqd/pkg/inventory"
 )
 
 // procsCfg is how main bounded GOMAXPROCS; tests leave it zero.
@@ -43,7 +46,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case len(args) == 0:
 		fmt.Fprintf(stderr, "numairqd: no command\n\n%s", usage)
 		return 2
-	case strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help" && !isVersionFlag(args[0]):
+	case strings.HasPrefix(args[0], "-") && !slices.Contains(ownFlags, args[0]):
 		fmt.Fprintf(stderr, "numairqd: %s before any command (the daemon is \"numairqd run %s\")\n\n%s", args[0], strings.Join(args, " "), usage)
 		return 2
 	}
@@ -73,13 +76,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
+// ownFlags are the flags that may come before any command.
+var ownFlags = []string{"-h", "--help", "--version", "-version"}
+
 // commands are the subcommands, for "did you mean".
 var commands = []string{"run", "topology", "plan", "status", "reload", "version", "help"}
 
-// parseArgs parses a subcommand's args into fl. done is true when the
-// command must end now with exit status code: 0 after -h (its flags
-// printed on stdout), 2 on a bad flag, an argument, or a format, if any,
-// other than text or json.
+// parseArgs parses a subcommand's args into fl. done says the command
+// ends now with exit status code: 0 after -h, 2 on a bad flag, an
+// argument, or a format (if any) other than text or json.
 func parseArgs(fl *flag.FlagSet, args []string, stdout, stderr io.Writer, format *string) (code int, done bool) {
 	fl.SetOutput(stderr)
 	fl.Usage = func() {} // printed once below, on stdout for -h
@@ -132,4 +137,39 @@ func output(stdout, stderr io.Writer, cmd, format string, doc any, text func(io.
 		return fail(stderr, cmd, err)
 	}
 	return 0
+}
+
+// GOMAXPROCS, unless the environment sets it: one P, as numairqd is one
+// loop (see README); two for a host with IRQs enough for two of
+// inventory's parallel readers.
+const (
+	procs      = 1
+	largeProcs = 2
+	largeHost  = 2 * inventory.PerReader
+)
+
+// procsState is the most GOMAXPROCS numairqd may set (the runtime's
+// default, following a container's CPU limit), 0 when it sets none.
+type procsState int
+
+// boundProcs sets GOMAXPROCS to procs unless the environment sets it.
+func boundProcs() procsState {
+	if os.Getenv("GOMAXPROCS") != "" {
+		return 0
+	}
+	s := procsState(runtime.GOMAXPROCS(0))
+	runtime.GOMAXPROCS(min(procs, int(s)))
+	return s
+}
+
+// fit sets GOMAXPROCS for a host with irqs device IRQs.
+func (s procsState) fit(irqs int) {
+	if s == 0 {
+		return
+	}
+	n := procs
+	if irqs >= largeHost {
+		n = largeProcs
+	}
+	runtime.GOMAXPROCS(min(n, int(s)))
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -16,13 +17,13 @@ import (
 	"github.com/numairqd/numairqd/pkg/policy"
 )
 
-// configFile returns the config to read and whether it may be missing:
-// config.DefaultPath may, a --config file may not.
-func configFile(flag string) (path string, optional bool) {
+// loadConfig loads the --config file, else config.DefaultPath or, when
+// that is missing, the defaults.
+func loadConfig(flag string) (*config.Config, error) {
 	if flag != "" {
-		return flag, false
+		return config.Load(flag)
 	}
-	return config.DefaultPath, true
+	return config.LoadOrDefault(config.DefaultPath)
 }
 
 const configFlagHelp = "config file (default " + config.DefaultPath + " if it exists, else built-in defaults)"
@@ -40,12 +41,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	if code, done := parseArgs(fl, args, stdout, stderr, format); done {
 		return code
 	}
-	load := config.Load
-	path, optional := configFile(*cfgPath)
-	if optional {
-		load = config.LoadOrDefault
-	}
-	cfg, err := load(path)
+	cfg, err := loadConfig(*cfgPath)
 	if err != nil {
 		return fail(stderr, "plan", err)
 	}
@@ -55,12 +51,10 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, "plan", err)
 		}
-		// What the daemon would move now, from count's placement.
 		bal = policy.Balancing{Loads: &l, MaxMoves: cfg.LoadBalance.MovesPerMinute,
 			MinGain: cfg.LoadBalance.MinGain, MinDrop: cfg.LoadBalance.MinDrop, MinPeak: cfg.LoadBalance.MinPeak}
 	}
-	// The daemon's own read and plan, with an empty memory: this command
-	// writes nothing, so the kernel has taught it nothing.
+	// The daemon's read and plan, with an empty memory: nothing written.
 	roots := machine.Roots{Sys: *sysfs, Proc: *procfs, Etc: *etc}
 	if onHost(*sysfs, *procfs) {
 		roots.Netdev = netdev.Kernel{}
@@ -80,9 +74,8 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	return output(stdout, stderr, "plan", *format, p.Doc(), func(w io.Writer) { writePlanText(w, p) })
 }
 
-// movable are the IRQs the plan may place, whose effective CPUs the
-// plan shows (where the kernel has them now), with no mask: it verifies
-// no write, so it reads no interrupt counts.
+// movable are the IRQs whose effective CPUs the plan shows, each with
+// no mask: no write to verify, so no interrupt counts read.
 func movable(inv *inventory.Inventory) map[int]cpumask.Mask {
 	out := map[int]cpumask.Mask{}
 	for _, q := range inv.IRQs {
@@ -120,10 +113,7 @@ func writePlanText(w io.Writer, p *policy.Plan) {
 	writeWrapped(w, planLegend, "  ")
 	loads := p.Balance != nil && p.Balance.Ready
 	for _, d := range p.Devices {
-		name := d.PCI
-		if name == "" {
-			name = "(no PCI device)"
-		}
+		name := cmp.Or(d.PCI, "(no PCI device)")
 		rule := d.Rule
 		if d.Balance == config.BalanceLoad {
 			rule = "balance load  " + rule
@@ -141,17 +131,7 @@ func writePlanText(w io.Writer, p *policy.Plan) {
 		}
 		fmt.Fprintf(tw, "  IRQ\tNAME\tQUEUE\tCURRENT -> PLANNED\tEFFECTIVE\tMANAGED\t%sREASON\n", loadHead)
 		for _, q := range d.IRQs {
-			queue := "-"
-			if q.Queue >= 0 {
-				queue = fmt.Sprint(q.Queue)
-			}
-			planned := q.Planned.String()
-			switch {
-			case q.LeftAlone():
-				planned = "(left alone)"
-			case q.Planned.Equal(q.Current):
-				planned = "= " + planned
-			}
+			planned := plannedText(q.Planned, q.LeftAlone(), !q.Planned.Equal(q.Current))
 			managed := "no"
 			if q.Managed {
 				managed = "yes"
@@ -160,8 +140,8 @@ func writePlanText(w io.Writer, p *policy.Plan) {
 			if loads {
 				load = percent(q.Load) + "\t"
 			}
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s -> %s\t%s\t%s\t%s%s\n", q.Number, q.Name, queue, orDash(q.Current.String()), planned,
-				effective(q), managed, load, q.Reason)
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s -> %s\t%s\t%s\t%s%s\n", q.Number, q.Name, intOrDash(q.Queue),
+				orDash(q.Current.String()), planned, effective(q), managed, load, q.Reason)
 		}
 		tw.Flush()
 		writeTxQueuesText(w, p, d)
@@ -200,8 +180,8 @@ func writeBalanceText(w io.Writer, b *policy.BalanceView) {
 }
 
 // effective is the IRQ's effective CPUs, "-" when not read, marked
-// "(outside)" when they are outside a plan that writes nothing: the
-// kernel has not made (or not yet made, see /plan) the move asked for.
+// "(outside)" when outside a plan that writes nothing: the kernel has
+// not made the move asked for.
 func effective(q policy.IRQ) string {
 	s := orDash(q.Effective.String())
 	if !q.Effective.IsEmpty() && !q.LeftAlone() && q.Planned.Equal(q.Current) && !q.Effective.IsSubsetOf(q.Planned) {
@@ -220,6 +200,5 @@ func ratio(a, b float64) string {
 }
 
 // onHost reports whether the roots are the running kernel's, the only
-// ones netlink and ethtool describe: a fixture tree gets names and the
-// interrupt estimate alone.
+// ones netlink and ethtool describe.
 func onHost(sysfs, procfs string) bool { return sysfs == "/sys" && procfs == "/proc" }

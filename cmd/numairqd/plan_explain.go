@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
@@ -21,8 +22,8 @@ func writeExcluded(w io.Writer, p *policy.Plan) {
 	}
 }
 
-// deviceDrivers is d's driver with, in brackets, those of its
-// functions and its class: "virtio-pci (virtio_net, network)".
+// deviceDrivers is d's driver with, in brackets, its functions' and
+// its class: "virtio-pci (virtio_net, network)".
 func deviceDrivers(d policy.Device) string {
 	var more []string
 	if len(d.Drivers) > 1 {
@@ -85,4 +86,60 @@ func writeStacking(w io.Writer, p *policy.Plan) {
 	}
 	fmt.Fprintf(w, "Most queue IRQs on one CPU %d, core %d, LLC %s; the drivers' own spreads together: %d, %d, %s\n",
 		p.Stacking.CPU, p.Stacking.Core, llc(p.Stacking), p.DriversStacking.CPU, p.DriversStacking.Core, llc(p.DriversStacking))
+}
+
+// writeTxQueuesText shows each tx queue of d with its XPS CPUs before
+// and after, as the IRQ table shows affinities.
+func writeTxQueuesText(w io.Writer, p *policy.Plan, d policy.Device) {
+	if d.XPSError != "" {
+		fmt.Fprintf(w, "  xps %s: tx queues not listed (left alone): %s\n", d.XPS, d.XPSError)
+	}
+	if len(d.TxQueues) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  xps %s\n", d.XPS)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  TX QUEUE\tIRQ\tXPS CURRENT -> PLANNED\tREASON\n")
+	for _, t := range d.TxQueues {
+		planned := plannedText(t.Planned, t.LeftAlone(), p.XPSDiffers(t))
+		fmt.Fprintf(tw, "  %s tx-%d\t%s\t%s -> %s\t%s\n", t.Interface, t.Queue, intOrDash(t.IRQ),
+			orDash(t.Current.String()), planned, t.Reason)
+	}
+	tw.Flush()
+}
+
+// writeNAPIThreadsText shows each NAPI kthread of d with its CPUs
+// before and after, as the IRQ table shows affinities.
+func writeNAPIThreadsText(w io.Writer, p *policy.Plan, d policy.Device) {
+	if d.NAPIError != "" {
+		fmt.Fprintf(w, "  napi_threads %s: threads not found: %s\n", d.NAPIMode, d.NAPIError)
+	}
+	if len(d.NAPIThreads) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  napi_threads %s\n", d.NAPIMode)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  NAPI THREAD\tPID\tQUEUE\tIRQ\tCPUS CURRENT -> PLANNED\tREASON\n")
+	for _, t := range d.NAPIThreads {
+		queue := "-"
+		if t.Queue >= 0 {
+			queue = fmt.Sprintf("%s-%d", t.Kind, t.Queue)
+		}
+		planned := plannedText(t.Planned, t.LeftAlone(), p.NAPIThreadDiffers(t))
+		fmt.Fprintf(tw, "  %s %s\t%d\t%s\t%s\t%s -> %s\t%s\n", t.Interface, t.Comm, t.PID, queue, intOrDash(t.IRQ),
+			orDash(t.Current.String()), planned, t.Reason)
+	}
+	tw.Flush()
+}
+
+// plannedText is an affinity to write: "(left alone)", "= X" when it
+// is X already, else X.
+func plannedText(m cpumask.Mask, leftAlone, differs bool) string {
+	switch {
+	case leftAlone:
+		return "(left alone)"
+	case !differs:
+		return "= " + m.String()
+	}
+	return m.String()
 }

@@ -3,15 +3,15 @@ package main
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/numairqd/numairqd/pkg/policy"
 )
 
-// deviceFilter is plan's repeatable --device: patterns (path.Match
-// globs) each matching a device's PCI address, an interface or a
-// driver (an IRQ name for a device with no PCI address, which a rule
-// named by IRQ); a device any of them matches is shown.
+// deviceFilter is plan's repeatable --device: path.Match globs, each
+// matching a device's PCI address, an interface or a driver (an IRQ
+// name for a device with no PCI address); matched devices are shown.
 type deviceFilter []string
 
 func (f *deviceFilter) String() string { return strings.Join(*f, ",") }
@@ -42,18 +42,15 @@ func deviceNames(d policy.Device) []string {
 }
 
 func matches(pattern string, d policy.Device) bool {
-	for _, n := range deviceNames(d) {
-		if ok, _ := path.Match(pattern, n); ok {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(deviceNames(d), func(n string) bool {
+		ok, _ := path.Match(pattern, n)
+		return ok
+	})
 }
 
-// selectDevices returns p with only the devices f matches (all for no
-// pattern); a pattern that matches none is an error that lists the
-// devices there are. The plan was computed for every device, so a
-// device shown is placed as it would be with the others.
+// selectDevices returns p, planned for every device, with only the
+// devices f matches (all for no pattern); a pattern that matches none
+// is an error that lists the devices.
 func selectDevices(p *policy.Plan, f deviceFilter) (*policy.Plan, error) {
 	if len(f) == 0 {
 		return p, nil

@@ -16,40 +16,32 @@ import (
 	"github.com/numairqd/numairqd/pkg/daemon"
 )
 
-// defaultReloadStatus is where the daemon records each reload's outcome
-// for `numairqd reload`, so that `systemctl reload` returns once the new
+// defaultReloadStatus is where the daemon records each reload's outcome,
+// so that `numairqd reload` (and systemctl reload) returns once the new
 // config is applied and fails when it was rejected.
 const defaultReloadStatus = "/run/numairqd/reload-status"
 
-// reloadRecorder writes the status file for daemon.Options.Reloaded: one
-// line, the CLOCK_MONOTONIC microsecond at which the reload began reading
-// the config, then "ok" or "rejected: " and the reason's first line;
-// atomically (a rename), so a reader never sees half a line.
-type reloadRecorder struct {
-	path string
-	warn func(error)
-}
-
-func (r reloadRecorder) record(startedUsec uint64, rerr error) {
+// recordReload writes the reload status file: one line, the
+// CLOCK_MONOTONIC microsecond at which the reload began reading the
+// config, then "ok" or "rejected: " and the reason's first line. It
+// renames a temporary file, so that a reader never sees half a line.
+func recordReload(path string, startedUsec uint64, rerr error) error {
 	line := strconv.FormatUint(startedUsec, 10) + " ok\n"
 	if rerr != nil {
 		reason, _, _ := strings.Cut(rerr.Error(), "\n")
 		line = strconv.FormatUint(startedUsec, 10) + " rejected: " + reason + "\n"
 	}
-	if err := writeAtomic(r.path, []byte(line)); err != nil {
-		r.warn(fmt.Errorf("reload status for numairqd reload: %w", err))
+	err := os.MkdirAll(filepath.Dir(path), 0o755)
+	if err == nil {
+		err = os.WriteFile(path+".tmp", []byte(line), 0o644)
 	}
-}
-
-func writeAtomic(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
+	if err == nil {
+		err = os.Rename(path+".tmp", path)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
+	if err != nil {
+		return fmt.Errorf("reload status for numairqd reload: %w", err)
 	}
-	return os.Rename(tmp, path)
+	return nil
 }
 
 // readReloadStatus parses the status file: when the last reload began,
@@ -133,8 +125,7 @@ func reload(pid int, statusPath string, timeout time.Duration) (string, error) {
 }
 
 // lockHolder is the pid in the lock file of a running daemon. A lock
-// nobody holds is an error, not a pid: its number may belong to another
-// process by now.
+// nobody holds is an error: its pid may be another process's by now.
 func lockHolder(path string) (int, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -146,21 +137,25 @@ func lockHolder(path string) (int, error) {
 	} else if !errors.Is(err, unix.EWOULDBLOCK) {
 		return 0, fmt.Errorf("lock %s: %w", path, err)
 	}
-	b := make([]byte, 32)
-	n, _ := f.ReadAt(b, 0)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n])))
+	pid, s, err := lockPid(f)
 	if err != nil || pid <= 0 {
-		return 0, fmt.Errorf("lock %s: %q is not a pid", path, b[:n])
+		return 0, fmt.Errorf("lock %s: %q is not a pid", path, s)
 	}
 	return pid, nil
 }
 
-// isNumairqd checks, before a SIGHUP that would end most other
-// programs, that pid runs numairqd: its executable is this command's
-// (a package upgrade that replaced the file leaves it " (deleted)") or
-// is named numairqd; where the executable cannot be read, its comm must
-// be this command's or "numairqd". A pid from the lock file needs no
-// check: only numairqd holds that lock.
+// lockPid reads the pid a lock file holds, and the text read.
+func lockPid(f *os.File) (int, string, error) {
+	b := make([]byte, 32)
+	n, _ := f.ReadAt(b, 0)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n])))
+	return pid, string(b[:n]), err
+}
+
+// isNumairqd checks, before a SIGHUP that would end most programs,
+// that pid runs numairqd: its executable (" (deleted)" after an
+// upgrade) is this command's or named numairqd, else its comm is this
+// command's or "numairqd". A pid from the lock file needs no check.
 func isNumairqd(proc string, pid int) error {
 	self, _ := os.Executable()
 	exe, err := os.Readlink(filepath.Join(proc, strconv.Itoa(pid), "exe"))
@@ -181,4 +176,39 @@ func isNumairqd(proc string, pid int) error {
 		return nil
 	}
 	return fmt.Errorf("pid %d: cannot tell that it is numairqd (%v; comm %q): not signalled", pid, err, name)
+}
+
+// defaultLockFile is in the unit's RuntimeDirectory, writable under
+// ProtectSystem=strict.
+const defaultLockFile = "/run/numairqd/numairqd.lock"
+
+// lockFile makes this process the only numairqd writing affinities on
+// the host: an exclusive flock on path, which holds our pid. The
+// kernel drops it however the process exits; keep the file open.
+func lockFile(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		defer f.Close()
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		holder := "another process"
+		if pid, _, perr := lockPid(f); perr == nil {
+			holder = fmt.Sprintf("numairqd pid %d", pid)
+		}
+		return nil, fmt.Errorf("lock %s: held by %s: another numairqd is running on this host (two would fight over the same affinities)", path, holder)
+	}
+	if err := f.Truncate(0); err != nil {
+		return nil, errors.Join(fmt.Errorf("lock %s: %w", path, err), f.Close())
+	}
+	if _, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0); err != nil {
+		return nil, errors.Join(fmt.Errorf("lock %s: %w", path, err), f.Close())
+	}
+	return f, nil
 }

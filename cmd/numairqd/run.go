@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -18,8 +19,8 @@ import (
 	"github.com/numairqd/numairqd/pkg/netdev"
 )
 
-// sdNotifier speaks systemd's notify protocol; without NOTIFY_SOCKET
-// every call is a no-op, so the binary behaves the same outside systemd.
+// sdNotifier speaks systemd's notify protocol; a no-op without
+// NOTIFY_SOCKET.
 type sdNotifier struct{ log *zap.Logger }
 
 func (n sdNotifier) Notify(state string) {
@@ -56,10 +57,10 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	}
 	defer log.Sync() //nolint:errcheck // nothing to do if stderr is gone
 
-	path, optional := configFile(*cfgPath)
 	b := thisBuild()
 	opts := daemon.Options{
-		Sysfs: *sysfs, Procfs: *procfs, Etc: *etc, ConfigPath: path, ConfigOptional: optional,
+		Sysfs: *sysfs, Procfs: *procfs, Etc: *etc,
+		ConfigPath: cmp.Or(*cfgPath, config.DefaultPath), ConfigOptional: *cfgPath == "",
 		Listen: *listen, DryRun: *dryRun, Events: !*noEvents, Log: log, Notify: sdNotifier{log},
 		FitProcs: procsCfg.fit, Build: b.Build, Host: onHost(*sysfs, *procfs),
 	}
@@ -67,7 +68,11 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 		opts.Netdev, opts.Queues = netdev.Kernel{}, load.NewNetCounters(*sysfs)
 	}
 	if *reloadStatus != "" {
-		opts.Reloaded = reloadRecorder{path: *reloadStatus, warn: func(err error) { log.Warn("cannot record the reload", zap.Error(err)) }}.record
+		opts.Reloaded = func(started uint64, rerr error) {
+			if err := recordReload(*reloadStatus, started, rerr); err != nil {
+				log.Warn("cannot record the reload", zap.Error(err))
+			}
+		}
 	}
 	d, err := daemon.New(opts)
 	if err != nil {
@@ -104,10 +109,9 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// startFields are the start line's: the version as --version prints it,
-// the address the daemon really listens on and where it came from
-// (--listen wins over the config's listen, which the summary shows as
-// the config has it), and the config summary.
+// startFields are the start line's: the version, the address the
+// daemon listens on and whether from --listen or the config (whose
+// listen the config summary shows as written), and the summary.
 func startFields(b build, d *daemon.Daemon, flagListen string, dryRun, oneshot bool) []zap.Field {
 	listen, from := d.Listen(), "config"
 	if flagListen != "" {

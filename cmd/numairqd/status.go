@@ -23,13 +23,12 @@ import (
 // statusNow is the clock of `numairqd status`; tests fix it.
 var statusNow = time.Now
 
-// minInterval bounds how often status reads the daemon's /plan (megabytes
-// on a large machine) and /proc/interrupts.
+// minInterval bounds how often status reads /plan (megabytes on a large
+// machine) and /proc/interrupts.
 const minInterval = 100 * time.Millisecond
 
-// runStatus shows the running daemon: its /status and /plan over the
-// loopback HTTP server, and per-CPU interrupt rates it measures itself
-// from /proc (see api.Status for why the daemon does not).
+// runStatus shows the running daemon's /status and /plan, and per-CPU
+// interrupt rates it measures itself from /proc (see api.Status).
 func runStatus(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("status", flag.ContinueOnError)
 	cfgPath := fl.String("config", "", "config file whose listen to read (default "+config.DefaultPath+" if it exists)")
@@ -76,9 +75,6 @@ func showStatus(ctx context.Context, v *viewer, format string, watch bool, inter
 		}
 		return emit(stdout, stderr, format, f, false, 0)
 	}
-	if !term {
-		rows = 0
-	}
 	for first := true; ; first = false {
 		f, err := v.frame()
 		switch {
@@ -103,18 +99,12 @@ func showStatus(ctx context.Context, v *viewer, format string, watch bool, inter
 	}
 }
 
-// statusAddr is --listen, else the listen of the config the daemon
-// reads by default (or --config's).
+// statusAddr is --listen, else the listen of the daemon's config.
 func statusAddr(listen, cfgPath string) (string, error) {
 	if listen != "" {
 		return listen, config.CheckListen(listen)
 	}
-	load := config.Load
-	path, optional := configFile(cfgPath)
-	if optional {
-		load = config.LoadOrDefault
-	}
-	cfg, err := load(path)
+	cfg, err := loadConfig(cfgPath)
 	if err != nil {
 		return "", err
 	}
@@ -124,11 +114,10 @@ func statusAddr(listen, cfgPath string) (string, error) {
 	return cfg.Listen, nil
 }
 
-// emit prints f: text, cut to rows lines when rows > 0 (a terminal's
-// height, its last line left without a newline so that the screen does
-// not scroll), frames apart by a blank line with --watch otherwise; or
-// JSON, indented alone and one line per refresh with --watch so that a
-// reader can decode the stream.
+// emit prints f as text, cut to a terminal's rows when rows > 0 (no
+// newline after the last, so that the screen does not scroll), else
+// frames a blank line apart with --watch; or as JSON, indented, or one
+// line per refresh with --watch so that a reader can decode the stream.
 func emit(stdout, stderr io.Writer, format string, f *frame, watch bool, rows int) int {
 	if format == "json" {
 		enc := json.NewEncoder(stdout)
@@ -160,8 +149,7 @@ func emit(stdout, stderr io.Writer, format string, f *frame, watch bool, rows in
 	return 0
 }
 
-// viewer fetches the daemon's documents and samples /proc between
-// refreshes.
+// viewer fetches the daemon's documents and samples /proc.
 type viewer struct {
 	client *http.Client
 	addr   string
@@ -173,20 +161,18 @@ type viewer struct {
 type frame struct {
 	Address string    `json:"address"`
 	Sampled time.Time `json:"sampled"`
-	// Error is why the daemon could not be read this refresh (--watch
-	// goes on trying); the rest is then empty.
+	// Error is why the daemon could not be read (--watch goes on
+	// trying); the rest is then empty.
 	Error string `json:"error,omitempty"`
-	// Mismatch says that /status and /plan are of different rounds:
-	// rounds kept finishing between the two reads.
+	// Mismatch says that /status and /plan are of different rounds.
 	Mismatch string      `json:"mismatch,omitempty"`
 	Status   *api.Status `json:"status,omitempty"`
 	Plan     *policy.Doc `json:"plan,omitempty"`
 	Rates    *rates      `json:"rates,omitempty"`
 }
 
-// frame fetches /status and /plan of one generation (retrying when a
-// round was published between the two; Mismatch says when they still
-// differ) and the rates since the last sample.
+// frame fetches /status and /plan of one round, retrying when a round
+// ends between the reads, and the rates since the last sample.
 func (v *viewer) frame() (*frame, error) {
 	f := &frame{Address: v.addr}
 	for range 3 {
@@ -211,8 +197,7 @@ func (v *viewer) frame() (*frame, error) {
 	return f, nil
 }
 
-// sample reads /proc and returns the rates since the previous sample;
-// Error says why there are none.
+// sample reads /proc and returns the rates since the previous sample.
 func (v *viewer) sample() *rates {
 	s, err := readProcSample(v.procfs, statusNow())
 	if err != nil {
@@ -245,8 +230,7 @@ func (v *viewer) get(path string, doc any) error {
 	case len(body) > maxStatusBody:
 		return fmt.Errorf("%s: answer larger than %d MiB", url, maxStatusBody>>20)
 	case resp.StatusCode == http.StatusServiceUnavailable:
-		// Before the first round, or every slot busy past the wait: the
-		// daemon's own words say which.
+		// Before the first round, or too busy: the daemon says which.
 		return fmt.Errorf("numairqd at %s cannot answer %s now: %s", v.addr, path, strings.TrimSpace(string(body)))
 	case resp.StatusCode != http.StatusOK:
 		return fmt.Errorf("%s: %s (an older numairqd without %s?)", url, resp.Status, path)
@@ -257,6 +241,5 @@ func (v *viewer) get(path string, doc any) error {
 	return nil
 }
 
-// maxStatusBody bounds an answer: /plan is about 3.5 MiB on a machine
-// with 8,192 IRQs.
+// maxStatusBody bounds an answer (/plan: 3.5 MiB for 8,192 IRQs).
 const maxStatusBody = 64 << 20

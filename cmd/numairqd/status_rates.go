@@ -11,16 +11,13 @@ import (
 
 // procSample is one read of /proc/interrupts and /proc/stat.
 type procSample struct {
-	at   time.Time
-	ints inventory.Interrupts
-	stat []load.CPUStat
-	// statErr is why /proc/stat could not be read: rates of interrupts
-	// are still shown, CPU time is not.
-	statErr error
+	at      time.Time
+	ints    inventory.Interrupts
+	stat    []load.CPUStat
+	statErr error // why /proc/stat was unreadable: no CPU times
 }
 
-// readProcSample reads procfs, only reading: the same bounded readers
-// and parsers as the daemon's load sampler.
+// readProcSample reads procfs with the daemon's load sampler's readers.
 func readProcSample(procfs string, at time.Time) (*procSample, error) {
 	fsys := load.FS{Proc: procfs}
 	ints, err := fsys.ReadInterrupts()
@@ -36,13 +33,10 @@ func readProcSample(procfs string, at time.Time) (*procSample, error) {
 type rates struct {
 	Seconds float64 `json:"seconds"`
 	// CPUs are the online CPUs' interrupts per second (numbered IRQs
-	// only) and share of their time in hardirq and softirq, in percent
-	// (null when /proc/stat was unreadable).
-	CPUs []cpuRate `json:"cpus"`
-	// IRQs are each numbered IRQ's interrupts per second, by number.
-	IRQs map[string]float64 `json:"irqs"`
-	// Error says why the rates are missing or partial.
-	Error string `json:"error,omitempty"`
+	// only) and percent of time in irq and softirq (null: unknown).
+	CPUs  []cpuRate          `json:"cpus"`
+	IRQs  map[string]float64 `json:"irqs"`            // per second, by number
+	Error string             `json:"error,omitempty"` // why missing or partial
 }
 
 type cpuRate struct {

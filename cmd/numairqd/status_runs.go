@@ -12,15 +12,13 @@ import (
 )
 
 // queueRun is one line of a device in the text view: a control IRQ, a
-// queue (its IRQs alike: virtio's input and output), or consecutive
-// queues placed alike, so that 64 queues on 64 CPUs take one line.
+// queue, or consecutive queues placed alike (64 queues on 64 CPUs).
 type queueRun struct {
 	label, now, planned, node, hop, dist, why string
 	rate                                      float64
 }
 
-// queueEntry is an IRQ, or a queue's IRQs that agree in everything
-// shown.
+// queueEntry is an IRQ, or a queue's IRQs that agree in all shown.
 type queueEntry struct {
 	queue        int // -1: a control IRQ
 	irq          int
@@ -31,10 +29,9 @@ type queueEntry struct {
 }
 
 // queueRuns compacts d's IRQs: first the IRQs of one queue that agree,
-// then runs of queues k, k+1, ... whose CPUs are all the same mask or
-// step one CPU per queue, at the same hop and distance, whose reasons
-// differ only in numbers that step too ("queue 0 -> CPU 4" and "queue
-// 1 -> CPU 5" read "queue 0-1 -> CPU 4-5").
+// then runs of queues k, k+1, ... whose CPUs are one mask or step one
+// CPU a queue, at one hop and distance, whose reasons differ only in
+// numbers that step too ("queue 0-1 -> CPU 4-5").
 func queueRuns(d policy.Device, st *api.Status, nodes map[int]int, r *rates) []queueRun {
 	failed := map[int]api.StatusFailed{}
 	for _, f := range st.Failed {
@@ -42,10 +39,7 @@ func queueRuns(d policy.Device, st *api.Status, nodes map[int]int, r *rates) []q
 	}
 	irqs := slices.Clone(d.IRQs)
 	slices.SortStableFunc(irqs, func(a, b policy.IRQ) int {
-		if a.Queue != b.Queue {
-			return a.Queue - b.Queue
-		}
-		return a.Number - b.Number
+		return cmp.Or(cmp.Compare(a.Queue, b.Queue), cmp.Compare(a.Number, b.Number))
 	})
 	var entries []queueEntry
 	for _, q := range irqs {
@@ -87,10 +81,8 @@ func sameQueue(a, b queueEntry) bool {
 	return a.queue == b.queue && a.now == b.now && a.planned == b.planned && a.hop == b.hop && a.dist == b.dist && a.why == b.why
 }
 
-// extends says whether e continues the run, which already is one: it
-// compares e with the run's first and last entry only, so that a device
-// of thousands of queues compacts in linear time (maskPattern and
-// mergeWords hold for the run plus e).
+// extends says whether e continues the run, comparing it with the
+// run's first and last entry only: a device compacts in linear time.
 func extends(run []queueEntry, e queueEntry) bool {
 	first, last := run[0], run[len(run)-1]
 	if last.queue < 0 || e.queue != last.queue+1 || e.hop != last.hop || e.dist != last.dist {
@@ -101,14 +93,14 @@ func extends(run []queueEntry, e queueEntry) bool {
 		wordsContinue(first.why, last.why, e.why, n)
 }
 
-// maskContinues says whether mask m at index n continues a run of masks
-// from first to last: all the same, or the single CPUs first, first+1, ...
+// maskContinues says whether mask m at index n continues a run of
+// masks from first to last: all alike, or CPUs first, first+1, ...
 func maskContinues(first, last, m string, n int) bool {
 	return (m == first && last == first) || steps(first, last, m, n)
 }
 
 // wordsContinue says whether sentence s at index n continues a run of
-// sentences from first to last that mergeWords merges.
+// sentences from first to last whose words are alike or step.
 func wordsContinue(first, last, s string, n int) bool {
 	fw, lw, sw := strings.Split(first, " "), strings.Split(last, " "), strings.Split(s, " ")
 	if len(sw) != len(fw) || len(lw) != len(fw) {
@@ -147,10 +139,8 @@ func runOf(run []queueEntry, nodes map[int]int) queueRun {
 	default:
 		r.label = "q" + strconv.Itoa(first.queue) + "-" + strconv.Itoa(last.queue)
 	}
-	var nows, planneds, whys []string
 	where := cpumask.Mask{}
 	for _, e := range run {
-		nows, planneds, whys = append(nows, e.now), append(planneds, e.planned), append(whys, e.why)
 		m, _ := cpumask.ParseList(cmp.Or(e.planned, e.now))
 		where = where.Or(m)
 		if e.rate >= 0 {
@@ -159,12 +149,9 @@ func runOf(run []queueEntry, nodes map[int]int) queueRun {
 			r.rate = -1
 		}
 	}
-	r.now, _ = maskPattern(nows)
-	r.planned, _ = maskPattern(planneds)
-	if r.planned == "" {
-		r.planned = "(left alone)"
-	}
-	r.why, _ = mergeWords(whys)
+	r.now = joinMasks(first.now, last.now, len(run))
+	r.planned = cmp.Or(joinMasks(first.planned, last.planned, len(run)), "(left alone)")
+	r.why = joinWords(first.why, last.why)
 	var ns cpumask.Mask
 	for cpu := range where.All() {
 		if n, ok := nodes[cpu]; ok {
@@ -175,65 +162,31 @@ func runOf(run []queueEntry, nodes map[int]int) queueRun {
 	return r
 }
 
-// maskPattern shows the masks of a run: the mask when one, "all M"
-// when every queue has M, "a-b" when they are the single CPUs a, a+1,
-// ..., b. ok is false for any other run.
-func maskPattern(ms []string) (string, bool) {
-	if len(ms) == 1 {
-		return ms[0], true
+// joinMasks shows a run's masks, given its first and last (extends
+// has checked the rest): the mask of one queue, "all M" when every
+// queue has M, "a-b" for the single CPUs a, a+1, ..., b.
+func joinMasks(first, last string, n int) string {
+	switch {
+	case n == 1 || first == "":
+		return first
+	case first == last:
+		return "all " + first
 	}
-	if slices.Equal(ms, slices.Repeat(ms[:1], len(ms))) {
-		if ms[0] == "" {
-			return "", true
-		}
-		return "all " + ms[0], true
-	}
-	start, err := strconv.Atoi(ms[0])
-	if err != nil {
-		return "", false
-	}
-	for i, m := range ms {
-		if m != strconv.Itoa(start+i) {
-			return "", false
-		}
-	}
-	return ms[0] + "-" + ms[len(ms)-1], true
+	return first + "-" + last
 }
 
-// mergeWords merges sentences that differ only in integers stepping by
-// one from each to the next: each such word becomes "a-b".
-func mergeWords(ss []string) (string, bool) {
-	if len(ss) == 1 {
-		return ss[0], true
-	}
-	words := make([][]string, len(ss))
-	for i, s := range ss {
-		if words[i] = strings.Split(s, " "); len(words[i]) != len(words[0]) {
-			return "", false
+// joinWords merges a run's reasons, given its first and last: each
+// integer that steps from one to the next becomes "a-b".
+func joinWords(first, last string) string {
+	fw, lw := strings.Split(first, " "), strings.Split(last, " ")
+	for k := range fw {
+		if fw[k] != lw[k] {
+			num, tail := splitNumber(fw[k])
+			end, _ := splitNumber(lw[k])
+			fw[k] = num + "-" + end + tail
 		}
 	}
-	out := slices.Clone(words[0])
-	for k := range out {
-		num, tail := splitNumber(words[0][k])
-		same := true
-		for i := range words {
-			same = same && words[i][k] == words[0][k]
-		}
-		if same {
-			continue
-		}
-		start, err := strconv.Atoi(num)
-		if err != nil {
-			return "", false
-		}
-		for i := range words {
-			if n, t := splitNumber(words[i][k]); n != strconv.Itoa(start+i) || t != tail {
-				return "", false
-			}
-		}
-		out[k] = num + "-" + strconv.Itoa(start+len(words)-1) + tail
-	}
-	return strings.Join(out, " "), true
+	return strings.Join(fw, " ")
 }
 
 // splitNumber splits "12," into "12" and ",".

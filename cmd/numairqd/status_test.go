@@ -377,10 +377,15 @@ func TestQueueRuns(t *testing.T) {
 				for _, x := range append(slices.Clone(run), e) {
 					ps, ws = append(ps, x.planned), append(ws, x.why)
 				}
-				_, ok1 := maskPattern(ps)
-				_, ok2 := mergeWords(ws)
+				p, ok1 := maskPattern(ps)
+				w, ok2 := mergeWords(ws)
 				if got := extends(run, e); got != (ok1 && ok2) {
 					t.Fatalf("extends(%v, %v) = %v, want %v", ps[:len(run)], e, got, ok1 && ok2)
+				}
+				n := len(ps)
+				if ok1 && ok2 && (joinMasks(ps[0], ps[n-1], n) != p || joinWords(ws[0], ws[n-1]) != w) {
+					t.Fatalf("join of %v %v: %q %q, want %q %q", ps, ws,
+						joinMasks(ps[0], ps[n-1], n), joinWords(ws[0], ws[n-1]), p, w)
 				}
 				if ok1 && ok2 {
 					grow(append(slices.Clone(run), e))
@@ -552,4 +557,65 @@ func list(t *testing.T, s string) cpumask.Mask {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// maskPattern, the oracle of extends and joinMasks, shows the masks of a run: the mask when one, "all M"
+// when every queue has M, "a-b" when they are the single CPUs a, a+1,
+// ..., b. ok is false for any other run.
+func maskPattern(ms []string) (string, bool) {
+	if len(ms) == 1 {
+		return ms[0], true
+	}
+	if slices.Equal(ms, slices.Repeat(ms[:1], len(ms))) {
+		if ms[0] == "" {
+			return "", true
+		}
+		return "all " + ms[0], true
+	}
+	start, err := strconv.Atoi(ms[0])
+	if err != nil {
+		return "", false
+	}
+	for i, m := range ms {
+		if m != strconv.Itoa(start+i) {
+			return "", false
+		}
+	}
+	return ms[0] + "-" + ms[len(ms)-1], true
+}
+
+// mergeWords merges sentences that differ only in integers stepping by
+// one from each to the next: each such word becomes "a-b".
+func mergeWords(ss []string) (string, bool) {
+	if len(ss) == 1 {
+		return ss[0], true
+	}
+	words := make([][]string, len(ss))
+	for i, s := range ss {
+		if words[i] = strings.Split(s, " "); len(words[i]) != len(words[0]) {
+			return "", false
+		}
+	}
+	out := slices.Clone(words[0])
+	for k := range out {
+		num, tail := splitNumber(words[0][k])
+		same := true
+		for i := range words {
+			same = same && words[i][k] == words[0][k]
+		}
+		if same {
+			continue
+		}
+		start, err := strconv.Atoi(num)
+		if err != nil {
+			return "", false
+		}
+		for i := range words {
+			if n, t := splitNumber(words[i][k]); n != strconv.Itoa(start+i) || t != tail {
+				return "", false
+			}
+		}
+		out[k] = num + "-" + strconv.Itoa(start+len(words)-1) + tail
+	}
+	return strings.Join(out, " "), true
 }

@@ -17,10 +17,9 @@ import (
 // statusWidth is what every line of the text view fits in.
 const statusWidth = 100
 
-// writeStatusText writes f as the text view: the round, bans and
-// failures, then each device's queues compacted into runs, then the
-// CPUs three to a line. Every line wraps within statusWidth; cut only
-// guards against a line that still would not.
+// writeStatusText writes f as text: the round, bans and failures, each
+// device's queues compacted into runs, then the CPUs three to a line.
+// Lines wrap within statusWidth; cut guards against one that does not.
 func writeStatusText(w io.Writer, f *frame) {
 	var b strings.Builder
 	defer func() {
@@ -112,23 +111,18 @@ func writeStatusText(w io.Writer, f *frame) {
 	b.WriteString("\nq0-7 4-11: queue k on the k-th CPU; all 0-7: each on all of 0-7; * banned\n")
 }
 
-// Widths of a device table's columns that hold CPU and node lists: a
-// longer list wraps within its column, at commas, so that the reason
-// keeps room beside it.
+// Widths at which a device table's CPU and node lists wrap, and the
+// narrowest reason column: a narrower one goes under its row, indented.
 const (
 	maskColumn = 20
 	nodeColumn = 9
-	// whyMin is the narrowest reason column; on a narrower one the
-	// reason goes under its row, whyIndent columns in.
-	whyMin    = 30
-	whyIndent = 6
+	whyMin     = 30
+	whyIndent  = 6
 )
 
 // writeRuns writes a device's runs as a table whose columns are as
-// wide as their widest cell (CPU and node lists wrap at maskColumn and
-// nodeColumn); the reason, last, wraps at word boundaries under itself,
-// or goes under the row when the columns leave it less than whyMin, so
-// that nothing of it is lost.
+// wide as their widest cell; the reason, last, wraps under itself, or
+// goes under the row when the columns leave it less than whyMin.
 func writeRuns(b *strings.Builder, runs []queueRun) {
 	head := []string{"QUEUES", "NOW", "PLANNED", "NODE", "HOP", "DIST", "IRQ/S"}
 	limits := []int{0, maskColumn, maskColumn, nodeColumn, 0, 0, 0}
@@ -201,8 +195,7 @@ func cells(row []string, limits []int) [][]string {
 }
 
 // writeWrapped writes s wrapped at statusWidth, keeping its leading
-// spaces, the lines after the first indented: the status view's and
-// the plan's prose.
+// spaces, the lines after the first indented.
 func writeWrapped(w io.Writer, s, indent string) {
 	body := strings.TrimLeft(s, " ")
 	lead := s[:len(s)-len(body)]
@@ -215,11 +208,8 @@ func writeWrapped(w io.Writer, s, indent string) {
 	}
 }
 
-// wrap breaks s into lines of at most first bytes, then rest, at
-// spaces; a word
-// longer than the line (a CPU or IRQ list) breaks after its commas,
-// and a piece still longer at the line's width, so that nothing is
-// lost. s that fits is returned as it is, its spacing kept.
+// wrap breaks s at spaces into lines of at most first bytes, then
+// rest; a longer word breaks as pieces does. s that fits is kept as is.
 func wrap(s string, first, rest int) []string {
 	if len(s) <= first {
 		return []string{s}
@@ -266,9 +256,8 @@ func pieces(w string, width int) []string {
 	return out
 }
 
-// writeCPUs writes the online CPUs three to a line: node, interrupts
-// per second, hardirq+softirq time, device IRQs planned there, and *
-// for a CPU the plan does not allow.
+// writeCPUs writes the online CPUs three to a line: node, IRQ/s,
+// irq+softirq time, device IRQs planned there, * when not allowed.
 func writeCPUs(b *strings.Builder, st *api.Status, plan *policy.Doc, nodes map[int]int, r *rates) {
 	online, _ := cpumask.ParseList(st.Online)
 	allowed, _ := cpumask.ParseList(st.Allowed)
@@ -362,8 +351,8 @@ func intList(v []int) string {
 	return strings.Join(s, ",")
 }
 
-// cut shortens a line to statusWidth columns, marking the cut, and
-// drops its trailing spaces.
+// cut shortens a line to statusWidth, marking the cut, and drops its
+// trailing spaces.
 func cut(line string) string {
 	body, nl := strings.CutSuffix(line, "\n")
 	body = strings.TrimRight(body, " ")

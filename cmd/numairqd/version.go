@@ -10,13 +10,9 @@ import (
 	"github.com/numairqd/numairqd/pkg/metrics"
 )
 
-// version is the release, set by scripts/deb.sh with -ldflags
-// "-X main.version=0.1.0-1"; empty, the build info's module version is
-// shown instead.
+// version is the release, set with -ldflags "-X main.version=0.1.0-1"
+// (scripts/deb.sh); else the build info's module version is shown.
 var version string
-
-// isVersionFlag tells the version flags from the daemon's own.
-func isVersionFlag(arg string) bool { return arg == "--version" || arg == "-version" }
 
 func runVersion(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("version", flag.ContinueOnError)
@@ -27,14 +23,12 @@ func runVersion(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// build is what the binary knows of itself: the one source of --version,
-// the start line and numairqd_build_info.
+// build is what the binary knows of itself, for --version, the start
+// line and numairqd_build_info.
 type build struct {
 	metrics.Build
-	// Time is the commit's time, "" when not stamped; Modified says the
-	// checkout had uncommitted changes.
-	Time     string
-	Modified bool
+	Time     string // the commit's, "" when not stamped
+	Modified bool   // the checkout had uncommitted changes
 }
 
 // thisBuild is this binary's build, from version and the Go build info.
@@ -43,9 +37,8 @@ func thisBuild() build {
 	return readBuild(version, bi)
 }
 
-// readBuild combines v (main.version) with bi (nil when the binary has
-// none): v, else the module version, else "(devel)"; the VCS stamp,
-// absent ("") outside a checkout or with -buildvcs=false.
+// readBuild combines v (main.version) with bi (nil when none): v, else
+// the module version, else "(devel)"; the VCS stamp, if any.
 func readBuild(v string, bi *debug.BuildInfo) build {
 	b := build{Build: metrics.Build{Version: v, GoVersion: runtime.Version()}}
 	if bi != nil {
