@@ -37,28 +37,20 @@ type Notifier interface {
 
 // Options configure a Daemon.
 type Options struct {
-	// Sysfs and Procfs are the roots to read; Etc is where
-	// irqbalance_env_file: auto looks ("" looks nowhere).
-	Sysfs, Procfs, Etc string
-	// ConfigPath is the YAML config ("": defaults); with ConfigOptional
-	// a missing file also means the defaults.
-	ConfigPath     string
-	ConfigOptional bool
-	Listen         string       // overrides the config's listen if set
-	DryRun         bool         // plan and count, write nothing
-	Writer         apply.Writer // nil: apply.ProcWriter on the roots
-	// Events enables the uevent, rtnetlink and ethtool sources; without
-	// them only resync, SIGHUP and config edits cause rounds.
-	Events bool
-	Queues load.QueueReader // queue packet counters; nil: IRQ counts only
-	Netdev inventory.Netdev // netdev netlink; nil: names and /proc only
-	Host   bool             // roots are the running kernel's: pin NAPI threads
-	Log    *zap.Logger
-	Notify Notifier
-	// FitProcs, if set, is told when a round's device IRQ count changed,
-	// to size GOMAXPROCS.
-	FitProcs func(deviceIRQs int)
-	Build    metrics.Build // labels numairqd_build_info
+	Sysfs, Procfs, Etc string           // roots; Etc for irqbalance_env_file: auto
+	ConfigPath         string           // the YAML config; "": the defaults
+	ConfigOptional     bool             // a missing ConfigPath means the defaults
+	Listen             string           // overrides the config's listen if set
+	DryRun             bool             // plan and count, write nothing
+	Writer             apply.Writer     // nil: apply.ProcWriter on the roots
+	Events             bool             // the kernel event sources; else resync and hints only
+	Queues             load.QueueReader // queue packet counters; nil: IRQ counts only
+	Netdev             inventory.Netdev // netdev netlink; nil: names and /proc only
+	Host               bool             // roots are the running kernel's: pin NAPI threads
+	Log                *zap.Logger
+	Notify             Notifier
+	FitProcs           func(deviceIRQs int) // told of a new count, to size GOMAXPROCS
+	Build              metrics.Build        // labels numairqd_build_info
 	// Reloaded, if set, is told after every reload when it began
 	// (CLOCK_MONOTONIC µs) and why the config was rejected (nil: applied),
 	// so that `numairqd reload` can wait for it.

@@ -21,14 +21,12 @@ type Options struct {
 	Window   time.Duration // quiet time that ends a burst; > 0
 	MaxDelay time.Duration // bound on a held hint's wait; >= Window
 	// Resync is the idle time before a CauseResync hint; negative: none.
-	Resync time.Duration
-	Load   time.Duration // period of CauseLoad hints; 0: none
+	Resync        time.Duration
+	Load          time.Duration                    // period of CauseLoad hints; 0: none
+	ReceiveBuffer int                              // bytes; 0: DefaultReceiveBuffer
+	Logf          func(format string, args ...any) // degradations, first drops
 	// Uevents, Links, Ethtool and Netdev enable the sources.
 	Uevents, Links, Ethtool, Netdev bool
-	ReceiveBuffer                   int // bytes; 0: DefaultReceiveBuffer
-	// Logf, if set, receives degradations and each source's first
-	// dropped or malformed message.
-	Logf func(format string, args ...any)
 }
 
 // Watcher turns kernel events, timers and injected hints into one
