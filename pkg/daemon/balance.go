@@ -15,18 +15,12 @@ import (
 	"github.com/numairqd/numairqd/pkg/watch"
 )
 
-// balancer is what load balancing keeps across rounds: the sampler and
-// its latest loads, the proposal of the last load round and how many
-// rounds in a row have proposed it, and the move budget (a token bucket
-// of moves_per_minute, refilled continuously), and whether a proposal
-// was just taken and the next round applies it. The placement in force
-// is the daemon's memory (policy.Memory.Held). It belongs to the
-// daemon's loop goroutine.
+// balancer is load balancing's state across rounds: the sampler and its
+// loads, the proposal pending and its streak, the move budget (a token
+// bucket of moves_per_minute) and whether a proposal awaits its round.
 type balancer struct {
-	sampler *load.Sampler
-	// counters is the queue_counters mode the sampler was made for;
-	// queuesWarned the queue counters' error last warned of.
-	counters     config.QueueCounters
+	sampler      *load.Sampler
+	counters     config.QueueCounters // the sampler's mode
 	queuesWarned string
 	loads        *load.Loads
 	pending      policy.Held
@@ -36,14 +30,12 @@ type balancer struct {
 	held         bool
 }
 
-// balancing is what the next round plans with: the latest loads, with
-// no proposal (only a load round asks for one).
+// balancing is what a round plans with: the loads, no proposal.
 func (d *Daemon) balancing() policy.Balancing {
 	return policy.Balancing{Loads: d.bal.loads}
 }
 
-// budget refills the move budget up to one minute's worth and returns
-// the whole moves it allows now.
+// budget refills the move budget and returns the moves it allows now.
 func (b *balancer) budget(lb config.LoadBalance, now time.Time) int {
 	perMinute := float64(lb.MovesPerMinute)
 	if b.filled.IsZero() {
@@ -55,9 +47,8 @@ func (b *balancer) budget(lb config.LoadBalance, now time.Time) int {
 	return int(b.tokens)
 }
 
-// confirmed reports whether prop, this load round's proposal (nil for
-// none), is the same placement as the proposals of the samples-1 load
-// rounds before it; it then starts the count afresh.
+// confirmed reports whether prop (nil: none) equals the proposals of the
+// samples-1 load rounds before it, then starts the count afresh.
 func (b *balancer) confirmed(prop *policy.Proposal, samples int) bool {
 	if prop == nil {
 		b.streak, b.pending = 0, nil
@@ -74,15 +65,10 @@ func (b *balancer) confirmed(prop *policy.Proposal, samples int) bool {
 	return true
 }
 
-// loadRound is the round of a CauseLoad trigger t: it samples the loads
-// and plans asking for a better placement of the balanced queues. A
-// proposal is taken once samples rounds in a row have proposed the same
-// placement: one that changes from sample to sample is the noise of the
-// estimate, not a lasting gain. It is then held, and the next round,
-// asked for with a CauseLoad hint, applies it. Without a device to
-// balance it only drops the sampler, so a config that turns load on
-// starts from a fresh sample; the round then runs only for t's other
-// causes.
+// loadRound samples the loads and plans for a better placement. A
+// proposal made samples rounds in a row (not noise) is held, and the
+// next round, hinted, applies it. With nothing to balance the round
+// runs only for t's other causes.
 func (d *Daemon) loadRound(ctx context.Context, h hinter, t watch.Trigger) {
 	bal, ok := d.sample(time.Now())
 	if !ok {
@@ -122,9 +108,8 @@ func (d *Daemon) loadRound(ctx context.Context, h hinter, t watch.Trigger) {
 	h.Hint(watch.CauseLoad)
 }
 
-// sample takes a sample of the loads and returns what a load round plans
-// with; false when no load round is due: nothing to balance, a failed
-// sample, or the first (it has no deltas yet).
+// sample samples the loads and returns what a load round plans with;
+// false with nothing to balance, on failure, or on the first sample.
 func (d *Daemon) sample(now time.Time) (policy.Balancing, bool) {
 	cfg := d.Config()
 	if !cfg.WantsLoad() {
@@ -164,10 +149,7 @@ func moveList(moves []policy.Move) []string {
 	return out
 }
 
-// warnQueues warns of a failed read of queue counters once until the
-// error changes, even if it comes and goes: the interfaces concerned
-// are weighed by the interrupt estimate meanwhile, which is no reason
-// to log every sample.
+// warnQueues warns of failed queue counter reads once per distinct error.
 func (b *balancer) warnQueues(log *zap.Logger, err error) {
 	if err == nil || err.Error() == b.queuesWarned {
 		return

@@ -13,33 +13,23 @@ import (
 	"github.com/numairqd/numairqd/pkg/bans"
 )
 
-// configSettle is how long a watched directory must be quiet before a
-// change is reported: editors write a file in several steps.
+// configSettle is how long the directories must be quiet before a
+// change is reported: editors write in several steps.
 const configSettle = 200 * time.Millisecond
 
-// dirWatch watches, for each of its paths, the deepest directory that
-// exists on the way to it: the path's own directory, or while that is
-// missing its nearest existing parent, re-armed down the path as
-// directories appear (and up again when one goes), so that a config
-// whose directory is created later is still noticed. It watches
-// directories, not files, so editors' rename-over-the-old-file and
-// symlink swaps (a Kubernetes ConfigMap's ..data link) are seen, and so
-// is a file created later.
+// dirWatch watches, for each path, the deepest existing directory on
+// its way, re-armed as directories appear or go. Watching directories
+// sees renames over the file and symlink swaps (ConfigMap ..data).
 type dirWatch struct {
-	fw    *fsnotify.Watcher
-	what  string
-	paths []string // clean
-	armed []string // the directory watched for each path, "" for none
-	// failed is the directory whose watch last failed for each path, so
-	// that a failure (inotify's limits) is warned about once, not at
-	// every event, until it changes.
-	failed []string
+	fw     *fsnotify.Watcher
+	what   string
+	paths  []string // clean
+	armed  []string // the directory watched for each path, "" for none
+	failed []string // the directory last failed for each path, warned once
 }
 
-// watchFiles starts watching the directories of paths. It is called
-// before the first round, so no change made after READY=1 can be
-// missed. A path none of whose directories can be watched is logged
-// (what names the files); nil when no path can be watched.
+// watchFiles starts watching the directories of paths (what names them
+// in logs); nil when none can be watched.
 func (d *Daemon) watchFiles(what string, paths []string) *dirWatch {
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -64,10 +54,8 @@ func (d *Daemon) watchFiles(what string, paths []string) *dirWatch {
 	return w
 }
 
-// arm points each path's watch at the deepest existing directory on its
-// way, until none moves (mkdir -p makes several at once), and reports
-// whether any watch moved. A watch the kernel
-// dropped (its directory was removed) is set again.
+// arm points each path's watch at the deepest existing directory until
+// none moves, re-adding dropped watches; it reports whether any moved.
 func (w *dirWatch) arm(log *zap.Logger) (moved bool) {
 	for range maxArm {
 		again := false
@@ -91,8 +79,7 @@ func (w *dirWatch) arm(log *zap.Logger) (moved bool) {
 			if old != "" && old != dir && !slices.Contains(w.armed, old) {
 				w.fw.Remove(old) //nolint:errcheck // gone with its directory, or no longer needed: either way unwatched
 			}
-			// A directory made below dir between the stat and the Add
-			// sent no event here: look again.
+			// A directory made below dir before the Add sent no event.
 			moved, again = moved || old != "", true
 		}
 		if !again {
@@ -102,12 +89,10 @@ func (w *dirWatch) arm(log *zap.Logger) (moved bool) {
 	return moved
 }
 
-// maxArm bounds arm's passes: each moves a watch at least one directory
-// down, and paths are not deep.
+// maxArm bounds arm's passes; each moves a watch one directory down.
 const maxArm = 64
 
-// existingDir is dir, or while it is not a directory its nearest parent
-// that is.
+// existingDir is dir or, if missing, its nearest existing parent.
 func existingDir(dir string) string {
 	for {
 		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
@@ -121,15 +106,9 @@ func existingDir(dir string) string {
 	}
 }
 
-// fileChanges returns a function that calls changed for every change
-// to one of w's paths until ctx is cancelled, then closes the watch:
-// any event naming a path, any event after which a path resolves to
-// another target, and any move of a watch down to a directory that
-// appeared (the file may be in it already) counts once the directories
-// have been quiet for configSettle. The targets are resolved now, in
-// the caller, not when the returned function's goroutine first runs: a
-// symlink swap in between would otherwise become the baseline and be
-// missed.
+// fileChanges returns a loop calling changed, configSettle after an
+// event that names a path, re-targets a symlink or moves a watch. The
+// targets are resolved now, so a swap before the loop runs is seen.
 func (d *Daemon) fileChanges(ctx context.Context, w *dirWatch, changed func()) func() {
 	resolved := make([]string, len(w.paths))
 	for i, p := range w.paths {
@@ -174,8 +153,7 @@ func (d *Daemon) watchLoop(ctx context.Context, w *dirWatch, resolved []string, 
 	}
 }
 
-// envFiles are the irqbalance environment files to watch
-// (bans.Candidates) whose directory exists.
+// envFiles are the irqbalance environment files whose directory exists.
 func (d *Daemon) envFiles() []string {
 	var out []string
 	for _, p := range bans.Candidates(d.Config().IrqbalanceEnvFile, d.opts.Etc) {

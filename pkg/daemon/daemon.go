@@ -1,19 +1,13 @@
-// Package daemon is numairqd's main loop: on every trigger it reads the
-// machine, plans, applies the plan and publishes the round's State, so
-// the placement stays true while CPUs, devices and other tools change
-// the machine.
-//
-// Every round enters by one path: a trigger the watcher releases (its
-// kernel events, its timers, the hints of reloads and of the loop
-// itself). The data flows one way, in Round, with one value fed back:
+// Package daemon is numairqd's main loop: on every trigger the watcher
+// releases it reads the machine, plans, applies and publishes a State.
+// The data flows one way, with one value fed back:
 //
 //	sysfs/procfs -> machine.Machine -> policy.Compute(memory) -> apply -> state.Store -> metrics, HTTP
 //	                                          ^-------- memory' ---------'
 //
 // The memory (policy.Memory) is what the kernel taught earlier rounds
-// that no read shows: IRQs it refused to move, CPUs without a free
-// vector, the placement load balancing chose, and the writes still to
-// verify against the IRQs' effective CPUs (verify.go).
+// that no read shows: refused IRQs, full CPUs, the balanced placement
+// and the writes still to verify.
 package daemon
 
 import (
@@ -36,58 +30,30 @@ import (
 	"github.com/numairqd/numairqd/pkg/watch"
 )
 
-// Notifier receives sd_notify(3) states ("READY=1", "STATUS=..."). The
-// command passes one backed by go-systemd; outside systemd it is a
-// no-op. Tests record the states.
+// Notifier receives sd_notify(3) states ("READY=1", "STATUS=...").
 type Notifier interface {
 	Notify(state string)
 }
 
 // Options configure a Daemon.
 type Options struct {
-	// Sysfs and Procfs are the roots to read ("/sys", "/proc"); Etc is
-	// where irqbalance_env_file: auto looks ("/etc"; "" looks nowhere).
-	Sysfs, Procfs, Etc string
-	// ConfigPath is the YAML config; "" means the built-in defaults.
-	// With ConfigOptional, a missing file also means the defaults (the
-	// default path need not exist); a file that exists must parse.
-	ConfigPath     string
-	ConfigOptional bool
-	// Listen overrides the config's listen address when not empty.
-	Listen string
-	// DryRun plans and counts, and writes nothing.
-	DryRun bool
-	// Writer writes affinities and XPS maps; nil means apply.ProcWriter
-	// on Procfs and Sysfs.
-	Writer apply.Writer
-	// Events enables the kernel uevent, rtnetlink and ethtool monitor
-	// sources; without them the daemon still rescans on resync, SIGHUP
-	// and config edits.
-	Events bool
-	// Queues reads NIC queues' packet counters for balance: load; nil
-	// weighs queues by the interrupt estimate alone (the command passes
-	// netdev's reader on the host's roots).
-	Queues load.QueueReader
-	// Netdev answers netdev netlink for each IRQ's queue and NAPI
-	// thread; nil: the names and /proc alone (the command passes
-	// netdev.Kernel on the host's roots).
-	Netdev inventory.Netdev
-	// Host says that the roots are the running kernel's (the command
-	// decides): only then are NAPI threads pinned.
-	Host   bool
-	Log    *zap.Logger
-	Notify Notifier
-	// FitProcs, if set, is told after a round that changed how many
-	// device IRQs a round reads, so that the command can size GOMAXPROCS
-	// to the host.
-	FitProcs func(deviceIRQs int)
-	// Build labels numairqd_build_info: the command passes what its
-	// --version prints.
-	Build metrics.Build
-	// Reloaded, if set, is told after every reload (SIGHUP or a config
-	// edit) when it began, in CLOCK_MONOTONIC microseconds, and why the
-	// config was rejected (nil: it is in force and a round applied it),
-	// so that `numairqd reload` can wait for the reload it asked for.
+	Sysfs, Procfs, Etc string           // roots; Etc for irqbalance_env_file: auto
+	ConfigPath         string           // the YAML config; "": the defaults
+	ConfigOptional     bool             // a missing ConfigPath means the defaults
+	Listen             string           // overrides the config's listen if set
+	DryRun             bool             // plan and count, write nothing
+	Writer             apply.Writer     // nil: apply.ProcWriter on the roots
+	Events             bool             // the kernel event sources; else resync and hints only
+	Queues             load.QueueReader // queue packet counters; nil: IRQ counts only
+	Netdev             inventory.Netdev // netdev netlink; nil: names and /proc only
+	Host               bool             // roots are the running kernel's: pin NAPI threads
+	Log                *zap.Logger
+	Notify             Notifier
+	FitProcs           func(deviceIRQs int) // told of a new count, to size GOMAXPROCS
+	Build              metrics.Build        // labels numairqd_build_info
+	// Reloaded, if set, is told after every reload when it began
+	// (CLOCK_MONOTONIC µs) and why the config was rejected (nil: applied),
+	// so that `numairqd reload` can wait for it.
 	Reloaded func(startedUsec uint64, err error)
 }
 
@@ -102,18 +68,12 @@ type Daemon struct {
 	reader  *machine.Reader
 	applier *apply.Applier
 	metrics *metrics.Metrics
-	// mem is what the kernel taught the rounds so far: the next plan's
-	// input and its apply's output.
-	mem policy.Memory
-	// progress is when the daemon last made progress (UnixNano), for the
-	// watchdog.
+	mem     policy.Memory // the next plan's input, the last apply's output
+	// progress is when the daemon last made progress (UnixNano).
 	progress atomic.Int64
-	// bal is load balancing's state, for the loop goroutine.
-	bal balancer
-	// rep logs what changed from round to round.
-	rep reporter
-	// stale counts the rounds in a row that asked to plan again.
-	stale int
+	bal      balancer
+	rep      reporter
+	stale    int // rounds in a row that asked to plan again
 }
 
 type nopNotifier struct{}
@@ -121,8 +81,6 @@ type nopNotifier struct{}
 func (nopNotifier) Notify(string) {}
 
 // New loads the config and prepares the daemon; it reads no sysfs yet.
-// An invalid config is an error: at startup there is no old config to
-// keep.
 func New(opts Options) (*Daemon, error) {
 	if opts.Log == nil {
 		opts.Log = zap.NewNop()
@@ -166,8 +124,8 @@ func (d *Daemon) loadConfig() (*config.Config, error) {
 // Config is the config in force.
 func (d *Daemon) Config() *config.Config { return d.cfg.Load() }
 
-// Listen is the metrics/HTTP address Run binds: Options.Listen, else the
-// config's listen; "" for none.
+// Listen is the HTTP address Run binds: Options.Listen, else the
+// config's; "" for none.
 func (d *Daemon) Listen() string {
 	if d.opts.Listen != "" {
 		return d.opts.Listen
@@ -175,18 +133,15 @@ func (d *Daemon) Listen() string {
 	return d.Config().Listen
 }
 
-// State is what the last successful round published, nil before the
-// first.
+// State is what the last successful round published, or nil.
 func (d *Daemon) State() *state.State { return d.store.Load() }
 
 // Metrics is the daemon's metrics registry and HTTP handler source.
 func (d *Daemon) Metrics() *metrics.Metrics { return d.metrics }
 
-// round runs the pipeline once: read, plan with the memory and bal,
-// apply, publish. trigger labels the round; least is how deep the read
-// must look at least (machine.Reader.Read); first, when not zero, is
-// when the event that caused it arrived. The memory Apply returns is the
-// next round's. A round that cannot read the machine publishes nothing.
+// round reads at least as deep as least, plans, applies and publishes.
+// first, when not zero, is when the causing event arrived. A round that
+// cannot read the machine publishes nothing.
 func (d *Daemon) round(ctx context.Context, trigger string, least inventory.Depth, first time.Time, bal policy.Balancing) (*state.State, error) {
 	d.alive()
 	cfg := d.Config()
@@ -208,9 +163,8 @@ func (d *Daemon) round(ctx context.Context, trigger string, least inventory.Dept
 	return st, nil
 }
 
-// Reload re-reads the config file. A config that fails to load is
-// rejected with the file, line and reason, and the old one stays in
-// force.
+// Reload re-reads the config file; a config that fails to load is
+// rejected and the old one stays in force.
 func (d *Daemon) Reload() error {
 	cfg, err := d.loadConfig()
 	if err != nil {
@@ -232,17 +186,13 @@ func (d *Daemon) Reload() error {
 	return nil
 }
 
-// maxReplans bounds the rounds in a row that plan again at once, so
-// that a CPU that flaps cannot spin the loop.
+// maxReplans bounds the re-plans in a row, so a flapping CPU cannot
+// spin the loop.
 const maxReplans = 3
 
-// replan reports whether the round st, which found the memory before,
-// must be planned again at once (CauseStale): its writes taught the
-// memory something (the kernel refused an IRQ nobody knew was managed,
-// or had no free vector on a CPU: the next plan places around them) or
-// showed the plan was made from stale CPUs (EINVAL). Only CPUs and
-// affinities can differ from the round's read, which the next read's
-// keyed cache finds.
+// replan reports whether round st must be planned again at once: its
+// writes taught the memory something (since before) or found the CPUs
+// stale (EINVAL).
 func (d *Daemon) replan(st *state.State, before policy.Memory) bool {
 	if st == nil || !st.Apply.Stale && !d.mem.Learned(before) || d.stale == maxReplans {
 		d.stale = 0
@@ -252,10 +202,8 @@ func (d *Daemon) replan(st *state.State, before policy.Memory) bool {
 	return true
 }
 
-// Oneshot runs one round, and the stale rounds it asks for, and reports
-// an error when an IRQ that is not managed by the kernel could not be
-// placed: its write failed, no allowed CPU was left for it, or its
-// files were unreadable.
+// Oneshot runs one round and the stale rounds it asks for; it fails when
+// an unmanaged IRQ could not be placed.
 func (d *Daemon) Oneshot(ctx context.Context) error {
 	st, err := d.settle(ctx, watch.LabelStartup, inventory.DepthAll)
 	if err != nil {
@@ -270,8 +218,8 @@ func (d *Daemon) Oneshot(ctx context.Context) error {
 	return nil
 }
 
-// settle runs a round and the stale rounds it asks for, with no
-// watcher to take them: Oneshot's loop.
+// settle runs a round and the stale rounds it asks for, without a
+// watcher.
 func (d *Daemon) settle(ctx context.Context, trigger string, least inventory.Depth) (*state.State, error) {
 	var h staleHint
 	st, err := d.step(ctx, &h, trigger, least, time.Time{}, d.balancing())
@@ -283,7 +231,6 @@ func (d *Daemon) settle(ctx context.Context, trigger string, least inventory.Dep
 }
 
 // staleHint is settle's hinter: whether a round asked for a stale round.
-// The verify round needs a loop that runs on; settle has none.
 type staleHint bool
 
 func (s *staleHint) Hint(c watch.Cause)                 { *s = *s || c == watch.CauseStale }

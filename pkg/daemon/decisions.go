@@ -11,19 +11,14 @@ import (
 	"github.com/numairqd/numairqd/pkg/state"
 )
 
-// Bounds on logDecisions, so that a machine with thousands of IRQs gets
-// a readable debug log: the moves named per device, and the devices
-// logged per round.
+// Bounds on logDecisions' moves per device and devices per round.
 const (
 	maxMovesLogged   = 8
 	maxDevicesLogged = 256
 )
 
-// logDecisions logs, at debug, what a round's plan decided for each
-// device: its rule and policy, the CPUs it may use, and the IRQs it
-// moves or leaves alone and why (the first maxMovesLogged), one line
-// per device. The plan is read after the round, so planning stays pure;
-// nothing is built when debug is off.
+// logDecisions logs at debug, one line per device, what the plan
+// decided: rule, policy, CPUs, and the IRQs moved or left alone and why.
 func logDecisions(log *zap.Logger, st *state.State) {
 	if !log.Core().Enabled(zap.DebugLevel) {
 		return
@@ -40,10 +35,8 @@ func logDecisions(log *zap.Logger, st *state.State) {
 	}
 }
 
-// deviceFields describe one device's plan: how it was placed, what its
-// IRQs are, and its decisions: each IRQ moved (Current to Planned) or
-// left alone (no CPU, unreadable files), with the planner's reason.
-// IRQs in place and managed ones are only counted.
+// deviceFields describe one device's plan; IRQs in place and managed
+// ones are only counted.
 func deviceFields(dev policy.Device) []zap.Field {
 	var moved, inPlace, managed, left int
 	var decisions []string

@@ -12,29 +12,21 @@ import (
 	"github.com/numairqd/numairqd/pkg/state"
 )
 
-// reporter logs what a round's State shows, the warnings once: it keeps
+// reporter logs what a round's State shows, each warning once: it keeps
 // the last round's facts and logs what changed since.
 type reporter struct {
-	log     *zap.Logger
-	metrics *metrics.Metrics
-	// bans are the bans last logged.
-	bans bans.Bans
-	// queueNotes are the queue disagreements and netlink errors warned
-	// of in the last round.
-	queueNotes map[string]bool
-	// managedOnBanned is the last warning's managed IRQs on banned CPUs.
-	managedOnBanned string
-	// mismatched are the IRQs warned of as kept outside their plan, by
-	// number: name and planned mask.
-	mismatched map[int]string
-	// fitProcs is Options.FitProcs; deviceIRQs what it was last told.
-	fitProcs   func(deviceIRQs int)
-	deviceIRQs int
+	log             *zap.Logger
+	metrics         *metrics.Metrics
+	bans            bans.Bans       // last logged
+	queueNotes      map[string]bool // queue notes warned of last round
+	managedOnBanned string          // the last warning's key
+	mismatched      map[int]string  // IRQ number: name@planned warned of
+	fitProcs        func(deviceIRQs int)
+	deviceIRQs      int // what fitProcs was last told
 }
 
-// report logs st: the changes since the last round, the round itself
-// and, at debug, its decisions; and tells fitProcs of a new count of
-// device IRQs.
+// report logs st's changes, the round and its decisions, and tells
+// fitProcs of a new device IRQ count.
 func (r *reporter) report(st *state.State) {
 	r.logBans(st)
 	r.logManagedOnBanned(st)
@@ -48,8 +40,7 @@ func (r *reporter) report(st *state.State) {
 	}
 }
 
-// deviceIRQs counts the IRQs whose affinity a round after a CPU event
-// reads (inventory.IRQ.Movable).
+// deviceIRQs counts the movable IRQs.
 func deviceIRQs(st *state.State) int {
 	n := 0
 	for _, q := range st.Inventory.IRQs {
@@ -60,8 +51,7 @@ func deviceIRQs(st *state.State) int {
 	return n
 }
 
-// logBans reports bans that could not be read (the previous ones stay),
-// and bans that changed.
+// logBans reports unreadable bans and bans that changed.
 func (r *reporter) logBans(st *state.State) {
 	if st.BansErr != nil {
 		r.metrics.Error(metrics.ErrBans)
@@ -77,9 +67,8 @@ func (r *reporter) logBans(st *state.State) {
 		zap.Stringer("irqbalance_env", b.Env), zap.Stringer("default_smp_affinity", b.Default))
 }
 
-// logManagedOnBanned warns when kernel-managed IRQs have CPUs the plan
-// bans, once for each set of such IRQs and banned CPUs: numairqd cannot
-// move them, the operator can.
+// logManagedOnBanned warns, once per set, of kernel-managed IRQs on
+// banned CPUs: numairqd cannot move them, the operator can.
 func (r *reporter) logManagedOnBanned(st *state.State) {
 	qs := st.ManagedOnBanned()
 	banned := st.Banned()
@@ -105,10 +94,8 @@ func (r *reporter) logManagedOnBanned(st *state.State) {
 		zap.Int("irqs", len(qs)), zap.Stringer("banned", banned), zap.Strings("first", first))
 }
 
-// logQueueNotes warns once per IRQ and name of a queue netdev netlink
-// and the IRQ's name disagree on (netlink wins: policy.fromNetlink), and
-// of a device whose netlink read failed, once per error: the plan is
-// right either way, but a naming rule is wrong, or the kernel refused.
+// logQueueNotes warns once of each queue netlink and the IRQ's name
+// disagree on (netlink wins) and of each device's netlink error.
 func (r *reporter) logQueueNotes(st *state.State) {
 	seen := make(map[string]bool, len(r.queueNotes))
 	for _, dev := range st.Plan.Devices {
@@ -139,8 +126,7 @@ func (r *reporter) logQueueNotes(st *state.State) {
 }
 
 // warnMismatched warns once per IRQ and planned mask of an IRQ the
-// kernel keeps outside its plan after every re-write; the IRQ is
-// forgotten when it is verified or planned elsewhere.
+// kernel keeps outside its plan after every re-write.
 func (r *reporter) warnMismatched(st *state.State) {
 	next := map[int]string{}
 	for _, dev := range st.Plan.Devices {
@@ -160,17 +146,14 @@ func (r *reporter) warnMismatched(st *state.State) {
 	r.mismatched = next
 }
 
-// logRound logs a round at info when it wrote or failed something, or
-// logged a would-be write a dry run had not logged before; at debug when
-// it found everything in place or a dry run would write what it logged
-// already.
+// logRound logs a round at info when it wrote, failed or logged a new
+// dry-run write; else at debug.
 func logRound(log *zap.Logger, st *state.State) {
 	if !st.Consistent {
 		log.Warn("online CPUs changed while reading; planned on the last read",
 			zap.Stringer("sysfs_online", st.Snapshot.Online()), zap.Stringer("interrupts_cpus", st.Inventory.CPUs))
 	}
 	if un := st.Plan.Unplaced(); len(un) > 0 {
-		// The first few reasons: each names the file or the lack of CPUs.
 		var why []string
 		for _, q := range un[:min(len(un), 5)] {
 			why = append(why, fmt.Sprintf("IRQ %d: %s", q.Number, q.Reason))

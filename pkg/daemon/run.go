@@ -23,13 +23,9 @@ import (
 )
 
 // Run keeps the placement true until ctx is cancelled: a first round,
-// then a round for every trigger the watcher releases. Kernel events,
-// the resync and load timers, reload requests (sighup: where the
-// command's signal.Notify delivers SIGHUP; nil: none), config file
-// changes and the loop's own stale and verify rounds all reach it as
-// the watcher's triggers. A failed round is logged and counted, never
-// fatal. Run returns after every goroutine it started has stopped;
-// with restore_on_exit it first writes back the affinities it found.
+// then one for every trigger the watcher releases (events, timers,
+// SIGHUP on sighup, config edits, the loop's own hints). A failed round
+// is logged, never fatal. Run returns after its goroutines stop.
 func (d *Daemon) Run(ctx context.Context, sighup <-chan os.Signal) error {
 	ln, err := d.listen(ctx)
 	if err != nil {
@@ -49,9 +45,8 @@ func (d *Daemon) Run(ctx context.Context, sighup <-chan os.Signal) error {
 	d.startHints(ctx, &wg, w, sighup)
 	idle := d.startWatchdog(ctx, &wg)
 
-	// The first round runs before the watcher so nothing it does is
-	// mistaken for an event; events arriving meanwhile queue in the
-	// sockets and cause one more round.
+	// Before the watcher runs, so that its writes are not taken for
+	// events; events meanwhile queue in the sockets.
 	d.step(ctx, w, watch.LabelStartup, inventory.DepthAll, time.Time{}, d.balancing())
 	d.opts.Notify.Notify(daemon.SdNotifyReady + "\n" + d.statusLine())
 	wg.Go(func() {
@@ -81,14 +76,13 @@ func (d *Daemon) Run(ctx context.Context, sighup <-chan os.Signal) error {
 	}
 }
 
-// hinter is where the loop asks for its own rounds: the watcher.
+// hinter is where the loop asks for its own rounds.
 type hinter interface {
 	Hint(watch.Cause)
 	HintAfter(watch.Cause, time.Duration)
 }
 
-// take runs the round trigger t asks for: a reload and its round, a
-// load round, or a round reading as deep as t needs.
+// take runs the round t asks for: a reload, a load round or a read.
 func (d *Daemon) take(ctx context.Context, h hinter, t watch.Trigger) {
 	switch {
 	case t.Reload():
@@ -101,17 +95,13 @@ func (d *Daemon) take(ctx context.Context, h hinter, t watch.Trigger) {
 	}
 }
 
-// VerifyDelay is how long after a round that wrote the daemon checks
-// the effective CPUs (policy/effective.go): long enough for a queue
-// with traffic to fire and take a deferred move, short next to the
-// resync.
+// VerifyDelay is how long after a write the effective CPUs are checked:
+// time for a busy queue to fire and take a deferred move.
 const VerifyDelay = 2 * time.Second
 
-// step runs one round planning with bal, asks h for the rounds it
-// calls for (CauseStale at once, CauseVerify VerifyDelay after a write).
-// round logs and counts its errors. A fresh read
-// first forgets the full CPUs and the re-writes of IRQs the kernel kept
-// outside their plan: vectors may have been freed since.
+// step runs one round and asks h for the rounds it calls for (stale at
+// once, verify after a write). A fresh read forgets the full CPUs and
+// re-writes first: vectors may have been freed since.
 func (d *Daemon) step(ctx context.Context, h hinter, trigger string, least inventory.Depth, first time.Time, bal policy.Balancing) (*state.State, error) {
 	if least == inventory.DepthAll {
 		d.mem.Full = cpumask.Mask{}
@@ -128,8 +118,8 @@ func (d *Daemon) step(ctx context.Context, h hinter, trigger string, least inven
 	return st, err
 }
 
-// newWatcher opens the event sources and registers their counters. A
-// source that cannot be opened is logged and counted; resync goes on.
+// newWatcher opens the event sources; one that fails is logged and
+// counted, and resync goes on.
 func (d *Daemon) newWatcher() (*watch.Watcher, error) {
 	cfg := d.Config()
 	w, err := watch.New(watch.Options{
@@ -151,10 +141,8 @@ func (d *Daemon) newWatcher() (*watch.Watcher, error) {
 	return w, nil
 }
 
-// startHints turns SIGHUP and config file changes into the watcher's
-// hints, so they are coalesced and ordered with kernel events. Both
-// start before the first round: a change made after READY=1 is never
-// missed.
+// startHints turns SIGHUP and file changes into the watcher's hints,
+// before the first round so that no change after READY=1 is missed.
 func (d *Daemon) startHints(ctx context.Context, wg *sync.WaitGroup, w *watch.Watcher, sighup <-chan os.Signal) {
 	wg.Go(func() {
 		for {
@@ -167,15 +155,11 @@ func (d *Daemon) startHints(ctx context.Context, wg *sync.WaitGroup, w *watch.Wa
 		}
 	})
 	if d.opts.ConfigPath != "" {
-		// SIGHUP stays the reload path when the directory cannot be
-		// watched.
 		if fw := d.watchFiles("config file", []string{d.opts.ConfigPath}); fw != nil {
 			wg.Go(d.fileChanges(ctx, fw, func() { w.Hint(watch.CauseConfig) }))
 		}
 	}
-	// cri-o and tuned rewrite irqbalance's environment file and restart
-	// irqbalance; the watch is how numairqd hears it (the resync is the
-	// fallback).
+	// cri-o and tuned rewrite irqbalance's environment file.
 	if paths := d.envFiles(); len(paths) > 0 {
 		if fw := d.watchFiles("irqbalance environment file", paths); fw != nil {
 			wg.Go(d.fileChanges(ctx, fw, func() { w.Hint(watch.CauseBans) }))
@@ -183,9 +167,8 @@ func (d *Daemon) startHints(ctx context.Context, wg *sync.WaitGroup, w *watch.Wa
 	}
 }
 
-// listen binds the metrics/HTTP address (Listen: flag, else config),
-// nil when there is none. It runs before anything else: a daemon that
-// cannot have its address (another numairqd holds it) must not start.
+// listen binds Listen's address (nil if none) first: a daemon that
+// cannot have it must not start.
 func (d *Daemon) listen(ctx context.Context) (net.Listener, error) {
 	addr := d.Listen()
 	if addr == "" {
@@ -212,14 +195,9 @@ func (d *Daemon) serveHTTP(ctx context.Context, wg *sync.WaitGroup, ln net.Liste
 	})
 }
 
-// readDepth is how deep a round for t must read at least: afresh when
-// events were lost, on the resync and on reloads (Trigger.Fresh);
-// /proc/interrupts after a link or channel change, since a driver may
-// then have requested or freed IRQs on descriptors it keeps (ip link
-// down/up, ethtool -L), which nothing the inventory's key lists shows,
-// and after a netdev notification (a device registered or changed),
-// whose queue-to-IRQ links are read with the devices; otherwise what
-// the kernel's listings show.
+// readDepth is how deep a round for t must read: all when Fresh;
+// /proc/interrupts after link, channel or netdev changes (drivers
+// request IRQs on descriptors they keep); else the affinities.
 func readDepth(t watch.Trigger) inventory.Depth {
 	switch {
 	case t.Fresh():
@@ -230,9 +208,8 @@ func readDepth(t watch.Trigger) inventory.Depth {
 	return inventory.DepthAffinities
 }
 
-// reload follows systemd's reload protocol: RELOADING=1 with
-// MONOTONIC_USEC, reload, a round under the new config, READY=1; then
-// it tells Options.Reloaded.
+// reload follows systemd's protocol (RELOADING=1, MONOTONIC_USEC, a
+// round, READY=1), then tells Options.Reloaded.
 func (d *Daemon) reload(ctx context.Context, h hinter, trigger string) {
 	started := MonotonicUsec()
 	d.opts.Notify.Notify(fmt.Sprintf("%s\nMONOTONIC_USEC=%d", daemon.SdNotifyReloading, started))
@@ -248,9 +225,7 @@ func (d *Daemon) reload(ctx context.Context, h hinter, trigger string) {
 	}
 }
 
-// MonotonicUsec is CLOCK_MONOTONIC in microseconds, the clock of
-// systemd's MONOTONIC_USEC and of Options.Reloaded: one clock for every
-// process on the host.
+// MonotonicUsec is CLOCK_MONOTONIC in microseconds (MONOTONIC_USEC).
 func MonotonicUsec() uint64 {
 	var ts unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
@@ -260,8 +235,7 @@ func MonotonicUsec() uint64 {
 }
 
 // stop says STOPPING=1 and, with restore_on_exit, writes back the masks
-// found at start. The inventory is read afresh so that IRQs freed or
-// requested under another name since the last round are left alone.
+// found at start to the IRQs a fresh read still finds.
 func (d *Daemon) stop() {
 	d.opts.Notify.Notify(daemon.SdNotifyStopping)
 	if !d.Config().RestoreOnExit || d.opts.DryRun {

@@ -8,22 +8,13 @@ import (
 	"github.com/coreos/go-systemd/v22/daemon"
 )
 
-// alive records that the daemon made progress: the loop waiting for
-// input, a round starting, an affinity write done.
+// alive records progress: the loop waiting, a round starting, a write.
 func (d *Daemon) alive() { d.progress.Store(time.Now().UnixNano()) }
 
-// progressed reports whether the daemon made progress within the last d.
-func (d *Daemon) progressed(within time.Duration) bool {
-	return time.Since(time.Unix(0, d.progress.Load())) < within
-}
-
-// startWatchdog feeds systemd's watchdog (WatchdogSec=) from its own
-// goroutine, every quarter interval, while the daemon made progress
-// within the last half interval: the loop beats while it waits (the
-// returned channel ticks it), a round when it starts and after every
-// write. A round of a few hundred IRQs in EBUSY retries outlasts
-// WatchdogSec=30s, so a long round keeps the watchdog fed while a
-// daemon stuck in one call does not. Without a watchdog it returns nil.
+// startWatchdog feeds systemd's watchdog every quarter interval while
+// the daemon made progress within half of it, so a long round of
+// writes keeps it fed and a stuck call does not. The returned channel
+// (nil without a watchdog) ticks the waiting loop.
 func (d *Daemon) startWatchdog(ctx context.Context, wg *sync.WaitGroup) <-chan time.Time {
 	interval, err := daemon.SdWatchdogEnabled(false)
 	if err != nil || interval <= 0 {
@@ -39,7 +30,7 @@ func (d *Daemon) startWatchdog(ctx context.Context, wg *sync.WaitGroup) <-chan t
 			case <-ctx.Done():
 				return
 			case <-feed.C:
-				if d.progressed(interval / 2) {
+				if time.Since(time.Unix(0, d.progress.Load())) < interval/2 {
 					d.opts.Notify.Notify(daemon.SdNotifyWatchdog)
 				}
 			}

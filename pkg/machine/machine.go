@@ -1,8 +1,6 @@
 // Package machine reads what numairqd plans from: the CPU topology, the
-// IRQ inventory and the CPUs other tools banned, as one consistent
-// value. It keeps what it read last and re-reads what the kernel shows
-// has changed (the inventory's keyed cache, the topology's per-CPU
-// facts); a caller only says how deep it must look at least.
+// IRQ inventory and other tools' bans, as one consistent value,
+// re-reading only what the kernel shows has changed.
 package machine
 
 import (
@@ -18,11 +16,9 @@ import (
 	"github.com/numairqd/numairqd/pkg/topology"
 )
 
-// Roots names the sysfs and procfs trees to read: "/sys" and "/proc"
-// on a host, a fixture tree in tests. Etc is where irqbalance_env_file:
-// auto looks for irqbalance's environment file ("/etc" on a host; ""
-// looks nowhere). Netdev is netdev netlink's view of the queues
-// (netdev.Kernel on a host; nil: not asked, see inventory.FS).
+// Roots names the trees to read. Etc is where irqbalance_env_file: auto
+// looks ("" looks nowhere); Netdev answers netdev netlink (nil: not
+// asked).
 type Roots struct {
 	Sys, Proc, Etc string
 	Netdev         inventory.Netdev
@@ -33,18 +29,14 @@ type Roots struct {
 type Machine struct {
 	Snapshot  *topology.Snapshot
 	Inventory *inventory.Inventory
-	// Consistent is false when CPUs kept changing while reading and the
-	// last read is returned anyway.
+	// Consistent is false when CPUs kept changing while reading.
 	Consistent bool
-	// Depth is how much of the inventory was re-read.
-	Depth inventory.Depth
-	// Bans are the CPUs other tools banned (irqbalance's environment
-	// file, default_smp_affinity). BansErr is why they could not be
-	// read this time: the previous bans were kept.
+	Depth      inventory.Depth // how much of the inventory was re-read
+	// Bans are other tools' banned CPUs; BansErr is why this read
+	// failed, the previous bans kept.
 	Bans    bans.Bans
 	BansErr error
-	// Took is how long the read took.
-	Took time.Duration
+	Took    time.Duration
 }
 
 // ToolBans are the bans of other tools, as the planner takes them.
@@ -59,8 +51,7 @@ func (m Machine) ToolBans() []policy.ToolBan {
 	return tb
 }
 
-// ReadError is a failed read; Source is the reader that failed,
-// "topology" or "inventory".
+// ReadError is a failed read of Source, "topology" or "inventory".
 type ReadError struct {
 	Source string
 	Err    error
@@ -72,15 +63,13 @@ func (e *ReadError) Unwrap() error { return e.Err }
 // readAttempts bounds the re-reads while CPUs keep changing.
 const readAttempts = 3
 
-// Reader reads the machine round after round. A Reader is for one
-// goroutine.
+// Reader reads the machine round after round, from one goroutine.
 type Reader struct {
-	roots Roots
-	topo  *topology.Reader
-	inv   *inventory.Reader
-	// bans are the last bans read well; banned says a read was tried.
-	bans   bans.Bans
-	banned bool
+	roots  Roots
+	topo   *topology.Reader
+	inv    *inventory.Reader
+	bans   bans.Bans // the last read well
+	banned bool      // a read was tried
 }
 
 // NewReader returns a Reader of r that has read nothing yet.
@@ -89,16 +78,11 @@ func NewReader(r Roots) *Reader {
 		inv: inventory.NewReader(inventory.FS{Proc: r.Proc, Sys: r.Sys, Netdev: r.Netdev})}
 }
 
-// Read reads the machine, the inventory at least as deep as least
-// (inventory.Reader.Read): inventory.DepthAll trusts nothing kept, as
-// the resync, lost events and reloads ask. A CPU going on- or offline
-// while reading makes the topology and the inventory disagree, or
-// leaves an online CPU in no node (topology.NoNodeError), so it reads
-// again afresh, up to readAttempts times, before returning a mix
-// (Consistent false) or the error. The bans are read by fresh reads and the first;
-// cfg says which. verify are the masks of the IRQs whose writes are
-// being verified (policy.Verifies.Masks): their effective CPUs are read
-// too, and only theirs (inventory.FS.ReadEffective).
+// Read reads the machine, the inventory at least as deep as least.
+// While CPUs change (topology and inventory disagree, or a CPU is in no
+// node) it reads afresh up to readAttempts times, then returns a mix
+// (Consistent false) or the error. Fresh and first reads read the bans
+// cfg asks for; the IRQs in verify get their effective CPUs read.
 func (r *Reader) Read(cfg *config.Config, least inventory.Depth, verify map[int]cpumask.Mask) (Machine, error) {
 	start := time.Now()
 	var m Machine
@@ -127,9 +111,8 @@ func (r *Reader) Read(cfg *config.Config, least inventory.Depth, verify map[int]
 	return m, nil
 }
 
-// read is one attempt: the topology, then the inventory with the
-// topology's online CPUs, which it takes as its own when it reads no
-// /proc/interrupts; they are then checked to be still online after it.
+// read is one attempt: the topology, then the inventory with its online
+// CPUs, checked again afterwards when /proc/interrupts was not read.
 func (r *Reader) read(least inventory.Depth) (Machine, error) {
 	if least == inventory.DepthAll {
 		r.topo.Forget()
@@ -152,8 +135,7 @@ func (r *Reader) read(least inventory.Depth) (Machine, error) {
 	return Machine{Snapshot: s, Inventory: inv, Depth: depth, Consistent: cpus.Equal(online)}, nil
 }
 
-// readBans reads the bans cfg asks for; on an error it keeps the
-// previous ones (none before the first good read).
+// readBans reads the bans cfg asks for; on error it keeps the previous.
 func (r *Reader) readBans(cfg *config.Config, online cpumask.Mask) error {
 	var b bans.Bans
 	b.EnvFile = bans.EnvFile(cfg.IrqbalanceEnvFile, r.roots.Etc, func(p string) bool { _, err := os.Stat(p); return err == nil })
@@ -176,8 +158,7 @@ func (r *Reader) readBans(cfg *config.Config, online cpumask.Mask) error {
 	return nil
 }
 
-// Read reads the whole machine once, for a command that runs one round
-// (`numairqd plan`).
+// Read reads the whole machine once (`numairqd plan`).
 func Read(r Roots, cfg *config.Config) (Machine, error) {
 	return NewReader(r).Read(cfg, inventory.DepthAll, nil)
 }

@@ -11,8 +11,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// FS is a sysfs tree. Root is "/sys" on a host and a fixture directory
-// in tests; nothing in this package reads a fixed path.
+// FS is a sysfs tree rooted at Root.
 type FS struct {
 	Root string
 }
@@ -24,8 +23,8 @@ func (fs FS) path(elem ...string) string {
 	return filepath.Join(append([]string{fs.Root}, elem...)...)
 }
 
-// readString returns the file's content, trimmed. Its parsers wrap
-// kernfs.ErrMalformed: bad data, not a missing file (fs.ErrNotExist).
+// readString returns the file's content, trimmed; parsers wrap
+// kernfs.ErrMalformed.
 func (fs FS) readString(elem ...string) (string, error) {
 	return kernfs.ReadTrimmed(fs.path(elem...))
 }
@@ -42,8 +41,7 @@ func (fs FS) readList(elem ...string) (cpumask.Mask, error) {
 	return m, nil
 }
 
-// readOptionalList is readList for files that exist only on some kernels
-// or configurations; a missing file is the empty set.
+// readOptionalList is readList with a missing file the empty set.
 func (fs FS) readOptionalList(elem ...string) (cpumask.Mask, error) {
 	m, err := fs.readList(elem...)
 	if errors.Is(err, os.ErrNotExist) {
@@ -64,8 +62,7 @@ func (fs FS) readInt(elem ...string) (int, error) {
 	return n, nil
 }
 
-// Online reads devices/system/cpu/online alone: one file that tells
-// whether CPUs changed since a snapshot was read.
+// Online reads devices/system/cpu/online alone.
 func (fs FS) Online() (cpumask.Mask, error) {
 	m, err := fs.readList("devices", "system", "cpu", "online")
 	if err != nil {

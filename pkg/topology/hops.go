@@ -6,11 +6,9 @@ import (
 	"github.com/numairqd/numairqd/pkg/cpumask"
 )
 
-// buildHops computes the hop levels and masks as sched_init_numa() does:
-// only nodes with CPUs (N_CPU) take part; the levels are the sorted
-// unique distances between them; hop mask h of node j is the online CPUs
-// of every such node k with node_distance(j, k) <= level h. A CPU-less
-// node gets no masks.
+// buildHops computes the hop levels and masks as sched_init_numa()
+// does, over the nodes with CPUs: mask h of node j holds the CPUs of
+// nodes at most levels[h] away.
 func (s *Snapshot) buildHops() {
 	var cpuNodes []int // indices into s.nodes
 	for i, n := range s.nodes {
@@ -43,9 +41,8 @@ func (s *Snapshot) buildHops() {
 	}
 }
 
-// rings walks the hop masks of node index j as for_each_numa_hop_mask()
-// with for_each_cpu_andnot(cpu, mask, prev) does: ring h holds the
-// allowed CPUs that hop h adds, ascending, maybe none.
+// rings walks node index j's hop masks as for_each_numa_hop_mask():
+// ring h holds the allowed CPUs hop h adds, ascending.
 func (s *Snapshot) rings(j int, allowed cpumask.Mask) [][]int {
 	out := make([][]int, len(s.hops[j]))
 	prev := cpumask.Mask{}
@@ -56,15 +53,12 @@ func (s *Snapshot) rings(j int, allowed cpumask.Mask) [][]int {
 	return out
 }
 
-// Levels returns the hop distances (sched_domains_numa_distance): the
-// sorted unique distances between nodes that have CPUs.
+// Levels returns the hop distances (sched_domains_numa_distance).
 func (s *Snapshot) Levels() []int { return slices.Clone(s.levels) }
 
 // SpreadNode returns the node whose hop masks a device on node uses:
-// node itself when it has CPUs; for a CPU-less node the nearest node that
-// has CPUs, lowest id on ties (numa_nearest_node(node, N_CPU), as
-// sched_numa_find_nth_cpu() does since 2023); NoNode for NoNode or a node
-// that is not online.
+// node if it has CPUs, else the nearest that has (numa_nearest_node);
+// NoNode for a node not online.
 func (s *Snapshot) SpreadNode(node int) int {
 	i, ok := s.nodeIndex[node]
 	if !ok {
@@ -82,10 +76,8 @@ func (s *Snapshot) SpreadNode(node int) int {
 	return best
 }
 
-// Spread returns the allowed online CPUs in the order a device on node
-// should use them: by hop from SpreadNode(node), then CPU id; by id for
-// NoNode. Its i-th entry is cpumask_local_spread(i, node) when allowed
-// is every online CPU.
+// Spread returns the allowed online CPUs in cpumask_local_spread order
+// for node: by hop from SpreadNode(node), then id.
 func (s *Snapshot) Spread(node int, allowed cpumask.Mask) []int {
 	n := s.SpreadNode(node)
 	if n == NoNode {
@@ -94,9 +86,7 @@ func (s *Snapshot) Spread(node int, allowed cpumask.Mask) []int {
 	return slices.DeleteFunc(slices.Clone(s.order[s.nodeIndex[n]]), func(c int) bool { return !allowed.Contains(c) })
 }
 
-// Rings returns Spread split by hop: ring h holds the allowed CPUs that
-// hop h adds for node (after SpreadNode's fallback), so a planner can
-// finish one hop before it takes the next. NoNode gives one ring.
+// Rings returns Spread split by hop; NoNode gives one ring.
 func (s *Snapshot) Rings(node int, allowed cpumask.Mask) [][]int {
 	n := s.SpreadNode(node)
 	if n == NoNode {
@@ -105,8 +95,8 @@ func (s *Snapshot) Rings(node int, allowed cpumask.Mask) [][]int {
 	return s.rings(s.nodeIndex[n], allowed)
 }
 
-// HopLevel returns the hop at which cpu joins node's masks (after
-// SpreadNode's fallback): 0 for its own CPUs and NoNode, -1 offline.
+// HopLevel returns the hop at which cpu joins node's masks: 0 for its
+// own CPUs and NoNode, -1 offline.
 func (s *Snapshot) HopLevel(node, cpu int) int {
 	masks := []cpumask.Mask{s.online}
 	if n := s.SpreadNode(node); n != NoNode {

@@ -11,13 +11,10 @@ import (
 	"github.com/numairqd/numairqd/pkg/kernfs"
 )
 
-// Read builds a Snapshot from only what planning uses (CPUs, nodes,
-// distances, SMT siblings, packages, last-level caches), since a round
-// reads it after every event: Possible is empty.
+// Read builds a Snapshot of what planning uses; Possible is empty.
 func (fs FS) Read() (*Snapshot, error) { return fs.readOnce(false, nil) }
 
-// ReadDetail is Read plus what only `numairqd topology` shows: the
-// possible CPUs.
+// ReadDetail is Read plus the possible CPUs (`numairqd topology`).
 func (fs FS) ReadDetail() (*Snapshot, error) { return fs.readOnce(true, nil) }
 
 func (fs FS) readOnce(detail bool, k *kept) (*Snapshot, error) {
@@ -28,16 +25,14 @@ func (fs FS) readOnce(detail bool, k *kept) (*Snapshot, error) {
 	return s, nil
 }
 
-// NoNodeError is an online CPU that no node's cpulist holds: a CPU that
-// goes offline after cpu/online was read leaves nodeN/cpulist, so a
-// reader that reads again (machine.Reader) learns whether it persists.
+// NoNodeError is an online CPU that no node's cpulist holds, as when a
+// CPU goes offline mid-read; reading again tells whether it persists.
 type NoNodeError struct{ err error }
 
 func (e *NoNodeError) Error() string { return e.err.Error() }
 func (e *NoNodeError) Unwrap() error { return e.err }
 
-// read reads a Snapshot. k, when not nil, is a Reader's: what it keeps
-// is used and filled in.
+// read reads a Snapshot, using and filling k (a Reader's) if not nil.
 func (fs FS) read(detail bool, k *kept) (*Snapshot, error) {
 	s := &Snapshot{nodeIndex: map[int]int{}, cpus: map[int]CPU{}}
 	cpuDir := []string{"devices", "system", "cpu"}
@@ -82,9 +77,8 @@ func (fs FS) read(detail bool, k *kept) (*Snapshot, error) {
 	return s, nil
 }
 
-// readNohzFull reads devices/system/cpu/nohz_full. A kernel built with
-// CONFIG_NO_HZ_FULL but booted without nohz_full= prints "(null)": the
-// mask was never allocated, so no CPU is adaptive-tick.
+// readNohzFull reads nohz_full; "(null)" (booted without nohz_full=)
+// means none.
 func (fs FS) readNohzFull(elem ...string) (cpumask.Mask, error) {
 	s, err := fs.readString(elem...)
 	switch {
@@ -100,8 +94,7 @@ func (fs FS) readNohzFull(elem ...string) (cpumask.Mask, error) {
 	return m, nil
 }
 
-// readNodes reads the online nodes and their distance rows, and enters
-// each online CPU in s.cpus with its node.
+// readNodes reads the online nodes, their distances and their CPUs.
 func (fs FS) readNodes(s *Snapshot, k *kept) error {
 	nodeDir := []string{"devices", "system", "node"}
 	ids, err := fs.readList(append(nodeDir, "online")...)
@@ -141,8 +134,7 @@ func (fs FS) readNodes(s *Snapshot, k *kept) error {
 		if err != nil {
 			return err
 		}
-		// The kernel ANDs cpulist with the online CPUs; so do we, so that a
-		// racing hotplug cannot leave an offline CPU in.
+		// As the kernel does, so a racing hotplug leaves no offline CPU.
 		n.CPUs = cpus.And(s.online)
 		for c := range n.CPUs.All() {
 			if prev, dup := s.cpus[c]; dup {
@@ -157,8 +149,7 @@ func (fs FS) readNodes(s *Snapshot, k *kept) error {
 		if n.Distance, err = fs.readDistance(len(s.nodes), append(dir, "distance")...); err != nil {
 			return err
 		}
-		// node_distance(n, n) is LOCAL_DISTANCE; the kernel's ACPI SLIT
-		// check rejects a table that says otherwise: it is broken input.
+		// The kernel's SLIT check rejects a table that says otherwise.
 		if d := n.Distance[i]; d != localDistance {
 			return kernfs.Malformed(fs.path(append(dir, "distance")...),
 				"entry %d, node %d's distance to itself, is %d, want %d (LOCAL_DISTANCE)", i, n.ID, d, localDistance)
@@ -167,8 +158,7 @@ func (fs FS) readNodes(s *Snapshot, k *kept) error {
 			distances[n.ID] = n.Distance
 		}
 	}
-	// The kernel maps every possible CPU to a node; an online CPU that no
-	// cpulist holds would drop out of every spread order.
+	// An online CPU in no cpulist would drop out of every spread order.
 	var onNode cpumask.Builder
 	for _, n := range s.nodes {
 		onNode.Or(n.CPUs)
@@ -183,8 +173,7 @@ func (fs FS) readNodes(s *Snapshot, k *kept) error {
 // localDistance is LOCAL_DISTANCE, a node's distance to itself.
 const localDistance = 10
 
-// readDistance parses one row of the node distance table. The kernel
-// refuses distances below LOCAL_DISTANCE (10) or above 255.
+// readDistance parses one row of the node distance table (10 to 255).
 func (fs FS) readDistance(want int, elem ...string) ([]int, error) {
 	s, err := fs.readString(elem...)
 	if err != nil {
@@ -205,9 +194,8 @@ func (fs FS) readDistance(want int, elem ...string) ([]int, error) {
 	return row, nil
 }
 
-// readCPUs reads each online CPU's SMT siblings, once per core. With
-// cores (a Reader's), a CPU already in it is not read again: its
-// siblings are the ones kept, ANDed with the online CPUs.
+// readCPUs reads each online CPU's SMT siblings once per core; CPUs in
+// cores (a Reader's) are not read again.
 func (fs FS) readCPUs(s *Snapshot, cores map[int]cpumask.Mask) error {
 	for c := range s.online.All() {
 		if cpu := s.cpus[c]; cpu.Core != c || cpu.Siblings.Weight() > 1 {
@@ -235,8 +223,8 @@ func (fs FS) readCPUs(s *Snapshot, cores map[int]cpumask.Mask) error {
 	return nil
 }
 
-// readSiblings reads CPU c's online SMT siblings, c itself when sysfs
-// has no SMT information.
+// readSiblings reads CPU c's online SMT siblings; c alone without SMT
+// information.
 func (fs FS) readSiblings(c int, online cpumask.Mask) (cpumask.Mask, error) {
 	dir := []string{"devices", "system", "cpu", "cpu" + strconv.Itoa(c), "topology"}
 	sib, err := fs.readList(append(dir, "core_cpus_list")...)
@@ -256,11 +244,10 @@ func (fs FS) readSiblings(c int, online cpumask.Mask) (cpumask.Mask, error) {
 	return sib, nil
 }
 
-// Reader reads snapshots round after round and keeps what cannot change
-// while the machine runs: which CPUs share a core, a package and a
-// last-level cache (read when a CPU is first seen online), the isolated
-// and nohz_full CPUs (boot parameters), and the distance rows (while the
-// same nodes are online). A Reader is for one goroutine.
+// Reader reads snapshots round after round, keeping what cannot change
+// while the machine runs: cores, packages and caches of CPUs seen, the
+// boot's isolated and nohz_full CPUs, and the distances while the same
+// nodes are online. A Reader is for one goroutine.
 type Reader struct {
 	fs FS
 	k  kept
@@ -268,15 +255,13 @@ type Reader struct {
 
 // kept is what a Reader keeps between reads.
 type kept struct {
-	cores map[int]cpumask.Mask
-	pkg   map[int]int
-	llc   map[int]cpumask.Mask
-	// boot is set once isolated and nohzFull have been read.
-	boot               bool
+	cores              map[int]cpumask.Mask
+	pkg                map[int]int
+	llc                map[int]cpumask.Mask
+	boot               bool // isolated and nohzFull were read
 	isolated, nohzFull cpumask.Mask
-	// distance holds the rows read while nodes were the online nodes.
-	nodes    cpumask.Mask
-	distance map[int][]int
+	nodes              cpumask.Mask  // the online nodes of distance's rows
+	distance           map[int][]int // rows by node
 }
 
 // NewReader returns a Reader of fs that keeps nothing yet.
@@ -290,7 +275,7 @@ func (r *Reader) Read() (*Snapshot, error) { return r.fs.readOnce(false, &r.k) }
 // Online is FS.Online of the Reader's tree.
 func (r *Reader) Online() (cpumask.Mask, error) { return r.fs.Online() }
 
-// Forget drops everything kept: the periodic resync trusts nothing kept.
+// Forget drops everything kept.
 func (r *Reader) Forget() {
 	clear(r.k.cores)
 	clear(r.k.pkg)
@@ -299,9 +284,8 @@ func (r *Reader) Forget() {
 	r.k.boot = false
 }
 
-// readPackagesAndCaches fills each CPU's Package and LLC, reading the
-// files of each package and cache group once; with k (a Reader's), a
-// CPU it holds is not read again.
+// readPackagesAndCaches fills each CPU's Package and LLC, reading each
+// group once and CPUs in k (a Reader's) not at all.
 func (fs FS) readPackagesAndCaches(s *Snapshot, k *kept) error {
 	if k != nil {
 		for c := range s.online.All() {
@@ -365,8 +349,8 @@ func (fs FS) readPackagesAndCaches(s *Snapshot, k *kept) error {
 	return nil
 }
 
-// readLLC returns the CPUs sharing cpu's highest-level data or unified
-// cache, or the empty set when sysfs has no cache directory for it.
+// readLLC returns the CPUs sharing cpu's last data or unified cache;
+// empty without a cache directory.
 func (fs FS) readLLC(cpu int) (cpumask.Mask, error) {
 	dir := []string{"devices", "system", "cpu", "cpu" + strconv.Itoa(cpu), "cache"}
 	entries, err := os.ReadDir(fs.path(dir...))

@@ -5,8 +5,7 @@ import "github.com/numairqd/numairqd/pkg/cpumask"
 // NoNode is NUMA_NO_NODE: a device that reports numa_node -1.
 const NoNode = -1
 
-// Snapshot is the CPU and NUMA layout at one moment, never changed after
-// Read returns it: any number of goroutines may use it.
+// Snapshot is the CPU and NUMA layout at one moment; it is immutable.
 type Snapshot struct {
 	online, possible   cpumask.Mask
 	isolated, nohzFull cpumask.Mask
@@ -24,29 +23,20 @@ type Snapshot struct {
 
 // Node is an online NUMA node.
 type Node struct {
-	ID int
-	// CPUs are the node's online CPUs (nodeN/cpulist). Empty for a
-	// memory-only node (CXL, GPU memory).
-	CPUs cpumask.Mask
-	// Distance is nodeN/distance: entry k is the distance to the k-th
-	// online node in id order, which is not node id k when ids are sparse.
+	ID   int
+	CPUs cpumask.Mask // online CPUs; empty for a memory-only node
+	// Distance is nodeN/distance: entry k is to the k-th online node.
 	Distance []int
 }
 
 // CPU is what sysfs tells about one online CPU.
 type CPU struct {
-	ID      int
-	Node    int
-	Package int // physical_package_id, -1 when unknown
-	// Siblings are the SMT threads of its core, itself included
-	// (topology_sibling_cpumask; the CPU alone when sysfs says nothing).
-	Siblings cpumask.Mask
-	// Core is the lowest CPU id among Siblings: a name for the core that
-	// needs no core_id file and is unique across packages.
-	Core int
-	// LLC are the CPUs sharing its last-level cache; empty when the
-	// kernel exposes no cache information.
-	LLC cpumask.Mask
+	ID       int
+	Node     int
+	Package  int          // physical_package_id, -1 when unknown
+	Siblings cpumask.Mask // SMT threads of its core, itself included
+	Core     int          // lowest CPU id among Siblings, unique
+	LLC      cpumask.Mask // CPUs sharing its last-level cache; may be empty
 }
 
 // newCPU is what is known of cpu on node before its topology files are read.
@@ -86,8 +76,7 @@ func (s *Snapshot) NodeOfCPU(cpu int) int {
 	return NoNode
 }
 
-// Siblings returns the SMT siblings of an online CPU (itself included),
-// or just the CPU when it is offline or sysfs says nothing.
+// Siblings returns the SMT siblings of cpu, itself included.
 func (s *Snapshot) Siblings(cpu int) cpumask.Mask {
 	if c, ok := s.cpus[cpu]; ok {
 		return c.Siblings
@@ -95,8 +84,7 @@ func (s *Snapshot) Siblings(cpu int) cpumask.Mask {
 	return cpumask.New(cpu)
 }
 
-// Distance returns node_distance(from, to), or -1 when either node is
-// not online.
+// Distance returns node_distance(from, to), -1 for a node not online.
 func (s *Snapshot) Distance(from, to int) int {
 	i, ok1 := s.nodeIndex[from]
 	j, ok2 := s.nodeIndex[to]

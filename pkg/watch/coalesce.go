@@ -7,12 +7,10 @@ import (
 	"time"
 )
 
-// loop is the debouncer of Options: it decides when the consumer may
-// take the accumulator, and gives the resync and load hints. Lost
-// events are held because after an overflow the kernel drops further
-// messages without a word until the queue is drained
-// (netlink_broadcast_deliver refuses a congested socket): only a full
-// read after the burst has gone quiet sees them.
+// loop is the debouncer of Options and gives the resync and load hints.
+// Lost events are held: after an overflow the kernel drops messages
+// silently until the queue drains, so only a read after the burst sees
+// them.
 func (w *Watcher) loop(ctx context.Context) {
 	var (
 		open     bool // a burst is open
@@ -33,9 +31,8 @@ func (w *Watcher) loop(ctx context.Context) {
 		defer load.Stop()
 		loadC = load.C
 	}
-	// release lets the consumer take acc; w.mu is held. The resync
-	// waits for an idle machine: the consumer's own causes do not delay
-	// it.
+	// release lets the consumer take acc; w.mu is held. Only external
+	// causes delay the resync.
 	release := func() {
 		if w.lost {
 			w.acc.cached = false
@@ -57,8 +54,7 @@ func (w *Watcher) loop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-resyncC:
-			// Armed again at once: a release may not follow, when the
-			// hint joins a trigger released already.
+			// Re-armed here: the hint may join a released trigger.
 			resync.Reset(w.opts.Resync)
 			w.hint(CauseResync, false, false)
 		case <-loadC:
@@ -69,8 +65,7 @@ func (w *Watcher) loop(ctx context.Context) {
 				w.mu.Unlock()
 				continue
 			}
-			// A pci bind ends what the burst waits for: the driver
-			// finished its probe and requested its IRQs.
+			// A pci bind ends the burst's wait: the probe is done.
 			if !w.lost && (!open || w.end) {
 				release()
 			}
@@ -86,8 +81,7 @@ func (w *Watcher) loop(ctx context.Context) {
 			if w.acc.Causes != nil && !w.released {
 				release()
 			}
-			// MaxDelay cut a burst still going: keep it open until it
-			// has been quiet for Window.
+			// After a MaxDelay release, stay open until Window quiet.
 			rest := w.opts.Window - time.Since(w.last)
 			if rest <= 0 {
 				open, w.lost = false, false

@@ -23,10 +23,8 @@ type (
 	NetdevConn  = Conn[int]         // the netdev "mgmt" group: device notifications
 )
 
-// Receive waits for the next datagram and returns it decoded. Errors are
-// nl.Conn.Receive's, and kernfs.ErrMalformed or ErrLibudev for a
-// datagram that does not decode; the caller should keep receiving after
-// all but os.ErrDeadlineExceeded and os.ErrClosed.
+// Receive returns the next datagram decoded. Errors are nl's, or
+// kernfs.ErrMalformed or ErrLibudev for one that does not decode.
 func (c *Conn[T]) Receive() (T, error) {
 	b, err := c.Conn.Receive()
 	if err != nil {
@@ -37,8 +35,7 @@ func (c *Conn[T]) Receive() (T, error) {
 }
 
 // ListenUevents opens a uevent socket bound to the kernel's group 1
-// (group 2 is udev's rebroadcast) with a receive buffer of rcvbuf bytes
-// (nl.DefaultReceiveBuffer when 0). It needs no privilege.
+// with rcvbuf bytes of buffer (0: nl.DefaultReceiveBuffer).
 func ListenUevents(rcvbuf int) (*UeventConn, error) {
 	c, err := nl.Listen("uevent", unix.NETLINK_KOBJECT_UEVENT, 1, rcvbuf, 8192)
 	if err != nil {
@@ -50,8 +47,7 @@ func ListenUevents(rcvbuf int) (*UeventConn, error) {
 
 // ListenLinks opens a NETLINK_ROUTE socket bound to RTMGRP_LINK.
 func ListenLinks(rcvbuf int) (*LinkConn, error) {
-	// RTM_NEWLINK carries every statistic and, for a PF with VFs, one
-	// nest per VF: give it room. MSG_TRUNC still catches the rest.
+	// RTM_NEWLINK carries statistics and a nest per VF: give it room.
 	c, err := nl.Listen("rtnetlink", unix.NETLINK_ROUTE, unix.RTMGRP_LINK, rcvbuf, 64<<10)
 	if err != nil {
 		return nil, err
@@ -59,18 +55,10 @@ func ListenLinks(rcvbuf int) (*LinkConn, error) {
 	return &LinkConn{c, ParseLinkMessages}, nil
 }
 
-// ListenEthtool joins the ethtool family's "monitor" group. Only
-// ETHTOOL_MSG_CHANNELS_NTF counts: after ethtool -L a driver frees and
-// requests vectors (mlx5, ice, MANA) or rewrites their affinities
-// (virtnet_set_affinity), which no uevent announces. The other
-// notifications (rings, coalescing, features, ...) change the queues'
-// settings, not their number; a driver that restarts its queues for one
-// requests the same vectors, and the kernel keeps a user affinity across
-// that. A kernel without the family gives an error wrapping
-// nl.ErrNoFamily.
+// ListenEthtool joins the ethtool "monitor" group and counts
+// ETHTOOL_MSG_CHANNELS_NTF: after ethtool -L drivers request vectors or
+// rewrite affinities, which no uevent announces.
 func ListenEthtool(rcvbuf int) (*EthtoolConn, error) {
-	// The monitor also carries link modes and features, larger than a
-	// channels notification: give them room.
 	c, err := nl.ListenGeneric(unix.ETHTOOL_GENL_NAME, unix.ETHTOOL_MCGRP_MONITOR_NAME, rcvbuf, 64<<10)
 	if err != nil {
 		return nil, err
@@ -78,11 +66,9 @@ func ListenEthtool(rcvbuf int) (*EthtoolConn, error) {
 	return &EthtoolConn{c, func(b []byte) (int, error) { return countGenl(b, c.Family, unix.ETHTOOL_MSG_CHANNELS_NTF) }}, nil
 }
 
-// ListenNetdev joins the netdev family's "mgmt" group (Linux 6.3+): a
-// device registered, unregistered, or its XDP features changed
-// (NETDEV_CMD_DEV_ADD_NTF, _DEL_NTF, _CHANGE_NTF: 2, 3, 4). A device
-// that comes or goes may bring or free queue IRQs, and drivers change
-// their XDP features as they reconfigure their queues.
+// ListenNetdev joins the netdev "mgmt" group (6.3+) and counts
+// DEV_ADD_NTF, _DEL_NTF and _CHANGE_NTF (2, 3, 4): devices bring or free
+// queue IRQs, and change XDP features as they reconfigure queues.
 func ListenNetdev(rcvbuf int) (*NetdevConn, error) {
 	c, err := nl.ListenGeneric("netdev", "mgmt", rcvbuf, 8192)
 	if err != nil {
@@ -91,8 +77,7 @@ func ListenNetdev(rcvbuf int) (*NetdevConn, error) {
 	return &NetdevConn{c, func(b []byte) (int, error) { return countGenl(b, c.Family, 2, 3, 4) }}, nil
 }
 
-// countGenl counts the messages of datagram b of generic netlink family
-// whose command is one of cmds.
+// countGenl counts b's messages of family with a command in cmds.
 func countGenl(b []byte, family uint16, cmds ...uint8) (int, error) {
 	msgs, err := nl.Messages(b)
 	n := 0

@@ -10,9 +10,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// LinkEvent is one RTM_NEWLINK or RTM_DELLINK notification from
-// rtnetlink's RTNLGRP_LINK group. Many NICs request their queue IRQs in
-// ndo_open (ifup), which sends no uevent; a link coming up is the hint.
+// LinkEvent is one RTM_NEWLINK or RTM_DELLINK notification. Many NICs
+// request their queue IRQs at ifup, which sends no uevent.
 type LinkEvent struct {
 	Index   int    // ifindex
 	Name    string // IFLA_IFNAME; empty when absent
@@ -20,11 +19,9 @@ type LinkEvent struct {
 	Deleted bool   // RTM_DELLINK
 }
 
-// ParseLinkMessages returns one LinkEvent per RTM_NEWLINK or RTM_DELLINK
-// of datagram b, skipping other messages. Only the ifindex, IFF_UP and
-// IFLA_IFNAME are read: rtnetlink.LinkMessage would decode every
-// attribute (statistics, one nest per VF) for these three. What breaks
-// the wire format is an error wrapping kernfs.ErrMalformed.
+// ParseLinkMessages returns one LinkEvent per link message of b, reading
+// only ifindex, IFF_UP and IFLA_IFNAME. A broken message is an error
+// wrapping kernfs.ErrMalformed.
 func ParseLinkMessages(b []byte) ([]LinkEvent, error) {
 	msgs, err := nl.Messages(b)
 	var evs []LinkEvent

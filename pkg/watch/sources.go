@@ -32,8 +32,8 @@ type openers struct {
 	netdev  func(rcvbuf int) (netdevSource, error)
 }
 
-// listen adapts a Listen function to an opener, which returns a nil
-// interface, not a nil *Conn in one, when the socket cannot be opened.
+// listen adapts a Listen function to an opener returning a nil
+// interface on error, not a nil *Conn in one.
 func listen[T any](l func(rcvbuf int) (*Conn[T], error)) func(int) (source[T], error) {
 	return func(rcvbuf int) (source[T], error) {
 		c, err := l(rcvbuf)
@@ -71,9 +71,9 @@ func (w *Watcher) onUevent(u Uevent) {
 	w.hint(CauseUevent, true, u.Subsystem == "pci" && u.Action == "bind")
 }
 
-// onLinks returns the handlers of link events. They keep the last IFF_UP
-// and name per ifindex, so that carrier and statistics changes, which
-// cannot move IRQs, are not hints, and forget them when events were lost.
+// onLinks returns the link events' handlers. They keep each ifindex's
+// IFF_UP and name so that carrier and statistics changes are no hints,
+// and forget them when events were lost.
 func (w *Watcher) onLinks() (handle func([]LinkEvent), lost func()) {
 	seen := make(map[int]LinkEvent)
 	handle = func(evs []LinkEvent) {
@@ -86,24 +86,18 @@ func (w *Watcher) onLinks() (handle func([]LinkEvent), lost func()) {
 	return handle, func() { clear(seen) }
 }
 
-// onChannels makes each channel change a hint: the driver may have
-// freed and requested vectors, or rewritten their affinities.
-func (w *Watcher) onChannels(n int) {
-	for range n {
-		w.Hint(CauseChannels)
+// hints returns a handler giving n hints of c for n notifications
+// (channel changes, netdev devices).
+func (w *Watcher) hints(c Cause) func(n int) {
+	return func(n int) {
+		for range n {
+			w.Hint(c)
+		}
 	}
 }
 
-// onDevs makes each netdev notification a hint: a device came or went,
-// or its driver changed its XDP features while reconfiguring queues.
-func (w *Watcher) onDevs(n int) {
-	for range n {
-		w.Hint(CauseNetdev)
-	}
-}
-
-// linkChanged records ev in seen and reports whether it can matter: a
-// link not seen before, deleted, renamed, or with IFF_UP changed.
+// linkChanged records ev in seen and reports whether it is new,
+// deleted, renamed or changed IFF_UP.
 func linkChanged(seen map[int]LinkEvent, ev LinkEvent) bool {
 	if ev.Deleted {
 		delete(seen, ev.Index)
@@ -115,7 +109,7 @@ func linkChanged(seen map[int]LinkEvent, ev LinkEvent) bool {
 }
 
 // sourceError accounts for a receive error and reports whether the
-// source must stop: after Close, or on an error not of one message.
+// source must stop (closed, or an error not of one message).
 func (w *Watcher) sourceError(source string, err error) (stop bool) {
 	switch {
 	case errors.Is(err, os.ErrClosed):

@@ -17,16 +17,12 @@ const (
 	sourceNetdev    = "netdev"
 )
 
-// Stats are the Watcher's cumulative counters, read at scrape time.
-// Every key that can appear is present from New on, so that a scrape
-// shows every series from the start.
+// Stats are the Watcher's cumulative counters; every key is present
+// from New on, so that a scrape shows every series.
 type Stats struct {
-	Uevents map[UeventKind]uint64 // the Interesting uevents, by kind
-	// Dropped counts messages discarded, by reason: "not_kernel" or
-	// "malformed" (did not parse, or truncated).
-	Dropped map[string]uint64
-	// Overflows counts receive queue overflows (ENOBUFS), by source.
-	Overflows map[string]uint64
+	Uevents   map[UeventKind]uint64 // the Interesting uevents, by kind
+	Dropped   map[string]uint64     // discarded: not_kernel, malformed
+	Overflows map[string]uint64     // ENOBUFS, by source
 }
 
 func newStats() Stats {

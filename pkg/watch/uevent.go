@@ -14,24 +14,19 @@ import (
 // Uevent is one kernel uevent (lib/kobject_uevent.c), as broadcast on
 // NETLINK_KOBJECT_UEVENT group 1.
 type Uevent struct {
-	Action    string // "add", "remove", "online", "offline", "bind", ...
-	DevPath   string // sysfs path below /sys, e.g. "/devices/system/cpu/cpu5"
-	Subsystem string // SUBSYSTEM=, e.g. "cpu"; empty when absent
-	Seq       uint64 // SEQNUM=; 0 when absent
-	// Env holds every KEY=VALUE field, ACTION, DEVPATH, SUBSYSTEM and
-	// SEQNUM included.
-	Env map[string]string
+	Action    string            // "add", "remove", "online", "offline", "bind", ...
+	DevPath   string            // sysfs path below /sys, e.g. "/devices/system/cpu/cpu5"
+	Subsystem string            // SUBSYSTEM=, e.g. "cpu"; empty when absent
+	Seq       uint64            // SEQNUM=; 0 when absent
+	Env       map[string]string // every KEY=VALUE field
 }
 
-// libudevPrefix starts every udev rebroadcast (systemd
-// src/libsystemd/sd-device/device-monitor.c, monitor_netlink_header).
+// libudevPrefix starts every udev rebroadcast (device-monitor.c).
 var libudevPrefix = []byte("libudev\x00")
 
-// ParseUevent parses a kernel uevent: the header "ACTION@DEVPATH\0",
-// then NUL-separated KEY=VALUE fields, each split on its first '='
-// (MODALIAS values contain '='). It rejects udev messages with
-// ErrLibudev and anything else that does not fit with an error wrapping
-// kernfs.ErrMalformed. It never panics.
+// ParseUevent parses "ACTION@DEVPATH\0" then NUL-separated KEY=VALUE
+// fields. Udev messages give ErrLibudev, others that do not fit an
+// error wrapping kernfs.ErrMalformed.
 func ParseUevent(b []byte) (Uevent, error) {
 	if bytes.HasPrefix(b, libudevPrefix) {
 		return Uevent{}, fmt.Errorf("uevent %s: %w", quote(b), ErrLibudev)
@@ -82,34 +77,24 @@ func ParseUevent(b []byte) (Uevent, error) {
 }
 
 // interesting lists, per subsystem, the actions that can move IRQs or
-// change the CPUs they may use. Such a uevent does not make its trigger
-// Fresh, so each must be a change the consumer sees in sysfs and procfs.
+// change their CPUs, each seen in sysfs and procfs (they are not Fresh).
+// Memory add is left out: one per block, nothing changes until online.
 var interesting = map[string][]string{
-	// CPU hotplug: the kernel migrates (and may break) affinities
-	// before the event arrives; add/remove is physical hot-add.
-	"cpu": {"online", "offline", "add", "remove"},
-	// A node appearing or going away changes the hop distances.
-	"node": {"add", "remove", "online", "offline"},
-	// Memory blocks: only online/offline, which can change whether a
-	// node has memory (N_MEMORY); a hot-add sends one add per block,
-	// hundreds on a large machine, that change nothing until onlined.
+	"cpu":    {"online", "offline", "add", "remove"},
+	"node":   {"add", "remove", "online", "offline"},
 	"memory": {"online", "offline"},
-	// bind means probe finished: drivers such as MANA have requested
-	// their queue IRQs by then. unbind/remove free them.
-	"pci": {"add", "remove", "bind", "unbind"},
-	// A netdev appearing, going or changing namespace.
-	"net": {"add", "remove", "move"},
+	"pci":    {"add", "remove", "bind", "unbind"}, // bind: probe finished
+	"net":    {"add", "remove", "move"},
 }
 
-// Interesting reports whether u can change IRQ placement: one of the
-// actions of its subsystem in interesting.
+// Interesting reports whether u can change IRQ placement.
 func Interesting(u Uevent) bool { return slices.Contains(interesting[u.Subsystem], u.Action) }
 
 func malformed(b []byte, why string) error {
 	return fmt.Errorf("uevent %s: %w: %s", quote(b), kernfs.ErrMalformed, why)
 }
 
-// quote returns b quoted for an error message, cut to a readable length.
+// quote returns b quoted and cut to 80 bytes for an error message.
 func quote(b []byte) string {
 	const max = 80
 	if len(b) > max {

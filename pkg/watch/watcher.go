@@ -14,38 +14,24 @@ import (
 
 // Options configure a Watcher; the durations have no defaults.
 //
-// A hint that comes when no burst is open is released at once, so that
-// one event costs no wait, and opens a burst. The hints that come while
-// it is open are held and released together, for one more round that
-// sees the burst's final state. Lost events (CauseLost) are always held,
-// and make every trigger the burst releases after them Fresh.
+// A hint when no burst is open is released at once and opens a burst;
+// hints while it is open are held and released together. Lost events
+// are always held, and make the burst's later triggers Fresh.
 type Options struct {
-	// Window is the quiet time that ends a burst and releases the
-	// hints held; more than 0.
-	Window time.Duration
-	// MaxDelay bounds the wait of a held hint, even if hints keep coming
-	// (the burst then stays open); at least Window.
-	MaxDelay time.Duration
-	// Resync is the idle time after which a CauseResync hint is given.
-	// Negative disables it; 0 is refused.
-	Resync time.Duration
-	// Load is the period of the CauseLoad hints; 0 gives none.
-	Load time.Duration
-	// Uevents, Links, Ethtool and Netdev enable the sources; Netdev is
-	// the netdev family's "mgmt" group (Linux 6.3+).
+	Window   time.Duration // quiet time that ends a burst; > 0
+	MaxDelay time.Duration // bound on a held hint's wait; >= Window
+	// Resync is the idle time before a CauseResync hint; negative: none.
+	Resync        time.Duration
+	Load          time.Duration                    // period of CauseLoad hints; 0: none
+	ReceiveBuffer int                              // bytes; 0: DefaultReceiveBuffer
+	Logf          func(format string, args ...any) // degradations, first drops
+	// Uevents, Links, Ethtool and Netdev enable the sources.
 	Uevents, Links, Ethtool, Netdev bool
-	// ReceiveBuffer is the sockets' receive buffer in bytes; 0 means
-	// DefaultReceiveBuffer.
-	ReceiveBuffer int
-	// Logf, if set, receives degradations and the first dropped or
-	// malformed message of each source.
-	Logf func(format string, args ...any)
 }
 
-// Watcher turns kernel events, its timers and injected hints into one
-// coalesced Trigger the consumer takes. Create it with New before the
-// initial full scan, so that no event between the scan and Run is lost
-// (the kernel queues them).
+// Watcher turns kernel events, timers and injected hints into one
+// coalesced Trigger. Create it before the initial scan, so that the
+// kernel queues the events in between.
 type Watcher struct {
 	opts  Options
 	ready chan struct{} // a released trigger waits in acc; closed by Run
@@ -71,9 +57,8 @@ type Watcher struct {
 	logged   map[string]bool
 }
 
-// New validates opts and opens the enabled sources. New fails only on
-// invalid options: the Watcher runs without a source that cannot be
-// opened, and reports it through Degraded and Logf.
+// New validates opts and opens the enabled sources; one that cannot be
+// opened is left out and reported through Degraded and Logf.
 func New(opts Options) (*Watcher, error) {
 	return newWatcher(opts, openers{listen(ListenUevents), listen(ListenLinks), listen(ListenEthtool), listen(ListenNetdev)})
 }
@@ -109,8 +94,7 @@ func newWatcher(opts Options, open openers) (*Watcher, error) {
 	return w, nil
 }
 
-// openSource opens the source if it is enabled; one that cannot be
-// opened degrades the Watcher and is nil.
+// openSource opens the source if enabled; nil when disabled or failed.
 func openSource[T any](w *Watcher, enabled bool, name string, open func(rcvbuf int) (source[T], error)) source[T] {
 	if !enabled {
 		return nil
@@ -118,8 +102,7 @@ func openSource[T any](w *Watcher, enabled bool, name string, open func(rcvbuf i
 	s, err := open(w.opts.ReceiveBuffer)
 	switch {
 	case err != nil && name == sourceNetdev && errors.Is(err, ErrNoFamily):
-		// Before 6.3 the kernel has no netdev family: no events are
-		// missed, as rtnetlink and uevents announce its devices.
+		// Before 6.3; rtnetlink and uevents announce the devices.
 		w.absent = fmt.Errorf("watch: %s source: %w", name, err)
 		return nil
 	case err != nil:
@@ -129,22 +112,20 @@ func openSource[T any](w *Watcher, enabled bool, name string, open func(rcvbuf i
 	return s
 }
 
-// Absent returns why a source the kernel does not have (the netdev
-// family before 6.3) was not opened, nil when none: unlike Degraded,
-// nothing is missed for it.
+// Absent returns why a source the kernel lacks (netdev before 6.3) was
+// not opened; unlike Degraded, nothing is missed for it.
 func (w *Watcher) Absent() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.absent
 }
 
-// Ready receives when a trigger is released for Take; it is closed when
-// Run returns. The Watcher never blocks on it: while the consumer is
-// busy, new hints join the trigger waiting.
+// Ready receives when a trigger is released for Take; Run closes it.
+// While the consumer is busy, new hints join the trigger waiting.
 func (w *Watcher) Ready() <-chan struct{} { return w.ready }
 
 // Take returns the released trigger and empties the accumulator; false
-// when none is released (a Ready that another Take answered).
+// when none is released.
 func (w *Watcher) Take() (Trigger, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -156,19 +137,12 @@ func (w *Watcher) Take() (Trigger, bool) {
 	return t, true
 }
 
-// Hint injects a hint with cause c, so that reloads and the consumer's
-// own rounds enter its loop as kernel events do. It never blocks and is
-// safe from any goroutine; hints after Run returned are ignored. Only
-// CauseLink, CauseChannels, CauseNetdev and the consumer's own causes
-// keep the trigger from being Fresh: a CauseUevent given here names no
-// subsystem.
+// Hint injects a hint with cause c; it never blocks and is safe from
+// any goroutine. Only link, channel, netdev and the consumer's own
+// causes keep the trigger from being Fresh.
 func (w *Watcher) Hint(c Cause) {
-	switch c {
-	case CauseLink, CauseChannels, CauseNetdev, CauseStale, CauseLoad, CauseVerify:
-		w.hint(c, true, false)
-	default:
-		w.hint(c, false, false)
-	}
+	cached := c == CauseLink || c == CauseChannels || c == CauseNetdev || c >= CauseStale && c <= CauseVerify
+	w.hint(c, cached, false)
 }
 
 // HintAfter gives the hint c after d, replacing one of c not given yet.
@@ -182,9 +156,8 @@ func (w *Watcher) HintAfter(c Cause, d time.Duration) {
 	w.timers[c] = time.AfterFunc(d, func() { w.Hint(c) })
 }
 
-// hint is Hint with what the sources know: whether the event leaves
-// the consumer's caches valid, and whether it ends what a burst waits
-// for (a pci bind: the driver finished its probe).
+// hint is Hint with what the sources know: whether caches stay valid,
+// and whether it ends the burst's wait (a pci bind).
 func (w *Watcher) hint(c Cause, cached, end bool) {
 	now := time.Now()
 	w.mu.Lock()
@@ -203,8 +176,7 @@ func (w *Watcher) hint(c Cause, cached, end bool) {
 	}
 }
 
-// Degraded returns the errors of the sources that could not be opened
-// or failed, joined; nil when every enabled source works.
+// Degraded joins the errors of the sources that failed; nil when all work.
 func (w *Watcher) Degraded() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -212,7 +184,7 @@ func (w *Watcher) Degraded() error {
 }
 
 // Run pumps the sources and releases triggers until ctx is cancelled,
-// then closes them and the Ready channel. It may be called once.
+// then closes them and Ready. It may be called once.
 func (w *Watcher) Run(ctx context.Context) error {
 	if w.started.Swap(true) {
 		return errors.New("watch: Run called twice")
@@ -226,10 +198,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 		wg.Go(func() { pump(w, sourceRtnetlink, w.links, handle, lost) })
 	}
 	if w.ethtool != nil {
-		wg.Go(func() { pump(w, sourceEthtool, w.ethtool, w.onChannels, nil) })
+		wg.Go(func() { pump(w, sourceEthtool, w.ethtool, w.hints(CauseChannels), nil) })
 	}
 	if w.netdev != nil {
-		wg.Go(func() { pump(w, sourceNetdev, w.netdev, w.onDevs, nil) })
+		wg.Go(func() { pump(w, sourceNetdev, w.netdev, w.hints(CauseNetdev), nil) })
 	}
 	w.loop(ctx)
 	w.Close()
