@@ -61,7 +61,14 @@ func (w *Watcher) loop(ctx context.Context) {
 			w.Hint(CauseLoad)
 		case <-w.wake:
 			w.mu.Lock()
-			if w.acc.Causes == nil {
+			outside := w.outside
+			w.outside = false
+			if w.acc.Causes == nil || !outside {
+				// The consumer's own hints alone go at once when no
+				// burst is open and wait with one; they open none.
+				if w.acc.Causes != nil && !open {
+					release()
+				}
 				w.mu.Unlock()
 				continue
 			}

@@ -414,20 +414,20 @@ func TestOwnCauses(t *testing.T) {
 			t.Errorf("load after %v, want the period, 1m", got)
 		}
 		wantCauses(t, tr, map[Cause]int{CauseLoad: 1})
-		time.Sleep(time.Second) // the burst the load hint opened ends
 		w.Hint(CauseStale)
 		synctest.Wait()
 		tr, ok := poll(w)
-		if !ok || tr.Fresh() || tr.Label() != LabelStale {
-			t.Fatalf("stale trigger %v (%v): Fresh %v, label %q", tr.Causes, ok, tr.Fresh(), tr.Label())
+		if !ok || tr.Fresh() || tr.Label() != LabelStale || !tr.First.IsZero() {
+			t.Fatalf("stale trigger %v (%v): Fresh %v, label %q, First %v; want released at once, no First",
+				tr.Causes, ok, tr.Fresh(), tr.Label(), tr.First)
 		}
+		// The consumer's own hints open no burst: the next event is
+		// released at once, not held for the window.
 		w.Hint(CauseLink)
 		synctest.Wait()
-		if tr, ok := poll(w); ok {
-			t.Fatalf("trigger %v inside the stale round's burst", tr.Causes)
-		}
-		if tr := next(w); tr.Label() != LabelLink {
-			t.Errorf("the burst's trailing trigger %v labelled %q, want link", tr.Causes, tr.Label())
+		tr, ok = poll(w)
+		if !ok || tr.Label() != LabelLink || tr.First.IsZero() {
+			t.Fatalf("link after the stale round: %v (%v), First %v; want released at once with its First", tr.Causes, ok, tr.First)
 		}
 	})
 }

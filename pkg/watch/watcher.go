@@ -15,8 +15,10 @@ import (
 // Options configure a Watcher; the durations have no defaults.
 //
 // A hint when no burst is open is released at once and opens a burst;
-// hints while it is open are held and released together. Lost events
-// are always held, and make the burst's later triggers Fresh.
+// hints while it is open are held and released together. The
+// consumer's own hints (stale, load, verify) open no burst, so that
+// they never delay an event. Lost events are always held, and make the
+// burst's later triggers Fresh.
 type Options struct {
 	Window   time.Duration // quiet time that ends a burst; > 0
 	MaxDelay time.Duration // bound on a held hint's wait; >= Window
@@ -48,7 +50,8 @@ type Watcher struct {
 	acc      Trigger   // every hint the consumer has not taken; nil Causes when none
 	released bool      // the debouncer let the consumer take acc
 	end      bool      // a hint since the debouncer looked is a pci bind
-	last     time.Time // when the last hint came
+	outside  bool      // a hint since the debouncer looked is not the consumer's own
+	last     time.Time // when the last hint not the consumer's own came
 	lost     bool      // the open burst lost events
 	timers   map[Cause]*time.Timer
 	stats    Stats
@@ -162,12 +165,19 @@ func (w *Watcher) hint(c Cause, cached, end bool) {
 	now := time.Now()
 	w.mu.Lock()
 	if w.acc.Causes == nil {
-		w.acc = Trigger{Causes: make(map[Cause]int), First: now, cached: true}
+		w.acc = Trigger{Causes: make(map[Cause]int), cached: true}
+	}
+	// The consumer's own hints (stale, load, verify) are no events:
+	// they give no First, for event-to-applied, and open no burst.
+	if c < CauseStale {
+		if w.acc.First.IsZero() {
+			w.acc.First = now
+		}
+		w.last, w.outside = now, true
 	}
 	w.acc.Causes[c]++
 	w.acc.cached = w.acc.cached && cached
 	w.end = w.end || end
-	w.last = now
 	w.lost = w.lost || c == CauseLost
 	w.mu.Unlock()
 	select {
