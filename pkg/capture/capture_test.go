@@ -4,12 +4,15 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
@@ -278,6 +281,30 @@ func TestRoundTripNAPI(t *testing.T) {
 			}
 			if r.Roots.Etc == "" {
 				t.Error("the capture has no etc")
+			}
+		})
+	}
+}
+
+// failingNetdev fails every request with err.
+type failingNetdev struct{ err error }
+
+func (f failingNetdev) Queues() ([]netdev.Queue, error) { return nil, f.err }
+func (f failingNetdev) NAPIs() ([]netdev.NAPI, error)   { return nil, f.err }
+
+// TestRoundTripNetlinkErrors: a kernel without the netdev family replays
+// as one (netdev.Unavailable), another error as that error; both are in
+// the manifest.
+func TestRoundTripNetlinkErrors(t *testing.T) {
+	for _, err := range []error{fmt.Errorf("netdev queue-get: %w", syscall.EOPNOTSUPP), errors.New("netdev queue-get: boom")} {
+		t.Run(err.Error(), func(t *testing.T) {
+			r, _ := roundTrip(t, fakesys.NewQEMUGuestNIC(t, true), config.Default(), failingNetdev{err}, nil, false)
+			_, got := r.Roots.Netdev.Queues()
+			if got == nil || !strings.HasPrefix(got.Error(), err.Error()) || netdev.Unavailable(got) != netdev.Unavailable(err) {
+				t.Errorf("replayed %v, want %v", got, err)
+			}
+			if want := (capture.Missing{Path: "netlink queue-get", Why: err.Error()}); !slices.Contains(r.Manifest.Missing, want) {
+				t.Errorf("manifest missing %v, want %v in it", r.Manifest.Missing, want)
 			}
 		})
 	}
