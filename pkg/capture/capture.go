@@ -30,12 +30,15 @@ const Format = 1
 // Source is what to capture: the roots ("/sys", "/proc", "/etc" on a
 // host, or a fixture tree's), the config file numairqd would read (""
 // none), the netlink answers (nil: not asked) and numairqd's version.
+// A Time, when set, is the capture's instead of now, and took is left
+// out: the same tree then gives the same bytes (for files kept in git).
 type Source struct {
 	Sys, Proc, Etc string
 	Config         string
 	Netdev         inventory.Netdev // queue-get, napi-get: netdev.Kernel{} on a host
 	Queues         load.QueueReader // per-queue counters: load.NewNetCounters on a host
 	Version        string
+	Time           time.Time
 }
 
 // Manifest says what a capture holds and what could not be read.

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
 	"github.com/numairqd/numairqd/pkg/capture"
@@ -307,5 +308,19 @@ func TestRoundTripNetlinkErrors(t *testing.T) {
 				t.Errorf("manifest missing %v, want %v in it", r.Manifest.Missing, want)
 			}
 		})
+	}
+}
+
+// TestSameBytes: with a Time, a tree captured twice is the same bytes.
+func TestSameBytes(t *testing.T) {
+	tree := fakesys.NewQEMUGuestNIC(t, true)
+	var out [2]strings.Builder
+	for i := range out {
+		if _, err := capture.Write(&out[i], capture.Source{Sys: tree.Sys(), Proc: tree.Proc(), Time: time.Unix(1e9, 0)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out[0].String() != out[1].String() || out[0].Len() == 0 {
+		t.Errorf("two captures of one tree differ: %d and %d bytes", out[0].Len(), out[1].Len())
 	}
 }
