@@ -56,6 +56,7 @@ var HwlocMachines = []HwlocMachine{
 // Notes say what a conversion derived or synthesized, for the index.
 type Notes []string
 
+// add adds the note once.
 func (n *Notes) add(format string, args ...any) {
 	s := fmt.Sprintf(format, args...)
 	if !slices.Contains(*n, s) {
@@ -103,9 +104,9 @@ func (c *converter) copyFile(p string) bool {
 	return ok
 }
 
-// list writes p, a list file, or derives it from the mask file of the
-// same data (the gathers of kernels before the list files); it returns
-// the mask and whether either existed.
+// list copies p, a list file, or derives it from mask, the mask file of
+// the same data ("" for none), as gathers of kernels before the list
+// files need; it returns the CPUs and whether either file existed.
 func (c *converter) list(p, mask string) (cpumask.Mask, bool) {
 	if s, ok := c.g.Read(p); ok {
 		m, err := cpumask.ParseList(s)
@@ -128,8 +129,8 @@ func (c *converter) list(p, mask string) (cpumask.Mask, bool) {
 	return m, true
 }
 
-// cpuIDs returns the N of the entries "<prefix>N" in dir, ascending.
-func (c *converter) cpuIDs(dir, prefix string) []int {
+// numbered returns the N of the entries "<prefix>N" in dir, ascending.
+func (c *converter) numbered(dir, prefix string) []int {
 	var ids []int
 	for _, name := range c.g.List(dir) {
 		if n, err := strconv.Atoi(strings.TrimPrefix(name, prefix)); err == nil && strings.HasPrefix(name, prefix) {
@@ -142,7 +143,7 @@ func (c *converter) cpuIDs(dir, prefix string) []int {
 
 // topology writes the CPU and node files and returns the online CPUs.
 func (c *converter) topology() cpumask.Mask {
-	cpus := c.cpuIDs(cpuDir, "cpu")
+	cpus := c.numbered(cpuDir, "cpu")
 	online, ok := c.list(cpuDir+"/online", "")
 	if !ok {
 		// A kernel without cpu/online: CPUs whose online file is not 0
@@ -180,7 +181,7 @@ func (c *converter) topology() cpumask.Mask {
 		}
 	}
 	c.byCPU = map[int]int{}
-	ids := c.cpuIDs(nodeDir, "node")
+	ids := c.numbered(nodeDir, "node")
 	if len(ids) == 0 {
 		return online // no NUMA: the kernel shows no node directory
 	}
@@ -226,7 +227,7 @@ func (c *converter) devices(online cpumask.Mask) {
 		if s, ok := c.g.Read(dir + "/numa_node"); ok {
 			d.node, _ = strconv.Atoi(s)
 		}
-		for _, n := range c.cpuIDs(dir+"/msi_irqs", "") {
+		for _, n := range c.numbered(dir+"/msi_irqs", "") {
 			d.msi = append(d.msi, n)
 			c.used[n] = true
 		}

@@ -80,24 +80,30 @@ func FleetMachine(sh fakesys.Shape) string { return "fleet-" + sh.Name }
 const FleetSkipped = "scale-256"
 
 // WriteFleet writes the capture of every fleet shape but FleetSkipped
-// into dir, each with a config file of its banned CPUs.
+// into dir.
 func WriteFleet(tb testing.TB, dir string) {
 	tb.Helper()
 	for _, sh := range fakesys.Shapes() {
-		if sh.Name == FleetSkipped {
-			continue
+		if sh.Name != FleetSkipped {
+			PackFleet(tb, sh, filepath.Join(dir, FleetMachine(sh)+".tar.gz"))
 		}
-		tree := fakesys.New(tb)
-		sh.Build(tree)
-		config := ""
-		if sh.Banned != "" {
-			config = filepath.Join(tb.TempDir(), "numairqd.yaml")
-			if err := os.WriteFile(config, []byte("banned_cpus: \""+sh.Banned+"\"\n"), 0o644); err != nil {
-				tb.Fatal(err)
-			}
-		}
-		Pack(tb, tree, config, filepath.Join(dir, FleetMachine(sh)+".tar.gz"))
 	}
+}
+
+// PackFleet writes the capture of fleet shape sh to dst, with a config
+// file of its banned CPUs.
+func PackFleet(tb testing.TB, sh fakesys.Shape, dst string) {
+	tb.Helper()
+	tree := fakesys.New(tb)
+	sh.Build(tree)
+	config := ""
+	if sh.Banned != "" {
+		config = filepath.Join(tb.TempDir(), "numairqd.yaml")
+		if err := os.WriteFile(config, []byte("banned_cpus: \""+sh.Banned+"\"\n"), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	Pack(tb, tree, config, dst)
 }
 
 // WriteHwloc writes the capture of every HwlocMachines gather of the
