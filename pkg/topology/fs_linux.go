@@ -24,11 +24,11 @@ func (fs FS) path(elem ...string) string {
 	return filepath.Join(append([]string{fs.Root}, elem...)...)
 }
 
-// readString returns the file's content, trimmed; parsers wrap
-// kernfs.ErrMalformed. Kernels from 5.15 end the CPU lists and masks of
-// topology/ and nodeN/ with the string's NUL ("0-3\n\x00"): their
-// bin_attribute reads copy strlen + 1 bytes (lib/bitmap.c
-// bitmap_print_to_buf); the NUL and what it ends are dropped.
+// readString returns the file's content, trimmed of white space and
+// trailing NULs; parsers wrap kernfs.ErrMalformed. Kernels from 5.15
+// (not 6.18) end the CPU lists and masks of topology/ and nodeN/ with
+// the string's NUL ("0-3\n\x00"): their bin_attribute reads copied
+// strlen + 1 bytes (lib/bitmap.c bitmap_print_to_buf).
 func (fs FS) readString(elem ...string) (string, error) {
 	s, err := kernfs.ReadTrimmed(fs.path(elem...))
 	return strings.TrimSpace(strings.TrimRight(s, "\x00")), err
