@@ -25,10 +25,13 @@ func (fs FS) path(elem ...string) string {
 }
 
 // readString returns the file's content, trimmed of white space and
-// trailing NULs; parsers wrap kernfs.ErrMalformed. Kernels from 5.15
-// (not 6.18) end the CPU lists and masks of topology/ and nodeN/ with
-// the string's NUL ("0-3\n\x00"): their bin_attribute reads copied
-// strlen + 1 bytes (lib/bitmap.c bitmap_print_to_buf).
+// trailing NULs; parsers wrap kernfs.ErrMalformed. Kernels have ended
+// files with the string's NUL ("0-3\n\x00"), as hwloc's gathers of
+// real machines show: node/online and possible from 2.6.24 to 3.1
+// (drivers/base/node.c print_nodes_state returned size + 1), the CPU
+// lists and masks of topology/ and nodeN/ from 5.15 (not 6.18; their
+// bin_attribute reads copied strlen + 1 bytes, lib/bitmap.c
+// bitmap_print_to_buf).
 func (fs FS) readString(elem ...string) (string, error) {
 	s, err := kernfs.ReadTrimmed(fs.path(elem...))
 	return strings.TrimSpace(strings.TrimRight(s, "\x00")), err

@@ -425,10 +425,11 @@ func cpuNodes(s *topology.Snapshot) []int {
 	return ids
 }
 
-// TestTrailingNUL reads a machine whose topology and node CPU lists end
-// in the string's NUL, as kernels from 5.15 print them (seen in hwloc's
-// gather of a Kunpeng 920, tests/hwloc/linux/128arm-2pa2n8cluster4co),
-// as the same machine without.
+// TestTrailingNUL reads a machine whose topology and node CPU lists and
+// node/online end in the string's NUL, as kernels from 5.15 and from
+// 2.6.24 to 3.1 print them (seen in hwloc's gathers of a Kunpeng 920,
+// tests/hwloc/linux/128arm-2pa2n8cluster4co, and of a Xeon E5,
+// 32em64t-2n8c+dax+nvme+mic+dimms), as the same machine without.
 func TestTrailingNUL(t *testing.T) {
 	m := fakesys.Machine{
 		Online:   "0-7",
@@ -440,18 +441,19 @@ func TestTrailingNUL(t *testing.T) {
 	want := readMachine(t, m)
 	tree := fakesys.New(t)
 	tree.AddMachine(m)
-	for _, rel := range []string{"cpu/cpu%d/topology/core_cpus_list", "cpu/cpu%d/topology/package_cpus_list", "node/node%d/cpulist"} {
-		for c := range 8 {
-			p := tree.Path("sys/devices/system/" + fmt.Sprintf(rel, c))
-			b, err := os.ReadFile(p)
-			if errors.Is(err, os.ErrNotExist) {
-				continue
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			tree.WriteFile("sys/devices/system/"+fmt.Sprintf(rel, c), string(b)+"\x00")
+	files := []string{"node/online"}
+	for c := range 8 {
+		files = append(files, fmt.Sprintf("cpu/cpu%d/topology/core_cpus_list", c), fmt.Sprintf("cpu/cpu%d/topology/package_cpus_list", c))
+	}
+	for n := range 2 {
+		files = append(files, fmt.Sprintf("node/node%d/cpulist", n))
+	}
+	for _, rel := range files {
+		b, err := os.ReadFile(tree.Path("sys/devices/system/" + rel))
+		if err != nil {
+			t.Fatal(err)
 		}
+		tree.WriteFile("sys/devices/system/"+rel, string(b)+"\x00")
 	}
 	got, err := topology.NewFS(tree.Sys()).ReadDetail()
 	if err != nil {
