@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/numairqd/numairqd/internal/fakesys"
 )
 
 // hostsDir is testdata/hosts, from this package's directory.
@@ -47,6 +49,36 @@ func TestIndex(t *testing.T) {
 			if m := strings.TrimSuffix(filepath.Base(f), ext); !listed[m] {
 				t.Errorf("%s: no row for %q in the index", f, m)
 			}
+		}
+	}
+}
+
+// TestIndexCitesGenerators checks that every generated capture has its
+// row, and that a hwloc row cites the gather and commit it came from.
+func TestIndexCitesGenerators(t *testing.T) {
+	rows, err := ReadIndex(filepath.Join(hostsDir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Row{}
+	for _, r := range rows {
+		byName[r.Machine] = r
+	}
+	for _, sh := range fakesys.Shapes() {
+		if _, ok := byName[FleetMachine(sh)]; !ok && sh.Name != FleetSkipped {
+			t.Errorf("fleet shape %s has no row %s", sh.Name, FleetMachine(sh))
+		}
+	}
+	for _, m := range HwlocMachines {
+		r, ok := byName[m.Name()]
+		want := "tests/hwloc/linux/" + m.Gather + ".tar.bz2` @ " + HwlocCommit[:12]
+		switch {
+		case !ok:
+			t.Errorf("gather %s has no row %s", m.Gather, m.Name())
+		case !strings.Contains(r.Source, want):
+			t.Errorf("row %s: source %q does not cite %q", m.Name(), r.Source, want)
+		case m.NIC != strings.Contains(r.Holds, "synthetic NIC"):
+			t.Errorf("row %s: says synthetic NIC %v, the generator adds one %v", m.Name(), !m.NIC, m.NIC)
 		}
 	}
 }
