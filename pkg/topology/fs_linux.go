@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/kernfs"
@@ -23,10 +24,17 @@ func (fs FS) path(elem ...string) string {
 	return filepath.Join(append([]string{fs.Root}, elem...)...)
 }
 
-// readString returns the file's content, trimmed; parsers wrap
-// kernfs.ErrMalformed.
+// readString returns the file's content, trimmed of white space and
+// trailing NULs; parsers wrap kernfs.ErrMalformed. Kernels have ended
+// files with the string's NUL ("0-3\n\x00"), as hwloc's gathers of
+// real machines show: node/online and possible from 2.6.24 to 3.1
+// (drivers/base/node.c print_nodes_state returned size + 1), the CPU
+// lists and masks of topology/ and nodeN/ from 5.15 (not 6.18; their
+// bin_attribute reads copied strlen + 1 bytes, lib/bitmap.c
+// bitmap_print_to_buf).
 func (fs FS) readString(elem ...string) (string, error) {
-	return kernfs.ReadTrimmed(fs.path(elem...))
+	s, err := kernfs.ReadTrimmed(fs.path(elem...))
+	return strings.TrimSpace(strings.TrimRight(s, "\x00")), err
 }
 
 func (fs FS) readList(elem ...string) (cpumask.Mask, error) {

@@ -424,3 +424,46 @@ func cpuNodes(s *topology.Snapshot) []int {
 	}
 	return ids
 }
+
+// TestTrailingNUL reads a machine whose topology and node CPU lists and
+// node/online end in the string's NUL, as kernels from 5.15 and from
+// 2.6.24 to 3.1 print them (seen in hwloc's gathers of a Kunpeng 920,
+// tests/hwloc/linux/128arm-2pa2n8cluster4co, and of a Xeon E5,
+// 32em64t-2n8c+dax+nvme+mic+dimms), as the same machine without.
+func TestTrailingNUL(t *testing.T) {
+	m := fakesys.Machine{
+		Online:   "0-7",
+		Siblings: func(c int) string { return fmt.Sprintf("%d,%d", c%4, c%4+4) },
+		Package:  func(c int) int { return c % 4 / 2 },
+		LLC:      func(c int) string { return fmt.Sprintf("%d-%d,%d-%d", c%4/2*2, c%4/2*2+1, c%4/2*2+4, c%4/2*2+5) },
+		Nodes:    []fakesys.Node{{ID: 0, CPUs: "0-1,4-5", Distance: []int{10, 20}}, {ID: 1, CPUs: "2-3,6-7", Distance: []int{20, 10}}},
+	}
+	want := readMachine(t, m)
+	tree := fakesys.New(t)
+	tree.AddMachine(m)
+	files := []string{"node/online"}
+	for c := range 8 {
+		files = append(files, fmt.Sprintf("cpu/cpu%d/topology/core_cpus_list", c), fmt.Sprintf("cpu/cpu%d/topology/package_cpus_list", c))
+	}
+	for n := range 2 {
+		files = append(files, fmt.Sprintf("node/node%d/cpulist", n))
+	}
+	for _, rel := range files {
+		b, err := os.ReadFile(tree.Path("sys/devices/system/" + rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree.WriteFile("sys/devices/system/"+rel, string(b)+"\x00")
+	}
+	got, err := topology.NewFS(tree.Sys()).ReadDetail()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c := range 8 {
+		g, _ := got.CPU(c)
+		w, _ := want.CPU(c)
+		if g.Node != w.Node || !g.Siblings.Equal(w.Siblings) || g.Package != w.Package || !g.LLC.Equal(w.LLC) {
+			t.Errorf("CPU %d: %+v, want %+v", c, g, w)
+		}
+	}
+}
