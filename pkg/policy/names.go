@@ -39,10 +39,12 @@ const (
 	layoutHalves                     // gve: tx blocks first, rx in the second half
 	layoutRxSharedUnlessSplit        // ionic: "rx" serves both unless tx has its own
 	layoutBare                       // "<netdev>-<n>": sfc's channel, tg3's ringless vector
+	layoutOrder                      // no index in the name: the vector order is the queue
 )
 
 // nameRule is one driver's naming rule, from its request_irq call; one
-// without a "queue" group names control IRQs. dir is the direction
+// without a "queue" group names control IRQs, unless its layout is
+// layoutOrder. dir is the direction
 // unless a "dir" group names one (dirWords); queue = (n - base) / step
 // (nvme's q1 and mlx4's EQ 1 are queue 0; hns3 counts TxRx by two).
 type nameRule struct {
@@ -192,6 +194,19 @@ var builtinRules = []nameRule{
 		"drivers/net/ethernet/intel/ixgbe/ixgbe_main.c ixgbe_request_msix_irqs; ixgbevf/ixgbevf_main.c ixgbevf_request_msix_irqs; igb/igb_main.c igb_request_msix; igc/igc_main.c igc_request_msix; e1000e/netdev.c e1000_request_msix; broadcom/bnxt/bnxt.c bnxt_setup_msix; cisco/enic/enic_main.c enic_request_intr; sfc/efx_channels.c efx_get_channel_name; broadcom/tg3.c tg3_request_irq; drivers/net/vmxnet3/vmxnet3_drv.c vmxnet3_request_irqs; netronome/nfp/nfp_net_common.c nfp_net_prepare_vector; marvell/octeontx2/nic/otx2_pf.c otx2_open"),
 	// be2net: "%s-q%d", one EQ per rx/tx queue pair.
 	queueRule("be2net", `-q(?P<queue>\d+)$`, DirBoth, "drivers/net/ethernet/emulex/benet/be_main.c be_msix_register"),
+
+	// Storage HBAs, a reply queue per vector: hpsa "%s-msix%d" (devname
+	// "hpsa%d"), mpt3sas "%s%d-msix%d", megaraid_sas "%s%u-msix%u",
+	// lpfc "lpfc:%d".
+	queueRule("hpsa,mpt2sas,mpt3sas,megaraid_sas", `^(?:hpsa|mpt[23]sas|megasas)\d+-msix(?P<queue>\d+)$`, DirBoth,
+		"drivers/scsi/hpsa.c hpsa_request_irqs; mpt3sas/mpt3sas_base.c _base_request_irq; megaraid/megaraid_sas_base.c megasas_setup_irqs_msix"),
+	queueRule("lpfc", `^lpfc:(?P<queue>\d+)$`, DirBoth, "drivers/scsi/lpfc/lpfc_init.c lpfc_sli4_enable_msix"),
+	// smartpqi, aacraid and megaraid_sas before "-msix" name every
+	// vector after the driver; vector i serves queue i (layoutOrder).
+	{drivers: "smartpqi,aacraid,megaraid_sas", re: regexp.MustCompile(`^(?:smartpqi|aacraid|megasas)$`), dir: DirBoth, step: 1, layout: layoutOrder,
+		cite: "drivers/scsi/smartpqi/smartpqi_init.c pqi_request_irqs; aacraid/commsup.c aac_acquire_irq; megaraid/megaraid_sas_base.c megasas_probe_one (Linux 3.2)"},
+	// ccp: "ccp-%u" and "psp-%u" number the device, not a queue.
+	controlRule("ccp", `^(?:ccp|psp)-\d+$`, "drivers/crypto/ccp/ccp-dev.c ccp_alloc_struct; psp-dev.c psp_alloc_struct"),
 
 	// Control words, before the generic rule: vmxnet3's "eth0-event-4".
 	controlRule("any", `(?i)(?:config|ctrl|control|misc|async|mbox|mailbox|admin|mgmnt|mgmt|hwc|cmd|event|aer|pme)`, "generic"),
