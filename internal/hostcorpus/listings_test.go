@@ -30,7 +30,7 @@ func init() {
 func updating() bool { return flag.Lookup("update").Value.String() == "true" }
 
 // listingQueues is, per listing, the queue IRQs each driver has on that
-// host as its names (or vector order) show them.
+// host as its names (or vector order) show them; 0: all control.
 var listingQueues = map[string]map[string]int{
 	"nehalem":        {"igb": 8},
 	"sandybridge-ep": {"igb": 8},
@@ -39,8 +39,8 @@ var listingQueues = map[string]map[string]int{
 	"haswell-ep":     {"hpsa": 32, "tg3": 5},
 	"broadwell-ep":   {"hpsa": 32, "tg3": 20},
 	"fam15h":         {"hpsa": 32, "tg3": 5},
-	"fam17h":         {"smartpqi": 16, "tg3": 20},
-	"rbench":         {"megaraid_sas": 41, "mlx5_core": 40, "nvme": 80, "igb": 8, "tg3": 5},
+	"fam17h":         {"smartpqi": 16, "tg3": 20, "ccp": 0},
+	"rbench":         {"megaraid_sas": 41, "mlx5_core": 40, "nvme": 80, "igb": 8, "tg3": 5, "ahci": 0},
 	"intersched":     {"igb": 16},
 	"skyao-pve":      {"mlx4_core": 24},
 	"frc971-desktop": {"nvme": 20, "igc": 4, "iwlwifi": 14},

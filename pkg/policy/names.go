@@ -207,6 +207,8 @@ var builtinRules = []nameRule{
 		cite: "drivers/scsi/smartpqi/smartpqi_init.c pqi_request_irqs; aacraid/commsup.c aac_acquire_irq; megaraid/megaraid_sas_base.c megasas_probe_one (Linux 3.2)"},
 	// ccp: "ccp-%u" and "psp-%u" number the device, not a queue.
 	controlRule("ccp", `^(?:ccp|psp)-\d+$`, "drivers/crypto/ccp/ccp-dev.c ccp_alloc_struct; psp-dev.c psp_alloc_struct"),
+	// libata named a host's IRQ by its BDF before "ahci[%s]".
+	controlRule("ahci", `^`+bdf+`$`, "drivers/ata/libata-core.c ata_host_activate"),
 
 	// Control words, before the generic rule: vmxnet3's "eth0-event-4".
 	controlRule("any", `(?i)(?:config|ctrl|control|misc|async|mbox|mailbox|admin|mgmnt|mgmt|hwc|cmd|event|aer|pme)`, "generic"),

@@ -24,7 +24,7 @@ type driverName struct {
 
 const ctl = -1
 
-// driverNames: real names from 44 driver modules, with interface names that end
+// driverNames: real names from 45 driver modules, with interface names that end
 // in digits (enp2s0f4, ens1f0np0, eth0), renamed ones (wan, lan0,
 // storage), BDFs with their domain and names that hold the interface.
 var driverNames = []driverName{
@@ -205,6 +205,7 @@ var driverNames = []driverName{
 	{"lpfc", "lpfc:135", 135, DirBoth, "drivers/scsi/lpfc/lpfc_init.c lpfc_sli4_enable_msix"},
 	{"ccp", "ccp-1", ctl, DirNone, "drivers/crypto/ccp/ccp-dev.c ccp_alloc_struct"},
 	{"ccp", "psp-3", ctl, DirNone, "drivers/crypto/ccp/psp-dev.c psp_alloc_struct"},
+	{"ahci", "0000:00:17.0", ctl, DirNone, "drivers/ata/libata-core.c ata_host_activate"},
 }
 
 // ruleFor is the built-in rule that decides name, nil when none matches.
