@@ -212,7 +212,8 @@ var builtinRules = []nameRule{
 
 	// Control words, before the generic rule: vmxnet3's "eth0-event-4".
 	controlRule("any", `(?i)(?:config|ctrl|control|misc|async|mbox|mailbox|admin|mgmnt|mgmt|hwc|cmd|event|aer|pme)`, "generic"),
-	// Generic: a trailing number, ignoring "@pci:<BDF>": sfc's "%s-%d".
-	{drivers: "sfc,any", re: regexp.MustCompile(`^[^@]*?[-_.q](?P<queue>\d+)(?:@.*)?$`), dir: DirBoth, step: 1, layout: layoutBare,
-		cite: "drivers/net/ethernet/sfc/efx_channels.c efx_get_channel_name; tg3.c tg3_request_irq"},
+	// Generic: a trailing number, ignoring "@pci:<BDF>": sfc's and
+	// bnx2's "%s-%d".
+	{drivers: "sfc,bnx2,any", re: regexp.MustCompile(`^[^@]*?[-_.q](?P<queue>\d+)(?:@.*)?$`), dir: DirBoth, step: 1, layout: layoutBare,
+		cite: "drivers/net/ethernet/sfc/efx_channels.c efx_get_channel_name; tg3.c tg3_request_irq; broadcom/bnx2.c bnx2_enable_msix"},
 }

@@ -24,7 +24,7 @@ type driverName struct {
 
 const ctl = -1
 
-// driverNames: real names from 45 driver modules, with interface names that end
+// driverNames: real names from 46 driver modules, with interface names that end
 // in digits (enp2s0f4, ens1f0np0, eth0), renamed ones (wan, lan0,
 // storage), BDFs with their domain and names that hold the interface.
 var driverNames = []driverName{
@@ -206,6 +206,8 @@ var driverNames = []driverName{
 	{"ccp", "ccp-1", ctl, DirNone, "drivers/crypto/ccp/ccp-dev.c ccp_alloc_struct"},
 	{"ccp", "psp-3", ctl, DirNone, "drivers/crypto/ccp/psp-dev.c psp_alloc_struct"},
 	{"ahci", "0000:00:17.0", ctl, DirNone, "drivers/ata/libata-core.c ata_host_activate"},
+	{"bnx2", "em1-0", 0, DirBoth, "drivers/net/ethernet/broadcom/bnx2.c bnx2_enable_msix"},
+	{"bnx2", "em2-7", 7, DirBoth, "drivers/net/ethernet/broadcom/bnx2.c bnx2_enable_msix"},
 }
 
 // ruleFor is the built-in rule that decides name, nil when none matches.
