@@ -12,7 +12,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -63,6 +62,9 @@ func Open(file string) (_ *Replay, err error) {
 		return nil, fail("", "not a regular file")
 	}
 	zr, err := gzip.NewReader(bufio.NewReader(f))
+	if errors.Is(err, io.EOF) {
+		return nil, fail("", "an empty file, not a capture")
+	}
 	if err != nil {
 		return nil, fail("", "not a gzip'd capture: %v", err)
 	}
@@ -194,19 +196,17 @@ func checkName(name string, typ byte, seen, links map[string]bool) string {
 	return ""
 }
 
-// checkLink says what is wrong with a symlink at name to target: only
-// "../" up to the archive's root at most, then a path down.
+// checkLink says what is wrong with a symlink at name to target: a
+// clean relative path, up no further than the archive's root.
 func checkLink(name, target string) string {
 	if target == "" || path.IsAbs(target) || strings.ContainsRune(target, 0) || path.Clean(target) != target {
 		return "that is absolute, empty or not clean"
 	}
-	parts := strings.Split(target, "/")
-	up := 0
-	for up < len(parts) && parts[up] == ".." {
-		up++
-	}
-	if slices.Contains(parts[up:], "..") {
-		return "that goes down, then up"
+	up := 0 // a clean path has its ".." first
+	for _, p := range strings.Split(target, "/") {
+		if p == ".." {
+			up++
+		}
 	}
 	if up > strings.Count(name, "/") {
 		return "that leaves the archive"

@@ -43,6 +43,7 @@ type recorder struct {
 	mu      sync.Mutex
 	touched map[string]bool // every path; true when its last link was followed
 	files   map[string][]byte
+	failed  map[string]bool // the last read of the file failed
 	dirs    map[string][]string
 	errs    map[string]string // why a path could not be read
 }
@@ -56,6 +57,9 @@ func (r *recorder) Record(a kernfs.Access) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.touched[p] = r.touched[p] || a.Op != kernfs.OpLink && a.Op != kernfs.OpLstat
+	if a.Op == kernfs.OpFile {
+		r.failed[p] = a.Err != nil
+	}
 	switch {
 	case a.Err == nil:
 		delete(r.errs, p)
@@ -102,7 +106,7 @@ func Write(w io.Writer, src Source) (Manifest, error) {
 			m.Kernel, m.Machine = utsString(u.Release[:]), utsString(u.Machine[:])
 		}
 	}
-	rec := &recorder{touched: map[string]bool{}, files: map[string][]byte{}, dirs: map[string][]string{}, errs: map[string]string{}}
+	rec := &recorder{touched: map[string]bool{}, files: map[string][]byte{}, failed: map[string]bool{}, dirs: map[string][]string{}, errs: map[string]string{}}
 	for _, rt := range []root{{src.Sys, "sys"}, {src.Proc, "proc"}, {src.Etc, "etc"}} {
 		if rt.host != "" {
 			rec.roots = append(rec.roots, root{filepath.Clean(rt.host), rt.arch})
@@ -243,6 +247,10 @@ func (t *tree) build() {
 	for _, p := range slices.Sorted(maps.Keys(t.rec.touched)) {
 		if !keep(p) {
 			delete(t.rec.errs, p)
+			continue
+		}
+		if fi, err := os.Stat(p); t.rec.failed[p] && err == nil && !fi.IsDir() {
+			t.resolveDir(filepath.Dir(p), 0) // a file that would not read is left out
 			continue
 		}
 		real, err := t.resolve(p, t.rec.touched[p], 0)

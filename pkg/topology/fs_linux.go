@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/kernfs"
@@ -24,9 +25,13 @@ func (fs FS) path(elem ...string) string {
 }
 
 // readString returns the file's content, trimmed; parsers wrap
-// kernfs.ErrMalformed.
+// kernfs.ErrMalformed. Kernels from 5.15 end the CPU lists and masks of
+// topology/ and nodeN/ with the string's NUL ("0-3\n\x00"): their
+// bin_attribute reads copy strlen + 1 bytes (lib/bitmap.c
+// bitmap_print_to_buf); the NUL and what it ends are dropped.
 func (fs FS) readString(elem ...string) (string, error) {
-	return kernfs.ReadTrimmed(fs.path(elem...))
+	s, err := kernfs.ReadTrimmed(fs.path(elem...))
+	return strings.TrimSpace(strings.TrimRight(s, "\x00")), err
 }
 
 func (fs FS) readList(elem ...string) (cpumask.Mask, error) {

@@ -424,3 +424,44 @@ func cpuNodes(s *topology.Snapshot) []int {
 	}
 	return ids
 }
+
+// TestTrailingNUL reads a machine whose topology and node CPU lists end
+// in the string's NUL, as kernels from 5.15 print them (seen in hwloc's
+// gather of a Kunpeng 920, tests/hwloc/linux/128arm-2pa2n8cluster4co),
+// as the same machine without.
+func TestTrailingNUL(t *testing.T) {
+	m := fakesys.Machine{
+		Online:   "0-7",
+		Siblings: func(c int) string { return fmt.Sprintf("%d,%d", c%4, c%4+4) },
+		Package:  func(c int) int { return c % 4 / 2 },
+		LLC:      func(c int) string { return fmt.Sprintf("%d-%d,%d-%d", c%4/2*2, c%4/2*2+1, c%4/2*2+4, c%4/2*2+5) },
+		Nodes:    []fakesys.Node{{ID: 0, CPUs: "0-1,4-5", Distance: []int{10, 20}}, {ID: 1, CPUs: "2-3,6-7", Distance: []int{20, 10}}},
+	}
+	want := readMachine(t, m)
+	tree := fakesys.New(t)
+	tree.AddMachine(m)
+	for _, rel := range []string{"cpu/cpu%d/topology/core_cpus_list", "cpu/cpu%d/topology/package_cpus_list", "node/node%d/cpulist"} {
+		for c := range 8 {
+			p := tree.Path("sys/devices/system/" + fmt.Sprintf(rel, c))
+			b, err := os.ReadFile(p)
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tree.WriteFile("sys/devices/system/"+fmt.Sprintf(rel, c), string(b)+"\x00")
+		}
+	}
+	got, err := topology.NewFS(tree.Sys()).ReadDetail()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c := range 8 {
+		g, _ := got.CPU(c)
+		w, _ := want.CPU(c)
+		if g.Node != w.Node || !g.Siblings.Equal(w.Siblings) || g.Package != w.Package || !g.LLC.Equal(w.LLC) {
+			t.Errorf("CPU %d: %+v, want %+v", c, g, w)
+		}
+	}
+}
