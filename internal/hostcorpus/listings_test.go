@@ -1,15 +1,12 @@
 package hostcorpus
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
-	"github.com/numairqd/numairqd/pkg/capture"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/machine"
@@ -18,16 +15,6 @@ import (
 
 // sourcesDir holds the raw listings, each citing its source.
 const sourcesDir = hostsDir + "/sources"
-
-func init() {
-	// Other generators of this package may define -update too.
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the corpus captures in testdata/hosts")
-	}
-}
-
-// updating reports whether the test runs with -update.
-func updating() bool { return flag.Lookup("update").Value.String() == "true" }
 
 // listingQueues is, per listing, the queue IRQs each driver has on that
 // host as its names (or vector order) show them; 0: all control.
@@ -59,8 +46,8 @@ func TestListings(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkListingPlan(t, l, tr)
-			if updating() {
-				writeCapture(t, tr, filepath.Join(hostsDir, "listing-"+l.Name+".tar.gz"))
+			if *update {
+				Pack(t, tr, "", filepath.Join(hostsDir, "listing-"+l.Name+".tar.gz"))
 			}
 		})
 	}
@@ -110,21 +97,5 @@ func checkListingPlan(t *testing.T, l Listing, tr *fakesys.Tree) {
 		if queues[drv] != n {
 			t.Errorf("%s: %d queue IRQs, want %d", drv, queues[drv], n)
 		}
-	}
-}
-
-// writeCapture captures the tree into path.
-func writeCapture(t *testing.T, tr *fakesys.Tree, path string) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := capture.Write(f, capture.Source{Sys: tr.Sys(), Proc: tr.Proc()}); err != nil {
-		f.Close()
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
 	}
 }
