@@ -26,7 +26,8 @@ func TestHwloc(t *testing.T) {
 	if dir == "" {
 		t.Fatal("HWLOC_DIR names no hwloc checkout (https://github.com/open-mpi/hwloc at " + HwlocCommit + ")")
 	}
-	for name, n := range WriteHwloc(t, dir, hostsDir) {
-		t.Logf("%s: %q", name, n)
+	notes := WriteHwloc(t, dir, hostsDir)
+	for _, m := range HwlocMachines {
+		t.Logf("%s: %q", m.Name(), notes[m.Name()])
 	}
 }

@@ -39,6 +39,9 @@ var HwlocMachines = []HwlocMachine{
 	{Gather: "96em64t-4no4pa3ca2co", NIC: true},
 	{Gather: "48amd64-4pa2n6c-sparse", NIC: true},
 	{Gather: "16amd64-8n2c", NIC: true},
+	{Gather: "16ia64-8n2s", NIC: true},
+	{Gather: "16em64t-4s2c2t-offlines", NIC: true},
+	{Gather: "8em64t-2s4c-asymcaches", NIC: true},
 	{Gather: "memorysidecaches", NIC: true},
 	{Gather: "nvidiagpunumanodes", NIC: true},
 	{Gather: "20em64t-hybrid-1p6c2t+2ca4co1t", NIC: true},
@@ -70,6 +73,7 @@ func FromGather(tb testing.TB, tree *fakesys.Tree, g *Gather, m HwlocMachine) No
 	c := &converter{tb: tb, g: g, t: tree}
 	online := c.topology()
 	tree.AddInterrupts(online.CPUs())
+	tree.Mkdir("proc/irq")
 	c.devices(online)
 	if m.NIC {
 		c.syntheticNIC(online)
