@@ -191,8 +191,10 @@ var driverNames = []driverName{
 	{"hinic3", "enp7s0_qp11", 11, DirBoth, "drivers/net/ethernet/huawei/hinic3/hinic3_irq.c hinic3_qps_irq_init"},
 	{"hinic3", "hinic3_ceq0@pci:0000:07:00.0", ctl, DirNone, "drivers/net/ethernet/huawei/hinic3/hinic3_eqs.c request_eq_irq"},
 
-	// Storage HBAs, from testdata/hosts/sources; those without an index
-	// get theirs from the vector order: TestClassifyDevices.
+	// Storage HBAs as real hosts name them (testdata/hosts/sources;
+	// lpfc: performancecopilot/pcp qa/linux/interrupts-1152cpu-x86_64),
+	// mpt3sas and aacraid as their format strings do; those without an
+	// index get theirs from the vector order: TestClassifyDevices.
 	{"hpsa", "hpsa0-msix0", 0, DirBoth, "drivers/scsi/hpsa.c hpsa_request_irqs"},
 	{"hpsa", "hpsa2-msix31", 31, DirBoth, "drivers/scsi/hpsa.c hpsa_request_irqs"},
 	{"mpt2sas", "mpt2sas0-msix0", 0, DirBoth, "drivers/scsi/mpt3sas/mpt3sas_base.c _base_request_irq"},
