@@ -42,6 +42,14 @@ type InterruptLine struct {
 	Actions []string // one handler name per shared handler
 }
 
+// isHWIRQ reports whether t is a hwirq column ("1-edge", "27"), not an
+// action: 3.x kernels print none, and ahci then named its
+// vector by its BDF ("0000:00:1f.2", drivers/ata/ahci.c).
+func isHWIRQ(t []byte) bool {
+	n, _, _ := bytes.Cut(t, []byte("-"))
+	return kernfs.IsDigits(n)
+}
+
 // ParseInterrupts parses /proc/interrupts as show_interrupts() prints
 // it. Errors wrap kernfs.ErrMalformed and name the line.
 func ParseInterrupts(r io.Reader) (Interrupts, error) { return parseInterrupts(r, true) }
@@ -129,7 +137,7 @@ func parseInterrupts(r io.Reader, withCounts bool) (Interrupts, error) {
 		// hwirq ("1-edge" or "27"), an optional Level/Edge
 		// (CONFIG_GENERIC_IRQ_SHOW_LEVEL), a detached "-handler".
 		var hw []byte
-		if t, r := kernfs.NextField(rest); t != nil && t[0] >= '0' && t[0] <= '9' {
+		if t, r := kernfs.NextField(rest); isHWIRQ(t) {
 			hw, rest = t, r
 		}
 		if t, r := kernfs.NextField(rest); string(t) == "Level" || string(t) == "Edge" {

@@ -53,6 +53,18 @@ func TestParseInterrupts(t *testing.T) {
 			},
 		},
 		{
+			// testdata/hosts/sources/rbench.txt: no hwirq column, ahci named by its BDF
+			name: "old kernel: chip and trigger in one column, a name that starts with a digit",
+			in: "  CPU0 CPU1\n" +
+				"  78:  0  0  IR-PCI-MSI-edge      0000:00:11.5\n" +
+				" 128:  0  3  IR-PCI-MSI-edge      p7p1-TxRx-0\n",
+			cpus: []int{0, 1},
+			rows: []InterruptLine{
+				{IRQ: 78, Counts: []uint64{0, 0}, Chip: "IR-PCI-MSI-edge", Actions: []string{"0000:00:11.5"}},
+				{IRQ: 128, Counts: []uint64{0, 3}, Chip: "IR-PCI-MSI-edge", Actions: []string{"p7p1-TxRx-0"}},
+			},
+		},
+		{
 			name: "blank lines and counts only",
 			in:   "\n CPU5\n\n 7: 99\n",
 			cpus: []int{5},

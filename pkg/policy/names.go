@@ -39,10 +39,12 @@ const (
 	layoutHalves                     // gve: tx blocks first, rx in the second half
 	layoutRxSharedUnlessSplit        // ionic: "rx" serves both unless tx has its own
 	layoutBare                       // "<netdev>-<n>": sfc's channel, tg3's ringless vector
+	layoutOrder                      // no index in the name: the vector order is the queue
 )
 
 // nameRule is one driver's naming rule, from its request_irq call; one
-// without a "queue" group names control IRQs. dir is the direction
+// without a "queue" group names control IRQs, unless its layout is
+// layoutOrder. dir is the direction
 // unless a "dir" group names one (dirWords); queue = (n - base) / step
 // (nvme's q1 and mlx4's EQ 1 are queue 0; hns3 counts TxRx by two).
 type nameRule struct {
@@ -193,9 +195,25 @@ var builtinRules = []nameRule{
 	// be2net: "%s-q%d", one EQ per rx/tx queue pair.
 	queueRule("be2net", `-q(?P<queue>\d+)$`, DirBoth, "drivers/net/ethernet/emulex/benet/be_main.c be_msix_register"),
 
+	// Storage HBAs, a reply queue per vector: hpsa "%s-msix%d" (devname
+	// "hpsa%d"), mpt3sas "%s%d-msix%d", megaraid_sas "%s%u-msix%u",
+	// lpfc "lpfc:%d".
+	queueRule("hpsa,mpt2sas,mpt3sas,megaraid_sas", `^(?:hpsa|mpt[23]sas|megasas)\d+-msix(?P<queue>\d+)$`, DirBoth,
+		"drivers/scsi/hpsa.c hpsa_request_irqs; mpt3sas/mpt3sas_base.c _base_request_irq; megaraid/megaraid_sas_base.c megasas_setup_irqs_msix"),
+	queueRule("lpfc", `^lpfc:(?P<queue>\d+)$`, DirBoth, "drivers/scsi/lpfc/lpfc_init.c lpfc_sli4_enable_msix"),
+	// smartpqi, aacraid and megaraid_sas before "-msix" name every
+	// vector after the driver; vector i serves queue i (layoutOrder).
+	{drivers: "smartpqi,aacraid,megaraid_sas", re: regexp.MustCompile(`^(?:smartpqi|aacraid|megasas)$`), dir: DirBoth, step: 1, layout: layoutOrder,
+		cite: "drivers/scsi/smartpqi/smartpqi_init.c pqi_request_irqs; aacraid/commsup.c aac_acquire_irq; megaraid/megaraid_sas_base.c megasas_probe_one (Linux 3.2)"},
+	// ccp: "ccp-%u" and "psp-%u" number the device, not a queue.
+	controlRule("ccp", `^(?:ccp|psp)-\d+$`, "drivers/crypto/ccp/ccp-dev.c ccp_alloc_struct; psp-dev.c psp_alloc_struct"),
+	// libata named a host's IRQ by its BDF before "ahci[%s]".
+	controlRule("ahci", `^`+bdf+`$`, "drivers/ata/libata-core.c ata_host_activate"),
+
 	// Control words, before the generic rule: vmxnet3's "eth0-event-4".
 	controlRule("any", `(?i)(?:config|ctrl|control|misc|async|mbox|mailbox|admin|mgmnt|mgmt|hwc|cmd|event|aer|pme)`, "generic"),
-	// Generic: a trailing number, ignoring "@pci:<BDF>": sfc's "%s-%d".
-	{drivers: "sfc,any", re: regexp.MustCompile(`^[^@]*?[-_.q](?P<queue>\d+)(?:@.*)?$`), dir: DirBoth, step: 1, layout: layoutBare,
-		cite: "drivers/net/ethernet/sfc/efx_channels.c efx_get_channel_name; tg3.c tg3_request_irq"},
+	// Generic: a trailing number, ignoring "@pci:<BDF>": sfc's and
+	// bnx2's "%s-%d".
+	{drivers: "sfc,bnx2,any", re: regexp.MustCompile(`^[^@]*?[-_.q](?P<queue>\d+)(?:@.*)?$`), dir: DirBoth, step: 1, layout: layoutBare,
+		cite: "drivers/net/ethernet/sfc/efx_channels.c efx_get_channel_name; tg3.c tg3_request_irq; broadcom/bnx2.c bnx2_enable_msix"},
 }

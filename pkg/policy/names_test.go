@@ -24,7 +24,7 @@ type driverName struct {
 
 const ctl = -1
 
-// driverNames: real names from 36 driver modules, with interface names that end
+// driverNames: real names from 46 driver modules, with interface names that end
 // in digits (enp2s0f4, ens1f0np0, eth0), renamed ones (wan, lan0,
 // storage), BDFs with their domain and names that hold the interface.
 var driverNames = []driverName{
@@ -190,6 +190,26 @@ var driverNames = []driverName{
 	{"hinic3", "enp7s0_qp0", 0, DirBoth, "drivers/net/ethernet/huawei/hinic3/hinic3_irq.c hinic3_qps_irq_init"},
 	{"hinic3", "enp7s0_qp11", 11, DirBoth, "drivers/net/ethernet/huawei/hinic3/hinic3_irq.c hinic3_qps_irq_init"},
 	{"hinic3", "hinic3_ceq0@pci:0000:07:00.0", ctl, DirNone, "drivers/net/ethernet/huawei/hinic3/hinic3_eqs.c request_eq_irq"},
+
+	// Storage HBAs as real hosts name them (testdata/hosts/sources;
+	// lpfc: performancecopilot/pcp qa/linux/interrupts-1152cpu-x86_64),
+	// mpt3sas and aacraid as their format strings do; those without an
+	// index get theirs from the vector order: TestClassifyDevices.
+	{"hpsa", "hpsa0-msix0", 0, DirBoth, "drivers/scsi/hpsa.c hpsa_request_irqs"},
+	{"hpsa", "hpsa2-msix31", 31, DirBoth, "drivers/scsi/hpsa.c hpsa_request_irqs"},
+	{"mpt2sas", "mpt2sas0-msix0", 0, DirBoth, "drivers/scsi/mpt3sas/mpt3sas_base.c _base_request_irq"},
+	{"mpt3sas", "mpt3sas1-msix15", 15, DirBoth, "drivers/scsi/mpt3sas/mpt3sas_base.c _base_request_irq"},
+	{"megaraid_sas", "megasas0-msix40", 40, DirBoth, "drivers/scsi/megaraid/megaraid_sas_base.c megasas_setup_irqs_msix"},
+	{"megaraid_sas", "megasas", 0, DirBoth, "drivers/scsi/megaraid/megaraid_sas_base.c megasas_probe_one"},
+	{"smartpqi", "smartpqi", 0, DirBoth, "drivers/scsi/smartpqi/smartpqi_init.c pqi_request_irqs"},
+	{"aacraid", "aacraid", 0, DirBoth, "drivers/scsi/aacraid/commsup.c aac_acquire_irq"},
+	{"lpfc", "lpfc:0", 0, DirBoth, "drivers/scsi/lpfc/lpfc_init.c lpfc_sli4_enable_msix"},
+	{"lpfc", "lpfc:135", 135, DirBoth, "drivers/scsi/lpfc/lpfc_init.c lpfc_sli4_enable_msix"},
+	{"ccp", "ccp-1", ctl, DirNone, "drivers/crypto/ccp/ccp-dev.c ccp_alloc_struct"},
+	{"ccp", "psp-3", ctl, DirNone, "drivers/crypto/ccp/psp-dev.c psp_alloc_struct"},
+	{"ahci", "0000:00:17.0", ctl, DirNone, "drivers/ata/libata-core.c ata_host_activate"},
+	{"bnx2", "em1-0", 0, DirBoth, "drivers/net/ethernet/broadcom/bnx2.c bnx2_enable_msix"},
+	{"bnx2", "em2-7", 7, DirBoth, "drivers/net/ethernet/broadcom/bnx2.c bnx2_enable_msix"},
 }
 
 // ruleFor is the built-in rule that decides name, nil when none matches.
@@ -240,10 +260,11 @@ func TestDriverNames(t *testing.T) {
 }
 
 // TestBuiltinRules checks the table itself: queue rules have a queue
-// group and a direction, step and base are sane, every rule cites.
+// group (or number by vector order) and a direction, step and base are
+// sane, every rule cites.
 func TestBuiltinRules(t *testing.T) {
 	for _, r := range builtinRules {
-		queue := r.re.SubexpIndex("queue") >= 0
+		queue := r.re.SubexpIndex("queue") >= 0 || r.layout == layoutOrder
 		switch {
 		case r.drivers == "" || r.cite == "":
 			t.Errorf("%s: no drivers or citation", r.re)
@@ -337,6 +358,17 @@ func TestClassifyDevices(t *testing.T) {
 			name: "mlx4 completion EQs from vector 1",
 			irqs: []string{"mlx4-async@pci:0000:03:00.0", "mlx4-1@0000:03:00.0", "mlx4-2@0000:03:00.0"},
 			want: []class{{role: RoleControl, queue: -1, dir: DirNone}, {role: RoleQueue, queue: 0, dir: DirBoth}, {role: RoleQueue, queue: 1, dir: DirBoth}},
+		},
+		{
+			// smartpqi_init.c pqi_request_irqs: vector i serves queue_groups[i]
+			name: "smartpqi names no queue: the vector order is",
+			irqs: []string{"smartpqi", "smartpqi", "smartpqi", "smartpqi"},
+			want: []class{{role: RoleQueue, queue: 0, dir: DirBoth}, {role: RoleQueue, queue: 1, dir: DirBoth}, {role: RoleQueue, queue: 2, dir: DirBoth}, {role: RoleQueue, queue: 3, dir: DirBoth}},
+		},
+		{
+			name: "psp and ccp of one device are control",
+			irqs: []string{"psp-1", "ccp-1"},
+			want: []class{{role: RoleControl, queue: -1, dir: DirNone}, {role: RoleControl, queue: -1, dir: DirNone}},
 		},
 		{
 			name: "qed slow path and qede fast path",

@@ -42,7 +42,11 @@ func classifyAction(action string) (class, layout) {
 		if !r.re.MatchString(action) {
 			continue
 		}
-		if q, ok := queueIndex(r.re, action); ok && q >= r.base {
+		q, ok := queueIndex(r.re, action)
+		if r.layout == layoutOrder {
+			q, ok = 0, true // arrange numbers them
+		}
+		if ok && q >= r.base {
 			n = named{class{role: RoleQueue, queue: (q - r.base) / r.step, dir: ruleDir(r, action)}, r.layout}
 		}
 		break
@@ -137,7 +141,7 @@ func classify(irqs []inventory.IRQ, re *regexp.Regexp) []class {
 
 // arrange resolves the layouts that need the whole device.
 func arrange(out []class, lays []layout) {
-	blocks, named, txSplit := 0, false, false
+	blocks, named, txSplit, order := 0, false, false, 0
 	for i, c := range out {
 		if c.role != RoleQueue {
 			continue
@@ -165,6 +169,8 @@ func arrange(out []class, lays []layout) {
 			c.dir = DirBoth
 		case lays[i] == layoutBare && named:
 			*c = class{role: RoleControl, queue: -1, dir: DirNone}
+		case lays[i] == layoutOrder:
+			c.queue, order = order, order+1
 		}
 	}
 }
