@@ -31,6 +31,7 @@ commands:
   run        keep IRQs placed (the daemon: it writes /proc/irq, so it is never started without its name)
   topology   print the CPU/NUMA topology and each node's spread order
   plan       print where every IRQ would go, changing nothing
+  capture    write what numairqd reads of this machine to one archive, to plan it elsewhere
   status     show the running daemon: each queue's CPUs and why, per-CPU rates, bans, the last round
   reload     make the running daemon reload its config; returns once it is applied
   version    print the version, commit and Go version (also --version)
@@ -57,6 +58,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runTopology(args[1:], stdout, stderr)
 	case "plan":
 		return runPlan(args[1:], stdout, stderr)
+	case "capture":
+		return runCapture(args[1:], stdout, stderr)
 	case "status":
 		return runStatus(args[1:], stdout, stderr)
 	case "reload":
@@ -80,7 +83,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 var ownFlags = []string{"-h", "--help", "--version", "-version"}
 
 // commands are the subcommands, for "did you mean".
-var commands = []string{"run", "topology", "plan", "status", "reload", "version", "help"}
+var commands = []string{"run", "topology", "plan", "capture", "status", "reload", "version", "help"}
 
 // parseArgs parses a subcommand's args into fl. done says the command
 // ends now with exit status code: 0 after -h, 2 on a bad flag, an

@@ -110,11 +110,11 @@ func (r *irqReader) read(irq *IRQ) (string, bool, error) {
 // readOnlyFile reports whether path has no write bit; not when it
 // cannot be stat'ed (a wrong "movable" costs one refused write).
 func readOnlyFile(path string) (bool, error) {
-	var st syscall.Stat_t
-	if err := syscall.Stat(path, &st); err != nil {
+	fi, err := kernfs.Stat(path)
+	if err != nil {
 		return false, err
 	}
-	return st.Mode&0o222 == 0, nil
+	return fi.Mode()&0o222 == 0, nil
 }
 
 // ReadEffective reads the effective CPUs of the IRQs in want and, for

@@ -211,7 +211,7 @@ func interfacePath(kr *kernfs.Reader, dir, name string) (string, error) {
 		return target, err
 	}
 	link := filepath.Join(path, "device")
-	real, err := filepath.EvalSymlinks(link)
+	real, err := kernfs.EvalSymlinks(link)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", kernfs.FileErr(link, err)
 	}

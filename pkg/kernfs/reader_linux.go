@@ -68,6 +68,15 @@ const atCWD = -100
 
 // read reads r.name relative to dirfd, at dirPath ("" for atCWD).
 func (r *Reader) read(dirfd int, dirPath string, withMode bool) ([]byte, fs.FileMode, error) {
+	b, mode, err := r.readRaw(dirfd, dirPath, withMode)
+	if rec := recorder(); rec != nil {
+		rec.Record(Access{Op: OpFile, Path: filepath.Join(dirPath, string(r.name[:len(r.name)-1])), Data: b, Err: err})
+	}
+	return bytes.TrimSpace(b), mode, err
+}
+
+// readRaw is read without trimming.
+func (r *Reader) readRaw(dirfd int, dirPath string, withMode bool) ([]byte, fs.FileMode, error) {
 	fail := func(op string, err error) ([]byte, fs.FileMode, error) {
 		path := string(r.name[:len(r.name)-1])
 		if dirPath != "" {
@@ -135,7 +144,7 @@ func (r *Reader) read(dirfd int, dirPath string, withMode bool) ([]byte, fs.File
 			return fail("read", err)
 		}
 	}
-	return bytes.TrimSpace(r.buf[:n]), mode, nil
+	return r.buf[:n], mode, nil
 }
 
 // checkRegular rejects what attributes never are: a FIFO, a device.
@@ -193,11 +202,28 @@ const openFlags = syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NONBLOCK
 func ParseFile(path string, limit int64, parse func(io.Reader) error) error {
 	f, err := Open(path)
 	if err != nil {
+		if rec := recorder(); rec != nil {
+			rec.Record(Access{Op: OpFile, Path: path, Err: err})
+		}
 		return FileErr(path, err)
 	}
 	defer f.Close()
 	lr := &io.LimitedReader{R: f, N: limit + 1}
-	err = parse(lr)
+	var in io.Reader = lr
+	var seen *bytes.Buffer
+	rec := recorder()
+	if rec != nil {
+		seen = new(bytes.Buffer)
+		in = io.TeeReader(lr, seen)
+	}
+	err = parse(in)
+	if rec != nil {
+		_, cerr := io.Copy(io.Discard, in) // the whole file, whatever the parse took
+		if lr.N <= 0 {
+			cerr = TooLarge(limit)
+		}
+		rec.Record(Access{Op: OpFile, Path: path, Data: seen.Bytes(), Err: cerr})
+	}
 	if lr.N <= 0 { // the parse saw a cut file: the size is the error
 		return FileErr(path, TooLarge(limit))
 	}

@@ -74,6 +74,20 @@ const maxDirEntries = 1 << 16
 // ReadDir calls visit with each entry name but "." and ".." of the
 // directory at path, valid during the call; visit's error stops it.
 func (r *Reader) ReadDir(path string, visit func(name []byte) error) error {
+	rec := recorder()
+	if rec == nil {
+		return r.readDir(path, visit)
+	}
+	var names []string
+	err := r.readDir(path, func(name []byte) error {
+		names = append(names, string(name))
+		return visit(name)
+	})
+	rec.Record(Access{Op: OpDir, Path: path, Names: names, Err: err})
+	return err
+}
+
+func (r *Reader) readDir(path string, visit func(name []byte) error) error {
 	r.name = append(append(r.name[:0], path...), 0)
 	fail := func(op string, err error) error { return &fs.PathError{Op: op, Path: path, Err: err} }
 	if bytes.IndexByte(r.name[:len(r.name)-1], 0) >= 0 {
@@ -135,6 +149,14 @@ func nextDirent(b []byte) (name, rest []byte, ok bool) {
 
 // Readlink is os.Readlink in one readlinkat(2).
 func (r *Reader) Readlink(path string) (string, error) {
+	target, err := r.readlink(path)
+	if rec := recorder(); rec != nil {
+		rec.Record(Access{Op: OpLink, Path: path, Target: target, Err: err})
+	}
+	return target, err
+}
+
+func (r *Reader) readlink(path string) (string, error) {
 	r.name = append(append(r.name[:0], path...), 0)
 	if bytes.IndexByte(r.name[:len(r.name)-1], 0) >= 0 {
 		return "", &fs.PathError{Op: "readlink", Path: path, Err: syscall.EINVAL}
@@ -165,5 +187,12 @@ func (r *Reader) Exists(path string) bool {
 		return false
 	}
 	_, _, errno := syscall.RawSyscall(syscall.SYS_FACCESSAT, cwd, uintptr(unsafe.Pointer(&r.name[0])), 0)
+	if rec := recorder(); rec != nil {
+		a := Access{Op: OpStat, Path: path}
+		if errno != 0 {
+			a.Err = errno
+		}
+		rec.Record(a)
+	}
 	return errno != syscall.ENOENT && errno != syscall.ENOTDIR
 }

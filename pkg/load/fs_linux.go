@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -114,17 +113,17 @@ func NewNetCounters(sys string) NetCounters {
 // nicInterfaces lists sys/class/net's interfaces with a device link.
 func nicInterfaces(sys string) ([]ifaceKey, error) {
 	dir := filepath.Join(sys, "class", "net")
-	ents, err := os.ReadDir(dir)
+	ents, err := kernfs.ReadDirNames(dir)
 	if err != nil {
 		return nil, err
 	}
 	var out []ifaceKey
 	var kr kernfs.Reader
 	for _, e := range ents {
-		if _, err := os.Lstat(filepath.Join(dir, e.Name(), "device")); err != nil {
+		if _, err := kernfs.Lstat(filepath.Join(dir, e, "device")); err != nil {
 			continue
 		}
-		b, err := kr.Read(filepath.Join(dir, e.Name(), "ifindex"))
+		b, err := kr.Read(filepath.Join(dir, e, "ifindex"))
 		if err != nil {
 			continue
 		}
@@ -132,7 +131,7 @@ func nicInterfaces(sys string) ([]ifaceKey, error) {
 		if err != nil || idx <= 0 {
 			continue
 		}
-		out = append(out, ifaceKey{e.Name(), idx})
+		out = append(out, ifaceKey{e, idx})
 	}
 	return out, nil
 }

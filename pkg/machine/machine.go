@@ -5,13 +5,13 @@ package machine
 
 import (
 	"errors"
-	"os"
 	"time"
 
 	"github.com/numairqd/numairqd/pkg/bans"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
+	"github.com/numairqd/numairqd/pkg/kernfs"
 	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/topology"
 )
@@ -138,7 +138,7 @@ func (r *Reader) read(least inventory.Depth) (Machine, error) {
 // readBans reads the bans cfg asks for; on error it keeps the previous.
 func (r *Reader) readBans(cfg *config.Config, online cpumask.Mask) error {
 	var b bans.Bans
-	b.EnvFile = bans.EnvFile(cfg.IrqbalanceEnvFile, r.roots.Etc, func(p string) bool { _, err := os.Stat(p); return err == nil })
+	b.EnvFile = bans.EnvFile(cfg.IrqbalanceEnvFile, r.roots.Etc, func(p string) bool { _, err := kernfs.Stat(p); return err == nil })
 	var err error
 	if b.EnvFile != "" {
 		if b.Env, err = bans.ReadEnv(b.EnvFile); err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -153,7 +152,8 @@ var (
 // else ErrThreadGone or ErrNotThatThread (the pid was reused).
 func CheckThread(proc string, pid int, comm string) error {
 	path := filepath.Join(proc, strconv.Itoa(pid), "stat")
-	b, err := os.ReadFile(path)
+	var r kernfs.Reader
+	b, err := r.Read(path)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("read %s: %w: %w", path, ErrThreadGone, err)
 	}

@@ -99,7 +99,7 @@ func (fs FS) readNodes(s *Snapshot, k *kept) error {
 	nodeDir := []string{"devices", "system", "node"}
 	ids, err := fs.readList(append(nodeDir, "online")...)
 	if errors.Is(err, os.ErrNotExist) {
-		if _, statErr := os.Stat(fs.path(nodeDir...)); errors.Is(statErr, os.ErrNotExist) {
+		if _, statErr := kernfs.Stat(fs.path(nodeDir...)); errors.Is(statErr, os.ErrNotExist) {
 			// !CONFIG_NUMA: one implicit node 0 with every CPU.
 			s.implicit = true
 			s.nodes = []Node{{ID: 0, CPUs: s.online, Distance: []int{10}}}
@@ -353,25 +353,25 @@ func (fs FS) readPackagesAndCaches(s *Snapshot, k *kept) error {
 // empty without a cache directory.
 func (fs FS) readLLC(cpu int) (cpumask.Mask, error) {
 	dir := []string{"devices", "system", "cpu", "cpu" + strconv.Itoa(cpu), "cache"}
-	entries, err := os.ReadDir(fs.path(dir...))
+	entries, err := kernfs.ReadDirNames(fs.path(dir...))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return cpumask.Mask{}, err
 	}
 	best, bestLevel := "", 0
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), "index") {
+		if !strings.HasPrefix(e, "index") {
 			continue
 		}
-		typ, err := fs.readString(append(dir, e.Name(), "type")...)
+		typ, err := fs.readString(append(dir, e, "type")...)
 		if err != nil || typ == "Instruction" {
 			continue
 		}
-		level, err := fs.readInt(append(dir, e.Name(), "level")...)
+		level, err := fs.readInt(append(dir, e, "level")...)
 		if err != nil {
 			return cpumask.Mask{}, err
 		}
 		if level > bestLevel {
-			best, bestLevel = e.Name(), level
+			best, bestLevel = e, level
 		}
 	}
 	if best == "" {

@@ -1,0 +1,164 @@
+// Package capture writes a machine as numairqd reads it into one archive
+// and opens such an archive as roots to read instead, so that a plan can
+// be made, or a bug shown, without the machine.
+//
+// A capture is a gzip'd tar: the files under sys/, proc/ and etc/ at
+// their real paths (symlinks as relative symlinks), the netlink answers
+// (netlink.json), the config (config.yaml) and a manifest. Write taps
+// kernfs while it makes the daemon's reads, so the archive holds exactly
+// what the readers read, the bytes they saw, by construction and not by
+// a list of paths that would drift from them. Open unpacks an archive
+// defensively: it is input from anywhere.
+package capture
+
+import (
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/numairqd/numairqd/pkg/inventory"
+	"github.com/numairqd/numairqd/pkg/load"
+	"github.com/numairqd/numairqd/pkg/machine"
+	"github.com/numairqd/numairqd/pkg/netdev"
+)
+
+// Format is the archive layout this package writes and reads.
+const Format = 1
+
+// Source is what to capture: the roots ("/sys", "/proc", "/etc" on a
+// host, or a fixture tree's), the config file numairqd would read (""
+// none), the netlink answers (nil: not asked) and numairqd's version.
+type Source struct {
+	Sys, Proc, Etc string
+	Config         string
+	Netdev         inventory.Netdev // queue-get, napi-get: netdev.Kernel{} on a host
+	Queues         load.QueueReader // per-queue counters: load.NewNetCounters on a host
+	Version        string
+}
+
+// Manifest says what a capture holds and what could not be read.
+type Manifest struct {
+	Format  int       `json:"format"`
+	Version string    `json:"numairqd_version"`
+	Kernel  string    `json:"kernel,omitempty"`  // uname release, for a capture of the host
+	Machine string    `json:"machine,omitempty"` // uname machine
+	Time    time.Time `json:"time"`
+	Root    bool      `json:"root"`
+	Took    float64   `json:"took_seconds"` // the reads
+	Files   int       `json:"files"`
+	Dirs    int       `json:"dirs"`
+	Links   int       `json:"symlinks"`
+	Bytes   int64     `json:"bytes"` // of the files
+	// ReadErr is why numairqd's read of the machine failed, if it did.
+	ReadErr string    `json:"read_error,omitempty"`
+	Missing []Missing `json:"missing,omitempty"`
+}
+
+// Missing is a path, or a netlink request, that could not be read.
+type Missing struct {
+	Path string `json:"path"`
+	Why  string `json:"why"`
+}
+
+// Replay is an opened capture: roots to read and the recorded answers.
+type Replay struct {
+	Manifest Manifest
+	Roots    machine.Roots    // in the unpacked tree; Netdev nil when none recorded
+	Queues   load.QueueReader // nil when none recorded
+	Config   string           // the captured config file, "" if none
+	dir      string
+}
+
+// Close removes the unpacked tree.
+func (r *Replay) Close() error { return os.RemoveAll(r.dir) }
+
+// answer is one recorded netlink answer, the error as text.
+type answer[T any] struct {
+	Answer      T      `json:"answer"`
+	Err         string `json:"error,omitempty"`
+	Unavailable bool   `json:"unavailable,omitempty"` // netdev.Unavailable(error)
+}
+
+// netlinkLog is netlink.json.
+type netlinkLog struct {
+	Queues      *answer[[]netdev.Queue] `json:"queue_get,omitempty"`
+	NAPIs       *answer[[]netdev.NAPI]  `json:"napi_get,omitempty"`
+	QueueCounts *answer[queueCounts]    `json:"queue_counters,omitempty"`
+}
+
+type queueCounts struct {
+	Sources map[string]string
+	Counts  []load.QueueCount
+}
+
+func record[T any](v T, err error) *answer[T] {
+	a := &answer[T]{Answer: v}
+	if err != nil {
+		a.Err, a.Unavailable = err.Error(), netdev.Unavailable(err)
+	}
+	return a
+}
+
+// get replays the answer; one never asked is a kernel without it.
+func (a *answer[T]) get() (T, error) {
+	if a == nil {
+		var zero T
+		return zero, recordedError{"not asked when captured", true}
+	}
+	if a.Err == "" {
+		return a.Answer, nil
+	}
+	return a.Answer, recordedError{a.Err, a.Unavailable}
+}
+
+// recordedError is a recorded netlink error; an unavailable one is
+// EOPNOTSUPP to netdev.Unavailable, as the kernel's was.
+type recordedError struct {
+	msg         string
+	unavailable bool
+}
+
+func (e recordedError) Error() string        { return e.msg }
+func (e recordedError) Is(target error) bool { return e.unavailable && target == syscall.EOPNOTSUPP }
+
+// recNetdev and recQueues record the answers they pass on.
+type recNetdev struct {
+	inventory.Netdev
+	log *netlinkLog
+}
+
+func (r recNetdev) Queues() ([]netdev.Queue, error) {
+	q, err := r.Netdev.Queues()
+	r.log.Queues = record(q, err)
+	return q, err
+}
+
+func (r recNetdev) NAPIs() ([]netdev.NAPI, error) {
+	n, err := r.Netdev.NAPIs()
+	r.log.NAPIs = record(n, err)
+	return n, err
+}
+
+type recQueues struct {
+	load.QueueReader
+	log *netlinkLog
+}
+
+func (r recQueues) ReadQueues() load.QueueCounts {
+	c := r.QueueReader.ReadQueues()
+	r.log.QueueCounts = record(queueCounts{c.Sources, c.Counts}, c.Err)
+	return c
+}
+
+// replayNetdev and replayQueues give the recorded answers.
+type replayNetdev struct{ log *netlinkLog }
+
+func (r replayNetdev) Queues() ([]netdev.Queue, error) { return r.log.Queues.get() }
+func (r replayNetdev) NAPIs() ([]netdev.NAPI, error)   { return r.log.NAPIs.get() }
+
+type replayQueues struct{ log *netlinkLog }
+
+func (r replayQueues) ReadQueues() load.QueueCounts {
+	c, err := r.log.QueueCounts.get()
+	return load.QueueCounts{Sources: c.Sources, Counts: c.Counts, Err: err}
+}
