@@ -16,10 +16,16 @@ func runTopology(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("topology", flag.ContinueOnError)
 	sysfs := fl.String("sysfs", "/sys", "sysfs root to read")
 	format := fl.String("format", "text", "output format: text or json")
+	capturePath := fl.String("capture", "", "read the topology from this `file` of \"numairqd capture\" instead of --sysfs")
 	if code, done := parseArgs(fl, args, stdout, stderr, format); done {
 		return code
 	}
-	s, err := topology.NewFS(*sysfs).ReadDetail()
+	src, code := openSource(fl, *capturePath, *sysfs, "", "", stderr)
+	if src == nil {
+		return code
+	}
+	defer src.Close()
+	s, err := topology.NewFS(src.roots.Sys).ReadDetail()
 	if err != nil {
 		return fail(stderr, "topology", err)
 	}
