@@ -72,18 +72,16 @@ type Replay struct {
 // Close removes the unpacked tree.
 func (r *Replay) Close() error { return os.RemoveAll(r.dir) }
 
-// answer is one recorded netlink answer, the error as text.
-type answer[T any] struct {
-	Answer      T      `json:"answer"`
-	Err         string `json:"error,omitempty"`
-	Unavailable bool   `json:"unavailable,omitempty"` // netdev.Unavailable(error)
-}
-
-// netlinkLog is netlink.json.
-type netlinkLog struct {
-	Queues      *answer[[]netdev.Queue] `json:"queue_get,omitempty"`
-	NAPIs       *answer[[]netdev.NAPI]  `json:"napi_get,omitempty"`
-	QueueCounts *answer[queueCounts]    `json:"queue_counters,omitempty"`
+// netlink is netlink.json. With nd or q set it records their answers,
+// else it replays the recorded ones: an inventory.Netdev and a
+// load.QueueReader either way.
+type netlink struct {
+	QueueGet *answer[[]netdev.Queue] `json:"queue_get,omitempty"`
+	NAPIGet  *answer[[]netdev.NAPI]  `json:"napi_get,omitempty"`
+	Counters *answer[queueCounts]    `json:"queue_counters,omitempty"`
+	nd       inventory.Netdev
+	q        load.QueueReader
+	missing  *[]Missing
 }
 
 type queueCounts struct {
@@ -91,10 +89,44 @@ type queueCounts struct {
 	Counts  []load.QueueCount
 }
 
-func record[T any](v T, err error) *answer[T] {
+// answer is one recorded netlink answer, the error as text.
+type answer[T any] struct {
+	Answer      T      `json:"answer"`
+	Err         string `json:"error,omitempty"`
+	Unavailable bool   `json:"unavailable,omitempty"` // netdev.Unavailable(error)
+}
+
+func (n *netlink) Queues() ([]netdev.Queue, error) {
+	if n.nd != nil {
+		q, err := n.nd.Queues()
+		n.QueueGet = record(n, "queue-get", q, err)
+	}
+	return n.QueueGet.get()
+}
+
+func (n *netlink) NAPIs() ([]netdev.NAPI, error) {
+	if n.nd != nil {
+		napis, err := n.nd.NAPIs()
+		n.NAPIGet = record(n, "napi-get", napis, err)
+	}
+	return n.NAPIGet.get()
+}
+
+func (n *netlink) ReadQueues() load.QueueCounts {
+	if n.q != nil {
+		c := n.q.ReadQueues()
+		n.Counters = record(n, "queue counters", queueCounts{c.Sources, c.Counts}, c.Err)
+	}
+	c, err := n.Counters.get()
+	return load.QueueCounts{Sources: c.Sources, Counts: c.Counts, Err: err}
+}
+
+// record keeps an answer, its error also in the manifest's Missing.
+func record[T any](n *netlink, what string, v T, err error) *answer[T] {
 	a := &answer[T]{Answer: v}
 	if err != nil {
 		a.Err, a.Unavailable = err.Error(), netdev.Unavailable(err)
+		*n.missing = append(*n.missing, Missing{"netlink " + what, a.Err})
 	}
 	return a
 }
@@ -120,45 +152,3 @@ type recordedError struct {
 
 func (e recordedError) Error() string        { return e.msg }
 func (e recordedError) Is(target error) bool { return e.unavailable && target == syscall.EOPNOTSUPP }
-
-// recNetdev and recQueues record the answers they pass on.
-type recNetdev struct {
-	inventory.Netdev
-	log *netlinkLog
-}
-
-func (r recNetdev) Queues() ([]netdev.Queue, error) {
-	q, err := r.Netdev.Queues()
-	r.log.Queues = record(q, err)
-	return q, err
-}
-
-func (r recNetdev) NAPIs() ([]netdev.NAPI, error) {
-	n, err := r.Netdev.NAPIs()
-	r.log.NAPIs = record(n, err)
-	return n, err
-}
-
-type recQueues struct {
-	load.QueueReader
-	log *netlinkLog
-}
-
-func (r recQueues) ReadQueues() load.QueueCounts {
-	c := r.QueueReader.ReadQueues()
-	r.log.QueueCounts = record(queueCounts{c.Sources, c.Counts}, c.Err)
-	return c
-}
-
-// replayNetdev and replayQueues give the recorded answers.
-type replayNetdev struct{ log *netlinkLog }
-
-func (r replayNetdev) Queues() ([]netdev.Queue, error) { return r.log.Queues.get() }
-func (r replayNetdev) NAPIs() ([]netdev.NAPI, error)   { return r.log.NAPIs.get() }
-
-type replayQueues struct{ log *netlinkLog }
-
-func (r replayQueues) ReadQueues() load.QueueCounts {
-	c, err := r.log.QueueCounts.get()
-	return load.QueueCounts{Sources: c.Sources, Counts: c.Counts, Err: err}
-}

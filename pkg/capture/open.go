@@ -3,6 +3,7 @@ package capture
 import (
 	"archive/tar"
 	"bufio"
+	"cmp"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -19,30 +20,19 @@ import (
 	"github.com/numairqd/numairqd/pkg/machine"
 )
 
-// Bounds on what Open unpacks.
+// Bounds on what Open unpacks: entries, bytes of all files, and bytes
+// after the tar's end before the gzip trailer.
 const (
 	maxEntries = 1 << 18
-	maxTotal   = 512 << 20 // bytes of all files
-	maxJSON    = 16 << 20  // manifest.json, netlink.json
-	maxTrailer = 1 << 20   // after the tar's end, before the gzip trailer
+	maxTotal   = 512 << 20
+	maxTrailer = 1 << 20
 )
 
-// maxSize is the largest file the readers of name accept: the limits
-// of inventory's /proc/interrupts, load's /proc/stat and config.Load,
-// else kernfs.MaxAttrSize.
-func maxSize(name string) int64 {
-	switch name {
-	case "proc/interrupts":
-		return 256 << 20
-	case "proc/stat":
-		return 4 << 20
-	case configName:
-		return 1 << 20
-	case manifestName, netlinkName:
-		return maxJSON
-	}
-	return kernfs.MaxAttrSize
-}
+// maxSizes are the largest files their readers take: inventory's
+// /proc/interrupts, load's /proc/stat, config.Load's; else
+// kernfs.MaxAttrSize.
+var maxSizes = map[string]int64{"proc/interrupts": 256 << 20, "proc/stat": 4 << 20, configName: 1 << 20,
+	manifestName: 16 << 20, netlinkName: 16 << 20}
 
 // Open checks and unpacks the capture at file into a fresh temporary
 // directory. Anything amiss is an error naming file and the entry.
@@ -78,7 +68,15 @@ func Open(file string) (_ *Replay, err error) {
 		}
 	}()
 	r := &Replay{dir: dir}
-	var nl *netlinkLog
+	made := map[string]bool{dir: true}
+	mkdir := func(d string) error { // os.MkdirAll, remembered
+		if made[d] {
+			return nil
+		}
+		made[d] = true
+		return os.MkdirAll(d, 0o755)
+	}
+	var nl *netlink
 	top := map[string]any{manifestName: &r.Manifest, netlinkName: &nl}
 	seen, links := map[string]bool{}, map[string]bool{}
 	var total int64
@@ -102,27 +100,25 @@ func Open(file string) (_ *Replay, err error) {
 		dst := filepath.Join(dir, filepath.FromSlash(name))
 		switch h.Typeflag {
 		case tar.TypeDir:
-			err = os.MkdirAll(dst, 0o755)
+			err = mkdir(dst)
 		case tar.TypeSymlink:
 			if msg := checkLink(name, h.Linkname); msg != "" {
 				return nil, fail(name, "symlink to %s %s", kernfs.Quote(h.Linkname), msg)
 			}
 			links[name] = true
-			if err = os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
+			if err = mkdir(filepath.Dir(dst)); err == nil {
 				err = os.Symlink(h.Linkname, dst)
 			}
 		case tar.TypeReg:
-			if lim := maxSize(name); h.Size > lim || total+h.Size > maxTotal {
+			if lim := cmp.Or(maxSizes[name], kernfs.MaxAttrSize); h.Size > lim || total+h.Size > maxTotal {
 				return nil, fail(name, "%d bytes, more than the limit of %d (or %d in all)", h.Size, lim, maxTotal)
 			}
-			var data []byte
-			if data, err = io.ReadAll(io.LimitReader(tr, maxSize(name)+1)); err != nil {
-				return nil, fail(name, "damaged archive: %v", err)
-			}
-			if total += int64(len(data)); len(data) > int(maxSize(name)) || total > maxTotal {
-				return nil, fail(name, "longer than its header says")
-			}
 			if v, ok := top[name]; ok {
+				data := make([]byte, h.Size)
+				total += h.Size
+				if _, err := io.ReadFull(tr, data); err != nil {
+					return nil, fail(name, "damaged archive: %v", err)
+				}
 				if err := json.Unmarshal(data, v); err != nil {
 					return nil, fail(name, "not JSON: %s", why(err))
 				}
@@ -134,8 +130,15 @@ func Open(file string) (_ *Replay, err error) {
 			if name == configName {
 				r.Config = dst
 			}
-			if err = os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
-				err = os.WriteFile(dst, data, fs.FileMode(h.Mode)&0o644|0o400)
+			var f *os.File
+			if err = mkdir(filepath.Dir(dst)); err == nil {
+				f, err = os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fs.FileMode(h.Mode)&0o644|0o400)
+			}
+			if err == nil {
+				var n int64
+				n, err = io.Copy(f, tr) // at most h.Size: tar says so
+				total += n
+				err = errors.Join(err, f.Close())
 			}
 		default:
 			return nil, fail(name, "entry of type %q, not a file, directory or symlink", h.Typeflag)
@@ -154,13 +157,11 @@ func Open(file string) (_ *Replay, err error) {
 	if seen["etc"] {
 		r.Roots.Etc = filepath.Join(dir, "etc")
 	}
-	if nl != nil {
-		if nl.Queues != nil || nl.NAPIs != nil {
-			r.Roots.Netdev = replayNetdev{nl}
-		}
-		if nl.QueueCounts != nil {
-			r.Queues = replayQueues{nl}
-		}
+	if nl != nil && (nl.QueueGet != nil || nl.NAPIGet != nil) {
+		r.Roots.Netdev = nl
+	}
+	if nl != nil && nl.Counters != nil {
+		r.Queues = nl
 	}
 	return r, nil
 }

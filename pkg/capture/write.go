@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
@@ -34,59 +36,6 @@ const (
 	configName   = "config.yaml"
 )
 
-// root maps a tree read (host, "/sys") to its place in the archive (arch, "sys").
-type root struct{ host, arch string }
-
-// recorder is the kernfs.Recorder of Write: what was read under roots.
-type recorder struct {
-	roots   []root
-	mu      sync.Mutex
-	touched map[string]bool // every path; true when its last link was followed
-	files   map[string][]byte
-	failed  map[string]bool // the last read of the file failed
-	dirs    map[string][]string
-	errs    map[string]string // why a path could not be read
-}
-
-// Record implements kernfs.Recorder; the last read of a file counts.
-func (r *recorder) Record(a kernfs.Access) {
-	p := filepath.Clean(a.Path)
-	if _, _, ok := r.archive(p); !ok {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.touched[p] = r.touched[p] || a.Op != kernfs.OpLink && a.Op != kernfs.OpLstat
-	if a.Op == kernfs.OpFile {
-		r.failed[p] = a.Err != nil
-	}
-	switch {
-	case a.Err == nil:
-		delete(r.errs, p)
-	case errors.Is(a.Err, fs.ErrNotExist), a.Op == kernfs.OpLink && errors.Is(a.Err, syscall.EINVAL):
-		return // a missing file, or not a link, is in the tree as such
-	default:
-		r.errs[p] = why(a.Err)
-		return
-	}
-	switch a.Op {
-	case kernfs.OpFile:
-		r.files[p] = bytes.Clone(a.Data)
-	case kernfs.OpDir:
-		r.dirs[p] = append(r.dirs[p], a.Names...)
-	}
-}
-
-// archive returns the root holding host path p and p's archive path.
-func (r *recorder) archive(p string) (root, string, bool) {
-	for _, rt := range r.roots {
-		if rel, err := filepath.Rel(rt.host, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-			return rt, filepath.Join(rt.arch, rel), true
-		}
-	}
-	return root{}, "", false
-}
-
 var writing sync.Mutex // one Write taps kernfs at a time
 
 // Write reads the machine as numairqd does and writes one gzip'd tar of
@@ -95,50 +44,49 @@ func Write(w io.Writer, src Source) (Manifest, error) {
 	m := Manifest{Format: Format, Version: src.Version, Time: time.Now().UTC(), Root: os.Geteuid() == 0}
 	var cfg []byte
 	if src.Config != "" {
-		var err error
-		if cfg, err = readConfig(src.Config); err != nil {
+		_, err := config.Load(src.Config) // a regular file of at most 1 MiB
+		if err == nil {
+			cfg, err = os.ReadFile(src.Config)
+		}
+		if err != nil {
 			return m, err
 		}
 	}
-	if src.Sys == "/sys" && src.Proc == "/proc" {
-		var u syscall.Utsname
-		if syscall.Uname(&u) == nil {
-			m.Kernel, m.Machine = utsString(u.Release[:]), utsString(u.Machine[:])
-		}
+	var u unix.Utsname
+	if src.Sys == "/sys" && src.Proc == "/proc" && unix.Uname(&u) == nil {
+		m.Kernel, m.Machine = unix.ByteSliceToString(u.Release[:]), unix.ByteSliceToString(u.Machine[:])
 	}
-	rec := &recorder{touched: map[string]bool{}, files: map[string][]byte{}, failed: map[string]bool{}, dirs: map[string][]string{}, errs: map[string]string{}}
-	for _, rt := range []root{{src.Sys, "sys"}, {src.Proc, "proc"}, {src.Etc, "etc"}} {
+	c := &capturer{touched: map[string]bool{}, files: map[string][]byte{}, failed: map[string]bool{},
+		dirs: map[string][]string{}, errs: map[string]string{}, ents: map[string]*entry{}, reals: map[string]string{}}
+	for _, rt := range []root{{host: src.Sys, arch: "sys"}, {host: src.Proc, arch: "proc"}, {host: src.Etc, arch: "etc"}} {
 		if rt.host != "" {
-			rec.roots = append(rec.roots, root{filepath.Clean(rt.host), rt.arch})
+			rt.host = filepath.Clean(rt.host)
+			rt.prefix = strings.TrimSuffix(rt.host, "/") + "/"
+			c.roots = append(c.roots, rt)
 		}
 	}
+	nl := &netlink{nd: src.Netdev, q: src.Queues, missing: &m.Missing}
 	writing.Lock()
-	untap, ok := kernfs.Tap(rec)
+	untap, ok := kernfs.Tap(c)
+	if ok {
+		m.ReadErr = readMachine(src, nl)
+		untap()
+	}
+	writing.Unlock()
 	if !ok {
-		writing.Unlock()
 		return m, errors.New("capture: kernfs is already tapped")
 	}
-	var nl netlinkLog
-	m.ReadErr = readMachine(src, &nl)
-	untap()
-	writing.Unlock()
-	t := &tree{rec: rec, ents: map[string]*entry{}, dirs: map[string]string{}}
-	t.build()
-	for p, why := range rec.errs {
-		_, a, _ := rec.archive(p)
+	c.build()
+	for p, why := range c.errs {
+		_, a, _ := c.archive(p)
 		m.Missing = append(m.Missing, Missing{a, why})
 	}
-	for name, a := range map[string]interface{ why() string }{"queue-get": nl.Queues, "napi-get": nl.NAPIs, "queue counters": nl.QueueCounts} {
-		if why := a.why(); why != "" {
-			m.Missing = append(m.Missing, Missing{"netlink " + name, why})
-		}
-	}
 	slices.SortFunc(m.Missing, func(a, b Missing) int { return strings.Compare(a.Path, b.Path) })
-	for _, e := range t.ents {
+	for _, e := range c.ents {
+		m.Bytes += int64(len(e.data))
 		switch e.typ {
 		case tar.TypeReg:
 			m.Files++
-			m.Bytes += int64(len(e.data))
 		case tar.TypeDir:
 			m.Dirs++
 		default:
@@ -146,23 +94,26 @@ func Write(w io.Writer, src Source) (Manifest, error) {
 		}
 	}
 	m.Took = time.Since(m.Time).Seconds()
-	return m, t.write(w, m, nl, cfg)
+	if err := c.write(w, m, nl, cfg); err != nil {
+		return m, fmt.Errorf("capture: write: %w", err)
+	}
+	return m, nil
 }
 
 // readMachine makes the reads of plan, topology and the daemon, with
 // every ban source asked for; it returns why the machine read failed.
-func readMachine(src Source, nl *netlinkLog) string {
+func readMachine(src Source, nl *netlink) string {
 	cfg := config.Default()
 	honor := true
 	cfg.IrqbalanceEnvFile, cfg.HonorDefaultAffinity = "auto", &honor
 	roots := machine.Roots{Sys: src.Sys, Proc: src.Proc, Etc: src.Etc}
 	if src.Netdev != nil {
-		roots.Netdev = recNetdev{src.Netdev, nl}
+		roots.Netdev = nl
 	}
-	_, _ = topology.NewFS(src.Sys).ReadDetail() // the possible CPUs
-	_, _ = load.FS{Proc: src.Proc}.ReadStat()
+	topology.NewFS(src.Sys).ReadDetail() // the possible CPUs
+	load.FS{Proc: src.Proc}.ReadStat()
 	if src.Queues != nil {
-		recQueues{src.Queues, nl}.ReadQueues()
+		nl.ReadQueues()
 	}
 	mach, err := machine.Read(roots, cfg)
 	if err != nil {
@@ -180,6 +131,57 @@ func readMachine(src Source, nl *netlinkLog) string {
 	return ""
 }
 
+// root maps a tree read (host, "/sys") to its place in the archive
+// (arch, "sys"); prefix is host with a final "/".
+type root struct{ host, arch, prefix string }
+
+// entry is one archive member: tar.TypeReg, TypeDir or TypeSymlink.
+type entry struct {
+	typ  byte
+	mode fs.FileMode
+	data []byte
+	link string
+}
+
+// capturer is the kernfs.Recorder of Write, then the archive's builder.
+type capturer struct {
+	roots   []root
+	mu      sync.Mutex
+	touched map[string]bool // every path read; true when its last link was followed
+	files   map[string][]byte
+	failed  map[string]bool // the last read of the file failed
+	dirs    map[string][]string
+	errs    map[string]string // why a path could not be read
+	ents    map[string]*entry // by archive path
+	reals   map[string]string // the real path of each directory resolved
+}
+
+// Record implements kernfs.Recorder; the last read of a path counts.
+func (c *capturer) Record(a kernfs.Access) {
+	p := filepath.Clean(a.Path)
+	if _, _, ok := c.archive(p); !ok {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.touched[p] = c.touched[p] || a.Op != kernfs.OpLink
+	if a.Op == kernfs.OpFile {
+		c.failed[p] = a.Err != nil
+	}
+	switch {
+	case a.Err == nil && a.Op == kernfs.OpFile:
+		c.files[p] = bytes.Clone(a.Data)
+	case a.Err == nil && a.Op == kernfs.OpDir:
+		c.dirs[p] = a.Names
+	case a.Err == nil, errors.Is(a.Err, fs.ErrNotExist), a.Op == kernfs.OpLink && errors.Is(a.Err, syscall.EINVAL):
+		// missing, or not a link: the tree shows it as it is
+	default:
+		c.errs[p] = why(a.Err)
+		return
+	}
+	delete(c.errs, p)
+}
+
 // why is err without the path an *fs.PathError names.
 func why(err error) string {
 	var pe *fs.PathError
@@ -189,144 +191,109 @@ func why(err error) string {
 	return err.Error()
 }
 
-func (a *answer[T]) why() string {
-	if a == nil {
-		return ""
-	}
-	return a.Err
-}
-
-// readConfig reads the config file, at most 1 MiB as config.Load does.
-func readConfig(path string) ([]byte, error) {
-	if _, err := config.Load(path); err != nil {
-		return nil, err
-	}
-	return os.ReadFile(path)
-}
-
-func utsString[T int8 | uint8](b []T) string {
-	var s strings.Builder
-	for _, c := range b {
-		if c == 0 {
-			break
+// archive returns the root holding host path p and p's archive path.
+func (c *capturer) archive(p string) (root, string, bool) {
+	for _, rt := range c.roots {
+		if p == rt.host {
+			return rt, rt.arch, true
 		}
-		s.WriteByte(byte(c))
+		if rest, ok := strings.CutPrefix(p, rt.prefix); ok {
+			return rt, rt.arch + "/" + rest, true
+		}
 	}
-	return s.String()
+	return root{}, "", false
 }
 
-// entry is one archive member.
-type entry struct {
-	typ  byte // tar.TypeReg, TypeDir or TypeSymlink
-	mode fs.FileMode
-	data []byte
-	link string
+// build adds every path read at its real place, the links on the way,
+// the files' bytes as read, and each listed name read nowhere else as
+// an empty directory. A file that would not read is left out, so it
+// will not read from the capture either; so is every process but the
+// NAPI kthreads.
+func (c *capturer) build() {
+	keep := c.napiOnly()
+	for _, rt := range c.roots {
+		c.ents[rt.arch] = &entry{typ: tar.TypeDir, mode: 0o755}
+	}
+	for _, p := range slices.Sorted(maps.Keys(c.touched)) {
+		if !keep(p) {
+			delete(c.errs, p)
+			continue
+		}
+		if c.failed[p] {
+			if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+				c.resolve(filepath.Dir(p), true, 0)
+				continue
+			}
+		}
+		real, err := c.resolve(p, c.touched[p], 0)
+		if _, read := c.files[p]; err != nil && (read || !errors.Is(err, fs.ErrNotExist)) {
+			c.errs[p] = why(err)
+		}
+		if _, a, _ := c.archive(real); err == nil && c.ents[a].typ == tar.TypeReg {
+			c.ents[a].data = c.files[p]
+		}
+	}
+	for p, names := range c.dirs {
+		real, ok := c.reals[p]
+		for _, n := range names {
+			if _, a, _ := c.archive(filepath.Join(real, n)); ok && c.ents[a] == nil && keep(filepath.Join(p, n)) {
+				c.ents[a] = &entry{typ: tar.TypeDir, mode: 0o755}
+			}
+		}
+	}
 }
 
-// tree builds the archive's members from what rec saw.
-type tree struct {
-	rec  *recorder
-	ents map[string]*entry
-	dirs map[string]string // resolved directories: host path to real host path
+// napiOnly returns whether a path may be in the archive: under proc, a
+// process's only if it is a NAPI kthread (or kthreadd's children).
+func (c *capturer) napiOnly() func(p string) bool {
+	napi := map[string]bool{"2": true}
+	for p, data := range c.files {
+		if _, a, _ := c.archive(p); strings.HasPrefix(a, "proc/") && (bytes.Contains(data, []byte("(napi/")) || bytes.Contains(data, []byte("Name:\tnapi/"))) {
+			napi[strings.Split(a, "/")[1]] = true
+		}
+	}
+	return func(p string) bool {
+		_, a, _ := c.archive(p)
+		rest, ok := strings.CutPrefix(a, "proc/")
+		pid, _, _ := strings.Cut(rest, "/")
+		return !ok || !kernfs.IsDigits([]byte(pid)) || napi[pid] && (pid != "2" || strings.HasPrefix("proc/2/task/2/children", a))
+	}
 }
 
 // maxHops bounds the symlinks followed for one path, as the kernel's 40.
 const maxHops = 40
 
-var errLeaves = errors.New("a symlink leaves its root")
-
-// build adds every path touched at its real place, the links on the way,
-// the files' bytes as read, and each listed name touched nowhere else as
-// an empty directory. Processes other than NAPI kthreads are left out.
-func (t *tree) build() {
-	keep := t.napiPIDs()
-	for _, rt := range t.rec.roots {
-		t.ents[rt.arch] = &entry{typ: tar.TypeDir, mode: 0o755}
-	}
-	reals := map[string]string{}
-	for _, p := range slices.Sorted(maps.Keys(t.rec.touched)) {
-		if !keep(p) {
-			delete(t.rec.errs, p)
-			continue
-		}
-		if fi, err := os.Stat(p); t.rec.failed[p] && err == nil && !fi.IsDir() {
-			t.resolveDir(filepath.Dir(p), 0) // a file that would not read is left out
-			continue
-		}
-		real, err := t.resolve(p, t.rec.touched[p], 0)
-		if err != nil {
-			if _, read := t.rec.files[p]; read || !errors.Is(err, fs.ErrNotExist) {
-				t.rec.errs[p] = why(err)
-			}
-			continue
-		}
-		reals[p] = real
-		_, a, _ := t.rec.archive(real)
-		if data, ok := t.rec.files[p]; ok && t.ents[a].typ == tar.TypeReg {
-			t.ents[a].data = data
-		}
-	}
-	for p, names := range t.rec.dirs {
-		real, ok := reals[p]
-		if !ok {
-			continue
-		}
-		for _, n := range names {
-			_, a, _ := t.rec.archive(filepath.Join(real, n))
-			if t.ents[a] == nil && keep(filepath.Join(p, n)) {
-				t.ents[a] = &entry{typ: tar.TypeDir, mode: 0o755}
-			}
-		}
-	}
-}
-
-// napiPIDs returns whether a path may be captured: under proc, a
-// process's only if it is a NAPI kthread (or kthreadd's children list).
-func (t *tree) napiPIDs() func(p string) bool {
-	napi := map[string]bool{}
-	for p, data := range t.rec.files {
-		if rt, a, _ := t.rec.archive(p); rt.arch == "proc" && (bytes.Contains(data, []byte("(napi/")) || bytes.Contains(data, []byte("Name:\tnapi/"))) {
-			napi[strings.Split(a, "/")[1]] = true
-		}
-	}
-	return func(p string) bool {
-		rt, a, _ := t.rec.archive(p)
-		parts := strings.SplitN(a, "/", 3)
-		if rt.arch != "proc" || len(parts) < 2 || !kernfs.IsDigits([]byte(parts[1])) {
-			return true
-		}
-		return napi[parts[1]] || a == "proc/2" || a == "proc/2/task" || a == "proc/2/task/2" || a == "proc/2/task/2/children"
-	}
-}
-
 // resolve returns the real path of p, adding it and the symlinks on the
 // way; follow says whether p's own link is followed.
-func (t *tree) resolve(p string, follow bool, hops int) (string, error) {
-	rt, _, ok := t.rec.archive(p)
-	if !ok || hops > maxHops {
-		return "", errLeaves
+func (c *capturer) resolve(p string, follow bool, hops int) (string, error) {
+	if real, ok := c.reals[p]; ok && follow {
+		return real, nil
+	}
+	rt, _, _ := c.archive(p)
+	if hops > maxHops {
+		return "", syscall.ELOOP
 	}
 	if p == rt.host {
 		return p, nil
 	}
-	dir, err := t.resolveDir(filepath.Dir(p), hops)
+	dir, err := c.resolve(filepath.Dir(p), true, hops)
 	if err != nil {
 		return "", err
 	}
 	cur := filepath.Join(dir, filepath.Base(p))
+	_, a, _ := c.archive(cur)
 	fi, err := os.Lstat(cur)
-	if err != nil {
-		return "", err
-	}
-	_, a, _ := t.rec.archive(cur)
 	switch {
-	case t.ents[a] != nil && t.ents[a].typ != tar.TypeSymlink:
-		return cur, nil
-	case fi.IsDir():
-		t.ents[a] = &entry{typ: tar.TypeDir, mode: 0o755}
-		return cur, nil
+	case err != nil:
+		return "", err
 	case fi.Mode()&fs.ModeSymlink == 0:
-		t.ents[a] = &entry{typ: tar.TypeReg, mode: fi.Mode().Perm()}
+		if c.ents[a] == nil {
+			c.ents[a] = &entry{typ: tar.TypeReg, mode: fi.Mode().Perm()}
+			if fi.IsDir() {
+				c.ents[a] = &entry{typ: tar.TypeDir, mode: 0o755}
+				c.reals[p] = cur
+			}
+		}
 		return cur, nil
 	}
 	target, err := os.Readlink(cur)
@@ -337,71 +304,48 @@ func (t *tree) resolve(p string, follow bool, hops int) (string, error) {
 	if !filepath.IsAbs(target) {
 		next = filepath.Join(dir, target)
 	}
-	nrt, na, ok := t.rec.archive(next)
+	nrt, na, ok := c.archive(next)
 	if !ok || nrt != rt {
-		return "", fmt.Errorf("%w: %s -> %s", errLeaves, a, kernfs.Quote(target))
+		return "", fmt.Errorf("%s: a symlink to %s, outside %s", a, kernfs.Quote(target), rt.arch)
 	}
 	rel, _ := filepath.Rel(filepath.Dir(a), na)
-	t.ents[a] = &entry{typ: tar.TypeSymlink, mode: 0o777, link: rel}
+	c.ents[a] = &entry{typ: tar.TypeSymlink, mode: 0o777, link: rel}
 	if !follow {
 		return cur, nil
 	}
-	return t.resolve(next, true, hops+1)
-}
-
-// resolveDir is resolve of a directory, remembered.
-func (t *tree) resolveDir(d string, hops int) (string, error) {
-	if real, ok := t.dirs[d]; ok {
-		return real, nil
-	}
-	real, err := t.resolve(d, true, hops)
+	real, err := c.resolve(next, true, hops+1)
 	if err == nil {
-		t.dirs[d] = real
+		c.reals[p] = real
 	}
 	return real, err
 }
 
-// write writes the archive: the manifest, netlink.json, the config,
-// then the tree by path.
-func (t *tree) write(w io.Writer, m Manifest, nl netlinkLog, cfg []byte) error {
+// write writes the archive: the manifest first, then by path.
+func (c *capturer) write(w io.Writer, m Manifest, nl *netlink, cfg []byte) error {
+	mj, err := json.MarshalIndent(m, "", "  ")
+	nj, err2 := json.Marshal(nl)
+	if err = errors.Join(err, err2); err != nil {
+		return err
+	}
+	if nl.QueueGet != nil || nl.NAPIGet != nil || nl.Counters != nil {
+		c.ents[netlinkName] = &entry{typ: tar.TypeReg, mode: 0o644, data: nj}
+	}
+	if cfg != nil {
+		c.ents[configName] = &entry{typ: tar.TypeReg, mode: 0o644, data: cfg}
+	}
+	names := append([]string{manifestName}, slices.Sorted(maps.Keys(c.ents))...)
+	c.ents[manifestName] = &entry{typ: tar.TypeReg, mode: 0o644, data: mj}
 	zw := gzip.NewWriter(w)
 	tw := tar.NewWriter(zw)
-	add := func(name string, e *entry) error {
+	for _, name := range names {
+		e := c.ents[name]
 		h := &tar.Header{Typeflag: e.typ, Name: name, Linkname: e.link, Mode: int64(e.mode), Size: int64(len(e.data)), ModTime: m.Time}
 		if err := tw.WriteHeader(h); err != nil {
 			return err
 		}
-		_, err := tw.Write(e.data)
-		return err
-	}
-	mj, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	top := map[string][]byte{manifestName: mj, configName: cfg}
-	if nl != (netlinkLog{}) {
-		if top[netlinkName], err = json.Marshal(nl); err != nil {
+		if _, err := tw.Write(e.data); err != nil {
 			return err
 		}
 	}
-	for _, name := range []string{manifestName, netlinkName, configName} {
-		if top[name] == nil {
-			continue
-		}
-		if err := add(name, &entry{typ: tar.TypeReg, mode: 0o644, data: top[name]}); err != nil {
-			return fmt.Errorf("capture: write %s: %w", name, err)
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(t.ents)) {
-		if err := add(name, t.ents[name]); err != nil {
-			return fmt.Errorf("capture: write %s: %w", name, err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return fmt.Errorf("capture: write: %w", err)
-	}
-	if err := zw.Close(); err != nil {
-		return fmt.Errorf("capture: write: %w", err)
-	}
-	return nil
+	return errors.Join(tw.Close(), zw.Close())
 }

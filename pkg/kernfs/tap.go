@@ -13,11 +13,10 @@ type Op uint8
 
 // The accesses a Recorder sees.
 const (
-	OpFile  Op = iota // read a file: Data as read
-	OpDir             // listed a directory: Names
-	OpLink            // read a symlink: Target
-	OpStat            // looked at what the path resolves to
-	OpLstat           // looked at the path itself, its last link unfollowed
+	OpFile Op = iota // read a file: Data as read
+	OpDir            // listed a directory: Names
+	OpLink           // read a symlink: Target
+	OpStat           // looked at what the path resolves to
 )
 
 // Access is one read of the kernel's files.
@@ -57,15 +56,10 @@ func recorder() Recorder {
 }
 
 // Stat is os.Stat, seen by the Recorder.
-func Stat(path string) (fs.FileInfo, error) { return stat(OpStat, path, os.Stat) }
-
-// Lstat is os.Lstat, seen by the Recorder.
-func Lstat(path string) (fs.FileInfo, error) { return stat(OpLstat, path, os.Lstat) }
-
-func stat(op Op, path string, f func(string) (fs.FileInfo, error)) (fs.FileInfo, error) {
-	fi, err := f(path)
+func Stat(path string) (fs.FileInfo, error) {
+	fi, err := os.Stat(path)
 	if r := recorder(); r != nil {
-		r.Record(Access{Op: op, Path: path, Err: err})
+		r.Record(Access{Op: OpStat, Path: path, Err: err})
 	}
 	return fi, err
 }

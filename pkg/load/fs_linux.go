@@ -120,7 +120,7 @@ func nicInterfaces(sys string) ([]ifaceKey, error) {
 	var out []ifaceKey
 	var kr kernfs.Reader
 	for _, e := range ents {
-		if _, err := kernfs.Lstat(filepath.Join(dir, e, "device")); err != nil {
+		if _, err := kr.Readlink(filepath.Join(dir, e, "device")); err != nil {
 			continue
 		}
 		b, err := kr.Read(filepath.Join(dir, e, "ifindex"))
