@@ -2,12 +2,16 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"flag"
 	"fmt"
 	"io"
+	"os/signal"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"github.com/numairqd/numairqd/pkg/apply"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
@@ -32,6 +36,9 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	if code, done := parseArgs(fl, args, stdout, stderr, format); done {
 		return code
 	}
+	// Caught, so that an interrupted plan still removes a capture's tree.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
 	src, code := openSource(fl, *capturePath, *sysfs, *procfs, *etc, stderr)
 	if src == nil {
 		return code
@@ -46,7 +53,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	case cfg.WantsLoad() && src.replay != nil:
 		fmt.Fprintln(stderr, "numairqd plan: a capture is one instant, with no interval to measure loads over: planned without loads")
 	case cfg.WantsLoad() && *sample > 0:
-		l, err := sampleLoads(src, cfg, *sample)
+		l, err := sampleLoads(ctx, src, cfg, *sample)
 		if err != nil {
 			return fail(stderr, "plan", err)
 		}
@@ -54,6 +61,9 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 			MinGain: cfg.LoadBalance.MinGain, MinDrop: cfg.LoadBalance.MinDrop, MinPeak: cfg.LoadBalance.MinPeak}
 	}
 	all, err := planOnce(src.roots, cfg, bal)
+	if ctx.Err() != nil {
+		return 130 // as a shell reports SIGINT
+	}
 	if err != nil {
 		return fail(stderr, "plan", err)
 	}
@@ -92,8 +102,9 @@ func movable(inv *inventory.Inventory) map[int]cpumask.Mask {
 }
 
 // sampleLoads measures the loads over d in policy.MinIntervals equal
-// intervals, the fewest the planner proposes a move from.
-func sampleLoads(src *source, cfg *config.Config, d time.Duration) (load.Loads, error) {
+// intervals, the fewest the planner proposes a move from, or until ctx
+// ends.
+func sampleLoads(ctx context.Context, src *source, cfg *config.Config, d time.Duration) (load.Loads, error) {
 	lc := load.Config{HalfLife: cfg.LoadBalance.HalfLife}
 	if cfg.LoadBalance.QueueCounters != config.QueueCountersOff {
 		lc.Queues = src.queues
@@ -101,10 +112,9 @@ func sampleLoads(src *source, cfg *config.Config, d time.Duration) (load.Loads, 
 	s := load.NewSampler(load.FS{Proc: src.roots.Proc}, lc)
 	l, err := s.Sample(time.Now())
 	for range policy.MinIntervals {
-		if err != nil {
+		if err != nil || !apply.Sleep(ctx, d/policy.MinIntervals) {
 			break
 		}
-		time.Sleep(d / policy.MinIntervals)
 		l, err = s.Sample(time.Now())
 	}
 	return l, err

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -52,11 +53,7 @@ func replayFixture(t *testing.T, nd inventory.Netdev) (*fakesys.Tree, string, st
 	t.Helper()
 	tree := planFixture(t)
 	tree.WriteFile("etc/default/irqbalance", "IRQBALANCE_BANNED_CPULIST=0\n")
-	stat := "cpu  0 0 0 0 0 0 0 0 0 0\n"
-	for c := range 8 {
-		stat += fmt.Sprintf("cpu%d 100 0 50 750 0 5 10 0 0 0\n", c)
-	}
-	tree.WriteFile("proc/stat", stat+"intr 0\n")
+	writeStat(tree)
 	cfg := writeConfig(t, "banned_cpus: 7\n")
 	path := filepath.Join(t.TempDir(), "host.tar.gz")
 	f, err := os.Create(path)
@@ -71,6 +68,15 @@ func replayFixture(t *testing.T, nd inventory.Netdev) (*fakesys.Tree, string, st
 		t.Fatal(err)
 	}
 	return tree, cfg, path
+}
+
+// writeStat gives the tree's 8 CPUs a /proc/stat.
+func writeStat(tree *fakesys.Tree) {
+	stat := "cpu  0 0 0 0 0 0 0 0 0 0\n"
+	for c := range 8 {
+		stat += fmt.Sprintf("cpu%d 100 0 50 750 0 5 10 0 0 0\n", c)
+	}
+	tree.WriteFile("proc/stat", stat+"intr 0\n")
 }
 
 // placement is what a plan decides, without the paths and times that
@@ -245,4 +251,38 @@ func TestRunCaptureServesStatus(t *testing.T) {
 func zeroRate(irqs map[string]float64, irq string) bool {
 	v, ok := irqs[irq]
 	return ok && v == 0
+}
+
+// TestPlanInterrupted: SIGINT ends plan at once, with status 130 and
+// nothing printed, through its deferred cleanup, as when it holds an
+// unpacked capture; here it interrupts the load sampling.
+func TestPlanInterrupted(t *testing.T) {
+	caught := make(chan os.Signal, 1) // SIGINT must not end the test binary
+	signal.Notify(caught, syscall.SIGINT)
+	defer signal.Stop(caught)
+	tree := planFixture(t)
+	writeStat(tree)
+	done := make(chan int, 1)
+	var stdout, stderr string
+	go func() {
+		var code int
+		code, stdout, stderr = runCmd("plan", "--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--etc", "",
+			"--config", writeConfig(t, "balance: load\n"), "--load-sample", "60s")
+		done <- code
+	}()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.After(20 * time.Second); ; {
+		select {
+		case code := <-done:
+			if code != 130 || stdout != "" {
+				t.Errorf("interrupted plan: exit %d, stdout %q, stderr %q; want 130 and nothing", code, stdout, stderr)
+			}
+			return
+		case <-tick.C:
+			syscall.Kill(os.Getpid(), syscall.SIGINT) // until plan has caught one
+		case <-deadline:
+			t.Fatal("plan did not end on SIGINT")
+		}
+	}
 }

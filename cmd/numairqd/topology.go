@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
@@ -20,12 +23,18 @@ func runTopology(args []string, stdout, stderr io.Writer) int {
 	if code, done := parseArgs(fl, args, stdout, stderr, format); done {
 		return code
 	}
+	// Caught, so that an interrupted command still removes a capture's tree.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
 	src, code := openSource(fl, *capturePath, *sysfs, "", "", stderr)
 	if src == nil {
 		return code
 	}
 	defer src.Close()
 	s, err := topology.NewFS(src.roots.Sys).ReadDetail()
+	if ctx.Err() != nil {
+		return 130 // as a shell reports SIGINT
+	}
 	if err != nil {
 		return fail(stderr, "topology", err)
 	}
