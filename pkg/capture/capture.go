@@ -12,6 +12,8 @@
 package capture
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"syscall"
 	"time"
@@ -28,12 +30,15 @@ const Format = 1
 // Source is what to capture: the roots ("/sys", "/proc", "/etc" on a
 // host, or a fixture tree's), the config file numairqd would read (""
 // none), the netlink answers (nil: not asked) and numairqd's version.
+// A Time, when set, is the capture's instead of now, and took is left
+// out: the same tree then gives the same bytes (for files kept in git).
 type Source struct {
 	Sys, Proc, Etc string
 	Config         string
 	Netdev         inventory.Netdev // queue-get, napi-get: netdev.Kernel{} on a host
 	Queues         load.QueueReader // per-queue counters: load.NewNetCounters on a host
 	Version        string
+	Time           time.Time
 }
 
 // Manifest says what a capture holds and what could not be read.
@@ -131,24 +136,17 @@ func record[T any](n *netlink, what string, v T, err error) *answer[T] {
 	return a
 }
 
-// get replays the answer; one never asked is a kernel without it.
+// get replays the answer; one never asked is a kernel without it. An
+// unavailable one wraps EOPNOTSUPP for netdev.Unavailable.
 func (a *answer[T]) get() (T, error) {
 	if a == nil {
-		var zero T
-		return zero, recordedError{"not asked when captured", true}
+		a = &answer[T]{Err: "not asked when captured", Unavailable: true}
 	}
-	if a.Err == "" {
-		return a.Answer, nil
+	switch {
+	case a.Unavailable:
+		return a.Answer, fmt.Errorf("%s (%w)", a.Err, syscall.EOPNOTSUPP)
+	case a.Err != "":
+		return a.Answer, errors.New(a.Err)
 	}
-	return a.Answer, recordedError{a.Err, a.Unavailable}
+	return a.Answer, nil
 }
-
-// recordedError is a recorded netlink error; an unavailable one is
-// EOPNOTSUPP to netdev.Unavailable, as the kernel's was.
-type recordedError struct {
-	msg         string
-	unavailable bool
-}
-
-func (e recordedError) Error() string        { return e.msg }
-func (e recordedError) Is(target error) bool { return e.unavailable && target == syscall.EOPNOTSUPP }

@@ -4,13 +4,17 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/numairqd/numairqd/internal/fakesys"
 	"github.com/numairqd/numairqd/pkg/capture"
@@ -61,8 +65,10 @@ func read(t *testing.T, roots machine.Roots, cfg *config.Config, root string) (s
 }
 
 // roundTrip captures tree, opens the capture, and checks that numairqd
-// reads and plans the replay as it does the tree.
-func roundTrip(t *testing.T, tree *fakesys.Tree, cfg *config.Config, nd inventory.Netdev, q load.QueueReader) (*capture.Replay, []string) {
+// reads and plans the replay as it does the tree; with touched, that
+// the capture holds nothing the reads did not touch (it taps kernfs:
+// not in parallel).
+func roundTrip(t *testing.T, tree *fakesys.Tree, cfg *config.Config, nd inventory.Netdev, q load.QueueReader, touched bool) (*capture.Replay, []string) {
 	t.Helper()
 	src := capture.Source{Sys: tree.Sys(), Proc: tree.Proc(), Etc: tree.Path("etc"), Netdev: nd, Queues: q, Version: "test"}
 	file := filepath.Join(t.TempDir(), "c.tar.gz")
@@ -99,11 +105,14 @@ func roundTrip(t *testing.T, tree *fakesys.Tree, cfg *config.Config, nd inventor
 	if q != nil && !strings.Contains(fmt.Sprint(r.Queues.ReadQueues()), fmt.Sprint(q.ReadQueues())) {
 		t.Errorf("queue counters %v, want %v", r.Queues.ReadQueues(), q.ReadQueues())
 	}
-	touched := allowed(t, src, nd)
+	if !touched {
+		return r, entries(t, file, func(string) {})
+	}
+	ok := allowed(t, src, nd)
 	return r, entries(t, file, func(name string) {
 		host := map[string]string{"sys": src.Sys, "proc": src.Proc, "etc": src.Etc}
 		top, rest, _ := strings.Cut(name, "/")
-		if p := filepath.Join(host[top], rest); host[top] != "" && !touched[p] {
+		if p := filepath.Join(host[top], rest); host[top] != "" && !ok[p] {
 			t.Errorf("the capture holds %s, which the reads did not touch", name)
 		}
 	})
@@ -137,7 +146,15 @@ func allowed(t *testing.T, src capture.Source, nd inventory.Netdev) map[string]b
 	cfg := config.Default()
 	honor := true
 	cfg.HonorDefaultAffinity = &honor
-	read(t, machine.Roots{Sys: src.Sys, Proc: src.Proc, Etc: src.Etc, Netdev: nd}, cfg, "")
+	m, err := machine.Read(machine.Roots{Sys: src.Sys, Proc: src.Proc, Etc: src.Etc, Netdev: nd}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]cpumask.Mask{}
+	for _, q := range m.Inventory.IRQs {
+		want[q.Number] = cpumask.Mask{}
+	}
+	inventory.FS{Proc: src.Proc, Sys: src.Sys}.ReadEffective(want)
 	topology.NewFS(src.Sys).ReadDetail()
 	load.FS{Proc: src.Proc}.ReadStat()
 	untap()
@@ -201,13 +218,21 @@ func entries(t *testing.T, file string, check func(name string)) []string {
 }
 
 // TestRoundTripFleet: every fleet host but the scale one reads and plans
-// the same from its capture as from its tree.
+// the same from its capture as from its tree; the first holds nothing
+// else.
 func TestRoundTripFleet(t *testing.T) {
-	for _, sh := range fakesys.Shapes() {
+	for i, sh := range fakesys.Shapes() {
 		if sh.Name == "scale-256" {
 			continue
 		}
+		if i == 0 {
+			tree := fakesys.New(t)
+			sh.Build(tree)
+			roundTrip(t, tree, config.Default(), nil, nil, true)
+			continue
+		}
 		t.Run(sh.Name, func(t *testing.T) {
+			t.Parallel()
 			tree := fakesys.New(t)
 			sh.Build(tree)
 			cfg := config.Default()
@@ -217,7 +242,7 @@ func TestRoundTripFleet(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			roundTrip(t, tree, cfg, nil, nil)
+			roundTrip(t, tree, cfg, nil, nil, false)
 		})
 	}
 }
@@ -246,7 +271,7 @@ func TestRoundTripNAPI(t *testing.T) {
 				nd.napis = append(nd.napis, netdev.NAPI{Ifindex: 2, ID: 8193 + k, IRQ: 25 + 2*k, PID: rx[k]})
 			}
 			q := fakeQueues{Sources: map[string]string{"eth0": load.SourceQStats}, Counts: []load.QueueCount{{Interface: "eth0", Queue: 1, Packets: 42}}}
-			r, names := roundTrip(t, tree, config.Default(), nd, q)
+			r, names := roundTrip(t, tree, config.Default(), nd, q, true)
 			for _, n := range names {
 				if strings.HasPrefix(n, "proc/1234") || strings.Contains(n, "sshd") {
 					t.Errorf("the capture holds %s, a process that is no NAPI kthread", n)
@@ -259,5 +284,43 @@ func TestRoundTripNAPI(t *testing.T) {
 				t.Error("the capture has no etc")
 			}
 		})
+	}
+}
+
+// failingNetdev fails every request with err.
+type failingNetdev struct{ err error }
+
+func (f failingNetdev) Queues() ([]netdev.Queue, error) { return nil, f.err }
+func (f failingNetdev) NAPIs() ([]netdev.NAPI, error)   { return nil, f.err }
+
+// TestRoundTripNetlinkErrors: a kernel without the netdev family replays
+// as one (netdev.Unavailable), another error as that error; both are in
+// the manifest.
+func TestRoundTripNetlinkErrors(t *testing.T) {
+	for _, err := range []error{fmt.Errorf("netdev queue-get: %w", syscall.EOPNOTSUPP), errors.New("netdev queue-get: boom")} {
+		t.Run(err.Error(), func(t *testing.T) {
+			r, _ := roundTrip(t, fakesys.NewQEMUGuestNIC(t, true), config.Default(), failingNetdev{err}, nil, false)
+			_, got := r.Roots.Netdev.Queues()
+			if got == nil || !strings.HasPrefix(got.Error(), err.Error()) || netdev.Unavailable(got) != netdev.Unavailable(err) {
+				t.Errorf("replayed %v, want %v", got, err)
+			}
+			if want := (capture.Missing{Path: "netlink queue-get", Why: err.Error()}); !slices.Contains(r.Manifest.Missing, want) {
+				t.Errorf("manifest missing %v, want %v in it", r.Manifest.Missing, want)
+			}
+		})
+	}
+}
+
+// TestSameBytes: with a Time, a tree captured twice is the same bytes.
+func TestSameBytes(t *testing.T) {
+	tree := fakesys.NewQEMUGuestNIC(t, true)
+	var out [2]strings.Builder
+	for i := range out {
+		if _, err := capture.Write(&out[i], capture.Source{Sys: tree.Sys(), Proc: tree.Proc(), Time: time.Unix(1e9, 0)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out[0].String() != out[1].String() || out[0].Len() == 0 {
+		t.Errorf("two captures of one tree differ: %d and %d bytes", out[0].Len(), out[1].Len())
 	}
 }

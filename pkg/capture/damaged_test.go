@@ -27,7 +27,7 @@ type member struct {
 var manifest = member{name: "manifest.json", typ: tar.TypeReg, body: `{"format": 1}`}
 
 // archive is a gzip'd tar of ms.
-func archive(t *testing.T, ms ...member) []byte {
+func archive(t testing.TB, ms ...member) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
@@ -159,6 +159,30 @@ func TestOpenDamaged(t *testing.T) {
 		}
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
 			t.Errorf("Close left %s: %v", dir, err)
+		}
+	})
+}
+
+// FuzzOpen: no archive panics Open, or leaves anything in TMPDIR.
+func FuzzOpen(f *testing.F) {
+	f.Add(archive(f, manifest, member{name: "sys/devices/system/cpu/online", typ: tar.TypeReg, body: "0-3\n"},
+		member{name: "sys/l", typ: tar.TypeSymlink, link: "devices"}))
+	f.Add([]byte{0x1f, 0x8b})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tmp := t.TempDir()
+		t.Setenv("TMPDIR", tmp)
+		file := filepath.Join(t.TempDir(), "fuzz.tar.gz")
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := capture.Open(file)
+		if err == nil {
+			r.Close()
+		} else if msg := err.Error(); strings.Contains(msg, "\n") || len(msg) >= 300+len(file) {
+			t.Errorf("error %q is not one short line", msg)
+		}
+		if left, _ := os.ReadDir(tmp); len(left) != 0 {
+			t.Errorf("left %v in TMPDIR", left)
 		}
 	})
 }

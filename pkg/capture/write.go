@@ -93,7 +93,9 @@ func Write(w io.Writer, src Source) (Manifest, error) {
 			m.Links++
 		}
 	}
-	m.Took = time.Since(m.Time).Seconds()
+	if m.Took = time.Since(m.Time).Seconds(); !src.Time.IsZero() {
+		m.Time, m.Took = src.Time.UTC(), 0
+	}
 	if err := c.write(w, m, nl, cfg); err != nil {
 		return m, fmt.Errorf("capture: write: %w", err)
 	}
