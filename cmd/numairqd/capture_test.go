@@ -5,18 +5,23 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/numairqd/numairqd/pkg/capture"
 )
 
 // TestCapture captures the plan fixture with a config and a file it
-// cannot read: one summary line, the manifest saying why, the config in
-// the capture; an existing file is never overwritten; - is stdout.
+// cannot read (a FIFO): one summary line, the manifest saying why, the
+// file left out, the config in; an existing file is never overwritten;
+// - is stdout.
 func TestCapture(t *testing.T) {
 	tree := planFixture(t)
-	tree.WriteFileMode("proc/irq/default_smp_affinity", "ff\n", 0o000)
+	if err := syscall.Mkfifo(tree.Path("proc/irq/default_smp_affinity"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cfg := writeConfig(t, "banned_cpus: 7\n")
 	out := filepath.Join(t.TempDir(), "c.tar.gz")
 	args := []string{"capture", "-o", out, "--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--etc", "", "--config", cfg}
@@ -37,9 +42,12 @@ func TestCapture(t *testing.T) {
 	if b, err := os.ReadFile(r.Config); err != nil || string(b) != "banned_cpus: 7\n" {
 		t.Errorf("config %q, %v", b, err)
 	}
-	root := os.Geteuid() == 0
-	if r.Manifest.Root != root || (m[1] == "1") == root || !strings.Contains(r.Manifest.Version, "numairqd ") {
-		t.Errorf("root %v, %s could not be read, manifest %+v", root, m[1], r.Manifest)
+	want := capture.Missing{Path: "proc/irq/default_smp_affinity", Why: "malformed: not a regular file (a named pipe)"}
+	if m[1] != "1" || !slices.Contains(r.Manifest.Missing, want) || r.Manifest.Root != (os.Geteuid() == 0) || !strings.Contains(r.Manifest.Version, "numairqd ") {
+		t.Errorf("%s could not be read, manifest %+v; want %v in it", m[1], r.Manifest, want)
+	}
+	if _, err := os.Lstat(filepath.Join(r.Roots.Proc, "irq/default_smp_affinity")); !os.IsNotExist(err) {
+		t.Errorf("the capture holds the FIFO: %v", err)
 	}
 	if code, _, stderr := runCmd(args...); code != 1 || !strings.Contains(stderr, "file exists") {
 		t.Errorf("over an existing file: exit %d, %q; want 1 and file exists", code, stderr)

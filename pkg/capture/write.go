@@ -56,7 +56,7 @@ func Write(w io.Writer, src Source) (Manifest, error) {
 	if src.Sys == "/sys" && src.Proc == "/proc" && unix.Uname(&u) == nil {
 		m.Kernel, m.Machine = unix.ByteSliceToString(u.Release[:]), unix.ByteSliceToString(u.Machine[:])
 	}
-	c := &capturer{touched: map[string]bool{}, files: map[string][]byte{}, failed: map[string]bool{},
+	c := &capturer{touched: map[string]bool{}, files: map[string][]byte{}, failed: map[string]string{},
 		dirs: map[string][]string{}, errs: map[string]string{}, ents: map[string]*entry{}, reals: map[string]string{}}
 	for _, rt := range []root{{host: src.Sys, arch: "sys"}, {host: src.Proc, arch: "proc"}, {host: src.Etc, arch: "etc"}} {
 		if rt.host != "" {
@@ -151,7 +151,7 @@ type capturer struct {
 	mu      sync.Mutex
 	touched map[string]bool // every path read; true when its last link was followed
 	files   map[string][]byte
-	failed  map[string]bool // the last read of the file failed
+	failed  map[string]string // why the last read of the file failed
 	dirs    map[string][]string
 	errs    map[string]string // why a path could not be read
 	ents    map[string]*entry // by archive path
@@ -168,7 +168,10 @@ func (c *capturer) Record(a kernfs.Access) {
 	defer c.mu.Unlock()
 	c.touched[p] = c.touched[p] || a.Op != kernfs.OpLink
 	if a.Op == kernfs.OpFile {
-		c.failed[p] = a.Err != nil
+		c.failed[p] = ""
+		if a.Err != nil {
+			c.failed[p] = why(a.Err)
+		}
 	}
 	switch {
 	case a.Err == nil && a.Op == kernfs.OpFile:
@@ -221,8 +224,9 @@ func (c *capturer) build() {
 			delete(c.errs, p)
 			continue
 		}
-		if c.failed[p] {
+		if c.failed[p] != "" {
 			if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+				c.errs[p] = c.failed[p] // it would not read: so from the capture
 				c.resolve(filepath.Dir(p), true, 0)
 				continue
 			}
