@@ -2,29 +2,23 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"flag"
 	"fmt"
 	"io"
+	"os/signal"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"github.com/numairqd/numairqd/pkg/apply"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/load"
 	"github.com/numairqd/numairqd/pkg/machine"
-	"github.com/numairqd/numairqd/pkg/netdev"
 	"github.com/numairqd/numairqd/pkg/policy"
 )
-
-// loadConfig loads the --config file, else config.DefaultPath or, when
-// that is missing, the defaults.
-func loadConfig(flag string) (*config.Config, error) {
-	if flag != "" {
-		return config.Load(flag)
-	}
-	return config.LoadOrDefault(config.DefaultPath)
-}
 
 const configFlagHelp = "config file (default " + config.DefaultPath + " if it exists, else built-in defaults)"
 
@@ -36,35 +30,44 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	etc := fl.String("etc", "/etc", "where irqbalance_env_file: auto looks for sysconfig/irqbalance and default/irqbalance")
 	format := fl.String("format", "text", "output format: text or json")
 	sample := fl.Duration("load-sample", 2*time.Second, "with balance: load, measure interrupt loads over this long first (0: plan without loads)")
+	capturePath := fl.String("capture", "", captureFlagHelp)
 	var devices deviceFilter
 	fl.Var(&devices, "device", "show only devices whose PCI address, interface or driver matches glob `pattern` (repeatable)")
 	if code, done := parseArgs(fl, args, stdout, stderr, format); done {
 		return code
 	}
-	cfg, err := loadConfig(*cfgPath)
+	// Caught, so that an interrupted plan still removes a capture's tree.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	src, code := openSource(fl, *capturePath, *sysfs, *procfs, *etc, stderr)
+	if src == nil {
+		return code
+	}
+	defer src.Close()
+	cfg, err := src.loadConfig(*cfgPath)
 	if err != nil {
 		return fail(stderr, "plan", err)
 	}
 	var bal policy.Balancing
-	if cfg.WantsLoad() && *sample > 0 {
-		l, err := sampleLoads(*sysfs, *procfs, cfg, *sample)
+	switch {
+	case cfg.WantsLoad() && src.replay != nil:
+		fmt.Fprintln(stderr, "numairqd plan: a capture is one instant, with no interval to measure loads over: planned without loads")
+	case cfg.WantsLoad() && *sample > 0:
+		l, err := sampleLoads(ctx, src, cfg, *sample)
 		if err != nil {
 			return fail(stderr, "plan", err)
 		}
 		bal = policy.Balancing{Loads: &l, MaxMoves: cfg.LoadBalance.MovesPerMinute,
 			MinGain: cfg.LoadBalance.MinGain, MinDrop: cfg.LoadBalance.MinDrop, MinPeak: cfg.LoadBalance.MinPeak}
 	}
-	// The daemon's read and plan, with an empty memory: nothing written.
-	roots := machine.Roots{Sys: *sysfs, Proc: *procfs, Etc: *etc}
-	if onHost(*sysfs, *procfs) {
-		roots.Netdev = netdev.Kernel{}
+	all, err := planOnce(src.roots, cfg, bal)
+	if ctx.Err() != nil {
+		return 130 // as a shell reports SIGINT
 	}
-	m, err := machine.Read(roots, cfg)
 	if err != nil {
 		return fail(stderr, "plan", err)
 	}
-	m.Inventory = m.Inventory.WithEffective(inventory.FS{Proc: *procfs, Sys: *sysfs}.ReadEffective(movable(m.Inventory)))
-	p, err := selectDevices(policy.Compute(m.Snapshot, m.Inventory, cfg, m.ToolBans(), policy.Memory{}, bal), devices)
+	p, err := selectDevices(all, devices)
 	if err != nil {
 		return fail(stderr, "plan", err)
 	}
@@ -72,6 +75,18 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "numairqd plan: warning: IRQ %d (%s) could not be placed: %s\n", q.Number, q.Name, q.Reason)
 	}
 	return output(stdout, stderr, "plan", *format, p.Doc(), func(w io.Writer) { writePlanText(w, p) })
+}
+
+// planOnce is the daemon's read and plan of roots, with an empty
+// memory: nothing written.
+func planOnce(roots machine.Roots, cfg *config.Config, bal policy.Balancing) (*policy.Plan, error) {
+	m, err := machine.Read(roots, cfg)
+	if err != nil {
+		return nil, err
+	}
+	fsys := inventory.FS{Proc: roots.Proc, Sys: roots.Sys}
+	m.Inventory = m.Inventory.WithEffective(fsys.ReadEffective(movable(m.Inventory)))
+	return policy.Compute(m.Snapshot, m.Inventory, cfg, m.ToolBans(), policy.Memory{}, bal), nil
 }
 
 // movable are the IRQs whose effective CPUs the plan shows, each with
@@ -87,19 +102,19 @@ func movable(inv *inventory.Inventory) map[int]cpumask.Mask {
 }
 
 // sampleLoads measures the loads over d in policy.MinIntervals equal
-// intervals, the fewest the planner proposes a move from.
-func sampleLoads(sysfs, procfs string, cfg *config.Config, d time.Duration) (load.Loads, error) {
+// intervals, the fewest the planner proposes a move from, or until ctx
+// ends.
+func sampleLoads(ctx context.Context, src *source, cfg *config.Config, d time.Duration) (load.Loads, error) {
 	lc := load.Config{HalfLife: cfg.LoadBalance.HalfLife}
-	if onHost(sysfs, procfs) && cfg.LoadBalance.QueueCounters != config.QueueCountersOff {
-		lc.Queues = load.NewNetCounters(sysfs)
+	if cfg.LoadBalance.QueueCounters != config.QueueCountersOff {
+		lc.Queues = src.queues
 	}
-	s := load.NewSampler(load.FS{Proc: procfs}, lc)
+	s := load.NewSampler(load.FS{Proc: src.roots.Proc}, lc)
 	l, err := s.Sample(time.Now())
 	for range policy.MinIntervals {
-		if err != nil {
+		if err != nil || !apply.Sleep(ctx, d/policy.MinIntervals) {
 			break
 		}
-		time.Sleep(d / policy.MinIntervals)
 		l, err = s.Sample(time.Now())
 	}
 	return l, err

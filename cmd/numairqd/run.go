@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -15,8 +14,6 @@ import (
 
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/daemon"
-	"github.com/numairqd/numairqd/pkg/load"
-	"github.com/numairqd/numairqd/pkg/netdev"
 )
 
 // sdNotifier speaks systemd's notify protocol; a no-op without
@@ -43,8 +40,13 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	logFormat := fl.String("log.format", "auto", "log format: auto, console (colour only on a terminal), json or journald")
 	lockPath := fl.String("lock-file", defaultLockFile, `lock held while writing affinities, so only one numairqd runs per host ("" disables; not taken with --dry-run)`)
 	reloadStatus := fl.String("reload-status", defaultReloadStatus, `file where each reload's outcome is recorded, for "numairqd reload" to wait on ("" disables)`)
+	capturePath := fl.String("capture", "", captureFlagHelp+"; only with --dry-run, and listening to no kernel events")
 	if code, done := parseArgs(fl, args, stdout, stderr, nil); done {
 		return code
+	}
+	if *capturePath != "" && !*dryRun {
+		fmt.Fprintf(stderr, "numairqd run: --capture %s: only with --dry-run (a capture is another machine: nothing to write)\n", *capturePath)
+		return 2
 	}
 	if err := config.CheckListen(*listen); err != nil {
 		fmt.Fprintf(stderr, "numairqd run: --listen: %v\n", err)
@@ -57,16 +59,21 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	}
 	defer log.Sync() //nolint:errcheck // nothing to do if stderr is gone
 
+	// Before the capture is unpacked, so that SIGTERM removes it.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	src, code := openSource(fl, *capturePath, *sysfs, *procfs, *etc, stderr)
+	if src == nil {
+		return code
+	}
+	defer src.Close()
 	b := thisBuild()
 	opts := daemon.Options{
-		Sysfs: *sysfs, Procfs: *procfs, Etc: *etc,
-		ConfigPath: cmp.Or(*cfgPath, config.DefaultPath), ConfigOptional: *cfgPath == "",
-		Listen: *listen, DryRun: *dryRun, Events: !*noEvents, Log: log, Notify: sdNotifier{log},
-		FitProcs: procsCfg.fit, Build: b.Build, Host: onHost(*sysfs, *procfs),
+		Sysfs: src.roots.Sys, Procfs: src.roots.Proc, Etc: src.roots.Etc, Netdev: src.roots.Netdev, Queues: src.queues,
+		Listen: *listen, DryRun: *dryRun, Events: !*noEvents && src.replay == nil, Log: log, Notify: sdNotifier{log},
+		FitProcs: procsCfg.fit, Build: b.Build, Host: src.host,
 	}
-	if opts.Host {
-		opts.Netdev, opts.Queues = netdev.Kernel{}, load.NewNetCounters(*sysfs)
-	}
+	opts.ConfigPath, opts.ConfigOptional = src.config(*cfgPath)
 	if *reloadStatus != "" {
 		opts.Reloaded = func(started uint64, rerr error) {
 			if err := recordReload(*reloadStatus, started, rerr); err != nil {
@@ -87,10 +94,11 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 		}
 		defer lock.Close()
 	}
-	log.Info("numairqd starting", startFields(b, d, *listen, *dryRun, *oneshot)...)
-
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
+	fields := startFields(b, d, *listen, *dryRun, *oneshot)
+	if *capturePath != "" {
+		fields = append(fields, zap.String("capture", *capturePath))
+	}
+	log.Info("numairqd starting", fields...)
 	if *oneshot {
 		if err := d.Oneshot(ctx); err != nil {
 			log.Error("oneshot", zap.Error(err))

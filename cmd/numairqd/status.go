@@ -37,6 +37,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	format := fl.String("format", "text", "output format: text or json")
 	watch := fl.Bool("watch", false, "refresh every --interval until interrupted (redrawn in place on a terminal)")
 	interval := fl.Duration("interval", 2*time.Second, "time between refreshes, and over which rates are measured; at least 100ms")
+	capturePath := fl.String("capture", "", "the `file` of \"numairqd capture\" a dry-run daemon replays: its /proc and config instead of --procfs and the default config (its rates are all zero)")
 	if code, done := parseArgs(fl, args, stdout, stderr, format); done {
 		return code
 	}
@@ -44,13 +45,18 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "numairqd status: --interval %s: want at least %s\n", *interval, minInterval)
 		return 2
 	}
-	addr, err := statusAddr(*listen, *cfgPath)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	src, code := openSource(fl, *capturePath, "", *procfs, "", stderr)
+	if src == nil {
+		return code
+	}
+	defer src.Close()
+	addr, err := statusAddr(*listen, func() (*config.Config, error) { return src.loadConfig(*cfgPath) })
 	if err != nil {
 		return fail(stderr, "status", err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	v := &viewer{client: &http.Client{Timeout: 5 * time.Second}, addr: addr, procfs: *procfs}
+	v := &viewer{client: &http.Client{Timeout: 5 * time.Second}, addr: addr, procfs: src.roots.Proc}
 	return showStatus(ctx, v, *format, *watch, *interval, stdout, stderr)
 }
 
@@ -100,11 +106,11 @@ func showStatus(ctx context.Context, v *viewer, format string, watch bool, inter
 }
 
 // statusAddr is --listen, else the listen of the daemon's config.
-func statusAddr(listen, cfgPath string) (string, error) {
+func statusAddr(listen string, loadConfig func() (*config.Config, error)) (string, error) {
 	if listen != "" {
 		return listen, config.CheckListen(listen)
 	}
-	cfg, err := loadConfig(cfgPath)
+	cfg, err := loadConfig()
 	if err != nil {
 		return "", err
 	}

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
@@ -16,10 +19,22 @@ func runTopology(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("topology", flag.ContinueOnError)
 	sysfs := fl.String("sysfs", "/sys", "sysfs root to read")
 	format := fl.String("format", "text", "output format: text or json")
+	capturePath := fl.String("capture", "", "read the topology from this `file` of \"numairqd capture\" instead of --sysfs")
 	if code, done := parseArgs(fl, args, stdout, stderr, format); done {
 		return code
 	}
-	s, err := topology.NewFS(*sysfs).ReadDetail()
+	// Caught, so that an interrupted command still removes a capture's tree.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	src, code := openSource(fl, *capturePath, *sysfs, "", "", stderr)
+	if src == nil {
+		return code
+	}
+	defer src.Close()
+	s, err := topology.NewFS(src.roots.Sys).ReadDetail()
+	if ctx.Err() != nil {
+		return 130 // as a shell reports SIGINT
+	}
 	if err != nil {
 		return fail(stderr, "topology", err)
 	}

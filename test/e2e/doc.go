@@ -85,6 +85,12 @@
 // daemon's newer /plan is in place and holds; mean distances and the
 // busiest CPU's counts are printed as figures.
 //
+// capture_test.go runs `numairqd capture` in FourNodeGuest (with an
+// e1000e on node 3) while the daemon runs there, sends the archive to
+// the host and checks that `numairqd plan --capture` of it gives the
+// daemon's /plan placement; run.sh runs it on all three kernels, so on
+// 7.3 the e1000e's queue comes from the recorded netlink answers.
+//
 // systemd_test.go boots Debian 12 instead of the busybox initramfs: a
 // Scenario with a Root (rootfs.go) gets a virtio disk with a Debian
 // root filesystem that mmdebstrap builds from Debian's packages on first

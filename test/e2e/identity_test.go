@@ -197,7 +197,8 @@ var netlinkSince = [2]int{6, 14}
 // netlink says (checkIdentity): on a kernel with the link, the rx
 // vector is planned as queue 0 from netlink and the tx vector by its
 // name; on 6.1 and 6.12 both by name. run.sh runs it on Debian 12's two
-// kernels with the rest, and alone on Debian 13's backports kernel.
+// kernels with the rest, and on Debian 13's backports kernel with
+// TestCapturePlan only.
 func TestNetlinkQueues(t *testing.T) {
 	g := FourNodeGuest()
 	g.Net = []NetDevice{{Node: 2, Queues: 1, Model: "e1000e"}}

@@ -7,9 +7,11 @@
 # kernel of each series in E2E_SERIES (default "6.1 6.12": Debian 12's
 # own linux-image-amd64 and its linux-image-6.12-amd64), one after the
 # other; the run fails if either does. E2E_KERNEL=/boot/vmlinuz-VER runs
-# that kernel alone. Then TestNetlinkQueues runs alone on Debian 13's
-# backports kernel, whose e1000e links its queues to NAPIs with IRQs
-# (no device QEMU emulates does on 6.12): its packages are downloaded
+# that kernel alone. Then TestNetlinkQueues and TestCapturePlan run
+# alone on Debian 13's backports kernel, whose e1000e links its queues
+# to NAPIs with IRQs (no device QEMU emulates does on 6.12), so that
+# queue identity comes from netlink, and a capture's from the answers
+# it recorded: its packages are downloaded
 # with apt-get from trixie-backports (signed by Debian's archive keys,
 # which Debian 12's debian-archive-keyring holds), unpacked and cached
 # under /var/cache/numairqd-e2e (E2E_CACHE_DIR); E2E_NETLINK_KERNEL=0
@@ -140,20 +142,21 @@ for v in $series; do
 	summary+=("${k#/boot/vmlinuz-}: $([ "$r" = 0 ] && echo ok || echo "FAIL (exit $r)") in $(($(date +%s) - start)) s")
 	[ "$r" = 0 ] || rc=$r
 done
+netlink_tests="TestNetlinkQueues TestCapturePlan"
 if [ "${E2E_NETLINK_KERNEL:-1}" = 0 ]; then
-	summary+=("TestNetlinkQueues on Debian 13 backports: SKIPPED (E2E_NETLINK_KERNEL=0)")
+	summary+=("$netlink_tests on Debian 13 backports: SKIPPED (E2E_NETLINK_KERNEL=0)")
 elif [ $# -gt 0 ]; then
-	summary+=("TestNetlinkQueues on Debian 13 backports: not run (go test arguments given: $*)")
+	summary+=("$netlink_tests on Debian 13 backports: not run (go test arguments given: $*)")
 elif kd=$(backports_kernel); then
 	k=${kd% *}
-	echo "== e2e TestNetlinkQueues on $(basename "$(dirname "$k")") (Debian 13 backports)"
+	echo "== e2e $netlink_tests on $(basename "$(dirname "$k")") (Debian 13 backports)"
 	start=$(date +%s)
 	r=0
-	E2E_KERNEL="$k" E2E_MODULES="${kd#* }" go test -tags e2e -count=1 -timeout 10m -v -run '^TestNetlinkQueues$' ./test/e2e/ || r=$?
-	summary+=("$(basename "$(dirname "$k")") (TestNetlinkQueues): $([ "$r" = 0 ] && echo ok || echo "FAIL (exit $r)") in $(($(date +%s) - start)) s")
+	E2E_KERNEL="$k" E2E_MODULES="${kd#* }" go test -tags e2e -count=1 -timeout 15m -v -run "^(${netlink_tests// /|})\$" ./test/e2e/ || r=$?
+	summary+=("$(basename "$(dirname "$k")") ($netlink_tests): $([ "$r" = 0 ] && echo ok || echo "FAIL (exit $r)") in $(($(date +%s) - start)) s")
 	[ "$r" = 0 ] || rc=$r
 else
-	summary+=("TestNetlinkQueues on Debian 13 backports: FAIL (could not fetch its kernel from trixie-backports)")
+	summary+=("$netlink_tests on Debian 13 backports: FAIL (could not fetch its kernel from trixie-backports)")
 	rc=1
 fi
 echo "== e2e summary"
