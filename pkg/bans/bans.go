@@ -91,12 +91,22 @@ func unquote(s string) (string, error) {
 
 // Candidates are the environment files irqbalance_env_file names: none
 // for "", each of EnvFiles under etc for "auto", else the path itself.
+// With etc another tree's (a fixture, a capture) a path in /etc is taken
+// under it and one elsewhere, outside that tree, is not read: this
+// host's file is not that machine's.
 func Candidates(setting, etc string) []string {
 	switch {
 	case setting == "":
 		return nil
 	case setting != "auto":
-		return []string{setting}
+		rel, inEtc := strings.CutPrefix(setting, "/etc/")
+		switch {
+		case etc == "" || etc == "/etc" || strings.HasPrefix(setting, filepath.Clean(etc)+"/"):
+			return []string{setting}
+		case inEtc:
+			return []string{filepath.Join(etc, rel)}
+		}
+		return nil
 	case etc == "":
 		return nil
 	}
@@ -110,11 +120,9 @@ func Candidates(setting, etc string) []string {
 // EnvFile is the environment file in force: the first of Candidates
 // that exists, or the config's path itself, which need not exist.
 func EnvFile(setting, etc string, exists func(string) bool) string {
-	if setting != "auto" {
-		return setting
-	}
-	for _, p := range Candidates(setting, etc) {
-		if exists(p) {
+	c := Candidates(setting, etc)
+	for _, p := range c {
+		if exists(p) || setting != "auto" {
 			return p
 		}
 	}

@@ -73,6 +73,10 @@ func TestEnvFile(t *testing.T) {
 		{"auto", "", both, ""},
 		{"", "/etc", both, ""},
 		{"/run/irq.env", "/etc", none, "/run/irq.env"},
+		{"/etc/irq.env", "/etc", none, "/etc/irq.env"},
+		{"/etc/irq.env", "/tmp/capture/etc", none, "/tmp/capture/etc/irq.env"},
+		{"/etc/irq.env", "", none, "/etc/irq.env"},
+		{"/run/irq.env", "/tmp/capture/etc", both, ""},
 	} {
 		if got := EnvFile(tc.setting, tc.etc, tc.exists); got != tc.want {
 			t.Errorf("EnvFile(%q, %q) = %q, want %q", tc.setting, tc.etc, got, tc.want)

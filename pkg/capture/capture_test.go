@@ -324,3 +324,39 @@ func TestSameBytes(t *testing.T) {
 		t.Errorf("two captures of one tree differ: %d and %d bytes", out[0].Len(), out[1].Len())
 	}
 }
+
+// TestConfiguredEnvFile: the config's own irqbalance_env_file in /etc is
+// captured and replayed from the capture, never from this host.
+func TestConfiguredEnvFile(t *testing.T) {
+	tree := fakesys.NewQEMUGuestNIC(t, true)
+	tree.WriteFile("etc/numairqd/irq.env", "IRQBALANCE_BANNED_CPULIST=5\n")
+	cfgFile := tree.Path("numairqd.yaml")
+	if err := os.WriteFile(cfgFile, []byte("irqbalance_env_file: /etc/numairqd/irq.env\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "c.tar.gz")
+	f, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := capture.Write(f, capture.Source{Sys: tree.Sys(), Proc: tree.Proc(), Etc: tree.Path("etc"), Config: cfgFile}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	r, err := capture.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cfg, err := config.Load(r.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := machine.Read(r.Roots, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(r.Roots.Etc, "numairqd/irq.env"); m.Bans.EnvFile != want || m.Bans.Env.String() != "5" {
+		t.Errorf("replayed bans: %s from %q, want 5 from %q", m.Bans.Env, m.Bans.EnvFile, want)
+	}
+}

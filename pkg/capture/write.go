@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/numairqd/numairqd/pkg/bans"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
@@ -43,9 +44,11 @@ var writing sync.Mutex // one Write taps kernfs at a time
 func Write(w io.Writer, src Source) (Manifest, error) {
 	m := Manifest{Format: Format, Version: src.Version, Time: time.Now().UTC(), Root: os.Geteuid() == 0}
 	var cfg []byte
+	envFile := "auto"
 	if src.Config != "" {
-		_, err := config.Load(src.Config) // a regular file of at most 1 MiB
+		c, err := config.Load(src.Config) // a regular file of at most 1 MiB
 		if err == nil {
+			envFile = c.IrqbalanceEnvFile
 			cfg, err = os.ReadFile(src.Config)
 		}
 		if err != nil {
@@ -69,7 +72,7 @@ func Write(w io.Writer, src Source) (Manifest, error) {
 	writing.Lock()
 	untap, ok := kernfs.Tap(c)
 	if ok {
-		m.ReadErr = readMachine(src, nl)
+		m.ReadErr = readMachine(src, nl, envFile)
 		untap()
 	}
 	writing.Unlock()
@@ -103,8 +106,14 @@ func Write(w io.Writer, src Source) (Manifest, error) {
 }
 
 // readMachine makes the reads of plan, topology and the daemon, with
-// every ban source asked for; it returns why the machine read failed.
-func readMachine(src Source, nl *netlink) string {
+// every ban source asked for (envFile: the config's own environment
+// file too); it returns why the machine read failed.
+func readMachine(src Source, nl *netlink, envFile string) string {
+	if envFile != "auto" && src.Etc != "" {
+		for _, p := range bans.Candidates(envFile, src.Etc) {
+			_, _ = bans.ReadEnv(p) // the tap records what was read, or why not
+		}
+	}
 	cfg := config.Default()
 	honor := true
 	cfg.IrqbalanceEnvFile, cfg.HonorDefaultAffinity = "auto", &honor
