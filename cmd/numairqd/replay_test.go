@@ -286,3 +286,32 @@ func TestPlanInterrupted(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeTryIt: the README's first example is what plan prints for
+// that capture, line by line ("..." lines and cut tails aside).
+func TestReadmeTryIt(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, _ := strings.Cut(string(readme), "## Try it\n")
+	cmdLine := "go run ./cmd/numairqd plan --capture "
+	_, rest, ok := strings.Cut(sec, cmdLine)
+	file, rest, _ := strings.Cut(rest, "\n")
+	_, block, _ := strings.Cut(rest, "```\n")
+	block, _, _ = strings.Cut(block, "```")
+	if !ok || block == "" {
+		t.Fatalf("README: no %q with an output block under \"## Try it\"", cmdLine)
+	}
+	var stdout, stderr strings.Builder
+	if code := run([]string{"plan", "--capture", filepath.Join("../..", file)}, &stdout, &stderr); code != 0 {
+		t.Fatalf("plan --capture %s: exit %d: %s", file, code, stderr.String())
+	}
+	out := stdout.String()
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		line = strings.TrimSuffix(strings.TrimSpace(line), "...")
+		if line != "" && !strings.Contains(out, line) {
+			t.Errorf("README shows %q, plan prints no such line", line)
+		}
+	}
+}
