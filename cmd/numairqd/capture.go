@@ -53,6 +53,9 @@ func runCapture(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "numairqd capture: wrote %s: %d bytes, %d entries, took %s; %d could not be read%s\n",
 		*out, w.n, m.Files+m.Dirs+m.Links, time.Since(start).Round(time.Millisecond), len(m.Missing), notRoot(m))
+	if m.ReadErr != "" { // the capture shows the failure: what a bug report needs
+		fmt.Fprintf(stderr, "numairqd capture: warning: numairqd cannot read this machine: %s\n", m.ReadErr)
+	}
 	return 0
 }
 

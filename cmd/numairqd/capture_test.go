@@ -61,3 +61,18 @@ func TestCapture(t *testing.T) {
 		t.Errorf("a missing config: exit %d, %q; want 1 naming it", code, stderr)
 	}
 }
+
+// TestCaptureUnreadable: a machine numairqd cannot read is still
+// captured, for the bug report, and stderr says why it cannot be read.
+func TestCaptureUnreadable(t *testing.T) {
+	tree := planFixture(t)
+	tree.WriteFile("sys/devices/system/node/node0/distance", "10 zz\n")
+	out := filepath.Join(t.TempDir(), "c.tar.gz")
+	code, _, stderr := runCmd("capture", "-o", out, "--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--etc", "")
+	if code != 0 || !strings.Contains(stderr, "warning: numairqd cannot read this machine: ") || !strings.Contains(stderr, "node0/distance") {
+		t.Fatalf("exit %d, stderr %q; want 0 and a warning naming node0/distance", code, stderr)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("no capture: %v", err)
+	}
+}
