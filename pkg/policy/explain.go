@@ -16,10 +16,14 @@ const (
 	ExcludedNohzFull = "nohz_full"
 )
 
-// ToolBan is a set of CPUs another tool banned, an input of Compute.
+// ToolBan is a set of CPUs another tool banned, an input of Compute,
+// and the IRQs it leaves alone: by number and by module (driver name),
+// each with the setting that bans it (irqbalance's --banirq, --banmod).
 type ToolBan struct {
 	Source, Path string // BanEnvFile with the file read, or BanDefaultAffinity
 	CPUs         cpumask.Mask
+	IRQs         map[int]string
+	Modules      map[string]string
 }
 
 // Sources of a ToolBan: numairqd_banned_cpus's and /status's source.
