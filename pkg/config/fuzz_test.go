@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -77,7 +78,8 @@ func checkParse(t *testing.T, name string, c *Config, err error) {
 		if !slices.Contains(policies, r.Policy) || !slices.Contains(maskModes, r.Mask) ||
 			(r.Policy == PolicyPinned) == r.CPUs.IsEmpty() || r.Line < 1 ||
 			(r.Node != nil && *r.Node < -1) || (r.QueueRegex != nil && r.QueueRegex.SubexpIndex("queue") < 0) ||
-			(r.Match == Match{}) {
+			reflect.ValueOf(r.Match).IsZero() ||
+			(r.Match.IRQNumbers != nil && r.Policy != PolicyIgnore && r.Policy != PolicyPinned) {
 			t.Fatalf("rule %d is inconsistent: %+v", i, r)
 		}
 	}
