@@ -638,8 +638,11 @@ func TestExampleFileParses(t *testing.T) {
 	if got, want := c.Summary(), want.Summary(); got != want {
 		t.Errorf("example is not all defaults\n got %s\nwant %s", got, want)
 	}
-	if len(c.Devices) < 4 {
-		t.Fatalf("example has %d rules, want at least 4", len(c.Devices))
+	if len(c.Devices) < 5 {
+		t.Fatalf("example has %d rules, want at least 5", len(c.Devices))
+	}
+	if r, ok := c.IRQRule(DeviceFacts{PCI: "0000:01:00.0"}, 25, "eth0-TxRx-0"); !ok || r.Name != "IRQ 25 stays" || r.Policy != PolicyIgnore {
+		t.Errorf("IRQRule(IRQ 25) = %+v, %v; want the example's rule by number", r, ok)
 	}
 	tests := []struct {
 		d          DeviceFacts
