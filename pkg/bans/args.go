@@ -122,10 +122,14 @@ func (a *args) parse(v string) error {
 			a.ignore(a.at(VarArgs), w, "not an option; irqbalance ignores it too")
 		}
 	}
+	return nil
+}
+
+// counted ends Ignored with the count of the warnings left out.
+func (a *args) counted() {
 	if a.dropped > 0 {
 		a.env.Ignored = append(a.env.Ignored, fmt.Sprintf("%s: %d more settings numairqd does not follow", a.at(VarArgs), a.dropped))
 	}
-	return nil
 }
 
 func find(match func(option) bool) (option, bool) {

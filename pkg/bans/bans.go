@@ -1,6 +1,7 @@
 // Package bans reads the CPUs other tools have taken away from device
 // IRQs: the banned-CPU variables of irqbalance's environment file (cri-o,
-// tuned) and what /proc/irq/default_smp_affinity leaves out (cri-o).
+// tuned) and what /proc/irq/default_smp_affinity leaves out (cri-o); and
+// the IRQs that file bans, and the irqbalance options it sets.
 package bans
 
 import (
@@ -110,6 +111,7 @@ func ParseEnv(name string, data []byte) (Env, error) {
 			a.ignore(fmt.Sprintf("%s:%d:", name, lines[key]), key, optionInstead[strings.ToLower(strings.TrimPrefix(key, "IRQBALANCE_"))])
 		}
 	}
+	a.counted()
 	return e, nil
 }
 

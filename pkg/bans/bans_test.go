@@ -143,9 +143,19 @@ func TestAll(t *testing.T) {
 func FuzzParseEnv(f *testing.F) {
 	f.Add([]byte(`IRQBALANCE_BANNED_CPUS="00000000,000000f0"`))
 	f.Add([]byte("IRQBALANCE_BANNED_CPULIST='2-3,8'\n# x\nexport IRQBALANCE_BANNED_CPUS=1"))
+	f.Add([]byte("IRQBALANCE_ARGS=\"--banirq=25 -i3 -om x --hintpolicy exact '--pid=a b' -- z\"\nIRQBALANCE_BANNED_INTERRUPTS=9\nIRQBALANCE_DEBUG="))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if _, err := ParseEnv("f", data); err != nil && len(err.Error()) > 600 {
+		e, err := ParseEnv("f", data)
+		if err != nil && len(err.Error()) > 600 {
 			t.Errorf("error of %d bytes", len(err.Error()))
+		}
+		if len(e.Ignored) > maxIgnored+1 {
+			t.Errorf("%d warnings", len(e.Ignored))
+		}
+		for _, w := range e.Ignored {
+			if len(w) > 600 {
+				t.Errorf("warning of %d bytes", len(w))
+			}
 		}
 	})
 }

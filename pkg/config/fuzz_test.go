@@ -31,6 +31,7 @@ func fuzzSeeds(f *testing.F) {
 		amplified(3, 20),
 		"devices:\n  - &r {match: &m {driver: &d x}, policy: &p pinned, cpus: &c 1}\n  - *r\n  - {match: *m, policy: *p, cpus: *c}\n  - {match: {irq: *d}}\n",
 		"devices: &l [{match: {driver: x}}, *l]\n",
+		"devices:\n  - {match: {irq_numbers: &n [25, 30-31, '7']}, policy: ignore}\n  - {match: {irq_numbers: *n, irq: x}, policy: pinned, cpus: 1, xps: leave}\n",
 		"devices:\n  - {match: &m {driver: *m}}\n  - {match: *m}\n",
 		"k: &k listen\n*k : ':1'\n*k : ':2'\n",
 		"devices:\n  - {match: {driver: &re '('}, policy: &bad nope, node: &n -5}\n" + strings.Repeat("  - {match: {driver: *re}, policy: *bad, node: *n}\n", 500),
