@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -59,7 +60,8 @@ func deviceIRQs(st *state.State) int {
 	return n
 }
 
-// logBans reports unreadable bans and bans that changed.
+// logBans reports unreadable bans and bans that changed, the IRQs and
+// modules irqbalance's file bans among them.
 func (r *reporter) logBans(st *state.State) {
 	if st.BansErr != nil {
 		r.metrics.Error(metrics.ErrBans)
@@ -67,12 +69,15 @@ func (r *reporter) logBans(st *state.State) {
 		return
 	}
 	b := st.Bans
-	if b.EnvFile == r.bans.EnvFile && b.Env.Equal(r.bans.Env) && b.Default.Equal(r.bans.Default) {
+	if b.EnvFile == r.bans.EnvFile && b.Env.Equal(r.bans.Env) && b.Default.Equal(r.bans.Default) &&
+		maps.Equal(b.IRQs, r.bans.IRQs) && maps.Equal(b.Modules, r.bans.Modules) {
 		return
 	}
 	r.bans = b
 	r.log.Info("banned CPUs from other tools", zap.String("env_file", b.EnvFile),
-		zap.Stringer("irqbalance_env", b.Env), zap.Stringer("default_smp_affinity", b.Default))
+		zap.Stringer("irqbalance_env", b.Env), zap.Stringer("default_smp_affinity", b.Default),
+		zap.Ints("irqbalance_banned_irqs", slices.Sorted(maps.Keys(b.IRQs))),
+		zap.Strings("irqbalance_banned_modules", slices.Sorted(maps.Keys(b.Modules))))
 }
 
 // warnSettings warns of what the config and irqbalance's environment

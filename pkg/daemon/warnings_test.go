@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,6 +62,9 @@ func TestSettingWarnings(t *testing.T) {
 				t.Errorf("IRQ 25: planned %s, %s", q.Planned, q.Reason)
 			}
 		}
+	}
+	if e := logs.FilterMessage("banned CPUs from other tools").All(); len(e) != 1 || fmt.Sprint(e[0].ContextMap()["irqbalance_banned_irqs"]) != "[25]" {
+		t.Errorf("bans logged %v, want once with IRQ 25", e)
 	}
 	if err := d.Reload(); err != nil {
 		t.Fatal(err)
