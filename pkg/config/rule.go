@@ -153,18 +153,22 @@ func (c *Config) RuleFor(d DeviceFacts) (*Rule, bool) {
 
 // IRQRule returns the rule placing IRQ number (named name) of device d
 // on its own: the first rule of c.Devices matching the IRQ, if it
-// matches by irq_numbers; a device rule matching d before it wins.
+// matches by irq_numbers; a device rule matching d before it wins. The
+// numbers are looked at first: no regexp runs for an IRQ none names.
 func (c *Config) IRQRule(d DeviceFacts, number int, name string) (*Rule, bool) {
 	one := d
 	one.IRQNames, one.IRQs = []string{name}, []int{number}
 	for i := range c.Devices {
 		r := &c.Devices[i]
-		if r.Match.IRQNumbers == nil && r.Match.matches(d) {
-			return nil, false
+		if !r.Match.IRQNumbers.Contains(number) || !r.Match.matches(one) {
+			continue
 		}
-		if r.Match.IRQNumbers != nil && r.Match.matches(one) {
-			return r, true
+		for j := range i {
+			if e := &c.Devices[j]; e.Match.IRQNumbers == nil && e.Match.matches(d) {
+				return nil, false
+			}
 		}
+		return r, true
 	}
 	return nil, false
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"slices"
 
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
@@ -123,6 +124,7 @@ func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config,
 		hop: make([]hopQueue, 0, len(inv.IRQs)), bans: newIRQBans(tools), apart: map[int]single{}}
 
 	owned := map[int]bool{}
+	byNumber := slices.ContainsFunc(cfg.Devices, func(r config.Rule) bool { return r.Match.IRQNumbers != nil })
 	for _, dev := range inv.Devices {
 		irqs := inv.DeviceIRQs(dev.PCI)
 		if len(irqs) == 0 {
@@ -133,7 +135,7 @@ func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config,
 			owned[q.Number] = true
 			facts.IRQNames, facts.IRQs = append(facts.IRQNames, q.Name), append(facts.IRQs, q.Number)
 		}
-		pl.singles(cfg, facts, dev.Drivers, irqs, true)
+		pl.singles(cfg, facts, dev.Drivers, irqs, byNumber)
 		rule, _ := cfg.RuleFor(facts)
 		var re *regexp.Regexp
 		if rule != nil {
@@ -156,7 +158,11 @@ func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config,
 			continue
 		}
 		facts := config.DeviceFacts{IRQNames: []string{q.Name}, IRQs: []int{q.Number}}
-		rule, ok := cfg.IRQRule(facts, q.Number, q.Name)
+		var rule *config.Rule
+		ok := false
+		if byNumber {
+			rule, ok = cfg.IRQRule(facts, q.Number, q.Name)
+		}
 		if !ok {
 			rule, ok = cfg.RuleFor(facts)
 		}
