@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os/signal"
+	"slices"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/load"
 	"github.com/numairqd/numairqd/pkg/machine"
 	"github.com/numairqd/numairqd/pkg/policy"
+	"github.com/numairqd/numairqd/pkg/topology"
 )
 
 const configFlagHelp = "config file (default " + config.DefaultPath + " if it exists, else built-in defaults)"
@@ -60,7 +62,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		bal = policy.Balancing{Loads: &l, MaxMoves: cfg.LoadBalance.MovesPerMinute,
 			MinGain: cfg.LoadBalance.MinGain, MinDrop: cfg.LoadBalance.MinDrop, MinPeak: cfg.LoadBalance.MinPeak}
 	}
-	all, err := planOnce(src.roots, cfg, bal)
+	all, warnings, err := planOnce(src.roots, cfg, bal)
 	if ctx.Err() != nil {
 		return 130 // as a shell reports SIGINT
 	}
@@ -71,6 +73,9 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "plan", err)
 	}
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "numairqd plan: warning: %s\n", w)
+	}
 	for _, q := range p.Unplaced() {
 		fmt.Fprintf(stderr, "numairqd plan: warning: IRQ %d (%s) could not be placed: %s\n", q.Number, q.Name, q.Reason)
 	}
@@ -78,15 +83,21 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 }
 
 // planOnce is the daemon's read and plan of roots, with an empty
-// memory: nothing written.
-func planOnce(roots machine.Roots, cfg *config.Config, bal policy.Balancing) (*policy.Plan, error) {
+// memory: nothing written. The warnings are those the daemon logs at
+// a config load: irqbalance's settings not followed, then the config's.
+func planOnce(roots machine.Roots, cfg *config.Config, bal policy.Balancing) (*policy.Plan, []string, error) {
 	m, err := machine.Read(roots, cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	fsys := inventory.FS{Proc: roots.Proc, Sys: roots.Sys}
 	m.Inventory = m.Inventory.WithEffective(fsys.ReadEffective(movable(m.Inventory)))
-	return policy.Compute(m.Snapshot, m.Inventory, cfg, m.ToolBans(), policy.Memory{}, bal), nil
+	var possible cpumask.Mask
+	if s, err := topology.NewFS(roots.Sys).ReadDetail(); err == nil {
+		possible = s.Possible()
+	}
+	warnings := append(slices.Clone(m.Bans.Ignored), policy.Warnings(m.Inventory, cfg, possible)...)
+	return policy.Compute(m.Snapshot, m.Inventory, cfg, m.ToolBans(), policy.Memory{}, bal), warnings, nil
 }
 
 // movable are the IRQs whose effective CPUs the plan shows, each with

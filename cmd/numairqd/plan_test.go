@@ -189,3 +189,28 @@ func TestPlanShowsLoads(t *testing.T) {
 		t.Errorf("no /proc/stat: exit %d, stderr %q; want 1 naming the file", code, stderr)
 	}
 }
+
+// TestPlanWarnsOfSettings: plan prints the daemon's load-time warnings
+// on stderr, and shows the IRQ --banirq leaves alone with its reason.
+func TestPlanWarnsOfSettings(t *testing.T) {
+	tree := planFixture(t)
+	tree.WriteFile("etc/default/irqbalance", "IRQBALANCE_ARGS=\"--banirq=25 --hintpolicy=exact\"\n")
+	cfg := writeConfig(t, "banned_cpus: \"999\"\ndevices:\n  - match: {interface: eht0}\n    policy: linear\n")
+	code, stdout, stderr := runCmd("plan", "--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--etc", tree.Path("etc"), "--config", cfg)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	env := tree.Path("etc/default/irqbalance")
+	for _, want := range []string{
+		"numairqd plan: warning: " + env + ":1: IRQBALANCE_ARGS --hintpolicy=exact: numairqd ignores affinity_hint and spreads by NUMA distance; use a device rule\n",
+		"numairqd plan: warning: " + cfg + `:3: devices[0] matches no device or IRQ here (match interface "eht0"; did you mean eth0?); it applies to any that appear` + "\n",
+		"numairqd plan: warning: " + cfg + ": banned_cpus: CPUs 999 do not exist here (possible CPUs 0-7); banned should they appear\n",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if !strings.Contains(stdout, "25   virtio0-input.0   0      0-7 -> (left alone)") || !strings.Contains(stdout, "left alone: banned by irqbalance's --banirq in "+env) {
+		t.Errorf("plan does not show IRQ 25 left alone by --banirq:\n%s", stdout)
+	}
+}

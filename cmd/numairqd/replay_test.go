@@ -125,7 +125,7 @@ func TestPlanCaptureIsLive(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := planOnce(machine.Roots{Sys: tree.Sys(), Proc: tree.Proc(), Etc: tree.Path("etc"), Netdev: tc.nd}, cfg, policy.Balancing{})
+			p, _, err := planOnce(machine.Roots{Sys: tree.Sys(), Proc: tree.Proc(), Etc: tree.Path("etc"), Netdev: tc.nd}, cfg, policy.Balancing{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -22,7 +22,7 @@ func TestParseEnv(t *testing.T) {
 		{"empty values", "IRQBALANCE_BANNED_CPUS=\nIRQBALANCE_BANNED_CPULIST=\"\"\n", ""},
 		{"last one wins", "IRQBALANCE_BANNED_CPULIST=1\nIRQBALANCE_BANNED_CPULIST=2\n", "2"},
 		{"export, spaces, comment", "  export IRQBALANCE_BANNED_CPULIST=5 # pod x\nOTHER=\"1 2\"\n", "5"},
-		{"other variables ignored", "IRQBALANCE_ARGS=\"--policyscript=/x\"\nIRQBALANCE_BANNED_CPUSX=ff\n", ""},
+		{"other variables ignored", "IRQBALANCE_ARGS=\"--banirq=3\"\nIRQBALANCE_BANNED_CPUSX=ff\n", ""},
 		{"CRLF", "IRQBALANCE_BANNED_CPULIST=6\r\n", "6"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -30,8 +30,8 @@ func TestParseEnv(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.String() != tc.want {
-				t.Errorf("banned %q, want %q", got, tc.want)
+			if got.CPUs.String() != tc.want {
+				t.Errorf("banned %q, want %q", got.CPUs, tc.want)
 			}
 		})
 	}
@@ -86,14 +86,14 @@ func TestEnvFile(t *testing.T) {
 
 func TestReadEnv(t *testing.T) {
 	dir := t.TempDir()
-	if m, err := ReadEnv(filepath.Join(dir, "missing")); err != nil || !m.IsEmpty() {
+	if m, err := ReadEnv(filepath.Join(dir, "missing")); err != nil || !m.CPUs.IsEmpty() {
 		t.Errorf("missing file: %v, %v; want no bans, no error", m, err)
 	}
 	path := filepath.Join(dir, "irqbalance")
 	if err := os.WriteFile(path, []byte(`IRQBALANCE_BANNED_CPUS="00000000,0000000c"`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if m, err := ReadEnv(path); err != nil || !m.Equal(cpumask.New(2, 3)) {
+	if m, err := ReadEnv(path); err != nil || !m.CPUs.Equal(cpumask.New(2, 3)) {
 		t.Errorf("ReadEnv = %v, %v; want 2-3", m, err)
 	}
 	if err := os.WriteFile(path, make([]byte, kernfs.MaxAttrSize+1), 0o644); err != nil {
@@ -143,9 +143,19 @@ func TestAll(t *testing.T) {
 func FuzzParseEnv(f *testing.F) {
 	f.Add([]byte(`IRQBALANCE_BANNED_CPUS="00000000,000000f0"`))
 	f.Add([]byte("IRQBALANCE_BANNED_CPULIST='2-3,8'\n# x\nexport IRQBALANCE_BANNED_CPUS=1"))
+	f.Add([]byte("IRQBALANCE_ARGS=\"--banirq=25 -i3 -om x --hintpolicy exact '--pid=a b' -- z\"\nIRQBALANCE_BANNED_INTERRUPTS=9\nIRQBALANCE_DEBUG="))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if _, err := ParseEnv("f", data); err != nil && len(err.Error()) > 600 {
+		e, err := ParseEnv("f", data)
+		if err != nil && len(err.Error()) > 600 {
 			t.Errorf("error of %d bytes", len(err.Error()))
+		}
+		if len(e.Ignored) > maxIgnored+1 {
+			t.Errorf("%d warnings", len(e.Ignored))
+		}
+		for _, w := range e.Ignored {
+			if len(w) > 600 {
+				t.Errorf("warning of %d bytes", len(w))
+			}
 		}
 	})
 }

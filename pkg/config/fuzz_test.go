@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -30,6 +31,7 @@ func fuzzSeeds(f *testing.F) {
 		amplified(3, 20),
 		"devices:\n  - &r {match: &m {driver: &d x}, policy: &p pinned, cpus: &c 1}\n  - *r\n  - {match: *m, policy: *p, cpus: *c}\n  - {match: {irq: *d}}\n",
 		"devices: &l [{match: {driver: x}}, *l]\n",
+		"devices:\n  - {match: {irq_numbers: &n [25, 30-31, '7']}, policy: ignore}\n  - {match: {irq_numbers: *n, irq: x}, policy: pinned, cpus: 1, xps: leave}\n",
 		"devices:\n  - {match: &m {driver: *m}}\n  - {match: *m}\n",
 		"k: &k listen\n*k : ':1'\n*k : ':2'\n",
 		"devices:\n  - {match: {driver: &re '('}, policy: &bad nope, node: &n -5}\n" + strings.Repeat("  - {match: {driver: *re}, policy: *bad, node: *n}\n", 500),
@@ -77,7 +79,8 @@ func checkParse(t *testing.T, name string, c *Config, err error) {
 		if !slices.Contains(policies, r.Policy) || !slices.Contains(maskModes, r.Mask) ||
 			(r.Policy == PolicyPinned) == r.CPUs.IsEmpty() || r.Line < 1 ||
 			(r.Node != nil && *r.Node < -1) || (r.QueueRegex != nil && r.QueueRegex.SubexpIndex("queue") < 0) ||
-			(r.Match == Match{}) {
+			reflect.ValueOf(r.Match).IsZero() ||
+			(r.Match.IRQNumbers != nil && r.Policy != PolicyIgnore && r.Policy != PolicyPinned) {
 			t.Fatalf("rule %d is inconsistent: %+v", i, r)
 		}
 	}

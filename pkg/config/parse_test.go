@@ -377,7 +377,7 @@ func TestParseInvalid(t *testing.T) {
 			"devices:",
 			"  - match:",
 			"      drivers: x",
-		), `3: devices[0].match.drivers: unknown key; did you mean driver? (want one of pci, driver, interface, irq)`},
+		), `3: devices[0].match.drivers: unknown key; did you mean driver? (want one of pci, driver, interface, irq, irq_numbers)`},
 		{"bad policy", doc(
 			"devices:",
 			"  - match: {driver: a}",
@@ -394,11 +394,11 @@ func TestParseInvalid(t *testing.T) {
 		{"bad mask", "devices:\n  - match: {driver: a}\n    mask: thread",
 			`3: devices[0].mask: unknown mask mode "thread" (want one of cpu, core)`},
 		{"missing match", "devices:\n  - policy: linear",
-			`2: devices[0].match: missing (want a mapping with at least one of pci, driver, interface, irq)`},
+			`2: devices[0].match: missing (want a mapping with at least one of pci, driver, interface, irq, irq_numbers)`},
 		{"empty match", "devices:\n  - match: {}",
-			`2: devices[0].match: no keys (want a mapping with at least one of pci, driver, interface, irq)`},
+			`2: devices[0].match: no keys (want a mapping with at least one of pci, driver, interface, irq, irq_numbers)`},
 		{"match list", "devices:\n  - match: [driver]",
-			`2: devices[0].match: got a list (want a mapping with at least one of pci, driver, interface, irq)`},
+			`2: devices[0].match: got a list (want a mapping with at least one of pci, driver, interface, irq, irq_numbers)`},
 		{"bad match regexp", "devices:\n  - match:\n      interface: 'eth(0'",
 			"3: devices[0].match.interface: invalid regexp \"eth(0\": error parsing regexp: missing closing ): `eth(0` (want a Go regexp)"},
 		{"match regexp not a string", "devices:\n  - match:\n      irq: 42",
@@ -638,8 +638,11 @@ func TestExampleFileParses(t *testing.T) {
 	if got, want := c.Summary(), want.Summary(); got != want {
 		t.Errorf("example is not all defaults\n got %s\nwant %s", got, want)
 	}
-	if len(c.Devices) < 4 {
-		t.Fatalf("example has %d rules, want at least 4", len(c.Devices))
+	if len(c.Devices) < 5 {
+		t.Fatalf("example has %d rules, want at least 5", len(c.Devices))
+	}
+	if r, ok := c.IRQRule(DeviceFacts{PCI: "0000:01:00.0"}, 25, "eth0-TxRx-0"); !ok || r.Name != "IRQ 25 stays" || r.Policy != PolicyIgnore {
+		t.Errorf("IRQRule(IRQ 25) = %+v, %v; want the example's rule by number", r, ok)
 	}
 	tests := []struct {
 		d          DeviceFacts

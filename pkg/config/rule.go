@@ -65,12 +65,15 @@ type Rule struct {
 }
 
 // Match selects devices whose every set field matches. Parse anchors
-// each regexp as ^(?:re)$, so "eth1" does not match eth10.
+// each regexp as ^(?:re)$, so "eth1" does not match eth10. A match with
+// IRQNumbers selects single IRQs, not devices: those of its numbers
+// whose name and device match the rest.
 type Match struct {
-	PCI       *regexp.Regexp
-	Driver    *regexp.Regexp
-	Interface *regexp.Regexp
-	IRQ       *regexp.Regexp
+	PCI        *regexp.Regexp
+	Driver     *regexp.Regexp
+	Interface  *regexp.Regexp
+	IRQ        *regexp.Regexp
+	IRQNumbers IRQSet
 }
 
 // DeviceFacts is what a rule can match on for one device.
@@ -80,6 +83,7 @@ type DeviceFacts struct {
 	Drivers    []string
 	Interfaces []string
 	IRQNames   []string
+	IRQs       []int // the IRQ numbers
 }
 
 // matches reports whether d satisfies every set field of m.
@@ -87,19 +91,84 @@ func (m Match) matches(d DeviceFacts) bool {
 	return (m.PCI == nil || m.PCI.MatchString(d.PCI)) &&
 		anyMatch(m.Driver, d.Drivers) &&
 		anyMatch(m.Interface, d.Interfaces) &&
-		anyMatch(m.IRQ, d.IRQNames)
+		anyMatch(m.IRQ, d.IRQNames) &&
+		(m.IRQNumbers == nil || slices.ContainsFunc(d.IRQs, m.IRQNumbers.Contains))
+}
+
+// MatchesAny reports whether m matches any of ds.
+func (m Match) MatchesAny(ds []DeviceFacts) bool { return slices.ContainsFunc(ds, m.matches) }
+
+// String lists m's keys as written, as `interface "eht0"`.
+func (m Match) String() string {
+	var parts []string
+	for i, re := range []*regexp.Regexp{m.PCI, m.Driver, m.Interface, m.IRQ} {
+		if re != nil {
+			parts = append(parts, fmt.Sprintf("%s %q", matchKeys[i], written(re)))
+		}
+	}
+	if m.IRQNumbers != nil {
+		parts = append(parts, "irq_numbers "+m.IRQNumbers.String())
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Nearest is "; did you mean NAME?" when m's interface or driver is a
+// plain name, none of ifaces or drivers but close to one, else "".
+func (m Match) Nearest(ifaces, drivers []string) string {
+	for _, c := range []struct {
+		re    *regexp.Regexp
+		names []string
+	}{{m.Interface, ifaces}, {m.Driver, drivers}} {
+		if s := written(c.re); c.re != nil && regexp.QuoteMeta(s) == s && !slices.Contains(c.names, s) {
+			if hint := didYouMean(s, c.names); hint != "" {
+				return hint
+			}
+		}
+	}
+	return ""
+}
+
+// written is a match regexp as the file has it, without Parse's anchors.
+func written(re *regexp.Regexp) string {
+	if re == nil {
+		return ""
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(re.String(), "^(?:"), ")$")
 }
 
 func anyMatch(re *regexp.Regexp, ss []string) bool {
 	return re == nil || slices.ContainsFunc(ss, re.MatchString)
 }
 
-// RuleFor returns the first rule of c.Devices matching d (do not modify).
+// RuleFor returns the first device rule (no irq_numbers) of c.Devices
+// matching d (do not modify).
 func (c *Config) RuleFor(d DeviceFacts) (*Rule, bool) {
 	for i := range c.Devices {
-		if c.Devices[i].Match.matches(d) {
-			return &c.Devices[i], true
+		if r := &c.Devices[i]; r.Match.IRQNumbers == nil && r.Match.matches(d) {
+			return r, true
 		}
+	}
+	return nil, false
+}
+
+// IRQRule returns the rule placing IRQ number (named name) of device d
+// on its own: the first rule of c.Devices matching the IRQ, if it
+// matches by irq_numbers; a device rule matching d before it wins. The
+// numbers are looked at first: no regexp runs for an IRQ none names.
+func (c *Config) IRQRule(d DeviceFacts, number int, name string) (*Rule, bool) {
+	one := d
+	one.IRQNames, one.IRQs = []string{name}, []int{number}
+	for i := range c.Devices {
+		r := &c.Devices[i]
+		if !r.Match.IRQNumbers.Contains(number) || !r.Match.matches(one) {
+			continue
+		}
+		for j := range i {
+			if e := &c.Devices[j]; e.Match.IRQNumbers == nil && e.Match.matches(d) {
+				return nil, false
+			}
+		}
+		return r, true
 	}
 	return nil, false
 }
@@ -109,7 +178,9 @@ const maxRules = 5000
 
 var (
 	ruleKeys  = []string{"name", "match", "policy", "mask", "balance", "xps", "napi_threads", "cpus", "node", "queue_regex"}
-	matchKeys = []string{"pci", "driver", "interface", "irq"}
+	matchKeys = []string{"pci", "driver", "interface", "irq", "irq_numbers"}
+	// byNumberKeys are the rule keys that place devices, not single IRQs.
+	byNumberKeys = []string{"mask", "balance", "xps", "napi_threads", "node", "queue_regex"}
 )
 
 // devices reads the list of rules.
@@ -190,6 +261,9 @@ func (p *parser) rule(n *yaml.Node, path string) Rule {
 	if seen["match"] == nil {
 		p.errorf(n, path+".match", nil, "missing (want a mapping with at least one of %s)", strings.Join(matchKeys, ", "))
 	}
+	if r.Match.IRQNumbers != nil {
+		p.byNumber(n, path, r, seen, policyNode, policyOK)
+	}
 	switch {
 	case !policyOK || !cpusOK:
 	case r.Policy == PolicyPinned && cpusKey == nil:
@@ -210,6 +284,10 @@ func (p *parser) match(n *yaml.Node, path string) Match {
 	}
 	fields := map[string]**regexp.Regexp{"pci": &m.PCI, "driver": &m.Driver, "interface": &m.Interface, "irq": &m.IRQ}
 	seen := p.mapping(n, path, matchKeys, func(key string, k, v *yaml.Node, path string) {
+		if key == "irq_numbers" {
+			m.IRQNumbers = once(p, v, key, func() IRQSet { return p.irqNumbers(v, path) })
+			return
+		}
 		*fields[key] = once(p, v, "match regexp", func() *regexp.Regexp {
 			return p.compileRegexp(v, path, "a regexp string", "a Go regexp", true)
 		})
@@ -218,6 +296,23 @@ func (p *parser) match(n *yaml.Node, path string) Match {
 		p.errorf(n, path, nil, "no keys (want %s)", want)
 	}
 	return m
+}
+
+// byNumber checks a rule matching irq_numbers: it pins or ignores
+// single IRQs, so it has policy pinned or ignore and no device keys.
+func (p *parser) byNumber(n *yaml.Node, path string, r Rule, seen map[string]*yaml.Node, policyNode *yaml.Node, policyOK bool) {
+	const want = "ignore or pinned: a rule by irq_numbers leaves single IRQs alone or pins them"
+	switch {
+	case policyNode == nil:
+		p.errorf(n, path+".policy", nil, "missing for match.irq_numbers (want %s)", want)
+	case policyOK && r.Policy != PolicyIgnore && r.Policy != PolicyPinned:
+		p.errorf(policyNode, path+".policy", nil, "%s is not for match.irq_numbers (want %s)", r.Policy, want)
+	}
+	for _, key := range byNumberKeys {
+		if k := seen[key]; k != nil {
+			p.errorf(k, path+"."+key, nil, "not allowed with match.irq_numbers (want it in a rule matching devices)")
+		}
+	}
 }
 
 // queueRegex reads queue_regex, which must name a group "queue".

@@ -21,12 +21,14 @@ import (
 
 	"github.com/numairqd/numairqd/pkg/apply"
 	"github.com/numairqd/numairqd/pkg/config"
+	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/load"
 	"github.com/numairqd/numairqd/pkg/machine"
 	"github.com/numairqd/numairqd/pkg/metrics"
 	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/state"
+	"github.com/numairqd/numairqd/pkg/topology"
 	"github.com/numairqd/numairqd/pkg/watch"
 )
 
@@ -103,7 +105,13 @@ func New(opts Options) (*Daemon, error) {
 	d.metrics = metrics.New(&d.store, metrics.Options{PerIRQ: cfg.MetricsPerIRQ, Log: opts.Log,
 		StaleAfter: 2 * cfg.ResyncInterval, Build: opts.Build})
 	d.metrics.ConfigReload(true, time.Now())
-	d.rep = reporter{log: opts.Log, metrics: d.metrics, fitProcs: opts.FitProcs}
+	d.rep = reporter{log: opts.Log, metrics: d.metrics, fitProcs: opts.FitProcs, possible: func() cpumask.Mask {
+		s, err := topology.NewFS(opts.Sysfs).ReadDetail() // once a config: not in the rounds' reads
+		if err != nil {
+			return cpumask.Mask{}
+		}
+		return s.Possible()
+	}}
 	return d, nil
 }
 

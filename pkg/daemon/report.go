@@ -2,11 +2,15 @@ package daemon
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"go.uber.org/zap"
 
 	"github.com/numairqd/numairqd/pkg/bans"
+	"github.com/numairqd/numairqd/pkg/config"
+	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/metrics"
 	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/state"
@@ -23,12 +27,17 @@ type reporter struct {
 	mismatched      map[int]string  // IRQ number: name@planned warned of
 	fitProcs        func(deviceIRQs int)
 	deviceIRQs      int // what fitProcs was last told
+	// possible reads the possible CPUs, for warnSettings.
+	possible func() cpumask.Mask
+	cfg      *config.Config // the config warnSettings last warned of
+	ignored  []string       // the irqbalance settings last warned of
 }
 
 // report logs st's changes, the round and its decisions, and tells
 // fitProcs of a new device IRQ count.
 func (r *reporter) report(st *state.State) {
 	r.logBans(st)
+	r.warnSettings(st)
 	r.logManagedOnBanned(st)
 	r.logQueueNotes(st)
 	r.warnMismatched(st)
@@ -51,7 +60,8 @@ func deviceIRQs(st *state.State) int {
 	return n
 }
 
-// logBans reports unreadable bans and bans that changed.
+// logBans reports unreadable bans and bans that changed, the IRQs and
+// modules irqbalance's file bans among them.
 func (r *reporter) logBans(st *state.State) {
 	if st.BansErr != nil {
 		r.metrics.Error(metrics.ErrBans)
@@ -59,12 +69,34 @@ func (r *reporter) logBans(st *state.State) {
 		return
 	}
 	b := st.Bans
-	if b.EnvFile == r.bans.EnvFile && b.Env.Equal(r.bans.Env) && b.Default.Equal(r.bans.Default) {
+	if b.EnvFile == r.bans.EnvFile && b.Env.Equal(r.bans.Env) && b.Default.Equal(r.bans.Default) &&
+		maps.Equal(b.IRQs, r.bans.IRQs) && maps.Equal(b.Modules, r.bans.Modules) {
 		return
 	}
 	r.bans = b
 	r.log.Info("banned CPUs from other tools", zap.String("env_file", b.EnvFile),
-		zap.Stringer("irqbalance_env", b.Env), zap.Stringer("default_smp_affinity", b.Default))
+		zap.Stringer("irqbalance_env", b.Env), zap.Stringer("default_smp_affinity", b.Default),
+		zap.Ints("irqbalance_banned_irqs", slices.Sorted(maps.Keys(b.IRQs))),
+		zap.Strings("irqbalance_banned_modules", slices.Sorted(maps.Keys(b.Modules))))
+}
+
+// warnSettings warns of what the config and irqbalance's environment
+// file ask that numairqd does not do here: once per config loaded, and
+// again when the environment file's settings change.
+func (r *reporter) warnSettings(st *state.State) {
+	loaded := st.Config != r.cfg
+	if loaded {
+		r.cfg = st.Config
+		for _, w := range policy.Warnings(st.Inventory, st.Config, r.possible()) {
+			r.log.Warn(w)
+		}
+	}
+	if st.BansErr == nil && (loaded || !slices.Equal(st.Bans.Ignored, r.ignored)) {
+		r.ignored = st.Bans.Ignored
+		for _, w := range r.ignored {
+			r.log.Warn(w)
+		}
+	}
 }
 
 // logManagedOnBanned warns, once per set, of kernel-managed IRQs on

@@ -42,8 +42,8 @@ type Machine struct {
 // ToolBans are the bans of other tools, as the planner takes them.
 func (m Machine) ToolBans() []policy.ToolBan {
 	var tb []policy.ToolBan
-	if !m.Bans.Env.IsEmpty() {
-		tb = append(tb, policy.ToolBan{Source: policy.BanEnvFile, Path: m.Bans.EnvFile, CPUs: m.Bans.Env})
+	if b := m.Bans; !b.Env.IsEmpty() || len(b.IRQs)+len(b.Modules) > 0 {
+		tb = append(tb, policy.ToolBan{Source: policy.BanEnvFile, Path: b.EnvFile, CPUs: b.Env, IRQs: b.IRQs, Modules: b.Modules})
 	}
 	if !m.Bans.Default.IsEmpty() {
 		tb = append(tb, policy.ToolBan{Source: policy.BanDefaultAffinity, CPUs: m.Bans.Default})
@@ -141,9 +141,11 @@ func (r *Reader) readBans(cfg *config.Config, online cpumask.Mask) error {
 	b.EnvFile = bans.EnvFile(cfg.IrqbalanceEnvFile, r.roots.Etc, func(p string) bool { _, err := kernfs.Stat(p); return err == nil })
 	var err error
 	if b.EnvFile != "" {
-		if b.Env, err = bans.ReadEnv(b.EnvFile); err != nil {
+		var e bans.Env
+		if e, err = bans.ReadEnv(b.EnvFile); err != nil {
 			return err
 		}
+		b.Env, b.IRQs, b.Modules, b.Ignored = e.CPUs, e.IRQs, e.Modules, e.Ignored
 	}
 	honor := b.EnvFile != ""
 	if cfg.HonorDefaultAffinity != nil {

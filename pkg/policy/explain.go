@@ -16,10 +16,14 @@ const (
 	ExcludedNohzFull = "nohz_full"
 )
 
-// ToolBan is a set of CPUs another tool banned, an input of Compute.
+// ToolBan is a set of CPUs another tool banned, an input of Compute,
+// and the IRQs it leaves alone: by number and by module (driver name),
+// each with the setting that bans it (irqbalance's --banirq, --banmod).
 type ToolBan struct {
 	Source, Path string // BanEnvFile with the file read, or BanDefaultAffinity
 	CPUs         cpumask.Mask
+	IRQs         map[int]string
+	Modules      map[string]string
 }
 
 // Sources of a ToolBan: numairqd_banned_cpus's and /status's source.
@@ -94,14 +98,17 @@ func policyWhy(d *Device, auto bool, queues int, allowed cpumask.Mask) string {
 	case d.Policy == config.PolicyLinear:
 		return fmt.Sprintf("auto (%s) chose linear: %d queues >= %d allowed CPUs, so queue i takes the i-th allowed CPU, wrapping, and every CPU serves the device", by, queues, n)
 	case queues == 0:
-		kept := 0
+		kept, what := 0, "managed by the kernel or unreadable"
 		for _, q := range d.IRQs {
 			if q.Role == RoleQueue && q.handsOff() {
 				kept++
 			}
+			if q.Role == RoleQueue && q.apart {
+				what = "managed by the kernel, unreadable, or set apart by a ban or a rule by IRQ number"
+			}
 		}
 		if kept > 0 {
-			return fmt.Sprintf("auto (%s) chose numa-hop: no queue IRQ to place (the %d queue IRQs are managed by the kernel or unreadable), only control IRQs", by, kept)
+			return fmt.Sprintf("auto (%s) chose numa-hop: no queue IRQ to place (the %d queue IRQs are %s), only control IRQs", by, kept, what)
 		}
 		return fmt.Sprintf("auto (%s) chose numa-hop: no queue IRQ found, only control IRQs", by)
 	case d.SpreadNode == topology.NoNode:

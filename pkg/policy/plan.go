@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"slices"
 
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
@@ -100,10 +101,13 @@ type IRQ struct {
 	// verified (Memory.Verify); EffectiveState compares it with the write.
 	Effective      cpumask.Mask   `json:"effective,omitzero"`
 	EffectiveState EffectiveState `json:"effective_state,omitempty"`
+
+	apart bool // planned apart from its device: see handsOff
 }
 
-// handsOff reports whether q is managed or unreadable.
-func (q IRQ) handsOff() bool { return q.Managed || q.Unreadable }
+// handsOff reports whether q is managed, unreadable or planned apart
+// from its device (banned by another tool, or a rule by IRQ number).
+func (q IRQ) handsOff() bool { return q.Managed || q.Unreadable || q.apart }
 
 // LeftAlone reports whether the plan does not touch the IRQ.
 func (q IRQ) LeftAlone() bool { return q.Planned.IsEmpty() }
@@ -117,20 +121,22 @@ func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config,
 	p.Allowed, p.Excluded = exclusions(s, cfg, tools)
 	pl := &planner{s: s, allowed: p.Allowed, full: p.Full, refused: mem.Refused, counts: newCounts(p.Allowed),
 		bal: bal, held: mem.Held, chose: Held{}, nearMasks: map[[3]int]cpumask.Mask{},
-		hop: make([]hopQueue, 0, len(inv.IRQs))}
+		hop: make([]hopQueue, 0, len(inv.IRQs)), bans: newIRQBans(tools), apart: map[int]single{}}
 
 	owned := map[int]bool{}
+	byNumber := slices.ContainsFunc(cfg.Devices, func(r config.Rule) bool { return r.Match.IRQNumbers != nil })
 	for _, dev := range inv.Devices {
 		irqs := inv.DeviceIRQs(dev.PCI)
 		if len(irqs) == 0 {
 			continue
 		}
-		var names []string
+		facts := config.DeviceFacts{PCI: dev.PCI, Drivers: dev.Drivers, Interfaces: dev.Interfaces}
 		for _, q := range irqs {
 			owned[q.Number] = true
-			names = append(names, q.Name)
+			facts.IRQNames, facts.IRQs = append(facts.IRQNames, q.Name), append(facts.IRQs, q.Number)
 		}
-		rule, _ := cfg.RuleFor(config.DeviceFacts{PCI: dev.PCI, Drivers: dev.Drivers, Interfaces: dev.Interfaces, IRQNames: names})
+		pl.singles(cfg, facts, dev.Drivers, irqs, byNumber)
+		rule, _ := cfg.RuleFor(facts)
 		var re *regexp.Regexp
 		if rule != nil {
 			re = rule.QueueRegex
@@ -146,15 +152,24 @@ func Compute(s *topology.Snapshot, inv *inventory.Inventory, cfg *config.Config,
 		linkIDs(&d, net)
 		p.Devices = append(p.Devices, d)
 	}
-	// IRQs with no PCI device are left alone unless a rule names them.
+	// IRQs with no PCI device are left alone unless a rule matches them.
 	for _, q := range inv.IRQs {
 		if owned[q.Number] {
 			continue
 		}
-		rule, ok := cfg.RuleFor(config.DeviceFacts{IRQNames: []string{q.Name}})
+		facts := config.DeviceFacts{IRQNames: []string{q.Name}, IRQs: []int{q.Number}}
+		var rule *config.Rule
+		ok := false
+		if byNumber {
+			rule, ok = cfg.IRQRule(facts, q.Number, q.Name)
+		}
+		if !ok {
+			rule, ok = cfg.RuleFor(facts)
+		}
 		if !ok {
 			continue
 		}
+		pl.singles(cfg, facts, nil, []inventory.IRQ{q}, false)
 		d := Device{Node: topology.NoNode}
 		p.Devices = append(p.Devices, pl.begin(len(p.Devices), d, rule, []inventory.IRQ{q}, []class{{role: RoleControl, queue: -1, dir: DirNone}}))
 	}

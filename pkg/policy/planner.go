@@ -29,6 +29,8 @@ type planner struct {
 	hop       []hopQueue              // the queues of every numa-hop device, for spread
 	relaxed   bool                    // spread took the package exception
 	nearMasks map[[3]int]cpumask.Mask // near's cache
+	bans      irqBans                 // other tools' IRQ bans
+	apart     map[int]single          // by IRQ number: those planned apart from their device
 }
 
 // deviceWork is what begin leaves for finish about one device.
@@ -85,10 +87,7 @@ func (pl *planner) resolve(d *Device, rule *config.Rule, irqs []inventory.IRQ, c
 	d.Policy, d.Mask, d.Balance = config.PolicyAuto, config.MaskCPU, config.BalanceCount
 	if rule != nil {
 		d.Policy, d.Mask = rule.Policy, rule.Mask
-		d.Rule = fmt.Sprintf("rule at line %d", rule.Line)
-		if rule.Name != "" {
-			d.Rule = fmt.Sprintf("rule %q (line %d)", rule.Name, rule.Line)
-		}
+		d.Rule = ruleLabel(rule)
 		if rule.Node != nil {
 			d.Node = *rule.Node
 		}
@@ -107,6 +106,8 @@ func (pl *planner) resolve(d *Device, rule *config.Rule, irqs []inventory.IRQ, c
 			d.IRQs[i].Managed, d.IRQs[i].Reason = true, "managed by the kernel: write failed with "+r.Errno
 		case q.Unreadable != "":
 			d.IRQs[i].Unreadable, d.IRQs[i].Reason = true, "left alone, files unreadable: "+q.Unreadable
+		case pl.apart[q.Number] != single{}:
+			pl.planSingle(&d.IRQs[i], pl.apart[q.Number])
 		}
 	}
 	queues := queueIndices(d.IRQs)
