@@ -1,6 +1,7 @@
 // Package bans reads the CPUs other tools have taken away from device
 // IRQs: the banned-CPU variables of irqbalance's environment file (cri-o,
-// tuned) and what /proc/irq/default_smp_affinity leaves out (cri-o).
+// tuned), what /proc/irq/default_smp_affinity leaves out (cri-o) and the
+// CPUs of isolated cgroup partitions (cri-o, cgroup v2).
 package bans
 
 import (
@@ -29,10 +30,12 @@ type Bans struct {
 	Env     cpumask.Mask // the union of the file's two variables
 	// Default holds the online CPUs default_smp_affinity leaves out.
 	Default cpumask.Mask
+	// Partitions are the CPUs of isolated cgroup partitions.
+	Partitions cpumask.Mask
 }
 
 // All is every CPU banned here.
-func (b Bans) All() cpumask.Mask { return b.Env.Or(b.Default) }
+func (b Bans) All() cpumask.Mask { return b.Env.Or(b.Default).Or(b.Partitions) }
 
 // ParseEnv returns the CPUs that the environment file data bans: the
 // union of its two variables, each's last value, in shell syntax as
