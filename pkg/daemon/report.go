@@ -55,16 +55,16 @@ func deviceIRQs(st *state.State) int {
 func (r *reporter) logBans(st *state.State) {
 	if st.BansErr != nil {
 		r.metrics.Error(metrics.ErrBans)
-		r.log.Warn("irqbalance bans unreadable; keeping the previous ones", zap.Error(st.BansErr))
+		r.log.Warn("other tools' bans unreadable; keeping the previous ones", zap.Error(st.BansErr))
 		return
 	}
 	b := st.Bans
-	if b.EnvFile == r.bans.EnvFile && b.Env.Equal(r.bans.Env) && b.Default.Equal(r.bans.Default) {
+	if b.EnvFile == r.bans.EnvFile && b.Env.Equal(r.bans.Env) && b.Default.Equal(r.bans.Default) && b.Partitions.Equal(r.bans.Partitions) {
 		return
 	}
 	r.bans = b
 	r.log.Info("banned CPUs from other tools", zap.String("env_file", b.EnvFile),
-		zap.Stringer("irqbalance_env", b.Env), zap.Stringer("default_smp_affinity", b.Default))
+		zap.Stringer("irqbalance_env", b.Env), zap.Stringer("default_smp_affinity", b.Default), zap.Stringer("isolated_partitions", b.Partitions))
 }
 
 // logManagedOnBanned warns, once per set, of kernel-managed IRQs on
