@@ -10,16 +10,17 @@ import (
 )
 
 // PartitionsFile is the cgroup v2 root's cpuset.cpus.isolated under the
-// sysfs tree sys: the CPUs of every isolated cpuset partition, which
-// cri-o makes for pods annotated cpu-load-balancing.crio.io: disable.
+// sysfs tree sys: the CPUs of every isolated cpuset partition. cri-o
+// makes one of each container of a pod annotated
+// cpu-load-balancing.crio.io: disable, writing "isolated" to its
+// cpuset.cpus.partition (internal/runtimehandlerhooks).
 //
 // The kernel has it, read-only and on the root only, since 6.8 (commit
-// 877c737db935, "cgroup/cpuset: Expose cpuset.cpus.isolated"; in 6.7 it
-// was a cgroup_debug file). It notifies no change: its cftype has no
-// file_offset, so cgroup_file_notify never reaches it; only each
-// partition's own cpuset.cpus.partition is notified
-// (notify_partition_change), and those come and go with the cgroups.
-// Readers poll it.
+// 877c737db935, "cgroup/cpuset: Expose cpuset.cpus.isolated"). It
+// notifies no change: its cftype has no file_offset, so
+// cgroup_file_notify never reaches it; only each partition's own
+// cpuset.cpus.partition is notified (notify_partition_change), and
+// those come and go with the cgroups. Readers poll it.
 func PartitionsFile(sys string) string {
 	return filepath.Join(sys, "fs", "cgroup", "cpuset.cpus.isolated")
 }
