@@ -10,7 +10,8 @@ import (
 )
 
 // TestPlanExplains: with CPUs banned by the config, by cri-o's
-// environment file and default_smp_affinity, and isolated, the plan
+// environment file, default_smp_affinity and isolated partition, and
+// isolated, the plan
 // names each source above the devices and on each device, and says
 // why auto chose linear for 6 queues on 3 CPUs.
 func TestPlanExplains(t *testing.T) {
@@ -21,6 +22,7 @@ func TestPlanExplains(t *testing.T) {
 	tree.AddQEMUGuestDevices()
 	tree.WriteFile("etc/sysconfig/irqbalance", "IRQBALANCE_BANNED_CPUS=00000004\n") // cri-o's hex: CPU 2
 	tree.WriteFile("proc/irq/default_smp_affinity", "bf\n")                         // CPU 6 cleared
+	tree.WriteFile("sys/fs/cgroup/cpuset.cpus.isolated", "6\n")                     // and isolated
 	args := []string{"plan", "--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--etc", filepath.Join(tree.Root, "etc"),
 		"--config", writeConfig(t, "banned_cpus: 0-1\n")}
 	code, text, stderr := runCmd(args...)
@@ -39,11 +41,12 @@ func TestPlanExplains(t *testing.T) {
 		"Not allowed: 0-1, banned by the config's banned_cpus\n",
 		wrapped("Not allowed: 2, banned by IRQBALANCE_BANNED_CPUS or IRQBALANCE_BANNED_CPULIST in "+env+" (cri-o and tuned write them; irqbalance_env_file)", "  "),
 		wrapped("Not allowed: 6, left out of /proc/irq/default_smp_affinity (cri-o clears the CPUs of pods with irq-load-balancing disabled; honor_default_smp_affinity)", "  "),
+		wrapped("Not allowed: 6, in an isolated partition (the cgroup v2 root's cpuset.cpus.isolated; cri-o makes one for a pod with cpu-load-balancing disabled; isolated_partitions)", "  "),
 		"Not allowed: 3, isolated from the scheduler (isolcpus=; exclude_isolated)\n",
 		`Tables: CURRENT -> PLANNED is the affinity now -> the one to write; "= X": already X, nothing` + "\n  written;",
 		"0000:41:00.0  driver virtio-pci (virtio_net, network)  interfaces [eth0]  node 2  policy linear  mask cpu  \n" +
 			wrapped("  policy: auto (the default) chose linear: 6 queues >= 3 allowed CPUs, so queue i takes the i-th allowed CPU, wrapping, and every CPU serves the device", "    ") +
-			wrapped("  cpus: allowed CPUs 4-5,7; not allowed: 0-1 (banned_cpus), 2 (irqbalance_env), 6 (default_smp_affinity), 3 (isolated)", "    ") +
+			wrapped("  cpus: allowed CPUs 4-5,7; not allowed: 0-1 (banned_cpus), 2 (irqbalance_env), 6 (default_smp_affinity), 6 (isolated_partitions), 3 (isolated)", "    ") +
 			"  IRQ  ",
 		"0000:21:00.0  driver nvme (storage)  interfaces []  node 1  policy numa-hop  mask cpu  \n" +
 			wrapped("  policy: auto (the default) chose numa-hop: no queue IRQ to place (the 8 queue IRQs are managed by the kernel or unreadable), only control IRQs", "    "),
@@ -70,7 +73,7 @@ func TestPlanExplains(t *testing.T) {
 	for _, e := range doc.Excluded {
 		by = append(by, e.Source+" "+e.CPUs)
 	}
-	if got := strings.Join(by, ", "); got != "banned_cpus 0-1, irqbalance_env 2, default_smp_affinity 6, isolated 3" {
+	if got := strings.Join(by, ", "); got != "banned_cpus 0-1, irqbalance_env 2, default_smp_affinity 6, isolated_partitions 6, isolated 3" {
 		t.Errorf("JSON excluded: %s", got)
 	}
 	nic := doc.Devices[1]

@@ -145,7 +145,7 @@ func statusBans(st *state.State) []StatusBan {
 }
 
 // banOrder is the order of /status's bans; others come last.
-var banOrder = []string{policy.ExcludedBanned, policy.ExcludedIsolated, policy.ExcludedNohzFull, policy.BanEnvFile, policy.BanDefaultAffinity}
+var banOrder = []string{policy.ExcludedBanned, policy.ExcludedIsolated, policy.ExcludedNohzFull, policy.BanEnvFile, policy.BanDefaultAffinity, policy.BanIsolatedPartitions}
 
 func banRank(source string) int {
 	if i := slices.Index(banOrder, source); i >= 0 {

@@ -23,7 +23,7 @@ import (
 
 // TestStatusEndpoint: /status is 503 before a round, then names every
 // source of bans (the config's banned_cpus, isolcpus, nohz_full,
-// irqbalance's env file, default_smp_affinity), the round, the counts
+// irqbalance's env file, default_smp_affinity, isolated partitions), the round, the counts
 // by state, and each failed or mismatched IRQ with its error.
 func TestStatusEndpoint(t *testing.T) {
 	var store state.Store
@@ -43,7 +43,7 @@ func TestStatusEndpoint(t *testing.T) {
 	cfg := config.Default()
 	cfg.Source, cfg.BannedCPUs = "/etc/numairqd/numairqd.yaml", cpumask.New(7, 9) // 9 is not online
 	tools := []policy.ToolBan{{Source: policy.BanEnvFile, Path: "/etc/default/irqbalance", CPUs: cpumask.New(0)},
-		{Source: policy.BanDefaultAffinity, CPUs: cpumask.New(1)}}
+		{Source: policy.BanDefaultAffinity, CPUs: cpumask.New(1)}, {Source: policy.BanIsolatedPartitions, CPUs: cpumask.New(6)}}
 	// The bans by source are the planner's, as a round computes them.
 	excluded := func(cfg *config.Config) []policy.Exclusion {
 		return policy.Compute(snap, &inventory.Inventory{}, cfg, tools, policy.Memory{}, policy.Balancing{}).Excluded
@@ -60,7 +60,7 @@ func TestStatusEndpoint(t *testing.T) {
 	failedWrite := apply.Outcome{Write: policy.Write{Kind: policy.WriteIRQAffinity, IRQ: 101}, Kind: apply.KindNoSpace, Errno: "ENOSPC"}
 	store.Publish(&state.State{
 		Machine: machine.Machine{Snapshot: snap, Consistent: true, Took: time.Millisecond,
-			Bans: bans.Bans{EnvFile: "/etc/default/irqbalance", Env: cpumask.New(0), Default: cpumask.New(1)}, BansErr: errors.New("stale")},
+			Bans: bans.Bans{EnvFile: "/etc/default/irqbalance", Env: cpumask.New(0), Default: cpumask.New(1), Partitions: cpumask.New(6)}, BansErr: errors.New("stale")},
 		Plan: plan, Config: cfg, DryRun: true, Trigger: "resync", Finished: roundAt, Planning: time.Millisecond,
 		Apply: apply.Result{Writes: []apply.Outcome{failedWrite}, Written: 2, Unchanged: 1, Failed: map[int]apply.Kind{101: apply.KindNoSpace}},
 	})
@@ -91,7 +91,7 @@ func TestStatusEndpoint(t *testing.T) {
 		t.Errorf("round fields: %+v", s)
 	}
 	wantBans := []StatusBan{{"banned_cpus", "7", cfg.Source}, {"isolated", "3", ""}, {"nohz_full", "5-6", ""},
-		{"irqbalance_env", "0", "/etc/default/irqbalance"}, {"default_smp_affinity", "1", ""}}
+		{"irqbalance_env", "0", "/etc/default/irqbalance"}, {"default_smp_affinity", "1", ""}, {"isolated_partitions", "6", ""}}
 	if !reflect.DeepEqual(s.Bans, wantBans) {
 		t.Errorf("bans %+v\nwant %+v", s.Bans, wantBans)
 	}

@@ -1,7 +1,8 @@
 // Package bans reads the CPUs other tools have taken away from device
 // IRQs: the banned-CPU variables of irqbalance's environment file (cri-o,
-// tuned) and what /proc/irq/default_smp_affinity leaves out (cri-o); and
-// the IRQs that file bans, and the irqbalance options it sets.
+// tuned), what /proc/irq/default_smp_affinity leaves out (cri-o) and the
+// CPUs of isolated cgroup partitions (cri-o, cgroup v2); and the IRQs
+// that file bans, and the irqbalance options it sets.
 package bans
 
 import (
@@ -45,10 +46,12 @@ type Bans struct {
 	Ignored []string
 	// Default holds the online CPUs default_smp_affinity leaves out.
 	Default cpumask.Mask
+	// Partitions are the CPUs of isolated cgroup partitions.
+	Partitions cpumask.Mask
 }
 
 // All is every CPU banned here.
-func (b Bans) All() cpumask.Mask { return b.Env.Or(b.Default) }
+func (b Bans) All() cpumask.Mask { return b.Env.Or(b.Default).Or(b.Partitions) }
 
 // Env is what irqbalance's environment file asks of numairqd.
 type Env struct {

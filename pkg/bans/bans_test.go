@@ -133,8 +133,8 @@ func TestReadDefaultAffinity(t *testing.T) {
 }
 
 func TestAll(t *testing.T) {
-	b := Bans{Env: cpumask.New(1), Default: cpumask.New(2)}
-	if !b.All().Equal(cpumask.New(1, 2)) {
+	b := Bans{Env: cpumask.New(1), Default: cpumask.New(2), Partitions: cpumask.New(6, 7)}
+	if !b.All().Equal(cpumask.New(1, 2, 6, 7)) {
 		t.Errorf("All = %v", b.All())
 	}
 }

@@ -360,3 +360,23 @@ func TestConfiguredEnvFile(t *testing.T) {
 		t.Errorf("replayed bans: %s from %q, want 5 from %q", m.Bans.Env, m.Bans.EnvFile, want)
 	}
 }
+
+// TestIsolatedPartitionsReplayed: the cgroup v2 root's
+// cpuset.cpus.isolated is in the capture, and the replay bans the same
+// CPUs, by the same source, as the machine.
+func TestIsolatedPartitionsReplayed(t *testing.T) {
+	tree := fakesys.NewQEMUGuestNIC(t, true)
+	tree.WriteFileMode("sys/fs/cgroup/cpuset.cpus.isolated", "6-7\n", 0o444)
+	r, names := roundTrip(t, tree, config.Default(), nil, nil, true)
+	if !slices.Contains(names, "sys/fs/cgroup/cpuset.cpus.isolated") {
+		t.Errorf("the capture lacks sys/fs/cgroup/cpuset.cpus.isolated: %v", names)
+	}
+	m, err := machine.Read(r.Roots, config.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := m.ToolBans()
+	if m.Bans.Partitions.String() != "6-7" || len(tb) != 1 || tb[0].Source != policy.BanIsolatedPartitions {
+		t.Errorf("replayed partitions %s, tool bans %+v; want 6-7 by isolated_partitions", m.Bans.Partitions, tb)
+	}
+}

@@ -13,11 +13,13 @@ import (
 // Default returns it. Most fields are named after the file's keys.
 type Config struct {
 	// BannedCPUs never receive an IRQ; ExcludeIsolated and ExcludeNohzFull
-	// also ban the isolcpus and nohz_full CPUs.
-	BannedCPUs      cpumask.Mask
-	ExcludeIsolated bool
-	ExcludeNohzFull bool
-	Devices         []Rule // in file order; the first match wins
+	// also ban the isolcpus and nohz_full CPUs, IsolatedPartitions those
+	// of isolated cgroup partitions.
+	BannedCPUs         cpumask.Mask
+	ExcludeIsolated    bool
+	ExcludeNohzFull    bool
+	IsolatedPartitions bool
+	Devices            []Rule // in file order; the first match wins
 
 	Listen         string        // metrics and HTTP address; "" disables it
 	ResyncInterval time.Duration // how often all state is re-read
@@ -55,16 +57,17 @@ const (
 // Default returns the configuration an empty file gives.
 func Default() *Config {
 	return &Config{
-		ExcludeIsolated:   true,
-		ExcludeNohzFull:   true,
-		Listen:            "127.0.0.1:9768",
-		ResyncInterval:    60 * time.Second,
-		CoalesceWindow:    DefaultCoalesceWindow,
-		CoalesceMaxDelay:  500 * time.Millisecond,
-		Balance:           BalanceCount,
-		XPS:               XPSFollow,
-		NAPIThreads:       NAPIThreadsFollow,
-		IrqbalanceEnvFile: "auto",
+		ExcludeIsolated:    true,
+		ExcludeNohzFull:    true,
+		IsolatedPartitions: true,
+		Listen:             "127.0.0.1:9768",
+		ResyncInterval:     60 * time.Second,
+		CoalesceWindow:     DefaultCoalesceWindow,
+		CoalesceMaxDelay:   500 * time.Millisecond,
+		Balance:            BalanceCount,
+		XPS:                XPSFollow,
+		NAPIThreads:        NAPIThreadsFollow,
+		IrqbalanceEnvFile:  "auto",
 		LoadBalance: LoadBalance{
 			Interval:       5 * time.Second,
 			HalfLife:       DefaultLoadHalfLife,
@@ -117,11 +120,11 @@ func (c *Config) Summary() string {
 	if c.HonorDefaultAffinity != nil {
 		honor = fmt.Sprint(*c.HonorDefaultAffinity)
 	}
-	return fmt.Sprintf("config %s: %d device rules, banned_cpus=%q exclude_isolated=%t exclude_nohz_full=%t "+
+	return fmt.Sprintf("config %s: %d device rules, banned_cpus=%q exclude_isolated=%t exclude_nohz_full=%t isolated_partitions=%t "+
 		"listen=%q resync_interval=%s restore_on_exit=%t coalesce_window=%s coalesce_max_delay=%s metrics_per_irq=%t "+
 		"balance=%s xps=%s napi_threads=%s load_balance={interval=%s half_life=%s min_gain=%g min_drop=%g min_peak=%g samples=%d moves_per_minute=%d queue_counters=%s} "+
 		"irqbalance_env_file=%q honor_default_smp_affinity=%s",
-		src, len(c.Devices), c.BannedCPUs.String(), c.ExcludeIsolated, c.ExcludeNohzFull,
+		src, len(c.Devices), c.BannedCPUs.String(), c.ExcludeIsolated, c.ExcludeNohzFull, c.IsolatedPartitions,
 		c.Listen, c.ResyncInterval, c.RestoreOnExit, c.CoalesceWindow, c.CoalesceMaxDelay, c.MetricsPerIRQ,
 		c.Balance, c.XPS, c.NAPIThreads, c.LoadBalance.Interval, c.LoadBalance.HalfLife, c.LoadBalance.MinGain, c.LoadBalance.MinDrop, c.LoadBalance.MinPeak, c.LoadBalance.Samples,
 		c.LoadBalance.MovesPerMinute, c.LoadBalance.QueueCounters, c.IrqbalanceEnvFile, honor)

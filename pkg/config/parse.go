@@ -40,7 +40,7 @@ func Parse(name string, data []byte) (*Config, error) {
 
 // Keys in the example file's order, for "want one of".
 var (
-	topKeys  = []string{"banned_cpus", "exclude_isolated", "exclude_nohz_full", "devices", "listen", "resync_interval", "restore_on_exit", "coalesce_window", "coalesce_max_delay", "metrics_per_irq", "balance", "xps", "napi_threads", "load_balance", "irqbalance_env_file", "honor_default_smp_affinity"}
+	topKeys  = []string{"banned_cpus", "exclude_isolated", "exclude_nohz_full", "isolated_partitions", "devices", "listen", "resync_interval", "restore_on_exit", "coalesce_window", "coalesce_max_delay", "metrics_per_irq", "balance", "xps", "napi_threads", "load_balance", "irqbalance_env_file", "honor_default_smp_affinity"}
 	loadKeys = []string{"interval", "half_life", "min_gain", "min_drop", "min_peak", "samples", "moves_per_minute", "queue_counters"}
 )
 
@@ -64,6 +64,8 @@ func (p *parser) config(root *yaml.Node, c *Config) {
 			c.ExcludeIsolated, _ = p.boolean(v, path)
 		case "exclude_nohz_full":
 			c.ExcludeNohzFull, _ = p.boolean(v, path)
+		case "isolated_partitions":
+			c.IsolatedPartitions, _ = p.boolean(v, path)
 		case "devices":
 			c.Devices = p.devices(v, path)
 		case "listen":

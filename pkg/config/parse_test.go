@@ -46,7 +46,7 @@ func TestParseDefaults(t *testing.T) {
 
 func TestDefault(t *testing.T) {
 	c := Default()
-	if !c.ExcludeIsolated || !c.ExcludeNohzFull || c.RestoreOnExit || c.MetricsPerIRQ ||
+	if !c.ExcludeIsolated || !c.ExcludeNohzFull || !c.IsolatedPartitions || c.RestoreOnExit || c.MetricsPerIRQ ||
 		c.Listen != "127.0.0.1:9768" || c.ResyncInterval != time.Minute ||
 		c.CoalesceWindow != 100*time.Millisecond || c.CoalesceMaxDelay != 500*time.Millisecond ||
 		c.Source != "" || !c.BannedCPUs.IsEmpty() || c.Devices != nil {
@@ -55,7 +55,8 @@ func TestDefault(t *testing.T) {
 	if Default() == c {
 		t.Error("Default returned a shared Config")
 	}
-	const want = `config defaults: 0 device rules, banned_cpus="" exclude_isolated=true exclude_nohz_full=true listen="127.0.0.1:9768" resync_interval=1m0s restore_on_exit=false coalesce_window=100ms coalesce_max_delay=500ms metrics_per_irq=false ` +
+	const want = `config defaults: 0 device rules, banned_cpus="" exclude_isolated=true exclude_nohz_full=true isolated_partitions=true listen="127.0.0.1:9768" resync_interval=1m0s restore_on_exit=false coalesce_window=100ms ` +
+		`coalesce_max_delay=500ms metrics_per_irq=false ` +
 		`balance=count xps=follow napi_threads=follow load_balance={interval=5s half_life=30s min_gain=0.1 min_drop=0.03 min_peak=0.1 samples=3 moves_per_minute=6 queue_counters=auto} ` +
 		`irqbalance_env_file="auto" honor_default_smp_affinity=auto`
 	if got := c.Summary(); got != want {
@@ -116,6 +117,11 @@ func TestParseValid(t *testing.T) {
 		{"irqbalance env file off, honor auto", "irqbalance_env_file: \"\"\nhonor_default_smp_affinity: auto", func(t *testing.T, c *Config) {
 			if c.IrqbalanceEnvFile != "" || c.HonorDefaultAffinity != nil {
 				t.Errorf("IrqbalanceEnvFile %q, HonorDefaultAffinity %v", c.IrqbalanceEnvFile, c.HonorDefaultAffinity)
+			}
+		}},
+		{"isolated partitions off", "isolated_partitions: false", func(t *testing.T, c *Config) {
+			if c.IsolatedPartitions || !c.ExcludeIsolated || !c.ExcludeNohzFull {
+				t.Errorf("IsolatedPartitions %t ExcludeIsolated %t ExcludeNohzFull %t, want only the first off", c.IsolatedPartitions, c.ExcludeIsolated, c.ExcludeNohzFull)
 			}
 		}},
 		{"rule balance", "devices:\n  - match: {driver: nvme}\n    balance: load", func(t *testing.T, c *Config) {
@@ -272,7 +278,7 @@ func TestParseInvalid(t *testing.T) {
 		{"unknown top-level key", doc(
 			"listen: ':1'",
 			"banned_cpu: 3",
-		), `2: banned_cpu: unknown key; did you mean banned_cpus? (want one of banned_cpus, exclude_isolated, exclude_nohz_full, devices, listen, resync ... oalesce_max_delay, metrics_per_irq, balance, xps, napi_threads, load_balance, irqbalance_env_file, honor_default_smp_affinity)`},
+		), `2: banned_cpu: unknown key; did you mean banned_cpus? (want one of banned_cpus, exclude_isolated, exclude_nohz_full, isolated_partitions, de ... oalesce_max_delay, metrics_per_irq, balance, xps, napi_threads, load_balance, irqbalance_env_file, honor_default_smp_affinity)`},
 		{"unknown key far from any", "colour: true",
 			`1: colour: unknown key (want one of banned_cpus,`},
 		{"misspelt load_balance key", "load_balance:\n  halflife: 1m",

@@ -5,12 +5,15 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"go.uber.org/zap"
 
 	"github.com/numairqd/numairqd/pkg/bans"
+	"github.com/numairqd/numairqd/pkg/kernfs"
+	"github.com/numairqd/numairqd/pkg/watch"
 )
 
 // configSettle is how long the directories must be quiet before a
@@ -162,4 +165,32 @@ func (d *Daemon) envFiles() []string {
 		}
 	}
 	return out
+}
+
+// partitionsPoll is how often cpuset.cpus.isolated is read: the kernel
+// notifies no change of it (bans.PartitionsFile).
+const partitionsPoll = time.Second
+
+// pollPartitions hints the bans when the isolated partitions change,
+// reading their file every partitionsPoll while isolated_partitions is
+// on. Where there is no such file it says why, once, and reads nothing.
+func (d *Daemon) pollPartitions(ctx context.Context, wg *sync.WaitGroup, h hinter) {
+	if why := bans.PartitionsAbsent(d.opts.Sysfs); why != "" {
+		if d.Config().IsolatedPartitions {
+			d.log.Info("isolated partitions are not followed: " + why)
+		}
+		return
+	}
+	path := bans.PartitionsFile(d.opts.Sysfs)
+	read := func() string {
+		if !d.Config().IsolatedPartitions {
+			return ""
+		}
+		s, _, err := kernfs.ReadOptional(path)
+		if err != nil {
+			return "\x00" + err.Error() // the round reports it
+		}
+		return s
+	}
+	wg.Go(watch.Poll(ctx, partitionsPoll, read, func() { h.Hint(watch.CauseBans) }))
 }

@@ -141,8 +141,9 @@ func (d *Daemon) newWatcher() (*watch.Watcher, error) {
 	return w, nil
 }
 
-// startHints turns SIGHUP and file changes into the watcher's hints,
-// before the first round so that no change after READY=1 is missed.
+// startHints turns SIGHUP, file changes and the isolated partitions' poll
+// into the watcher's hints, before the first round so that no change
+// after READY=1 is missed.
 func (d *Daemon) startHints(ctx context.Context, wg *sync.WaitGroup, w *watch.Watcher, sighup <-chan os.Signal) {
 	wg.Go(func() {
 		for {
@@ -165,6 +166,7 @@ func (d *Daemon) startHints(ctx context.Context, wg *sync.WaitGroup, w *watch.Wa
 			wg.Go(d.fileChanges(ctx, fw, func() { w.Hint(watch.CauseBans) }))
 		}
 	}
+	d.pollPartitions(ctx, wg, w)
 }
 
 // listen binds Listen's address (nil if none) first: a daemon that

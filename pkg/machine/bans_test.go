@@ -137,3 +137,60 @@ func TestPlanBansSwitches(t *testing.T) {
 		t.Errorf("explicit path: allowed %s, want 0,2-7", got)
 	}
 }
+
+// TestPlanHonoursIsolatedPartitions: the CPUs cgroup v2's root lists in
+// cpuset.cpus.isolated leave the plan, said so by source, unless
+// isolated_partitions is off; a malformed file keeps the previous bans
+// and names itself; a missing one (cgroup v1, before 6.8) bans nothing.
+func TestPlanHonoursIsolatedPartitions(t *testing.T) {
+	tr := fakesys.NewQEMUGuestNIC(t, true)
+	r := machine.NewReader(machine.Roots{Sys: tr.Sys(), Proc: tr.Proc()})
+	cfg := parse(t, "")
+	if p, err := plan(r, cfg, true); err != nil || p.BansErr != nil || p.Plan.Allowed.String() != "0-7" {
+		t.Fatalf("no cgroup v2: allowed %s, %v, %v; want 0-7", p.Plan.Allowed, err, p.BansErr)
+	}
+	tr.WriteFile("sys/fs/cgroup/cpuset.cpus.isolated", "6-7\n")
+	p, err := plan(r, cfg, true)
+	if err != nil || p.BansErr != nil {
+		t.Fatal(err, p.BansErr)
+	}
+	if got := p.Plan.Allowed.String(); got != "0-5" || p.Bans.Partitions.String() != "6-7" {
+		t.Errorf("allowed %s, partitions %s; want 0-5 and 6-7", got, p.Bans.Partitions)
+	}
+	if len(p.Plan.Excluded) != 1 || p.Plan.Excluded[0].Source != policy.BanIsolatedPartitions ||
+		!strings.Contains(p.Plan.Excluded[0].Why, "isolated partition") || !strings.Contains(p.Plan.Excluded[0].Why, "cpuset.cpus.isolated") {
+		t.Errorf("excluded %+v, want one isolated_partitions exclusion naming cpuset.cpus.isolated", p.Plan.Excluded)
+	}
+	for _, d := range p.Plan.Devices {
+		for _, q := range d.IRQs {
+			if q.Planned.Intersects(p.Bans.Partitions) {
+				t.Errorf("IRQ %d %s planned on %s, in the partition", q.Number, q.Name, q.Planned)
+			}
+		}
+	}
+	if got := allowedWith(t, tr, "isolated_partitions: false\n"); got != "0-7" {
+		t.Errorf("isolated_partitions off: allowed %s, want 0-7", got)
+	}
+	tr.WriteFile("sys/fs/cgroup/cpuset.cpus.isolated", "6-\n")
+	p, err = plan(r, cfg, true)
+	if err != nil || p.BansErr == nil || !strings.Contains(p.BansErr.Error(), "cpuset.cpus.isolated") {
+		t.Fatalf("malformed file: %v, bans error %v; want one naming the file", err, p.BansErr)
+	}
+	if got := p.Plan.Allowed.String(); got != "0-5" {
+		t.Errorf("allowed %s after a malformed file, want the previous bans' 0-5", got)
+	}
+	tr.WriteFile("sys/fs/cgroup/cpuset.cpus.isolated", "\n") // the partition removed
+	if p, _ = plan(r, cfg, true); p.Plan.Allowed.String() != "0-7" || p.BansErr != nil {
+		t.Errorf("partition removed: allowed %s, error %v; want 0-7", p.Plan.Allowed, p.BansErr)
+	}
+}
+
+// allowedWith is the allowed CPUs of a fresh read of tr with yaml.
+func allowedWith(t *testing.T, tr *fakesys.Tree, yaml string) string {
+	t.Helper()
+	p, err := plan(machine.NewReader(machine.Roots{Sys: tr.Sys(), Proc: tr.Proc()}), parse(t, yaml), true)
+	if err != nil || p.BansErr != nil {
+		t.Fatal(err, p.BansErr)
+	}
+	return p.Plan.Allowed.String()
+}

@@ -48,6 +48,9 @@ func (m Machine) ToolBans() []policy.ToolBan {
 	if !m.Bans.Default.IsEmpty() {
 		tb = append(tb, policy.ToolBan{Source: policy.BanDefaultAffinity, CPUs: m.Bans.Default})
 	}
+	if !m.Bans.Partitions.IsEmpty() {
+		tb = append(tb, policy.ToolBan{Source: policy.BanIsolatedPartitions, CPUs: m.Bans.Partitions})
+	}
 	return tb
 }
 
@@ -153,6 +156,11 @@ func (r *Reader) readBans(cfg *config.Config, online cpumask.Mask) error {
 	}
 	if honor {
 		if b.Default, err = bans.ReadDefaultAffinity(r.roots.Proc, online); err != nil {
+			return err
+		}
+	}
+	if cfg.IsolatedPartitions {
+		if b.Partitions, err = bans.ReadPartitions(r.roots.Sys); err != nil {
 			return err
 		}
 	}

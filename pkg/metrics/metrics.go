@@ -30,7 +30,7 @@ const (
 	ErrWatch         ErrorKind = "watch"          // an event source could not be opened or failed
 	ErrHTTP          ErrorKind = "http"           // the HTTP server could not listen or serve
 	ErrLoad          ErrorKind = "load"           // /proc/stat or /proc/interrupts could not be sampled
-	ErrBans          ErrorKind = "bans"           // irqbalance's environment file or default_smp_affinity could not be read
+	ErrBans          ErrorKind = "bans"           // irqbalance's environment file, default_smp_affinity or cpuset.cpus.isolated could not be read
 )
 
 var errorKinds = []ErrorKind{ErrReadTopology, ErrReadInventory, ErrConfig, ErrWatch, ErrHTTP, ErrLoad, ErrBans}

@@ -48,7 +48,8 @@ var (
 			"(banned, isolated, nohz_full, banned by cri-o or tuned); managed=\"false\" ones are numairqd's to fix.",
 		[]string{"managed"}, nil)
 	descBanned = prometheus.NewDesc(namespace+"_banned_cpus",
-		"CPUs other tools banned from device IRQs, by source: irqbalance_env (IRQBALANCE_BANNED_CPUS/CPULIST) or default_smp_affinity (the online CPUs it leaves out).",
+		"CPUs other tools banned from device IRQs, by source: irqbalance_env (IRQBALANCE_BANNED_CPUS/CPULIST), default_smp_affinity (the online CPUs it leaves out) "+
+			"or isolated_partitions (cgroup v2's cpuset.cpus.isolated).",
 		[]string{"source"}, nil)
 	descPending = prometheus.NewDesc(namespace+"_irqs_effective_pending",
 		"Placed IRQs whose effective CPU is still outside the mask written because they have not fired since: a move deferred to the next interrupt.",
@@ -120,6 +121,7 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descBanned, prometheus.GaugeValue, float64(st.Bans.Env.Weight()), "irqbalance_env")
 	ch <- prometheus.MustNewConstMetric(descBanned, prometheus.GaugeValue, float64(st.Bans.Default.Weight()), "default_smp_affinity")
+	ch <- prometheus.MustNewConstMetric(descBanned, prometheus.GaugeValue, float64(st.Bans.Partitions.Weight()), "isolated_partitions")
 
 	if b := st.Plan.Balance; b != nil && b.Ready {
 		for _, cl := range b.CPUs {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/numairqd/numairqd/internal/fakesys"
 	"github.com/numairqd/numairqd/pkg/apply"
+	"github.com/numairqd/numairqd/pkg/bans"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
@@ -284,5 +285,25 @@ func TestOnBanned(t *testing.T) {
 	plan.Allowed = all8
 	if movable, managed := onBanned(st); movable != 0 || managed != 0 {
 		t.Errorf("nothing banned: %d, %d", movable, managed)
+	}
+}
+
+// TestBannedCPUsBySource: numairqd_banned_cpus has one series per
+// source of other tools' bans, isolated partitions among them.
+func TestBannedCPUsBySource(t *testing.T) {
+	var store state.Store
+	store.Publish(&state.State{
+		Machine: machine.Machine{Snapshot: &topology.Snapshot{}, Inventory: &inventory.Inventory{},
+			Bans: bans.Bans{Env: cpumask.New(0), Default: cpumask.New(1, 2), Partitions: cpumask.New(4, 5, 6)}},
+		Plan: &policy.Plan{}, Finished: roundAt,
+	})
+	want := `# HELP numairqd_banned_cpus CPUs other tools banned from device IRQs, by source: irqbalance_env (IRQBALANCE_BANNED_CPUS/CPULIST), default_smp_affinity (the online CPUs it leaves out) or isolated_partitions (cgroup v2's cpuset.cpus.isolated).
+# TYPE numairqd_banned_cpus gauge
+numairqd_banned_cpus{source="default_smp_affinity"} 2
+numairqd_banned_cpus{source="irqbalance_env"} 1
+numairqd_banned_cpus{source="isolated_partitions"} 3
+`
+	if err := testutil.GatherAndCompare(New(&store, Options{}).Gatherer(), strings.NewReader(want), "numairqd_banned_cpus"); err != nil {
+		t.Error(err)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/topology"
 )
 
-// Sources of an Exclusion besides BanEnvFile and BanDefaultAffinity.
+// Sources of an Exclusion besides the ToolBan sources.
 const (
 	ExcludedBanned   = "banned_cpus"
 	ExcludedIsolated = "isolated"
@@ -20,7 +20,7 @@ const (
 // and the IRQs it leaves alone: by number and by module (driver name),
 // each with the setting that bans it (irqbalance's --banirq, --banmod).
 type ToolBan struct {
-	Source, Path string // BanEnvFile with the file read, or BanDefaultAffinity
+	Source, Path string // BanEnvFile with the file read, BanDefaultAffinity or BanIsolatedPartitions
 	CPUs         cpumask.Mask
 	IRQs         map[int]string
 	Modules      map[string]string
@@ -30,6 +30,8 @@ type ToolBan struct {
 const (
 	BanEnvFile         = "irqbalance_env"       // irqbalance's environment file: cri-o, tuned
 	BanDefaultAffinity = "default_smp_affinity" // cri-o clears pods' CPUs from it
+	// BanIsolatedPartitions are the CPUs of isolated cgroup partitions.
+	BanIsolatedPartitions = "isolated_partitions"
 )
 
 // Exclusion is the online CPUs one source leaves out of Allowed, and why.
@@ -70,6 +72,8 @@ func exclusions(s *topology.Snapshot, cfg *config.Config, tools []ToolBan) (allo
 			add(b.Source, b.CPUs, fmt.Sprintf("banned by IRQBALANCE_BANNED_CPUS or IRQBALANCE_BANNED_CPULIST in %s (cri-o and tuned write them; irqbalance_env_file)", b.Path))
 		case BanDefaultAffinity:
 			add(b.Source, b.CPUs, "left out of /proc/irq/default_smp_affinity (cri-o clears the CPUs of pods with irq-load-balancing disabled; honor_default_smp_affinity)")
+		case BanIsolatedPartitions:
+			add(b.Source, b.CPUs, "in an isolated partition (the cgroup v2 root's cpuset.cpus.isolated; cri-o makes one for a pod with cpu-load-balancing disabled; isolated_partitions)")
 		default: // still banned, so that Allowed stays what it bans
 			add(b.Source, b.CPUs, "banned by "+b.Source)
 		}

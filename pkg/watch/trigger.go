@@ -18,7 +18,7 @@ const (
 	CauseSIGHUP                // a reload asked for with SIGHUP
 	CauseConfig                // the config file changed
 	CauseChannels              // a NIC's channel count changed (ethtool -L)
-	CauseBans                  // irqbalance's environment file changed (cri-o, tuned)
+	CauseBans                  // a ban source changed: irqbalance's environment file (cri-o, tuned), isolated partitions
 	CauseNetdev                // a netdev device (un)registered or changed its XDP features
 	// The consumer's own causes, which come after the others.
 	CauseStale  // the last round found its inputs stale: plan again

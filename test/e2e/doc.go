@@ -91,6 +91,11 @@
 // daemon's /plan placement; run.sh runs it on all three kernels, so on
 // 7.3 the e1000e's queue comes from the recorded netlink answers.
 //
+// partitions_test.go makes an isolated cgroup v2 partition of node 3's
+// CPUs in FourNodeGuest while the daemon runs (6.8+; skipped on 6.1):
+// every device IRQ the daemon may move leaves them, and comes back when
+// the partition is removed; how long each took is a figure.
+//
 // systemd_test.go boots Debian 12 instead of the busybox initramfs: a
 // Scenario with a Root (rootfs.go) gets a virtio disk with a Debian
 // root filesystem that mmdebstrap builds from Debian's packages on first
