@@ -32,6 +32,17 @@ if [ -n "$unformatted" ]; then
 	echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
 
+echo "== tracked files: no built binaries"
+# Guest tools and the image are built into caches and temporary
+# directories; an executable in git would be unreviewable. Every tracked
+# file's first four bytes are checked for ELF's magic.
+if git rev-parse --git-dir >/dev/null 2>&1; then
+	elves=$(git ls-files -z | xargs -0 -r sh -c 'for f; do [ -f "$f" ] && [ "$(head -c 4 "$f" | od -An -c | tr -d " ")" = "177ELF" ] && echo "$f"; done; true' sh)
+	if [ -n "$elves" ]; then
+		echo "ELF files tracked in git:"; echo "$elves"; exit 1
+	fi
+fi
+
 # The live Prometheus check (deploy/prometheus/live_test.go) waits out
 # its rule's for: 5m, so it runs in the background while the stages
 # below do, and is waited for before e2e. Its test binary runs with its
