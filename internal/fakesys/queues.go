@@ -35,7 +35,7 @@ func (t *Tree) TxQueueXPS(ifname string, k int) cpumask.Mask {
 }
 
 // VirtioXPS is the XPS map virtio-net's virtnet_set_affinity() writes
-// at probe and on every CPU event (docs/datapath-draft.md §8.3): pair i
+// at probe and on every CPU event (docs/kernel.md §8.3): pair i
 // gets the next stride = max(online/pairs, 1) online CPUs, the first
 // online%pairs pairs one more (none when pairs exceed the CPUs),
 // wrapping over the online CPUs.

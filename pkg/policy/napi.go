@@ -11,7 +11,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/napi"
 )
 
-// NAPIThread is the plan of a NAPI kthread (docs/datapath-draft.md §9).
+// NAPIThread is the plan of a NAPI kthread (docs/kernel.md §9).
 type NAPIThread struct {
 	Interface string      `json:"interface"`
 	NAPIID    int         `json:"napi_id"`

@@ -13,7 +13,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/topology"
 )
 
-// TxQueue is the XPS plan of one tx queue (docs/datapath-draft.md §8).
+// TxQueue is the XPS plan of one tx queue (docs/kernel.md §8).
 type TxQueue struct {
 	Interface string `json:"interface"`
 	Queue     int    `json:"queue"`
