@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The project's test command (README "Test"); .ci/run runs exactly this.
+# The project's test command (docs/testing.md); .ci/run runs exactly this.
 # Checks formatting, vets, runs staticcheck and govulncheck (pinned
 # `go run` tools, not module dependencies), runs every unit test with
 # the race detector, checks deploy/ (the metrics the dashboard and the

@@ -1,5 +1,5 @@
 // Command numairqd keeps every multi-queue device's IRQs on the right
-// CPUs of a NUMA machine. See README.md for the subcommands.
+// CPUs of a NUMA machine. See docs/operations.md for the subcommands.
 package main
 
 import (
@@ -143,7 +143,7 @@ func output(stdout, stderr io.Writer, cmd, format string, doc any, text func(io.
 }
 
 // GOMAXPROCS, unless the environment sets it: one P, as numairqd is one
-// loop (see README); two for a host with IRQs enough for two of
+// loop (see docs/architecture.md); two for a host with IRQs enough for two of
 // inventory's parallel readers.
 const (
 	procs      = 1

@@ -15,7 +15,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/config"
 )
 
-var update = flag.Bool("update", false, "rewrite "+page+" from the README and the flags")
+var update = flag.Bool("update", false, "rewrite "+page+" from the manual and the flags")
 
 // page is the checked-in numairqd(8), which scripts/deb.sh packages.
 const page = "../../deploy/debian/numairqd.8"
@@ -23,20 +23,25 @@ const page = "../../deploy/debian/numairqd.8"
 // unitFile is the systemd unit the page describes.
 const unitFile = "../../deploy/systemd/numairqd.service"
 
-// TestPageIsCurrent renders the page from the README and the -h output
-// of a freshly built numairqd and compares it with the checked-in one:
-// the CI check that neither the flags nor the README's tables changed
-// without it. go test ./internal/manpage -update rewrites it.
+// TestPageIsCurrent renders the page from the manual (Sources) and the
+// -h output of a freshly built numairqd and compares it with the
+// checked-in one: the CI check that neither the flags nor the manual's
+// tables changed without it. go test ./internal/manpage -update
+// rewrites it.
 func TestPageIsCurrent(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
+	var pages []Page
+	for _, src := range Sources {
+		text, err := os.ReadFile(filepath.Join("../..", src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, Page{Path: src, Text: text})
 	}
 	unit, err := os.ReadFile(unitFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Render(readme, helpOf(t, buildNumairqd(t)), unit)
+	got, err := Render(pages, helpOf(t, buildNumairqd(t)), unit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +56,7 @@ func TestPageIsCurrent(t *testing.T) {
 		t.Fatalf("%v (go test ./internal/manpage -update writes it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s is stale: the README or the flags changed; run go test ./internal/manpage -update\n%s", page, firstDiff(got, want))
+		t.Errorf("%s is stale: the manual or the flags changed; run go test ./internal/manpage -update\n%s", page, firstDiff(got, want))
 	}
 }
 
@@ -159,6 +164,7 @@ func TestParseFlags(t *testing.T) {
 }
 
 const miniREADME = "# numairqd\n\nFirst *paragraph*.\n\nSecond, with `--x`.\n\n```\ndiagram\n```\n\n" +
+	"| command | does |\n|---|---|\n| `numairqd plan` | a landing page's table, not the manual's |\n\n" +
 	"| command | what it does |\n|---|---|\n" +
 	"| `numairqd [run] [flags]` | the daemon |\n" +
 	"| `numairqd plan [--sysfs D] [--format text\\|json]` | print |\n" +
@@ -171,12 +177,19 @@ const miniREADME = "# numairqd\n\nFirst *paragraph*.\n\nSecond, with `--x`.\n\n`
 	"| policy | rule | example |\n|---|---|---|\n| `numa-hop` | by hops | CPUs 0 1 |\n| `ignore` | leave it | |\n\n" +
 	"`balance` says how.\n\n`configs/numairqd.yaml` is an example.\n\nand a file with any error is not applied.\n\n" +
 	"| flag | default | meaning |\n|---|---|---|\n" +
-	"| `--sysfs DIR`, `--procfs DIR` | `/sys`, `/proc` | roots (see [A section](#a-section)) |\n" +
+	"| `--sysfs DIR`, `--procfs DIR` | `/sys`, `/proc` | roots (see [A section](#a-section), [B](other.md#b), [C](../C.md)) |\n" +
 	"| `--lock-file FILE` | `/run/x.lock` | the lock |\n\n" +
 	"Signals: SIGHUP reloads.\n\n" +
 	"| key | default | meaning |\n|---|---|---|\n| `banned_cpus` | `\"\"` | CPUs − none |\n\n" +
-	"A rule: `match`.\n\n" +
-	"On `listen` (default `127.0.0.1:9768`): `/metrics`.\n\n" +
+	"| rule key | meaning |\n|---|---|\n| `match.pci` | a regexp |\n\n" +
+	"All the `match` keys must match.\n\n" +
+	"On `listen` (default `127.0.0.1:9768`):\n\n" +
+	"| endpoint | what it answers |\n|---|---|\n| `/metrics` | metrics |\n\n" +
+	"A request that finds them busy waits.\n\n" +
+	"| `/status` field | what it holds |\n|---|---|\n| `version` | the version |\n\n" +
+	"| `/plan` field | what it holds |\n|---|---|\n| `allowed` | CPUs |\n\n" +
+	"| device field | what it holds |\n|---|---|\n| `pci` | address |\n\n" +
+	"| IRQ field | what it holds |\n|---|---|\n| `irq` | number |\n\n" +
 	"| metric | type | labels | meaning |\n|---|---|---|---|\n| `numairqd_x_total` | counter | `a` | xs |\n\n" +
 	"systemd: `READY=1` after the first round.\n\n" +
 	"| errno | meaning | what numairqd does |\n|---|---|---|\n| ENOENT | freed | count |\n"
@@ -194,8 +207,15 @@ func miniFlags() map[string][]Flag {
 	}
 }
 
+// miniPages splits a mini manual into README.md, up to the commands
+// table, and docs/manual.md, the rest.
+func miniPages(text string) []Page {
+	readme, rest, _ := strings.Cut(text, "| command | what it does |")
+	return []Page{{Path: "README.md", Text: []byte(readme)}, {Path: "docs/manual.md", Text: []byte("# Manual\n\n| command | what it does |" + rest)}}
+}
+
 func TestRender(t *testing.T) {
-	got, err := Render([]byte(miniREADME), miniFlags(), []byte(miniUnit))
+	got, err := Render(miniPages(miniREADME), miniFlags(), []byte(miniUnit))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +223,10 @@ func TestRender(t *testing.T) {
 		".TH NUMAIRQD 8 ",
 		"\nFirst \\fIparagraph\\fR.\n.PP\nSecond, with \\fB\\-\\-x\\fR.\n.SH COMMANDS\n",
 		"\\fBnumairqd plan [\\-\\-sysfs D] [\\-\\-format text|json]\\fR\n",
-		"roots (see \\(lqA section\\(rq in README.md)\n",
+		"roots (see \\(lqA section\\(rq in docs/manual.md, \\(lqB\\(rq in docs/other.md, C)\n",
+		".TP\n\\fBmatch.pci\\fR\na regexp\n.PP\nAll the \\fBmatch\\fR keys must match.\n",
+		".TP\n\\fB/metrics\\fR\nmetrics\n.PP\nA request that finds them busy waits.\n.SS /status\n.TP\n\\fBversion\\fR\nthe version\n",
+		".SS Each IRQ of a device\n.TP\n\\fBirq\\fR\nnumber\n",
 		"\\fB\\-\\-format\\fR \\fIstring\\fR\ntext or json (default \"text\").\n",
 		"sysfs root\\eto read.\n",
 		"CPUs \\[u2212] none\n",
@@ -216,7 +239,7 @@ func TestRender(t *testing.T) {
 	}
 }
 
-// TestRenderDrift: a flag the README does not list, or lists but the
+// TestRenderDrift: a flag the manual does not list, or lists but the
 // command does not have, and a missing table are errors, not a page.
 func TestRenderDrift(t *testing.T) {
 	extra := miniFlags()
@@ -227,8 +250,10 @@ func TestRenderDrift(t *testing.T) {
 		readme string
 		flags  map[string][]Flag
 	}{
-		"run flag not in README":       {miniREADME, extra},
-		"plan flag only in README":     {miniREADME, gone},
+		"run flag not in the manual":   {miniREADME, extra},
+		"plan flag only in the manual": {miniREADME, gone},
+		"no rule key table":            {strings.Replace(miniREADME, "| rule key |", "| rule |", 1), miniFlags()},
+		"no IRQ field table":           {strings.Replace(miniREADME, "| IRQ field |", "| IRQ |", 1), miniFlags()},
 		"no errno table":               {strings.Replace(miniREADME, "| errno |", "| error |", 1), miniFlags()},
 		"no signals paragraph":         {strings.Replace(miniREADME, "Signals:", "Signal:", 1), miniFlags()},
 		"no topology row":              {strings.Replace(miniREADME, "`numairqd topology", "`numairqd topo", 1), miniFlags()},
@@ -238,8 +263,8 @@ func TestRenderDrift(t *testing.T) {
 		"lock file not the default":    {strings.Replace(miniREADME, "| `/run/x.lock` | the lock (", "| `/run/y.lock` | the lock (", 1), miniFlags()},
 		"files table names no flag":    {strings.Replace(miniREADME, "(`--lock-file`)", "(`--lock-path`)", 1), miniFlags()},
 	} {
-		if _, err := Render([]byte(tc.readme), tc.flags, []byte(miniUnit)); !errors.Is(err, ErrREADME) {
-			t.Errorf("%s: %v, want an ErrREADME", name, err)
+		if _, err := Render(miniPages(tc.readme), tc.flags, []byte(miniUnit)); !errors.Is(err, ErrDocs) {
+			t.Errorf("%s: %v, want an ErrDocs", name, err)
 		}
 	}
 }

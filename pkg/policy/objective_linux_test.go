@@ -1,11 +1,11 @@
 package policy_test
 
-// The tests in this file check the placement objective (README,
-// "Placement") on the fleet corpus (fakesys.Shapes) and on random hosts
-// against a reference written here: the drivers' own spreads from the
-// distance table alone, and the best stacking the locality bound
-// allows, by a maximum flow over single CPUs that shares no code with
-// the planner's flow over cells.
+// The tests in this file check the placement objective
+// (docs/placement.md) on the fleet corpus (fakesys.Shapes) and on
+// random hosts against a reference written here: the drivers' own
+// spreads from the distance table alone, and the best stacking the
+// locality bound allows, by a maximum flow over single CPUs that
+// shares no code with the planner's flow over cells.
 
 import (
 	"cmp"
@@ -507,7 +507,7 @@ func moves(a, b *policy.Plan, skip string) int {
 	return n
 }
 
-// TestObjectiveExamples checks the README's examples of the objective.
+// TestObjectiveExamples checks docs/placement.md's examples of the objective.
 func TestObjectiveExamples(t *testing.T) {
 	byName := map[string]fakesys.Shape{}
 	for _, sh := range fakesys.Shapes() {

@@ -28,7 +28,7 @@ type spreadCell struct {
 }
 
 // spreader places the queues of every numa-hop device at once, by the
-// README's "The placement objective". load starts with the queues other
+// docs/placement.md's "The placement objective". load starts with the queues other
 // policies placed.
 type spreader struct {
 	s              *topology.Snapshot

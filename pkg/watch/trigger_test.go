@@ -24,7 +24,7 @@ func TestCauseString(t *testing.T) {
 }
 
 func TestLabels(t *testing.T) {
-	// The trigger label values of numairqd_rounds_total, as the README
+	// The trigger label values of numairqd_rounds_total, as docs/operations.md
 	// lists them: they must not change.
 	want := []string{"startup", "uevent", "link", "channels", "netdev", "resync", "sighup", "config", "bans", "overflow", "stale", "load", "verify"}
 	got := Labels()

@@ -22,7 +22,7 @@ func TestNetPlacement(t *testing.T) {
 		{"numa4 all online", four, allCPUs(8), "numa-hop", []int{4, 5, 6, 7, 0, 1}, "4-5"},
 		{"numa4 cpu5 offline", four, without(allCPUs(8), 5), "numa-hop", []int{4, 6, 7, 0, 1, 2}, "4"},
 		{"numa4 cpu4 banned", four, without(allCPUs(8), 4), "numa-hop", []int{5, 6, 7, 0, 1, 2}, "5"},
-		// README: 6 pairs with CPUs 4-5 banned (6 allowed) -> linear.
+		// docs/placement.md: 6 pairs with CPUs 4-5 banned (6 allowed) -> linear.
 		{"numa4 node2 banned", four, without(allCPUs(8), 4, 5), "linear", []int{0, 1, 2, 3, 6, 7}, "6-7"},
 		{"mana", mana, allCPUs(4), "linear", []int{0, 1, 2, 3, 0, 1, 2, 3}, "2-3"},
 	} {

@@ -28,7 +28,7 @@ import (
 // for xps_cpus) must let it write /proc/irq and the XPS maps, hear
 // uevents and answer on loopback, and
 // reload, the watchdog, the journal's priorities, restore_on_exit and
-// Conflicts=irqbalance.service must work as the README says. Parts i-w
+// Conflicts=irqbalance.service must work as docs/install.md says. Parts i-w
 // share the boot and report as subtests, as the daemon scenarios do.
 //
 // E2E_SYSTEMD=0 skips it (two boots of about 3 min each under TCG
