@@ -96,6 +96,12 @@ doc=$root/usr/share/doc/numairqd
 install -D -m0644 "$src/copyright" "$doc/copyright"
 gzip -9n <"$src/changelog" >"$doc/changelog.Debian.gz"
 gzip -9n <README.md >"$doc/README.md.gz"
+gzip -9n <CHANGELOG.md >"$doc/changelog.gz"
+# The manual README.md points at, at the same relative paths.
+for page in docs/*.md; do
+	install -d -m0755 "$doc/docs"
+	gzip -9n <"$page" >"$doc/$page.gz"
+done
 install -d -m0755 "$root/usr/share/man/man8"
 gzip -9n <"$src/numairqd.8" >"$root/usr/share/man/man8/numairqd.8.gz"
 install -D -m0644 "$src/lintian-overrides" "$root/usr/share/lintian/overrides/numairqd"
