@@ -24,6 +24,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/apply"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/fight"
 	"github.com/numairqd/numairqd/pkg/machine"
 	"github.com/numairqd/numairqd/pkg/metrics"
 	"github.com/numairqd/numairqd/pkg/policy"
@@ -411,7 +412,8 @@ func TestQueueRuns(t *testing.T) {
 
 // TestStatusTextFailed: a failed write and an effective mismatch are
 // listed under the round with their outcome and errno, and marked in
-// their device's table; long lines wrap within statusWidth.
+// their device's table; a fight with another writer is listed too;
+// long lines wrap within statusWidth.
 func TestStatusTextFailed(t *testing.T) {
 	reason := "numa-hop: queue 0 -> CPU 4, hop 0, distance 10 from node 2 of a device whose reason is long enough to wrap"
 	f := &frame{Address: "127.0.0.1:9768", Sampled: time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC),
@@ -421,7 +423,10 @@ func TestStatusTextFailed(t *testing.T) {
 			Failed: []api.StatusFailed{
 				{IRQ: 25, Name: "eth0-0", Device: "0000:41:00.0", State: "failed", Kind: "no_space", Errno: "ENOSPC", Planned: "4", Reason: reason},
 				{IRQ: 26, Name: "eth0-1", Device: "0000:41:00.0", State: "effective_mismatch", Planned: "5", Effective: "0", Reason: "r"},
-			}},
+			},
+			Fights: []fight.Fight{{IRQ: 27, Name: "eth0-2", Device: "0000:41:00.0", Want: cpumask.New(6), Found: cpumask.New(0),
+				Writer: fight.Writer{Kind: fight.Irqbalance, PID: 812}, Since: time.Date(2026, 12, 5, 2, 59, 0, 0, time.UTC), Overwrites: 4,
+				Next: time.Date(2026, 12, 5, 3, 0, 30, 0, time.UTC)}}},
 		Plan: &policy.Doc{Generation: 3, Plan: &policy.Plan{Devices: []policy.Device{{PCI: "0000:41:00.0", Driver: "ixgbe", Policy: "numa-hop",
 			IRQs: []policy.IRQ{
 				{Number: 25, Name: "eth0-0", Role: policy.RoleQueue, Queue: 0, Current: list(t, "0-7"), Planned: cpumask.New(4), Reason: reason},
@@ -436,6 +441,8 @@ func TestStatusTextFailed(t *testing.T) {
 		"FAILED no_space ENOSPC: numa-hop",
 		"EFFECTIVE_MISMATCH effective 0: r",
 		"1 failed, 1 effective mismatch",
+		"IRQ 27 eth0-2 in a fight with irqbalance (pid 812) since 02:59:00: 4 overwrites, numairqd wants 6,",
+		"found 0; next rewrite 03:00:30",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)

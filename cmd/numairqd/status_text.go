@@ -68,6 +68,10 @@ func writeStatusText(w io.Writer, f *frame) {
 	if len(st.ManagedOnBanned) > 0 {
 		writeWrapped(&b, "kernel-managed IRQs on banned CPUs (numairqd cannot move them): "+intList(st.ManagedOnBanned), "  ")
 	}
+	for _, fi := range st.Fights {
+		writeWrapped(&b, fmt.Sprintf("IRQ %d %s in a fight with %s since %s: %d overwrites, numairqd wants %s, found %s; next rewrite %s",
+			fi.IRQ, fi.Name, fi.Writer, fi.Since.UTC().Format("15:04:05"), fi.Overwrites, fi.Want, fi.Found, fi.Next.UTC().Format("15:04:05")), "    ")
+	}
 	for _, fl := range st.Failed {
 		line := fmt.Sprintf("IRQ %d %s (%s) %s", fl.IRQ, fl.Name, fl.Device, fl.State)
 		if fl.Kind != "" {

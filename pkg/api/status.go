@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/numairqd/numairqd/pkg/fight"
 	"github.com/numairqd/numairqd/pkg/metrics"
 	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/state"
@@ -39,6 +40,8 @@ type Status struct {
 	Failed []StatusFailed `json:"failed"`
 	// ManagedOnBanned are kernel-managed IRQs with a banned CPU.
 	ManagedOnBanned []int `json:"managed_on_banned"`
+	// Fights are the IRQs another writer keeps moving (pkg/fight).
+	Fights []fight.Fight `json:"fights"`
 }
 
 // StatusNode is an online node and its online CPUs.
@@ -79,6 +82,7 @@ func NewStatus(st *state.State, version string) Status {
 	s := Status{Version: version, Generation: st.Generation, Trigger: st.Trigger, Finished: st.Finished.UTC(),
 		TookSeconds: st.Took().Seconds(), DryRun: st.DryRun, Consistent: st.Consistent, Allowed: st.Plan.Allowed.String(),
 		Nodes: []StatusNode{}, IRQs: map[string]int{}, Failed: []StatusFailed{}, ManagedOnBanned: []int{},
+		Fights: append([]fight.Fight{}, st.Fights...),
 		Writes: StatusWrites{Written: st.Apply.Written, Unchanged: st.Apply.Unchanged, DryRun: st.Apply.DryRun}}
 	if st.Config != nil {
 		s.Config = st.Config.Source

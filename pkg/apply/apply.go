@@ -82,7 +82,8 @@ func New(w Writer, log *zap.Logger, opts Options) *Applier {
 
 // Apply makes p's writes, skipping those onto CPUs found full, until ctx
 // ends. It returns their outcomes and mem with what the kernel taught:
-// refused IRQs, full CPUs and the writes to verify.
+// refused IRQs, full CPUs and the writes to verify. The IRQs of
+// mem.Backoff are not written.
 func (a *Applier) Apply(ctx context.Context, p *policy.Plan, mem policy.Memory) (Result, policy.Memory) {
 	mem = a.forget(p, mem)
 	if a.opts.DryRun {
@@ -105,6 +106,8 @@ func (a *Applier) Apply(ctx context.Context, p *policy.Plan, mem policy.Memory) 
 			dryRun(a, &a.wouldWrite, irqKey{w.IRQ, w.Name}, w, &res, "dry run: would set IRQ affinity",
 				zap.Int("irq", w.IRQ), zap.String("name", w.Name),
 				zap.Stringer("from", w.Before), zap.Stringer("to", w.After))
+		case mem.Backoff[w.IRQ]:
+			res.BackedOff++
 		case w.After.IsSubsetOf(mem.Full):
 			res.record(w, KindNoSpace, "ENOSPC")
 		default:

@@ -91,6 +91,8 @@ type Result struct {
 	XPSWritten  int
 	NAPIByKind  map[Kind]int
 	NAPIWritten int
+	// BackedOff counts the IRQ writes skipped for a fight's backoff.
+	BackedOff int
 	// DryRunLogged counts the would-be writes a dry run logged (new ones).
 	DryRunLogged int
 }

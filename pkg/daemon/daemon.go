@@ -22,6 +22,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/apply"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/fight"
 	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/load"
 	"github.com/numairqd/numairqd/pkg/machine"
@@ -76,6 +77,11 @@ type Daemon struct {
 	bal      balancer
 	rep      reporter
 	stale    int // rounds in a row that asked to plan again
+	// fightTracker follows other writers' changes of what numairqd
+	// wrote; reset says the round taken follows a driver's own reset.
+	fightTracker fight.Tracker
+	reset        bool
+	verifyAt     time.Time // when the verify hint last asked for fires
 }
 
 type nopNotifier struct{}
@@ -162,10 +168,15 @@ func (d *Daemon) round(ctx context.Context, trigger string, least inventory.Dept
 	start := time.Now()
 	p := policy.Compute(m.Snapshot, m.Inventory, cfg, m.ToolBans(), d.mem, bal)
 	planning := time.Since(start)
+	fr := d.fightTracker.Observe(p, time.Now(), d.reset)
+	d.mem.Backoff = fr.Hold
 	res, mem := d.applier.Apply(ctx, p, d.mem)
 	d.mem = mem
+	d.fightTracker.Wrote(res, time.Now())
+	d.fights(fr)
 	st := d.store.Publish(&state.State{Machine: m, Plan: p, Apply: res, Planning: planning,
-		Applying: time.Since(start) - planning, Trigger: trigger, Config: cfg, DryRun: d.opts.DryRun, Finished: time.Now()})
+		Applying: time.Since(start) - planning, Trigger: trigger, Config: cfg, DryRun: d.opts.DryRun, Finished: time.Now(),
+		Fights: d.fightTracker.Fights()})
 	d.metrics.RoundDone(st, first)
 	d.rep.report(st)
 	return st, nil

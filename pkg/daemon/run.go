@@ -84,6 +84,8 @@ type hinter interface {
 
 // take runs the round t asks for: a reload, a load round or a read.
 func (d *Daemon) take(ctx context.Context, h hinter, t watch.Trigger) {
+	d.reset = resets(t)
+	defer func() { d.reset = false }()
 	switch {
 	case t.Reload():
 		d.reload(ctx, h, t.Label())
@@ -100,7 +102,7 @@ func (d *Daemon) take(ctx context.Context, h hinter, t watch.Trigger) {
 const VerifyDelay = 2 * time.Second
 
 // step runs one round and asks h for the rounds it calls for (stale at
-// once, verify after a write). A fresh read forgets the full CPUs and
+// once, verify after a write, a fight's next rewrite). A fresh read forgets the full CPUs and
 // re-writes first: vectors may have been freed since.
 func (d *Daemon) step(ctx context.Context, h hinter, trigger string, least inventory.Depth, first time.Time, bal policy.Balancing) (*state.State, error) {
 	if least == inventory.DepthAll {
@@ -112,9 +114,12 @@ func (d *Daemon) step(ctx context.Context, h hinter, trigger string, least inven
 	if d.replan(st, before) {
 		h.Hint(watch.CauseStale)
 	}
+	now := time.Now()
 	if st != nil && st.Apply.Written > 0 {
 		h.HintAfter(watch.CauseVerify, VerifyDelay)
+		d.verifyAt = now.Add(VerifyDelay)
 	}
+	d.hintFights(h, now)
 	return st, err
 }
 

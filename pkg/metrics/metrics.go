@@ -81,6 +81,7 @@ type Metrics struct {
 	configLastSuccessT prometheus.Gauge
 	balanceMoves       *prometheus.CounterVec
 	balanceObjective   *prometheus.GaugeVec
+	fightSkips         prometheus.Counter
 }
 
 // New builds the registry: Go and process collectors, build info, the
@@ -134,13 +135,16 @@ func New(store *state.Store, opts Options) *Metrics {
 	m.balanceObjective = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "balance_peak_over_mean",
 		Help: "The busiest CPU's interrupt load over the mean of the allowed CPUs, before and after the last load balancing move."}, []string{"when"})
 
+	m.fightSkips = prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "fight_writes_skipped_total",
+		Help: "IRQ affinity writes skipped while another writer keeps moving the IRQ (numairqd backs off)."})
+
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		buildInfo(opts.Build),
 		m.rounds, m.roundDuration, m.roundFailures, m.eventToApplied,
 		m.affinityWrites, m.xpsWrites, m.napiWrites, m.errors, m.configReloads, m.configLastSuccess, m.configLastSuccessT,
-		m.balanceMoves, m.balanceObjective,
+		m.balanceMoves, m.balanceObjective, m.fightSkips,
 		stateCollector{m},
 	)
 	return m
@@ -204,6 +208,7 @@ func (m *Metrics) RoundDone(st *state.State, first time.Time) {
 	for kind, n := range st.Apply.NAPIByKind {
 		m.napiWrites.WithLabelValues(kind.String()).Add(float64(n))
 	}
+	m.fightSkips.Add(float64(st.Apply.BackedOff))
 	if !first.IsZero() {
 		m.eventToApplied.Observe(st.Finished.Sub(first).Seconds())
 	}

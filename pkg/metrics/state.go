@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/numairqd/numairqd/pkg/apply"
+	"github.com/numairqd/numairqd/pkg/fight"
 	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/state"
 	"github.com/numairqd/numairqd/pkg/watch"
@@ -54,6 +55,9 @@ var (
 	descPending = prometheus.NewDesc(namespace+"_irqs_effective_pending",
 		"Placed IRQs whose effective CPU is still outside the mask written because they have not fired since: a move deferred to the next interrupt.",
 		nil, nil)
+	descFights = prometheus.NewDesc(namespace+"_irqs_in_fight",
+		"IRQs another writer keeps moving off numairqd's placement, by the likely writer (irqbalance, tuned, systemd_link or unknown): numairqd backs off from them.",
+		[]string{"writer"}, nil)
 	descObjective = prometheus.NewDesc(namespace+"_balance_objective",
 		"The busiest allowed CPU's interrupt load over their mean, as the plan in force places the queues (only with balance: load).",
 		nil, nil)
@@ -64,7 +68,7 @@ type stateCollector struct{ m *Metrics }
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descIRQs, descQueueIRQs, descMeanDistance, descAllowed, descLastRound, descGeneration, descPlannedCPU,
-		descCPULoad, descObjective, descBanned, descOnBanned, descPending} {
+		descCPULoad, descObjective, descBanned, descOnBanned, descPending, descFights} {
 		ch <- d
 	}
 }
@@ -122,6 +126,14 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descBanned, prometheus.GaugeValue, float64(st.Bans.Env.Weight()), "irqbalance_env")
 	ch <- prometheus.MustNewConstMetric(descBanned, prometheus.GaugeValue, float64(st.Bans.Default.Weight()), "default_smp_affinity")
 	ch <- prometheus.MustNewConstMetric(descBanned, prometheus.GaugeValue, float64(st.Bans.Partitions.Weight()), "isolated_partitions")
+
+	fights := map[string]int{}
+	for _, f := range st.Fights {
+		fights[f.Writer.Kind]++
+	}
+	for _, w := range fight.Kinds() {
+		ch <- prometheus.MustNewConstMetric(descFights, prometheus.GaugeValue, float64(fights[w]), w)
+	}
 
 	if b := st.Plan.Balance; b != nil && b.Ready {
 		for _, cl := range b.CPUs {

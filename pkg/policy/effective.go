@@ -139,6 +139,9 @@ type Memory struct {
 	Full    cpumask.Mask // CPUs where a write got ENOSPC: no free vector
 	Held    Held         // the placement load balancing chose
 	Verify  Verifies     // writes the kernel has not shown in effect yet
+	// Backoff are IRQs another writer keeps moving (pkg/fight) whose
+	// writes wait this round; Apply skips them.
+	Backoff map[int]bool
 }
 
 // Learned reports whether m holds a refusal or full CPU before did not.

@@ -10,6 +10,7 @@ import (
 	"github.com/numairqd/numairqd/pkg/apply"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
+	"github.com/numairqd/numairqd/pkg/fight"
 	"github.com/numairqd/numairqd/pkg/machine"
 	"github.com/numairqd/numairqd/pkg/policy"
 )
@@ -28,6 +29,8 @@ type State struct {
 	Config   *config.Config // the file's config; nil in some tests
 	DryRun   bool           // the round wrote nothing (--dry-run)
 	Finished time.Time      // when the round ended
+	// Fights are the IRQs another writer keeps moving, after the round.
+	Fights []fight.Fight
 }
 
 // Took is the whole round: read, plan and apply.

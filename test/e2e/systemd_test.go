@@ -129,6 +129,8 @@ wp h-offline h_offline_cpu@CPU@_ms -write /sys/devices/system/cpu/cpu@CPU@/onlin
 	-queues "@OFF_Q@" -control "@OFF_C@" -hold 300ms
 wp h-online h_online_cpu@CPU@_ms -write /sys/devices/system/cpu/cpu@CPU@/online=1 \
 	-queues "@ALL_Q@" -control "@ALL_C@" -hold 300ms
+sleep 3
+expect_eq h-no-fight "$(journalctl -b -u "$UNIT" -o cat --no-pager | grep -c 'keeps moving this IRQ off')" 0
 
 ### m: /metrics on 127.0.0.1 (IPAddressAllow=localhost)
 expect_eq m-status "$(http_status /metrics)" 200
@@ -229,11 +231,59 @@ else
 fi
 wp w-placed w_restart_to_placed_ms -queues "@BAN_Q@" -control "@BAN_C@" -hold 500ms
 data w-journal journalctl -b -u "$UNIT" -o short-monotonic --no-pager
+rm -rf "$DROPIN"
+systemctl daemon-reload
+
+### f: irqbalance started beside numairqd and a loop moving one queue IRQ
+### to banned CPU @BAN@: a fight, named, backed off, and over after them
+# A resync every 5 s, so that the loop's first move is seen soon.
+printf 'listen: "127.0.0.1:9768"\nrestore_on_exit: true\nbanned_cpus: "@BAN@"\nresync_interval: 5s\n' >/etc/numairqd/e2e/numairqd.yaml
+wp f-placed f_restart_to_placed_ms -exec "systemctl restart $UNIT" -queues "@BAN_Q@" -control "@BAN_C@" -hold 500ms
+FIRQ=
+for _i in $(ls /sys/bus/pci/devices/$ADDR/msi_irqs); do
+	grep -q "^ *$_i:.*-input\.0\$" /proc/interrupts && FIRQ=$_i
+done
+net_affinities | grep -v "^$FIRQ " >/tmp/f-others
+fights() { journalctl -b -u "$UNIT" -o cat --no-pager | grep -c 'keeps moving this IRQ off'; }
+F0=$(fights)
+/usr/sbin/irqbalance --foreground >/tmp/irqbalance.log 2>&1 &
+IBPID=$!
+T0=$(uptime_s)
+( n=0; end=$(( $(cut -d. -f1 /proc/uptime) + @FIGHT_S@ ))
+  while [ "$(cut -d. -f1 /proc/uptime)" -lt "$end" ]; do
+	echo @BAN@ >/proc/irq/$FIRQ/smp_affinity_list && n=$((n + 1)); usleep 500000
+  done; echo "$n" >/tmp/f-loop ) &
+LOOP=$!
+fight_on() { wget -q -O - "$URL/status" | tr -d ' \n' | grep -q "\"fights\":\[{\"irq\":$FIRQ,[^]]*\"kind\":\"irqbalance\""; }
+if until_s 60 fight_on; then
+	metric f_loop_to_fight_ms "$(elapsed_ms "$T0")"
+	pass f-status "$(wget -q -O - "$URL/status" | tr -d ' \n' | grep -o '"fights":\[[^]]*\]')"
+else
+	fail f-status "no fight of IRQ $FIRQ by irqbalance in /status: $(wget -q -O - "$URL/status" | tr -d ' \n' | grep -o '"fights":\[[^]]*\]')"
+fi
+expect_eq f-metric "$(wget -q -O - "$URL/metrics" | grep '^numairqd_irqs_in_fight{writer="irqbalance"}')" 'numairqd_irqs_in_fight{writer="irqbalance"} 1'
+others() { net_affinities | grep -v "^$FIRQ " | cmp -s - /tmp/f-others; }
+if until_s 20 others; then pass f-others-placed "$(net_affinities | tr '\n' ,)"; else fail f-others-placed "before: $(tr '\n' , </tmp/f-others) now: $(net_affinities | tr '\n' ,)"; fi
+wait "$LOOP"
+kill "$IBPID"
+wait "$IBPID"
+metric f_loop_writes "$(cat /tmp/f-loop)"
+expect_eq f-warned-once "$(( $(fights) - F0 ))" 1
+data f-journal journalctl -b -u "$UNIT" -o cat --no-pager
+T1=$(uptime_s)
+out=$(guestcheck wait-placement -pci "$ADDR" -timeout 330s -queues "@BAN_Q@" -control "@BAN_C@" -hold 500ms 2>&1)
+rc=$?
+metric f_writers_stopped_to_placed_ms "$(elapsed_ms "$T1")"
+if [ "$rc" = 0 ]; then pass f-whole-again "$out"; else fail f-whole-again "$out"; fi
+over() { journalctl -b -u "$UNIT" -o cat --no-pager | grep 'fight over' | grep -q "\"irq\": $FIRQ,"; }
+if until_s 60 over; then pass f-over "$(journalctl -b -u "$UNIT" -o cat --no-pager | grep 'fight over' | tail -n 1)"; else fail f-over "no 'fight over' line for IRQ $FIRQ"; fi
+data f-journal-end journalctl -b -u "$UNIT" -o cat --no-pager
 systemctl stop "$UNIT"
 `
 
 const (
-	watchdogSec = 3 // the test drop-in's WatchdogSec
+	watchdogSec  = 3  // the test drop-in's WatchdogSec
+	fightSeconds = 90 // how long part f's loop moves its IRQ
 )
 
 func TestSystemd(t *testing.T) {
@@ -255,7 +305,7 @@ func runSystemdScenario(t *testing.T, name string, root DebianRoot) {
 		"@ALL_Q@", pAll.QueueArg(), "@ALL_C@", pAll.ControlList(),
 		"@OFF_Q@", pOff.QueueArg(), "@OFF_C@", pOff.ControlList(),
 		"@BAN_Q@", pBan.QueueArg(), "@BAN_C@", pBan.ControlList(),
-		"@CPU@", strconv.Itoa(hotplugCPU), "@BAN@", strconv.Itoa(bannedCPU), "@WD@", strconv.Itoa(watchdogSec),
+		"@CPU@", strconv.Itoa(hotplugCPU), "@FIGHT_S@", strconv.Itoa(fightSeconds), "@BAN@", strconv.Itoa(bannedCPU), "@WD@", strconv.Itoa(watchdogSec),
 	).Replace(systemdScript)
 	s := daemonScenario{Scenario: Scenario{
 		Name:    name,
@@ -263,16 +313,17 @@ func runSystemdScenario(t *testing.T, name string, root DebianRoot) {
 		Root:    &root,
 		Script:  daemonScript(g.NetAddress(0), script),
 		Files:   map[string][]byte{"/e2e/numairqd.deb": buildDeb(t)},
-		Timeout: 300 * time.Second,
+		Timeout: 720 * time.Second,
 		Expect: []string{
 			"i-irqbalance-running", "i-dpkg", "i-started", "i-irqbalance-stopped", "i-enabled", "i-no-dropin", "i-type", "i-exec-reload", "i-placed",
 			"s-stopped", "s-placed", "s-active", "s-healthz",
-			"h-offline", "h-online",
+			"h-offline", "h-online", "h-no-fight",
 			"m-status",
 			"r-applied", "r-applied-on-return", "r-same-process", "r-waits-for-daemon", "r-frozen-reload-status", "r-rejected-fails", "r-rejected-same-process",
 			"j-journald", "x-stopped", "x-restored",
 			"c-irqbalance-running", "c-placed", "c-irqbalance-stopped", "c-active",
 			"w-active", "w-watchdog-usec", "w-alive-with-watchdog", "w-restarted", "w-placed",
+			"f-placed", "f-status", "f-metric", "f-others-placed", "f-warned-once", "f-whole-again", "f-over",
 		},
 	}}
 	s.parts = []daemonPart{
@@ -285,6 +336,7 @@ func runSystemdScenario(t *testing.T, name string, root DebianRoot) {
 		{"x-restore-on-stop", "x-", func(t *testing.T, r *Result) {}},
 		{"c-conflicts-irqbalance", "c-", func(t *testing.T, r *Result) {}},
 		{"w-watchdog", "w-", func(t *testing.T, r *Result) {}},
+		{"f-fight", "f-", verifyFight},
 	}
 	runDaemonScenario(t, s)
 }
@@ -471,4 +523,46 @@ func runDebSh() ([]byte, error) {
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	return os.ReadFile(lines[len(lines)-1])
+}
+
+// rewriteLine is numairqd's info line for a backoff rewrite, with the
+// IRQ and the interval it waited.
+var rewriteLine = regexp.MustCompile(`rewriting an IRQ another writer keeps moving.*"irq": (\d+),.*"interval": "([^"]+)"`)
+
+// verifyFight counts numairqd's backoff rewrites of the IRQ part f's
+// loop moved (from the journal at the loop's end): well below the
+// loop's writes, after growing intervals.
+func verifyFight(t *testing.T, r *Result) {
+	d, ok := r.Data("f-journal")
+	loop := -1
+	for _, m := range r.Metrics {
+		if m.Name == "f_loop_writes" {
+			loop, _ = strconv.Atoi(m.Value)
+		}
+	}
+	if !r.Check("f-journal", ok && d.RC == 0 && loop > 0, "journal at the loop's end (exit %d), %d loop writes", d.RC, loop) {
+		return
+	}
+	var intervals []time.Duration
+	irq := ""
+	for _, m := range rewriteLine.FindAllStringSubmatch(string(d.Output), -1) {
+		iv, err := time.ParseDuration(m[2])
+		if err != nil || irq != "" && m[1] != irq {
+			r.Check("f-rewrites-parsed", false, "rewrite line of IRQ %s interval %q (%v), want one IRQ (%s)", m[1], m[2], err, irq)
+			return
+		}
+		irq = m[1]
+		intervals = append(intervals, iv)
+	}
+	// Overwrites (3) writes start the fight; the backoff's are counted.
+	writes := 3 + len(intervals)
+	r.Metric("f_backoff_rewrites", len(intervals))
+	r.Metric("f_numairqd_writes", writes)
+	r.Check("f-backed-off", len(intervals) > 0 && writes*5 < loop, "numairqd wrote the IRQ %d times (%d after backing off: %v) while the loop wrote it %d times",
+		writes, len(intervals), intervals, loop)
+	grow := len(intervals) >= 2
+	for i := 1; i < len(intervals); i++ {
+		grow = grow && intervals[i] > intervals[i-1]
+	}
+	r.Check("f-intervals-grow", grow, "backoff intervals %v", intervals)
 }
