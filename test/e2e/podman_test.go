@@ -21,7 +21,8 @@ import (
 // registry, no network) and plays deploy/kubernetes' ConfigMap and
 // DaemonSet with `podman kube play`. The pod must place the guest's
 // IRQs, write the XPS maps, pin the threaded NAPI kthreads, answer
-// /healthz, hold CAP_NET_ADMIN alone, see the cgroup v2 root, and keep
+// /healthz, hold CAP_NET_ADMIN and CAP_SYS_NICE alone, see the cgroup
+// v2 root, and keep
 // placement whole over a CPU offline/online without a restart.
 //
 // One change is made to the shipped DaemonSet: podman's downward API
@@ -225,8 +226,8 @@ elapsed_ms() { echo "$1 $(uptime_s)" | awk '{ printf "%.0f", ($2 - $1) * 1000 }'
 `
 
 // verifyPodmanPod checks the container's credentials as the kernel
-// reports them: CAP_NET_ADMIN alone, no new privileges, a seccomp
-// filter.
+// reports them: CAP_NET_ADMIN and CAP_SYS_NICE alone, no new
+// privileges, a seccomp filter.
 func verifyPodmanPod(t *testing.T, r *Result) {
 	d, ok := r.Data("k-proc-status")
 	if !r.Check("k-proc-status", ok && d.RC == 0, "guest sent the container's /proc/PID/status") {
@@ -238,9 +239,9 @@ func verifyPodmanPod(t *testing.T, r *Result) {
 			st[k] = strings.TrimSpace(v)
 		}
 	}
-	const netAdminOnly = "0000000000001000" // bit 12
-	r.Check("k-cap-net-admin-only", st["CapEff"] == netAdminOnly && st["CapBnd"] == netAdminOnly,
-		"CapEff %s CapBnd %s, want %s (CAP_NET_ADMIN alone)", st["CapEff"], st["CapBnd"], netAdminOnly)
+	const want = "0000000000801000" // bits 12 and 23
+	r.Check("k-caps", st["CapEff"] == want && st["CapBnd"] == want,
+		"CapEff %s CapBnd %s, want %s (CAP_NET_ADMIN and CAP_SYS_NICE alone)", st["CapEff"], st["CapBnd"], want)
 	r.Check("k-no-new-privs", st["NoNewPrivs"] == "1", "NoNewPrivs %s", st["NoNewPrivs"])
 	r.Check("k-seccomp", st["Seccomp"] == "2", "Seccomp %s (2: filter)", st["Seccomp"])
 	r.Check("k-uid-0", strings.HasPrefix(st["Uid"], "0\t"), "Uid %q", st["Uid"])

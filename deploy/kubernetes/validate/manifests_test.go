@@ -395,7 +395,8 @@ func TestDaemonSet(t *testing.T) {
 	}
 
 	// Least privilege: root for the owner's write on /proc/irq,
-	// CAP_NET_ADMIN for xps_cpus, nothing more.
+	// CAP_NET_ADMIN for xps_cpus, CAP_SYS_NICE for the NAPI kthreads'
+	// CPUs, nothing more.
 	sc := c.SecurityContext
 	switch {
 	case sc == nil:
@@ -409,8 +410,8 @@ func TestDaemonSet(t *testing.T) {
 	case sc.RunAsUser == nil || *sc.RunAsUser != 0:
 		t.Error("runAsUser: want 0, the owner of /proc/irq/N/smp_affinity_list")
 	case sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) ||
-		!slices.Equal(sc.Capabilities.Add, []corev1.Capability{"NET_ADMIN"}):
-		t.Errorf("capabilities %+v: want drop ALL, add NET_ADMIN alone", sc.Capabilities)
+		!slices.Equal(sc.Capabilities.Add, []corev1.Capability{"NET_ADMIN", "SYS_NICE"}):
+		t.Errorf("capabilities %+v: want drop ALL, add NET_ADMIN and SYS_NICE alone", sc.Capabilities)
 	case sc.SeccompProfile == nil || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault:
 		t.Error("seccompProfile: want RuntimeDefault")
 	case sc.ProcMount != nil && *sc.ProcMount != corev1.DefaultProcMount:
