@@ -4,6 +4,7 @@
 # `go run` tools, not module dependencies), runs every unit test with
 # the race detector, checks deploy/ (the metrics the dashboard and the
 # alerting rules name, the Kubernetes manifests in their own module,
+# the container image built twice to one digest (deploy/image),
 # promtool test rules, and a real Prometheus firing a shipped alert on a
 # dry-run daemon, started in the background because it takes 5 minutes:
 # scripts/prometheus.sh finds promtool and prometheus or takes them
@@ -96,6 +97,8 @@ echo "== deploy: the dashboard's and the rules' metrics against a dry-run daemon
 go test -count=1 -run 'TestRulesAndDashboardNameExportedMetrics|TestConfigMapConfig' ./deploy/...
 echo "== deploy/kubernetes/validate: manifests decoded strictly with k8s.io/api (its own module)"
 (cd deploy/kubernetes/validate && go vet ./... && go test -count=1 ./...)
+echo "== deploy/image: the container image built twice, one digest (its own module)"
+(cd deploy/image && go vet ./... && go test -count=1 -v ./...)
 echo "== promtool test rules (deploy/prometheus)"
 if promtool=$(scripts/prometheus.sh promtool); then
 	"$promtool" check rules deploy/prometheus/numairqd.rules.yml

@@ -6,11 +6,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/numairqd/numairqd/pkg/apply"
 	"github.com/numairqd/numairqd/pkg/config"
@@ -226,5 +231,19 @@ func ratio(a, b float64) string {
 }
 
 // onHost reports whether the roots are the running kernel's, the only
-// ones netlink and ethtool describe.
-func onHost(sysfs, procfs string) bool { return sysfs == "/sys" && procfs == "/proc" }
+// ones netlink and ethtool describe, with pids of this pid namespace:
+// /sys and /proc, or a sysfs and a procfs mounted elsewhere whose self
+// is this process (a container's --procfs=/host/proc with the host's
+// pid namespace). A fixture tree is neither.
+func onHost(sysfs, procfs string) bool {
+	if sysfs == "/sys" && procfs == "/proc" {
+		return true
+	}
+	var ps, ss unix.Statfs_t
+	if unix.Statfs(procfs, &ps) != nil || ps.Type != unix.PROC_SUPER_MAGIC ||
+		unix.Statfs(sysfs, &ss) != nil || ss.Type != unix.SYSFS_MAGIC {
+		return false
+	}
+	self, err := os.Readlink(filepath.Join(procfs, "self"))
+	return err == nil && self == strconv.Itoa(os.Getpid())
+}

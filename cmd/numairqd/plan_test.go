@@ -214,3 +214,25 @@ func TestPlanWarnsOfSettings(t *testing.T) {
 		t.Errorf("plan does not show IRQ 25 left alone by --banirq:\n%s", stdout)
 	}
 }
+
+// TestOnHost: the running kernel's roots at /sys and /proc or mounted
+// elsewhere (here the same mounts by another path) are the host's;
+// a fixture tree, or a real sysfs beside one, is not. Nothing is
+// written.
+func TestOnHost(t *testing.T) {
+	tree := fakesys.New(t)
+	for _, tc := range []struct {
+		sys, proc string
+		want      bool
+	}{
+		{"/sys", "/proc", true},
+		{"/sys/.", "/proc/.", true},
+		{tree.Sys(), tree.Proc(), false},
+		{"/sys/.", tree.Proc(), false},
+		{tree.Sys(), "/proc/.", false},
+	} {
+		if got := onHost(tc.sys, tc.proc); got != tc.want {
+			t.Errorf("onHost(%s, %s) = %v, want %v", tc.sys, tc.proc, got, tc.want)
+		}
+	}
+}

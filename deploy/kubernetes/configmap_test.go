@@ -13,7 +13,7 @@ import (
 
 // TestConfigMapConfig: the config the ConfigMap ships is one numairqd
 // accepts, and its resync_interval is the one the NoRound alert of
-// deploy/prometheus assumes (3 x 60 s).
+// deploy/prometheus assumes (3 x 60 s), with the data path on.
 func TestConfigMapConfig(t *testing.T) {
 	b, err := os.ReadFile("configmap.yaml")
 	if err != nil {
@@ -42,6 +42,10 @@ func TestConfigMapConfig(t *testing.T) {
 	}
 	if !strings.Contains(string(rules), "time() - numairqd_last_round_timestamp_seconds > 3 * 60") {
 		t.Error("numairqd.rules.yml: NumairqdNoRound no longer says 3 * 60; keep it and resync_interval together")
+	}
+	if cfg.XPS != config.XPSFollow || cfg.NAPIThreads != config.NAPIThreadsFollow || !cfg.IsolatedPartitions {
+		t.Errorf("xps %s napi_threads %s isolated_partitions %v: the DaemonSet grants the data path's privileges and mounts the cgroup root; want follow, follow, true",
+			cfg.XPS, cfg.NAPIThreads, cfg.IsolatedPartitions)
 	}
 	if cfg.IrqbalanceEnvFile != "auto" {
 		t.Errorf("irqbalance_env_file %q: the DaemonSet mounts the host's /etc/sysconfig and /etc/default for auto", cfg.IrqbalanceEnvFile)

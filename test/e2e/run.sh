@@ -25,7 +25,9 @@
 # mmdebstrap builds on first use (about 40-70 s each, downloading from
 # Debian's mirror) and caches in /var/cache/numairqd-e2e (E2E_CACHE_DIR
 # overrides; rm -r it to rebuild); it then needs mmdebstrap, e2fsprogs
-# and dpkg-deb, which E2E_INSTALL=1 installs.
+# and dpkg-deb, which E2E_INSTALL=1 installs. TestPodman (skipped with
+# E2E_SYSTEMD=0 too, or E2E_PODMAN=0) boots a Debian 13 root with podman
+# built the same way, and builds the image with go run ./deploy/image.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

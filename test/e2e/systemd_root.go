@@ -73,3 +73,37 @@ func backportsRoot() DebianRoot {
 	d.Backports = systemdBackports
 	return d
 }
+
+// podmanPackages are what TestPodman's root holds besides minbase:
+// systemd as PID 1, podman with crun and catatonit (the pod's infra
+// container), and the tools the checks use. Debian 13's podman 5: 4.3 of
+// Debian 12 has no DaemonSet in kube play (added in 4.7).
+var podmanPackages = []string{
+	"systemd", "systemd-sysv", "udev", "iproute2", "procps", "kmod",
+	"podman", "crun", "conmon", "catatonit",
+}
+
+// podmanStorage puts images and containers on the vfs driver: the
+// guest's initramfs loads no overlay module, and vfs needs none (one
+// small layer, copied once).
+const podmanStorage = `[storage]
+driver = "vfs"
+runroot = "/run/containers/storage"
+graphroot = "/var/lib/containers/storage"
+`
+
+// podmanContainers: cgroupfs, not systemd's cgroup manager (no D-Bus in
+// the root), and no network backend probing beyond the host's network.
+const podmanContainers = `[engine]
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+`
+
+// podmanRoot is Debian 13 with podman 5, booted like bookwormRoot.
+func podmanRoot() DebianRoot {
+	d := bookwormRoot()
+	d.Suite, d.Packages, d.SizeMB = "trixie", podmanPackages, 2048
+	d.Files["/etc/containers/storage.conf"] = []byte(podmanStorage)
+	d.Files["/etc/containers/containers.conf"] = []byte(podmanContainers)
+	return d
+}

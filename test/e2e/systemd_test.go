@@ -341,13 +341,16 @@ func runSystemdScenario(t *testing.T, name string, root DebianRoot) {
 	runDaemonScenario(t, s)
 }
 
-// verifyXPSWritten checks that the sandboxed daemon wrote the XPS maps:
-// each tx queue's xps_cpus holds its completion IRQ's smp_affinity_list
-// (not its effective CPU: an idle queue's IRQ moves at its next
-// interrupt), and every online CPU sends on some queue.
-func verifyXPSWritten(r *Result, addr string) {
-	s, err := r.GuestState("s-state")
-	if !r.Check("s-state", err == nil, "%v", err) {
+// verifyXPSWritten checks that the sandboxed daemon wrote the XPS maps.
+func verifyXPSWritten(r *Result, addr string) { verifyXPSIn(r, "s-state", "s-xps-written", addr) }
+
+// verifyXPSIn checks the guest state sent as data name: each tx queue's
+// xps_cpus holds its completion IRQ's smp_affinity_list (not its
+// effective CPU: an idle queue's IRQ moves at its next interrupt), and
+// every online CPU sends on some queue; the verdict is check.
+func verifyXPSIn(r *Result, name, check, addr string) {
+	s, err := r.GuestState(name)
+	if !r.Check(name, err == nil, "%v", err) {
 		return
 	}
 	rep := s.XPS(addr)
@@ -365,7 +368,7 @@ func verifyXPSWritten(r *Result, addr string) {
 			outside = append(outside, fmt.Sprintf("tx-%d xps %q irq %d (%v %v)", q.Index, q.XPS, q.IRQ, err1, err2))
 		}
 	}
-	r.Check("s-xps-written", len(rep.Queues) > 0 && len(outside) == 0 && len(rep.Uncovered) == 0 && len(rep.Errors) == 0,
+	r.Check(check, len(rep.Queues) > 0 && len(outside) == 0 && len(rep.Uncovered) == 0 && len(rep.Errors) == 0,
 		"tx queues whose xps_cpus lacks their completion IRQ's CPUs: %v; uncovered CPUs %v; %s", outside, rep.Uncovered, rep)
 }
 

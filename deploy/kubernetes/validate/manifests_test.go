@@ -355,9 +355,10 @@ func TestDaemonSet(t *testing.T) {
 	spec := ds.Spec.Template.Spec
 
 	// The node's namespaces: the host's network (rtnetlink, ethtool and
-	// net uevents are per network namespace), nothing else.
-	if !spec.HostNetwork || spec.HostPID || spec.HostIPC {
-		t.Errorf("hostNetwork %v hostPID %v hostIPC %v, want true false false", spec.HostNetwork, spec.HostPID, spec.HostIPC)
+	// net uevents are per network namespace) and pids (the NAPI
+	// kthreads), not its IPC.
+	if !spec.HostNetwork || !spec.HostPID || spec.HostIPC {
+		t.Errorf("hostNetwork %v hostPID %v hostIPC %v, want true true false", spec.HostNetwork, spec.HostPID, spec.HostIPC)
 	}
 	if spec.DNSPolicy != corev1.DNSClusterFirstWithHostNet {
 		t.Errorf("dnsPolicy %q, want ClusterFirstWithHostNet with hostNetwork", spec.DNSPolicy)
@@ -393,8 +394,9 @@ func TestDaemonSet(t *testing.T) {
 		t.Errorf("image %q, want %q (deploy/debian/changelog's version)", c.Image, want)
 	}
 
-	// Least privilege: root for the owner's write on /proc/irq, nothing
-	// more.
+	// Least privilege: root for the owner's write on /proc/irq,
+	// CAP_NET_ADMIN for xps_cpus, CAP_SYS_NICE for the NAPI kthreads'
+	// CPUs, nothing more.
 	sc := c.SecurityContext
 	switch {
 	case sc == nil:
@@ -407,8 +409,9 @@ func TestDaemonSet(t *testing.T) {
 		t.Error("readOnlyRootFilesystem: want true")
 	case sc.RunAsUser == nil || *sc.RunAsUser != 0:
 		t.Error("runAsUser: want 0, the owner of /proc/irq/N/smp_affinity_list")
-	case sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || len(sc.Capabilities.Add) > 0:
-		t.Errorf("capabilities %+v: want drop ALL, add none", sc.Capabilities)
+	case sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) ||
+		!slices.Equal(sc.Capabilities.Add, []corev1.Capability{"NET_ADMIN", "SYS_NICE"}):
+		t.Errorf("capabilities %+v: want drop ALL, add NET_ADMIN and SYS_NICE alone", sc.Capabilities)
 	case sc.SeccompProfile == nil || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault:
 		t.Error("seccompProfile: want RuntimeDefault")
 	case sc.ProcMount != nil && *sc.ProcMount != corev1.DefaultProcMount:
@@ -510,10 +513,10 @@ func TestDaemonSet(t *testing.T) {
 
 	proc, sys, etc, cfg := flags["procfs"], flags["sysfs"], flags["etc"], flags["config"]
 	want := map[string]mount{
+		proc:                   {hostPath: "/proc", hostType: "Directory", readOnly: true},
 		proc + "/irq":          {hostPath: "/proc/irq", hostType: "Directory"},
-		proc + "/interrupts":   {hostPath: "/proc/interrupts", hostType: "File", readOnly: true},
-		proc + "/stat":         {hostPath: "/proc/stat", hostType: "File", readOnly: true},
 		sys:                    {hostPath: "/sys", hostType: "Directory", readOnly: true},
+		sys + "/devices":       {hostPath: "/sys/devices", hostType: "Directory"},
 		etc + "/sysconfig":     {hostPath: "/etc/sysconfig", hostType: "DirectoryOrCreate", readOnly: true},
 		etc + "/default":       {hostPath: "/etc/default", hostType: "DirectoryOrCreate", readOnly: true},
 		path.Dir(cfg):          {configMap: cm.Name, readOnly: true},
