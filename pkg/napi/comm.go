@@ -6,7 +6,9 @@ import (
 )
 
 // commPrefix starts every NAPI kthread's name, "napi/%s-%d"; commMax is
-// the longest comm the kernel keeps (TASK_COMM_LEN - 1).
+// the longest comm the kernel keeps (TASK_COMM_LEN - 1). Kernels since
+// 5.17 show a kthread's full name in /proc (get_kthread_comm()), so
+// only a name of exactly commMax bytes may have been cut.
 const (
 	commPrefix = "napi/"
 	commMax    = 15
@@ -19,7 +21,7 @@ func matchComm(comm, iface string) (id int, ok bool) {
 	if !found || iface == "" {
 		return 0, false
 	}
-	cut := len(comm) >= commMax
+	cut := len(comm) == commMax
 	full := iface + "-"
 	digits, found := strings.CutPrefix(rest, full)
 	switch {

@@ -20,7 +20,10 @@ func TestMatchComm(t *testing.T) {
 		{"napi/enp129s0f0", "enp129s0f0np0", -1, true}, // cut inside the name
 		{"napi/enp129s0f0", "enp129s0f0", -1, true},    // cut on the dash
 		{"napi/enp129s0f0", "enp129s0f1", 0, false},
-		{"napi/enp129s0f", "enp129s0f0", 0, false}, // 14 bytes: not cut
+		{"napi/enp129s0f", "enp129s0f0", 0, false},   // 14 bytes: not cut
+		{"napi/enp65s0-8193", "enp65s0", 8193, true}, // a kthread's full name (5.17+)
+		{"napi/enp129s0f0np0-8193", "enp129s0f0np0", 8193, true},
+		{"napi/enp129s0f0np0-8193", "enp129s0f0", 0, false},
 		{"kworker/0:1", "eth0", 0, false},
 		{"napi/eth0-1", "", 0, false},
 	} {
