@@ -80,26 +80,6 @@ else
 fi
 data k-state guestcheck state
 
-# napi_ok: every NAPI kthread is pinned to the CPUs of one queue IRQ of
-# the device (an unpinned one has every CPU).
-napi_ok() {
-	_affs=$(for i in $(ls /sys/bus/pci/devices/$ADDR/msi_irqs); do cat /proc/irq/$i/smp_affinity_list; done)
-	_n=0
-	for d in /proc/[0-9]*; do
-		case "$(cat $d/comm 2>/dev/null)" in napi/*) ;; *) continue ;; esac
-		_a=$(awk '/^Cpus_allowed_list/{print $2}' $d/status)
-		echo "$_affs" | grep -qx "$_a" || return 1
-		_n=$((_n + 1))
-	done
-	[ "$_n" -gt 0 ]
-}
-napi_list() {
-	for d in /proc/[0-9]*; do
-		case "$(cat $d/comm 2>/dev/null)" in napi/*)
-			echo "$(cat $d/comm)=$(awk '/^Cpus_allowed_list/{print $2}' $d/status)";;
-		esac
-	done | sort | tr '\n' ' '
-}
 if until_s 30 napi_ok; then pass k-napi-pinned "$(napi_list)"; else fail k-napi-pinned "$(napi_list)"; fi
 data k-plan podman exec "$CTR" /usr/local/bin/numairqd plan --config /etc/numairqd/numairqd.yaml \
 	--sysfs /host/sys --procfs /host/proc --etc /host/etc --format json
@@ -189,11 +169,10 @@ func TestPodman(t *testing.T) {
 	rootfs := podmanRoot()
 	addr := g.NetAddress(0)
 	s := daemonScenario{Scenario: Scenario{
-		Name:  "podman",
-		Guest: g,
-		Root:  &rootfs,
-		// elapsed_ms and until_s are the systemd scenario's helpers.
-		Script: daemonScript(addr, podmanHelpers+script),
+		Name:   "podman",
+		Guest:  g,
+		Root:   &rootfs,
+		Script: daemonScript(addr, shellHelpers+script),
 		Files: map[string][]byte{
 			"/e2e/numairqd.tar":   archive,
 			"/e2e/daemonset.yaml": play,
@@ -210,20 +189,6 @@ func TestPodman(t *testing.T) {
 	}}}
 	runDaemonScenario(t, s)
 }
-
-// podmanHelpers are shell helpers the script shares with the systemd
-// scenario's.
-const podmanHelpers = `
-until_s() {
-	_end=$(awk -v t="$1" '{ printf "%d", $1 + t }' /proc/uptime)
-	shift
-	until "$@" >/dev/null 2>&1; do
-		[ "$(cut -d. -f1 /proc/uptime)" -ge "$_end" ] && return 1
-		usleep 100000
-	done
-}
-elapsed_ms() { echo "$1 $(uptime_s)" | awk '{ printf "%.0f", ($2 - $1) * 1000 }'; }
-`
 
 // verifyPodmanPod checks the container's credentials as the kernel
 // reports them: CAP_NET_ADMIN and CAP_SYS_NICE alone, no new

@@ -24,8 +24,9 @@ import (
 // installs the package scripts/deb.sh builds with dpkg -i and checks the
 // daemon through systemd: its unit's sandbox (ProtectSystem=strict with
 // ReadWritePaths=/proc/irq, ProtectProc=invisible, PrivateDevices, the
-// system call filter, IPAddressAllow=localhost, CAP_NET_ADMIN alone,
-// for xps_cpus) must let it write /proc/irq and the XPS maps, hear
+// system call filter, IPAddressAllow=localhost, CAP_NET_ADMIN for
+// xps_cpus and CAP_SYS_NICE for NAPI kthreads alone) must let it write
+// /proc/irq and the XPS maps, pin the NAPI kthreads, hear
 // uevents and answer on loopback, and
 // reload, the watchdog, the journal's priorities, restore_on_exit and
 // Conflicts=irqbalance.service must work as docs/install.md says. Parts i-w
@@ -37,15 +38,9 @@ import (
 // differ (legacy drop-in, reload, parse warnings) the script branches on
 // the guest's systemd version.
 
-const systemdScript = `
-ip link set lo up
-UNIT=numairqd.service
-DEB=/e2e/numairqd.deb
-DROPIN=/etc/systemd/system/numairqd.service.d
-SD=$(systemctl --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p')
-
-UNIT_DEADLINE_S=30
-
+// shellHelpers are the shell functions the systemd and podman
+// scenarios' scripts share.
+const shellHelpers = `
 # until_s SECONDS CMD...: runs CMD every 0.1 s until it exits 0, for at
 # most SECONDS by the clock (wait_for counts polls, and one systemctl
 # takes about half a second under TCG).
@@ -57,6 +52,38 @@ until_s() {
 		usleep 100000
 	done
 }
+elapsed_ms() { echo "$1 $(uptime_s)" | awk '{ printf "%.0f", ($2 - $1) * 1000 }'; }
+# napi_ok: every NAPI kthread is pinned to the CPUs of one queue IRQ of
+# the device (an unpinned one has every CPU).
+napi_ok() {
+	_affs=$(for i in $(ls /sys/bus/pci/devices/$ADDR/msi_irqs); do cat /proc/irq/$i/smp_affinity_list; done)
+	_n=0
+	for d in /proc/[0-9]*; do
+		case "$(cat $d/comm 2>/dev/null)" in napi/*) ;; *) continue ;; esac
+		_a=$(awk '/^Cpus_allowed_list/{print $2}' $d/status)
+		echo "$_affs" | grep -qx "$_a" || return 1
+		_n=$((_n + 1))
+	done
+	[ "$_n" -gt 0 ]
+}
+napi_list() {
+	for d in /proc/[0-9]*; do
+		case "$(cat $d/comm 2>/dev/null)" in napi/*)
+			echo "$(cat $d/comm)=$(awk '/^Cpus_allowed_list/{print $2}' $d/status)";;
+		esac
+	done | sort | tr '\n' ' '
+}
+`
+
+const systemdScript = `
+ip link set lo up
+UNIT=numairqd.service
+DEB=/e2e/numairqd.deb
+DROPIN=/etc/systemd/system/numairqd.service.d
+SD=$(systemctl --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p')
+
+UNIT_DEADLINE_S=30
+
 # prop NAME [UNIT]: one property of the unit.
 prop() { systemctl show -P "$1" "${2:-$UNIT}"; }
 # unit_state UNIT: its state, main PID and restart count, on one line.
@@ -80,7 +107,6 @@ net_affinities() {
 wp_field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 # metric_of NAME VALUE: a metric, when there is a value.
 metric_of() { [ -z "$2" ] || metric "$1" "$2"; }
-elapsed_ms() { echo "$1 $(uptime_s)" | awk '{ printf "%.0f", ($2 - $1) * 1000 }'; }
 
 ### i: irqbalance as its package left it, then dpkg -i, which starts numairqd
 check_state i-irqbalance-running irqbalance.service active
@@ -123,6 +149,12 @@ data s-state guestcheck state
 data s-security systemd-analyze security --no-pager "$UNIT"
 data s-security-offline systemd-analyze security --no-pager --offline=true /lib/systemd/system/numairqd.service
 if wait_healthy "$DEADLINE_S"; then pass s-healthz 200; else fail s-healthz "status '$(http_status /healthz)'"; fi
+# Threaded NAPI on: the sandboxed daemon pins the kthreads to their
+# queue's IRQ CPUs (CAP_SYS_NICE: they hold every capability).
+IF=$(ls /sys/bus/pci/devices/$ADDR/virtio*/net)
+ip link set "$IF" up
+echo 1 >/sys/class/net/$IF/threaded
+if until_s 30 napi_ok; then pass s-napi-pinned "$(napi_list)"; else fail s-napi-pinned "$(napi_list)"; fi
 
 ### h: CPU @CPU@ offline and online: uevents reach the sandboxed daemon
 wp h-offline h_offline_cpu@CPU@_ms -write /sys/devices/system/cpu/cpu@CPU@/online=0 \
@@ -311,12 +343,12 @@ func runSystemdScenario(t *testing.T, name string, root DebianRoot) {
 		Name:    name,
 		Guest:   g,
 		Root:    &root,
-		Script:  daemonScript(g.NetAddress(0), script),
+		Script:  daemonScript(g.NetAddress(0), shellHelpers+script),
 		Files:   map[string][]byte{"/e2e/numairqd.deb": buildDeb(t)},
 		Timeout: 720 * time.Second,
 		Expect: []string{
 			"i-irqbalance-running", "i-dpkg", "i-started", "i-irqbalance-stopped", "i-enabled", "i-no-dropin", "i-type", "i-exec-reload", "i-placed",
-			"s-stopped", "s-placed", "s-active", "s-healthz",
+			"s-stopped", "s-placed", "s-active", "s-healthz", "s-napi-pinned",
 			"h-offline", "h-online", "h-no-fight",
 			"m-status",
 			"r-applied", "r-applied-on-return", "r-same-process", "r-waits-for-daemon", "r-frozen-reload-status", "r-rejected-fails", "r-rejected-same-process",
@@ -382,10 +414,12 @@ func verifySandbox(t *testing.T, r *Result) {
 				st[k] = strings.TrimSpace(v)
 			}
 		}
-		// CAP_NET_ADMIN is bit 12: xps_cpus_store() asks for it.
-		const netAdminOnly = "0000000000001000"
-		r.Check("s-cap-net-admin-only", st["CapEff"] == netAdminOnly && st["CapBnd"] == netAdminOnly,
-			"CapEff %s CapBnd %s, want %s (CAP_NET_ADMIN alone)", st["CapEff"], st["CapBnd"], netAdminOnly)
+		// CAP_NET_ADMIN is bit 12: xps_cpus_store() asks for it;
+		// CAP_SYS_NICE bit 23: cap_safe_nice() asks for it to pin a
+		// NAPI kthread.
+		const caps = "0000000000801000"
+		r.Check("s-caps", st["CapEff"] == caps && st["CapBnd"] == caps,
+			"CapEff %s CapBnd %s, want %s (CAP_NET_ADMIN and CAP_SYS_NICE alone)", st["CapEff"], st["CapBnd"], caps)
 		r.Check("s-no-new-privs", st["NoNewPrivs"] == "1", "NoNewPrivs %s", st["NoNewPrivs"])
 		r.Check("s-seccomp", st["Seccomp"] == "2", "Seccomp %s (2: filter)", st["Seccomp"])
 	}
