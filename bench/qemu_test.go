@@ -242,8 +242,9 @@ func bansScript(g e2e.Guest, p params) string {
 	def := cpumask.New(all...).AndNot(cpumask.New(bansCPU)).Hex(n)
 	allHex := cpumask.New(all...).Hex(n)
 	return fmt.Sprintf(`REPS=%d WINDOW=%s HEX=%s ZERO=%s DEF=%s ALL=%s CPU=%d
-ENVFILE=/etc/default/irqbalance
+ENVFILE=/etc/default/irqbalance CG=/sys/fs/cgroup
 ip link set lo up
+grep -q " $CG cgroup2 " /proc/mounts || mount -t cgroup2 none $CG
 mkdir -p /etc/default
 data start guestcheck state
 save_affinities /tmp/start.aff
@@ -279,10 +280,8 @@ for daemon in irqbalance numairqd; do
 	done
 done
 # An isolated cgroup partition of the CPU, made then removed, with
-# numairqd still running (6.8+: cpuset.cpus.isolated); irqbalance reads
-# no partitions.
-CG=/sys/fs/cgroup
-grep -q " $CG cgroup2 " /proc/mounts || mount -t cgroup2 none $CG
+# numairqd still running (6.8+: cpuset.cpus.isolated, mounted before it
+# started); irqbalance reads no partitions.
 if [ -e $CG/cpuset.cpus.isolated ] && echo +cpuset >$CG/cgroup.subtree_control; then
 	rep=1
 	while [ $rep -le $REPS ]; do
