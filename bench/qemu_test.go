@@ -227,7 +227,10 @@ const bansCPU = hotplugCPU
 // runs: IRQBALANCE_BANNED_CPUS=<hex> irqbalance --oneshot (it forks
 // and places after its 10 s interval). benchagent watch does the shell
 // as its event and polls the queue IRQs until the map has been quiet
-// for 3 s (irqbalance) or 2 s (numairqd), or the window ends.
+// for 3 s (irqbalance) or 2 s (numairqd), or the window ends. Then,
+// where the kernel has cpuset.cpus.isolated, bansCPU is made an
+// isolated cgroup partition and removed again, numairqd running: the
+// same ban and clear, from the partition.
 func bansScript(g e2e.Guest, p params) string {
 	n := g.NumCPUs()
 	var all []int
@@ -238,9 +241,10 @@ func bansScript(g e2e.Guest, p params) string {
 	zero := cpumask.New().Hex(64)
 	def := cpumask.New(all...).AndNot(cpumask.New(bansCPU)).Hex(n)
 	allHex := cpumask.New(all...).Hex(n)
-	return fmt.Sprintf(`REPS=%d WINDOW=%s HEX=%s ZERO=%s DEF=%s ALL=%s
-ENVFILE=/etc/default/irqbalance
+	return fmt.Sprintf(`REPS=%d WINDOW=%s HEX=%s ZERO=%s DEF=%s ALL=%s CPU=%d
+ENVFILE=/etc/default/irqbalance CG=/sys/fs/cgroup
 ip link set lo up
+grep -q " $CG cgroup2 " /proc/mounts || mount -t cgroup2 none $CG
 mkdir -p /etc/default
 data start guestcheck state
 save_affinities /tmp/start.aff
@@ -275,12 +279,26 @@ for daemon in irqbalance numairqd; do
 		rep=$((rep + 1))
 	done
 done
+# An isolated cgroup partition of the CPU, made then removed, with
+# numairqd still running (6.8+: cpuset.cpus.isolated, mounted before it
+# started); irqbalance reads no partitions.
+if [ -e $CG/cpuset.cpus.isolated ] && echo +cpuset >$CG/cgroup.subtree_control; then
+	rep=1
+	while [ $rep -le $REPS ]; do
+		for k in ban clear; do
+			cmd="rmdir $CG/bench-p"
+			[ $k = ban ] && cmd="mkdir $CG/bench-p && echo $CPU >$CG/bench-p/cpuset.cpus && echo isolated >$CG/bench-p/cpuset.cpus.partition"
+			data "partition-$k-$rep" benchagent watch --event "exec:$cmd" --until changed --quiet 2s --window $WINDOW
+		done
+		rep=$((rep + 1))
+	done
+fi
 kill $pid
 wait $pid
 data numairqd-log tail -c 6000 /tmp/numairqd.log
 data irqbalance-log tail -c 6000 /tmp/irqbalance.log
 pass bans-done "irqbalance then numairqd"
-`, p.reps, p.window, hex, zero, def, allHex)
+`, p.reps, p.window, hex, zero, def, allHex, bansCPU)
 }
 
 // bansRuns decodes the bans boot: one BansRun per daemon.
@@ -302,7 +320,24 @@ func bansRuns(t *testing.T, r *e2e.Result, p params) []measure.BansRun {
 		t.Logf("bans %s: ban %v s, clear %v s (NaN: never within %v)", daemon, ban, clear, p.window)
 		out = append(out, br)
 	}
-	return out
+	if _, ok := r.Data("partition-ban-1"); !ok {
+		t.Logf("no isolated partition events: the guest kernel has no cpuset.cpus.isolated (6.8+)")
+		return out
+	}
+	br := measure.BansRun{Daemon: "numairqd", Banned: strconv.Itoa(bansCPU), Source: measure.SourcePartition}
+	for rep := 1; rep <= p.reps; rep++ {
+		for _, k := range []string{"ban", "clear"} {
+			ev := measure.BanEvent{Rep: rep, Kind: k}
+			if err := watchData(r, fmt.Sprintf("partition-%s-%d", k, rep), &ev.Watch); err != nil {
+				t.Error(err)
+				continue
+			}
+			br.Events = append(br.Events, ev)
+		}
+	}
+	ban, clear, _, _ := measure.BanTimes(br)
+	t.Logf("isolated partition, numairqd: made %v s, removed %v s (NaN: never within %v)", ban, clear, p.window)
+	return append(out, br)
 }
 
 // bannedGuest is FourNodeGuest with 4 queue pairs: with node 2 banned

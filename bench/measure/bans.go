@@ -15,12 +15,19 @@ import (
 type BansRun struct {
 	Daemon string `json:"daemon"` // "irqbalance" or "numairqd"
 	Banned string `json:"banned"` // the pod's CPUs, list format
+	// Source is "" for the files above, SourcePartition when a ban
+	// makes the CPUs an isolated cgroup partition and a clear removes it.
+	Source string `json:"source,omitempty"`
 	// Events alternate ban and clear, rep 1 first. Each Watch is
 	// `benchagent watch --event exec:...`: the shell that writes (and
 	// for irqbalance runs the one-shot) is the event.
 	Events []BanEvent `json:"events"`
 	Log    string     `json:"log,omitempty"`
 }
+
+// SourcePartition is BansRun.Source for an isolated cgroup partition
+// (cpuset.cpus.partition=isolated, read from cpuset.cpus.isolated, 6.8+).
+const SourcePartition = "partition"
 
 // BanEvent is one write of the files and what followed.
 type BanEvent struct {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 
@@ -22,18 +23,17 @@ func (w *writer) bans(runs []measure.BansRun) {
 	w.p("| daemon | ban: no queue IRQ on CPU %s | clear: back to the placement before the ban | queue IRQs on CPU %s before each ban |", runs[0].Banned, runs[0].Banned)
 	w.p("|---|---|---|---|")
 	med := map[string][2]float64{}
+	var part []measure.BansRun
 	for _, r := range runs {
-		ban, clear, banNever, clearNever := measure.BanTimes(r)
-		var before []string
-		for _, ev := range r.Events {
-			if ev.Kind == "ban" {
-				before = append(before, fmt.Sprint(ev.Watch.Pre.CountOn(mustMask(r.Banned))))
-			}
+		if r.Source == measure.SourcePartition {
+			part = append(part, r)
+			continue
 		}
-		w.p("| %s | %s | %s | %s |", r.Daemon, neverSumm(ban, banNever), neverSumm(clear, clearNever), joinOr(before, "–"))
+		ban, clear := w.banRow(r)
 		med[r.Daemon] = [2]float64{measure.Summarize(ban).Median, measure.Summarize(clear).Median}
 	}
 	w.p("")
+	w.partitions(part, runs[0].Banned)
 	a, okA := med["irqbalance"]
 	b, okB := med["numairqd"]
 	if !okA || !okB {
@@ -58,6 +58,36 @@ func (w *writer) bans(runs []measure.BansRun) {
 			w.compare(what+" (median s)", x, y, true, "%.2f s")
 		}
 	}
+}
+
+// banRow writes r's row: the ban and clear times, and how many queue
+// IRQs were on the banned CPUs before each ban; it returns the times.
+func (w *writer) banRow(r measure.BansRun) (ban, clear []float64) {
+	ban, clear, banNever, clearNever := measure.BanTimes(r)
+	var before []string
+	for _, ev := range r.Events {
+		if ev.Kind == "ban" {
+			before = append(before, fmt.Sprint(ev.Watch.Pre.CountOn(mustMask(r.Banned))))
+		}
+	}
+	w.p("| %s | %s | %s | %s |", r.Daemon, neverSumm(ban, banNever), neverSumm(clear, clearNever), joinOr(before, "–"))
+	return ban, clear
+}
+
+// partitions writes the isolated-partition events of the same boot:
+// numairqd's times, irqbalance's none, as it reads no partitions.
+func (w *writer) partitions(runs []measure.BansRun, cpu string) {
+	w.p("**Isolated partition.** In the same boot, after the bans, numairqd still running: CPU %s made an isolated cgroup v2 partition (`mkdir /sys/fs/cgroup/bench-p`, `echo %s >cpuset.cpus`, `echo isolated >cpuset.cpus.partition`, as cri-o does for a pod with `cpu-load-balancing.crio.io: \"disable\"`), then removed (`rmdir`), timed as a ban and a clear above. The kernel notifies no change of `cpuset.cpus.isolated`; numairqd reads it once a second.\n", cpu, cpu)
+	if len(runs) == 0 {
+		w.p("Not measured: the guest kernel (%s) has no `cpuset.cpus.isolated` (Linux 6.8+).\n", cmp.Or(w.meta.GuestKernel, "unknown"))
+		return
+	}
+	w.p("| daemon | partition made: no queue IRQ on CPU %s | removed: back to the placement before | queue IRQs on CPU %s before each |", cpu, cpu)
+	w.p("|---|---|---|---|")
+	for _, r := range runs {
+		w.banRow(r)
+	}
+	w.p("| irqbalance | n/a: never (it does not read `cpuset.cpus.isolated`; not run) | n/a | – |\n")
 }
 
 // neverSumm is summ of xs (NaN: never), saying how many were never.

@@ -46,8 +46,9 @@ type Bans struct {
 	Ignored []string
 	// Default holds the online CPUs default_smp_affinity leaves out.
 	Default cpumask.Mask
-	// Partitions are the CPUs of isolated cgroup partitions.
-	Partitions cpumask.Mask
+	// Partitions are the CPUs of isolated cgroup partitions but
+	// Housekeeping, those of them cri-o leaves to IRQs (Housekeeping).
+	Partitions, Housekeeping cpumask.Mask
 }
 
 // All is every CPU banned here.

@@ -3,7 +3,10 @@ package bans
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/kernfs"
@@ -55,4 +58,96 @@ func PartitionsAbsent(sys string) string {
 		return "cgroup v2 is not mounted at " + root + " (cgroup v1 or hybrid): isolated partitions are cgroup v2's; not supported"
 	}
 	return "no " + PartitionsFile(sys) + ": a kernel before 6.8, the cpuset controller on cgroup v1, or a cgroup namespace that hides the root"
+}
+
+// maxCgroupDepth bounds the walk of ListPartitions; cri-o's container
+// cgroups are three levels down (kubepods.slice/kubepods-pod….slice/
+// crio-….scope), four with a shared-CPUs child.
+const maxCgroupDepth = 8
+
+// ListPartitions returns the CPUs of each isolated partition holding
+// CPUs of isolated, walking the cgroup v2 tree under sys only into
+// cgroups whose cpuset.cpus.exclusive.effective has some: a remote
+// partition's ancestors carry its CPUs there, a local partition's root
+// has them. A partition's CPUs are its exclusive.effective less those
+// of isolated partitions below it. Cgroups that go while walking are
+// skipped.
+func ListPartitions(sys string, isolated cpumask.Mask) ([]cpumask.Mask, error) {
+	var out []cpumask.Mask
+	var walk func(dir string, depth int) (cpumask.Mask, error)
+	walk = func(dir string, depth int) (below cpumask.Mask, err error) {
+		ents, err := os.ReadDir(dir)
+		if err != nil || depth > maxCgroupDepth {
+			return below, ignoreGone(err)
+		}
+		for _, e := range ents {
+			if !e.IsDir() {
+				continue
+			}
+			sub := filepath.Join(dir, e.Name())
+			cpus, err := readList(filepath.Join(sub, "cpuset.cpus.exclusive.effective"))
+			if err != nil || !cpus.Intersects(isolated) {
+				if err != nil {
+					return below, err
+				}
+				continue
+			}
+			inner, err := walk(sub, depth+1)
+			if err != nil {
+				return below, err
+			}
+			s, _, err := kernfs.ReadOptional(filepath.Join(sub, "cpuset.cpus.partition"))
+			if err != nil {
+				return below, ignoreGone(err)
+			}
+			if strings.TrimSpace(s) == "isolated" { // not "isolated invalid (…)"
+				out = append(out, cpus.AndNot(inner))
+				inner = inner.Or(cpus)
+			}
+			below = below.Or(inner)
+		}
+		return below, nil
+	}
+	_, err := walk(filepath.Dir(PartitionsFile(sys)), 1)
+	return out, err
+}
+
+// readList reads a CPU list file; a missing one is empty.
+func readList(path string) (cpumask.Mask, error) {
+	s, ok, err := kernfs.ReadOptional(path)
+	if err != nil || !ok {
+		return cpumask.Mask{}, ignoreGone(err)
+	}
+	m, err := cpumask.ParseList(s)
+	if err != nil {
+		return cpumask.Mask{}, kernfs.Malformed(path, "%w (want a CPU list such as \"4-7,12\")", err)
+	}
+	return m, nil
+}
+
+// ignoreGone drops the error of a cgroup removed meanwhile.
+func ignoreGone(err error) error {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENODEV) {
+		return nil
+	}
+	return err
+}
+
+// Housekeeping returns the CPUs of partitions that cri-o's
+// irq-load-balancing.crio.io: housekeeping mode leaves to device IRQs.
+// For such a pod cri-o makes each container an isolated partition of
+// all its CPUs (cpu-load-balancing.crio.io: disable) but clears from
+// default_smp_affinity and IRQBALANCE_BANNED_CPUS only the CPUs other
+// than the first and its thread siblings (internal/runtimehandlerhooks,
+// getHousekeepingCPUs, cri-o 1.34.3 and 1.35.0). So a partition that
+// irq, the CPUs banned there, covers in part keeps the rest for IRQs;
+// one it covers wholly or not at all is banned whole.
+func Housekeeping(parts []cpumask.Mask, irq cpumask.Mask) cpumask.Mask {
+	var hk cpumask.Mask
+	for _, p := range parts {
+		if p.Intersects(irq) && !p.AndNot(irq).IsEmpty() {
+			hk = hk.Or(p.AndNot(irq))
+		}
+	}
+	return hk
 }

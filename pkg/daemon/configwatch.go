@@ -167,30 +167,39 @@ func (d *Daemon) envFiles() []string {
 	return out
 }
 
-// partitionsPoll is how often cpuset.cpus.isolated is read: the kernel
-// notifies no change of it (bans.PartitionsFile).
+// partitionsPoll is how often cpuset.cpus.isolated and
+// default_smp_affinity are read: the kernel notifies no change of
+// either (bans.PartitionsFile; procfs has no notifications).
 const partitionsPoll = time.Second
 
 // pollPartitions hints the bans when the isolated partitions change,
 // reading their file every partitionsPoll while isolated_partitions is
-// on. Where there is no such file it says why, once, and reads nothing.
+// on, and default_smp_affinity unless honor_default_smp_affinity is
+// false: cri-o writes only that file where irqbalance's environment
+// file does not exist. Where there is no partitions file it says why,
+// once.
 func (d *Daemon) pollPartitions(ctx context.Context, wg *sync.WaitGroup, h hinter) {
-	if why := bans.PartitionsAbsent(d.opts.Sysfs); why != "" {
-		if d.Config().IsolatedPartitions {
-			d.log.Info("isolated partitions are not followed: " + why)
-		}
-		return
+	why := bans.PartitionsAbsent(d.opts.Sysfs)
+	if why != "" && d.Config().IsolatedPartitions {
+		d.log.Info("isolated partitions are not followed: " + why)
 	}
-	path := bans.PartitionsFile(d.opts.Sysfs)
-	read := func() string {
-		if !d.Config().IsolatedPartitions {
-			return ""
-		}
+	read := func(path string) string {
 		s, _, err := kernfs.ReadOptional(path)
 		if err != nil {
 			return "\x00" + err.Error() // the round reports it
 		}
 		return s
 	}
-	wg.Go(watch.Poll(ctx, partitionsPoll, read, func() { h.Hint(watch.CauseBans) }))
+	parts, dflt := bans.PartitionsFile(d.opts.Sysfs), filepath.Join(d.opts.Procfs, "irq", "default_smp_affinity")
+	both := func() string {
+		var s string
+		if cfg := d.Config(); cfg.IsolatedPartitions && why == "" {
+			s = read(parts)
+		}
+		if cfg := d.Config(); cfg.HonorDefaultAffinity == nil || *cfg.HonorDefaultAffinity {
+			s += "\x01" + read(dflt)
+		}
+		return s
+	}
+	wg.Go(watch.Poll(ctx, partitionsPoll, both, func() { h.Hint(watch.CauseBans) }))
 }

@@ -75,3 +75,34 @@ func TestNoPartitionsFileSaidOnce(t *testing.T) {
 		t.Errorf("%d messages that partitions are not followed, want 1: %v", n, logs.All())
 	}
 }
+
+// TestDefaultAffinityRebans: with honor_default_smp_affinity and no
+// environment file, cri-o writes only default_smp_affinity, which no
+// event reports; the poll sees it, as cri-o's bytes ("000000cf": CPUs
+// 4-5 cleared), and its restore.
+func TestDefaultAffinityRebans(t *testing.T) {
+	tree := fixture(t)
+	tree.WriteFile("proc/irq/default_smp_affinity", "ff\n")
+	cfg := filepath.Join(t.TempDir(), "numairqd.yaml")
+	writeFile(t, cfg, "listen: \"\"\nhonor_default_smp_affinity: true\n")
+	d := newDaemon(t, tree, &fileWriter{proc: tree.Proc()}, cfg, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx, nil) }()
+	eventually(t, "queue 0 on CPU 4", func() bool { return affinity(t, tree, 25) == "4" })
+	tree.WriteFile("proc/irq/default_smp_affinity", "000000cf")
+	eventually(t, "queues off CPUs 4-5", func() bool {
+		for q := range 6 {
+			if a := affinity(t, tree, 25+2*q); a == "4" || a == "5" {
+				return false
+			}
+		}
+		return true
+	})
+	tree.WriteFile("proc/irq/default_smp_affinity", "000000ff")
+	eventually(t, "queue 0 back on CPU 4", func() bool { return affinity(t, tree, 25) == "4" })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

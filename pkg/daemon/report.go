@@ -70,13 +70,13 @@ func (r *reporter) logBans(st *state.State) {
 	}
 	b := st.Bans
 	if b.EnvFile == r.bans.EnvFile && b.Env.Equal(r.bans.Env) && b.Default.Equal(r.bans.Default) && b.Partitions.Equal(r.bans.Partitions) &&
-		maps.Equal(b.IRQs, r.bans.IRQs) && maps.Equal(b.Modules, r.bans.Modules) {
+		b.Housekeeping.Equal(r.bans.Housekeeping) && maps.Equal(b.IRQs, r.bans.IRQs) && maps.Equal(b.Modules, r.bans.Modules) {
 		return
 	}
 	r.bans = b
 	r.log.Info("banned CPUs from other tools", zap.String("env_file", b.EnvFile),
 		zap.Stringer("irqbalance_env", b.Env), zap.Stringer("default_smp_affinity", b.Default),
-		zap.Stringer("isolated_partitions", b.Partitions),
+		zap.Stringer("isolated_partitions", b.Partitions), zap.Stringer("crio_housekeeping", b.Housekeeping),
 		zap.Ints("irqbalance_banned_irqs", slices.Sorted(maps.Keys(b.IRQs))),
 		zap.Strings("irqbalance_banned_modules", slices.Sorted(maps.Keys(b.Modules))))
 }

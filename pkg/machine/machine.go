@@ -163,6 +163,14 @@ func (r *Reader) readBans(cfg *config.Config, online cpumask.Mask) error {
 		if b.Partitions, err = bans.ReadPartitions(r.roots.Sys); err != nil {
 			return err
 		}
+		if irq := b.Env.Or(b.Default); b.Partitions.Intersects(irq) {
+			parts, err := bans.ListPartitions(r.roots.Sys, b.Partitions)
+			if err != nil {
+				return err
+			}
+			b.Housekeeping = bans.Housekeeping(parts, irq)
+			b.Partitions = b.Partitions.AndNot(b.Housekeeping)
+		}
 	}
 	r.bans = b
 	return nil
