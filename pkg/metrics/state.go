@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/numairqd/numairqd/pkg/apply"
+	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/fight"
 	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/state"
@@ -49,7 +50,7 @@ var (
 			"(banned, isolated, nohz_full, banned by cri-o or tuned); managed=\"false\" ones are numairqd's to fix.",
 		[]string{"managed"}, nil)
 	descBanned = prometheus.NewDesc(namespace+"_banned_cpus",
-		"CPUs other tools banned from device IRQs, by source: irqbalance_env (IRQBALANCE_BANNED_CPUS/CPULIST), default_smp_affinity (the online CPUs it leaves out) "+
+		"Online CPUs other tools banned from device IRQs, by source: irqbalance_env (IRQBALANCE_BANNED_CPUS/CPULIST), default_smp_affinity (the online CPUs it leaves out) "+
 			"or isolated_partitions (cgroup v2's cpuset.cpus.isolated).",
 		[]string{"source"}, nil)
 	descPending = prometheus.NewDesc(namespace+"_irqs_effective_pending",
@@ -123,9 +124,17 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descOnBanned, prometheus.GaugeValue, float64(movable), "false")
 		ch <- prometheus.MustNewConstMetric(descOnBanned, prometheus.GaugeValue, float64(managed), "true")
 	}
-	ch <- prometheus.MustNewConstMetric(descBanned, prometheus.GaugeValue, float64(st.Bans.Env.Weight()), "irqbalance_env")
-	ch <- prometheus.MustNewConstMetric(descBanned, prometheus.GaugeValue, float64(st.Bans.Default.Weight()), "default_smp_affinity")
-	ch <- prometheus.MustNewConstMetric(descBanned, prometheus.GaugeValue, float64(st.Bans.Partitions.Weight()), "isolated_partitions")
+	// Online CPUs only, as plan and /status count them: cri-o pads its
+	// mask to 32-bit groups, banning CPUs the machine does not have.
+	online := func(m cpumask.Mask) float64 {
+		if st.Snapshot != nil {
+			m = m.And(st.Snapshot.Online())
+		}
+		return float64(m.Weight())
+	}
+	ch <- prometheus.MustNewConstMetric(descBanned, prometheus.GaugeValue, online(st.Bans.Env), "irqbalance_env")
+	ch <- prometheus.MustNewConstMetric(descBanned, prometheus.GaugeValue, online(st.Bans.Default), "default_smp_affinity")
+	ch <- prometheus.MustNewConstMetric(descBanned, prometheus.GaugeValue, online(st.Bans.Partitions), "isolated_partitions")
 
 	fights := map[string]int{}
 	for _, f := range st.Fights {

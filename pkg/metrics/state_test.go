@@ -289,15 +289,27 @@ func TestOnBanned(t *testing.T) {
 }
 
 // TestBannedCPUsBySource: numairqd_banned_cpus has one series per
-// source of other tools' bans, isolated partitions among them.
+// source of other tools' bans, isolated partitions among them, and
+// counts online CPUs only (cri-o's padded mask bans CPUs 8-31 of this
+// 8-CPU machine too).
 func TestBannedCPUsBySource(t *testing.T) {
+	tree := fakesys.New(t)
+	tree.AddMachine(fakesys.QEMUGuest()) // CPUs 0-7 online
+	s, err := topology.NewFS(tree.Sys()).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	padded, err := cpumask.ParseHex("ffffff01") // cri-o's bytes for CPU 0 of 8
+	if err != nil {
+		t.Fatal(err)
+	}
 	var store state.Store
 	store.Publish(&state.State{
-		Machine: machine.Machine{Snapshot: &topology.Snapshot{}, Inventory: &inventory.Inventory{},
-			Bans: bans.Bans{Env: cpumask.New(0), Default: cpumask.New(1, 2), Partitions: cpumask.New(4, 5, 6)}},
+		Machine: machine.Machine{Snapshot: s, Inventory: &inventory.Inventory{},
+			Bans: bans.Bans{Env: padded, Default: cpumask.New(1, 2), Partitions: cpumask.New(4, 5, 6)}},
 		Plan: &policy.Plan{}, Finished: roundAt,
 	})
-	want := `# HELP numairqd_banned_cpus CPUs other tools banned from device IRQs, by source: irqbalance_env (IRQBALANCE_BANNED_CPUS/CPULIST), default_smp_affinity (the online CPUs it leaves out) or isolated_partitions (cgroup v2's cpuset.cpus.isolated).
+	want := `# HELP numairqd_banned_cpus Online CPUs other tools banned from device IRQs, by source: irqbalance_env (IRQBALANCE_BANNED_CPUS/CPULIST), default_smp_affinity (the online CPUs it leaves out) or isolated_partitions (cgroup v2's cpuset.cpus.isolated).
 # TYPE numairqd_banned_cpus gauge
 numairqd_banned_cpus{source="default_smp_affinity"} 2
 numairqd_banned_cpus{source="irqbalance_env"} 1
