@@ -197,14 +197,14 @@ func writeBalanceText(w io.Writer, b *policy.BalanceView) {
 		fmt.Fprintf(tw, "  %d\t%s\t%s\n", c.CPU, percent(c.Load), percent(c.Fixed))
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "Peak %s, mean %s, peak/mean %s; %d queues balanced by load\n", percent(b.Peak), percent(b.Mean), ratio(b.Peak, b.Mean), b.Queues)
+	fmt.Fprintf(w, "Peak %s, mean %s, peak/mean %s; %s balanced by load\n", percent(b.Peak), percent(b.Mean), ratio(b.Peak, b.Mean), plural(b.Queues, "queue"))
 	pr := b.Proposal
 	if pr == nil {
 		fmt.Fprintf(w, "No move: %s.\n", b.Still)
 		return
 	}
-	fmt.Fprintf(w, "Load balancing would move %d queues: peak %s, peak/mean %s (%.0f%% lower peak; standard error of the drop %s):\n",
-		len(pr.Moves), percent(pr.Peak), ratio(pr.Peak, pr.Mean), 100*pr.Gain, percent(pr.Noise))
+	fmt.Fprintf(w, "Load balancing would move %s: peak %s, peak/mean %s (%.0f%% lower peak; standard error of the drop %s):\n",
+		plural(len(pr.Moves), "queue"), percent(pr.Peak), ratio(pr.Peak, pr.Mean), 100*pr.Gain, percent(pr.Noise))
 	for _, m := range pr.Moves {
 		fmt.Fprintf(w, "  %s queue %d (IRQs %v, load %s): CPU %d -> %d\n", m.PCI, m.Queue, m.IRQs, percent(m.Load), m.From, m.To)
 	}

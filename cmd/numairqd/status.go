@@ -56,7 +56,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "status", err)
 	}
-	v := &viewer{client: &http.Client{Timeout: 5 * time.Second}, addr: addr, procfs: src.roots.Proc}
+	v := &viewer{client: &http.Client{Timeout: 5 * time.Second}, addr: addr, procfs: src.roots.Proc, bootID: api.ReadBootID(src.roots.Proc)}
 	return showStatus(ctx, v, *format, *watch, *interval, stdout, stderr)
 }
 
@@ -67,13 +67,16 @@ func showStatus(ctx context.Context, v *viewer, format string, watch bool, inter
 	term, rows := terminal(stdout)
 	if !watch {
 		// Fail now, not after interval, when no daemon answers.
-		if err := v.get("/status", &api.Status{}); err != nil {
+		var st api.Status
+		if err := v.get("/status", &st); err != nil {
 			return fail(stderr, "status", err)
 		}
 		// Rates need two samples: one now, one after interval.
-		v.sample()
-		if !apply.Sleep(ctx, interval) {
-			return 130
+		if v.elsewhere(&st) == "" {
+			v.sample()
+			if !apply.Sleep(ctx, interval) {
+				return 130
+			}
 		}
 		f, err := v.frame()
 		if err != nil {
@@ -160,6 +163,7 @@ type viewer struct {
 	client *http.Client
 	addr   string
 	procfs string
+	bootID string // procfs's, "" unknown
 	last   *procSample
 }
 
@@ -199,8 +203,23 @@ func (v *viewer) frame() (*frame, error) {
 			st.Generation, plan.Generation)
 	}
 	f.Sampled = statusNow().UTC()
-	f.Rates = v.sample()
+	if why := v.elsewhere(f.Status); why != "" {
+		f.Rates = &rates{Error: why}
+	} else {
+		f.Rates = v.sample()
+	}
 	return f, nil
+}
+
+// elsewhere says why --procfs cannot give the rates of st's daemon:
+// its boot_id is not --procfs's, so its machine is another one. "" when
+// they match or either is unknown.
+func (v *viewer) elsewhere(st *api.Status) string {
+	if st.BootID == "" || v.bootID == "" || st.BootID == v.bootID {
+		return ""
+	}
+	return fmt.Sprintf("none: the daemon at %s runs on another machine (its boot_id is not %s's), whose interrupts %s does not count",
+		v.addr, v.procfs, v.procfs)
 }
 
 // sample reads /proc and returns the rates since the previous sample.

@@ -16,6 +16,7 @@ import (
 type queueRun struct {
 	label, now, planned, node, hop, dist, why string
 	rate                                      float64
+	legend                                    int // legendStep, legendAll
 }
 
 // queueEntry is an IRQ, or a queue's IRQs that agree in all shown.
@@ -149,8 +150,11 @@ func runOf(run []queueEntry, nodes map[int]int) queueRun {
 			r.rate = -1
 		}
 	}
-	r.now = joinMasks(first.now, last.now, len(run))
-	r.planned = cmp.Or(joinMasks(first.planned, last.planned, len(run)), "(left alone)")
+	var nowKey, plannedKey int
+	r.now, nowKey = joinMasks(first.now, last.now, len(run))
+	r.planned, plannedKey = joinMasks(first.planned, last.planned, len(run))
+	r.planned = cmp.Or(r.planned, "(left alone)")
+	r.legend = nowKey | plannedKey
 	r.why = joinWords(first.why, last.why)
 	var ns cpumask.Mask
 	for cpu := range where.All() {
@@ -164,15 +168,16 @@ func runOf(run []queueEntry, nodes map[int]int) queueRun {
 
 // joinMasks shows a run's masks, given its first and last (extends
 // has checked the rest): the mask of one queue, "all M" when every
-// queue has M, "a-b" for the single CPUs a, a+1, ..., b.
-func joinMasks(first, last string, n int) string {
+// queue has M, "a-b" for the single CPUs a, a+1, ..., b; and the
+// legend entry that the last two need.
+func joinMasks(first, last string, n int) (string, int) {
 	switch {
 	case n == 1 || first == "":
-		return first
+		return first, 0
 	case first == last:
-		return "all " + first
+		return "all " + first, legendAll
 	}
-	return first + "-" + last
+	return first + "-" + last, legendStep
 }
 
 // joinWords merges a run's reasons, given its first and last: each

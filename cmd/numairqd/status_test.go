@@ -36,6 +36,12 @@ import (
 // banning CPU 0, finished at a fixed time, as `numairqd run` publishes
 // it. It returns the fixture and the server's address.
 func statusDaemon(t *testing.T) (*fakesys.Tree, string) {
+	tree, store := statusStore(t)
+	return tree, serveMetrics(t, metrics.New(store, metrics.Options{}))
+}
+
+// statusStore is statusDaemon's fixture and published round.
+func statusStore(t *testing.T) (*fakesys.Tree, *state.Store) {
 	tree := planFixture(t)
 	tree.WriteFile("etc/default/irqbalance", "IRQBALANCE_BANNED_CPULIST=0\n")
 	tree.WriteFile("proc/stat", "cpu  0 0 0 0 0 0 0 0 0 0\ncpu0 100 0 50 750 0 5 10 0 0 0\ncpu1 100 0 50 750 0 5 10 0 0 0\nintr 0\n")
@@ -54,9 +60,7 @@ func statusDaemon(t *testing.T) (*fakesys.Tree, string) {
 	var store state.Store
 	store.Publish(&state.State{Machine: m, Plan: p, Apply: res, Planning: 500 * time.Microsecond, Trigger: "startup",
 		Config: cfg, DryRun: true, Finished: time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)})
-	srv := httptest.NewServer(api.New(metrics.New(&store, metrics.Options{})).Handler())
-	t.Cleanup(srv.Close)
-	return tree, strings.TrimPrefix(srv.URL, "http://")
+	return tree, &store
 }
 
 // fixClock makes statusNow start at 03:00:05 and step a second a call.
@@ -384,9 +388,9 @@ func TestQueueRuns(t *testing.T) {
 					t.Fatalf("extends(%v, %v) = %v, want %v", ps[:len(run)], e, got, ok1 && ok2)
 				}
 				n := len(ps)
-				if ok1 && ok2 && (joinMasks(ps[0], ps[n-1], n) != p || joinWords(ws[0], ws[n-1]) != w) {
-					t.Fatalf("join of %v %v: %q %q, want %q %q", ps, ws,
-						joinMasks(ps[0], ps[n-1], n), joinWords(ws[0], ws[n-1]), p, w)
+				joined, _ := joinMasks(ps[0], ps[n-1], n)
+				if ok1 && ok2 && (joined != p || joinWords(ws[0], ws[n-1]) != w) {
+					t.Fatalf("join of %v %v: %q %q, want %q %q", ps, ws, joined, joinWords(ws[0], ws[n-1]), p, w)
 				}
 				if ok1 && ok2 {
 					grow(append(slices.Clone(run), e))

@@ -39,10 +39,19 @@ func writeStatusText(w io.Writer, f *frame) {
 	if f.Mismatch != "" {
 		writeWrapped(&b, "warning: "+f.Mismatch, "  ")
 	}
+	if r := st.ConfigRejected; r != nil {
+		first, rest, more := strings.Cut(r.Error, "\n")
+		line := fmt.Sprintf("CONFIG REJECTED at %s (%s ago), the previous config stays in force: %s", r.At.UTC().Format("15:04:05"),
+			f.Sampled.Sub(r.At).Round(time.Second), first)
+		if more {
+			line += fmt.Sprintf(" (and %s: --format json)", plural(strings.Count(rest, "\n")+1, "more problem"))
+		}
+		writeWrapped(&b, line, "  ")
+	}
 	round := fmt.Sprintf("last round: %s, finished %s (%s ago), took %s", st.Trigger, st.Finished.Format("15:04:05"),
 		f.Sampled.Sub(st.Finished).Round(time.Second), time.Duration(st.TookSeconds*float64(time.Second)).Round(time.Microsecond))
 	if st.DryRun {
-		round += fmt.Sprintf("; DRY RUN: %d writes not made", st.Writes.DryRun)
+		round += fmt.Sprintf("; DRY RUN: %s not made", plural(st.Writes.DryRun, "write"))
 	} else {
 		round += fmt.Sprintf("; %d written, %d unchanged", st.Writes.Written, st.Writes.Unchanged)
 	}
@@ -69,8 +78,8 @@ func writeStatusText(w io.Writer, f *frame) {
 		writeWrapped(&b, "kernel-managed IRQs on banned CPUs (numairqd cannot move them): "+intList(st.ManagedOnBanned), "  ")
 	}
 	for _, fi := range st.Fights {
-		writeWrapped(&b, fmt.Sprintf("IRQ %d %s in a fight with %s since %s: %d overwrites, numairqd wants %s, found %s; next rewrite %s",
-			fi.IRQ, fi.Name, fi.Writer, fi.Since.UTC().Format("15:04:05"), fi.Overwrites, fi.Want, fi.Found, fi.Next.UTC().Format("15:04:05")), "    ")
+		writeWrapped(&b, fmt.Sprintf("IRQ %d %s in a fight with %s since %s: %s, numairqd wants %s, found %s; next rewrite %s",
+			fi.IRQ, fi.Name, fi.Writer, fi.Since.UTC().Format("15:04:05"), plural(fi.Overwrites, "overwrite"), fi.Want, fi.Found, fi.Next.UTC().Format("15:04:05")), "    ")
 	}
 	for _, fl := range st.Failed {
 		line := fmt.Sprintf("IRQ %d %s (%s) %s", fl.IRQ, fl.Name, fl.Device, fl.State)
@@ -88,6 +97,7 @@ func writeStatusText(w io.Writer, f *frame) {
 		writeWrapped(&b, "rates: "+rates.Error, "  ")
 	}
 
+	var legend int
 	nodes := cpuNodes(st.Nodes)
 	devs := slices.Clone(plan.Devices)
 	slices.SortStableFunc(devs, func(a, b policy.Device) int { return strings.Compare(a.PCI, b.PCI) })
@@ -109,11 +119,33 @@ func writeStatusText(w io.Writer, f *frame) {
 		if d.PolicyWhy != "" {
 			writeWrapped(&b, "  policy: "+d.PolicyWhy, "    ")
 		}
-		writeRuns(&b, queueRuns(d, st, nodes, rates))
+		runs := queueRuns(d, st, nodes, rates)
+		for _, r := range runs {
+			legend |= r.legend
+		}
+		writeRuns(&b, runs)
 	}
-	writeCPUs(&b, st, plan, nodes, rates)
-	b.WriteString("\nq0-7 4-11: queue k on the k-th CPU; all 0-7: each on all of 0-7; * banned\n")
+	legend |= writeCPUs(&b, st, plan, nodes, rates)
+	var keys []string
+	for i, k := range legendKeys {
+		if legend&(1<<i) != 0 {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) > 0 {
+		b.WriteString("\n" + strings.Join(keys, "; ") + "\n")
+	}
 }
+
+// Marks of the text view that the legend explains, each only when a
+// line of the frame has it: bit i is legendKeys[i].
+const (
+	legendStep   = 1 << iota // a run's queue k on the k-th CPU
+	legendAll                // a run's queues each on all of a mask
+	legendBanned             // a CPU the plan does not allow
+)
+
+var legendKeys = []string{"q0-7 4-11: queue k on the k-th CPU", "all 0-7: each on all of 0-7", "* banned"}
 
 // Widths at which a device table's CPU and node lists wrap, and the
 // narrowest reason column: a narrower one goes under its row, indented.
@@ -261,8 +293,9 @@ func pieces(w string, width int) []string {
 }
 
 // writeCPUs writes the online CPUs three to a line: node, IRQ/s,
-// irq+softirq time, device IRQs planned there, * when not allowed.
-func writeCPUs(b *strings.Builder, st *api.Status, plan *policy.Doc, nodes map[int]int, r *rates) {
+// irq+softirq time, device IRQs planned there, * when not allowed;
+// it returns legendBanned when it marked one.
+func writeCPUs(b *strings.Builder, st *api.Status, plan *policy.Doc, nodes map[int]int, r *rates) (legend int) {
 	online, _ := cpumask.ParseList(st.Online)
 	allowed, _ := cpumask.ParseList(st.Allowed)
 	placed := map[int]int{}
@@ -296,7 +329,7 @@ func writeCPUs(b *strings.Builder, st *api.Status, plan *policy.Doc, nodes map[i
 		}
 		mark := " "
 		if !allowed.Contains(cpu) {
-			mark = "*"
+			mark, legend = "*", legendBanned
 		}
 		sep := "  "
 		if i%3 == 2 {
@@ -308,6 +341,7 @@ func writeCPUs(b *strings.Builder, st *api.Status, plan *policy.Doc, nodes map[i
 	if i%3 != 0 {
 		b.WriteString("\n")
 	}
+	return legend
 }
 
 // cpuNodes maps each online CPU to its node.
@@ -345,6 +379,14 @@ func rateText(v float64) string {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	return strconv.FormatFloat(v/1e6, 'f', 0, 64) + "M"
+}
+
+// plural is "1 write", "2 writes".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 func intList(v []int) string {

@@ -147,6 +147,6 @@ func writeTopologyText(w io.Writer, s *topology.Snapshot) {
 	if len(smt) == 0 {
 		fmt.Fprintln(w, "\nSMT siblings: none")
 	} else {
-		fmt.Fprintf(w, "\nSMT siblings (%d cores): %s\n", len(smt), strings.Join(smt, " "))
+		fmt.Fprintf(w, "\nSMT siblings (%s): %s\n", plural(len(smt), "core"), strings.Join(smt, " "))
 	}
 }

@@ -143,9 +143,10 @@ func startDryRunDaemon(t *testing.T) (string, *process) {
 }
 
 // startPrometheus writes a prometheus.yml that scrapes the daemon every
-// second as job numairqd, evaluates every second and loads the shipped
-// rules file itself, starts prom on a free loopback port with its TSDB in
-// a temporary directory, and returns its address.
+// second with the shipped job (scrape.yml, its example target replaced
+// by target), evaluates every second and loads the shipped rules file
+// itself, starts prom on a free loopback port with its TSDB in a
+// temporary directory, and returns its address.
 func startPrometheus(t *testing.T, prom, target string) (string, *process) {
 	t.Helper()
 	rules, err := filepath.Abs("numairqd.rules.yml")
@@ -159,11 +160,7 @@ func startPrometheus(t *testing.T, prom, target string) (string, *process) {
   evaluation_interval: 1s
 rule_files:
   - %q
-scrape_configs:
-  - job_name: numairqd
-    static_configs:
-      - targets: [%q]
-`, rules, target)
+`, rules) + scrapeJob(t, target)
 	if err := os.WriteFile(conf, []byte(yml), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -3,12 +3,14 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/numairqd/numairqd/pkg/fight"
+	"github.com/numairqd/numairqd/pkg/kernfs"
 	"github.com/numairqd/numairqd/pkg/metrics"
 	"github.com/numairqd/numairqd/pkg/policy"
 	"github.com/numairqd/numairqd/pkg/state"
@@ -17,13 +19,19 @@ import (
 // Status is the JSON served at /status: what /plan leaves out of the
 // newest State, for `numairqd status`, matched to /plan by Generation.
 type Status struct {
-	Version     string    `json:"version"`
+	Version string `json:"version"`
+	// BootID is the daemon's machine's boot_id (ReadBootID), for
+	// `numairqd status` to tell another machine's daemon from its own.
+	BootID      string    `json:"boot_id,omitempty"`
 	Generation  uint64    `json:"generation"`
 	Trigger     string    `json:"trigger"`
 	Finished    time.Time `json:"finished"`
 	TookSeconds float64   `json:"took_seconds"` // read, plan and apply
 	DryRun      bool      `json:"dry_run"`
 	Config      string    `json:"config"` // its file, "" for the defaults
+	// ConfigRejected is the config file that failed to load since the
+	// last successful load: Config stays in force.
+	ConfigRejected *StatusRejected `json:"config_rejected,omitempty"`
 	// Consistent is false when CPUs kept changing during the read.
 	Consistent bool         `json:"consistent"`
 	Online     string       `json:"online"`
@@ -42,6 +50,24 @@ type Status struct {
 	ManagedOnBanned []int `json:"managed_on_banned"`
 	// Fights are the IRQs another writer keeps moving (pkg/fight).
 	Fights []fight.Fight `json:"fights"`
+}
+
+// StatusRejected is a rejected config: when, and the loader's error
+// (FILE:LINE: WHY, a line per problem).
+type StatusRejected struct {
+	At    time.Time `json:"at"`
+	Error string    `json:"error"`
+}
+
+// ReadBootID is procfs's sys/kernel/random/boot_id, a random ID the
+// kernel draws at each boot: it tells machines apart without naming
+// them. "" when unreadable.
+func ReadBootID(procfs string) string {
+	s, _, err := kernfs.ReadOptional(filepath.Join(procfs, "sys/kernel/random/boot_id"))
+	if err != nil {
+		return ""
+	}
+	return s
 }
 
 // StatusNode is an online node and its online CPUs.
@@ -166,7 +192,12 @@ func (a *API) status(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no round has completed yet", http.StatusServiceUnavailable)
 		return
 	}
-	b, err := json.MarshalIndent(NewStatus(st, a.m.Version()), "", "  ")
+	s := NewStatus(st, a.m.Version())
+	s.BootID = a.m.BootID()
+	if at, why, ok := a.m.Rejected(); ok {
+		s.ConfigRejected = &StatusRejected{At: at.UTC(), Error: why}
+	}
+	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		a.log.Error("cannot encode the status", zap.Error(err))
 		http.Error(w, "cannot encode the status", http.StatusInternalServerError)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,5 +122,39 @@ func TestStatusEndpoint(t *testing.T) {
 		if b.Source == "isolated" || b.Source == "nohz_full" {
 			t.Errorf("bans name %s though the config does not exclude it", b.Source)
 		}
+	}
+}
+
+// TestStatusRejectedAndBootID: /status carries the machine's boot_id
+// and a rejected config with its error and time until a successful
+// load clears it; ReadBootID reads procfs's and is "" without one.
+func TestStatusRejectedAndBootID(t *testing.T) {
+	tree := fakesys.New(t)
+	if id := ReadBootID(tree.Proc()); id != "" {
+		t.Errorf("no boot_id file: %q, want \"\"", id)
+	}
+	tree.WriteFile("proc/sys/kernel/random/boot_id", "00e22247-b1d9-4bca-b8d4-2c9da89aac0f\n")
+	id := ReadBootID(tree.Proc())
+	if id != "00e22247-b1d9-4bca-b8d4-2c9da89aac0f" {
+		t.Errorf("ReadBootID = %q", id)
+	}
+	var store state.Store
+	store.Publish(&state.State{Plan: &policy.Plan{}, Config: config.Default(), Finished: time.Unix(1000, 0)})
+	m := metrics.New(&store, metrics.Options{BootID: id})
+	h := New(m).Handler()
+	at := time.Date(2026, 12, 6, 7, 0, 0, 0, time.UTC)
+	m.ConfigRejected(errors.New("/etc/numairqd/numairqd.yaml:3: xps: unknown value"), at)
+	var s Status
+	if err := json.Unmarshal(get(t, h, "/status").Body.Bytes(), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.BootID != id || s.ConfigRejected == nil || !s.ConfigRejected.At.Equal(at) ||
+		s.ConfigRejected.Error != "/etc/numairqd/numairqd.yaml:3: xps: unknown value" {
+		t.Errorf("boot_id %q, config_rejected %+v", s.BootID, s.ConfigRejected)
+	}
+	m.ConfigReload(true, at.Add(time.Minute))
+	body := get(t, h, "/status").Body.String()
+	if strings.Contains(body, "config_rejected") {
+		t.Errorf("after a successful load: %s", body)
 	}
 }

@@ -181,7 +181,10 @@ func TestClip(t *testing.T) {
 		{"short", 10, "short"},
 		{"0123456789", 10, "0123456789"},
 		{"0123456789abcdef", 11, "012 ... def"},
-		{"ééééééé", 9, "é ... é"}, // never splits a rune
+		{"ééééééé", 9, "é ... é"},                                   // never splits a rune
+		{"alpha beta gamma delta epsilon", 20, "alpha ... epsilon"}, // never splits a word
+		{"alpha beta gamma", 15, "alpha ... gamma"},
+		{"unknown key (want one of a, bb, ccc, dddd, eeeee)", 40, "unknown key (want ... ccc, dddd, eeeee)"},
 	} {
 		if got := clip(tt.s, tt.max); got != tt.want || len(got) > tt.max {
 			t.Errorf("clip(%q, %d) = %q, want %q", tt.s, tt.max, got, tt.want)

@@ -278,7 +278,7 @@ func TestParseInvalid(t *testing.T) {
 		{"unknown top-level key", doc(
 			"listen: ':1'",
 			"banned_cpu: 3",
-		), `2: banned_cpu: unknown key; did you mean banned_cpus? (want one of banned_cpus, exclude_isolated, exclude_nohz_full, isolated_partitions, de ... oalesce_max_delay, metrics_per_irq, balance, xps, napi_threads, load_balance, irqbalance_env_file, honor_default_smp_affinity)`},
+		), `2: banned_cpu: unknown key; did you mean banned_cpus? (want one of banned_cpus, exclude_isolated, exclude_nohz_full, isolated_partitions, ... metrics_per_irq, balance, xps, napi_threads, load_balance, irqbalance_env_file, honor_default_smp_affinity)`},
 		{"unknown key far from any", "colour: true",
 			`1: colour: unknown key (want one of banned_cpus,`},
 		{"misspelt load_balance key", "load_balance:\n  halflife: 1m",

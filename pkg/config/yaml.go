@@ -80,7 +80,8 @@ func (p *parser) add(e *Error) {
 	}
 }
 
-// clip cuts the middle out of s to fit max bytes, keeping "(want ...)".
+// clip cuts the middle out of s to fit max bytes, at spaces when the
+// halves have any (else between runes), so that no word is cut.
 func clip(s string, max int) string {
 	if len(s) <= max {
 		return s
@@ -88,13 +89,19 @@ func clip(s string, max int) string {
 	const cut = " ... "
 	head := (max - len(cut)) / 2
 	tail := len(s) - (max - len(cut) - head)
+	if i := strings.LastIndexByte(s[:head+1], ' '); i > 0 {
+		head = i
+	}
+	if i := strings.IndexByte(s[tail-1:], ' '); i >= 0 && tail+i < len(s) {
+		tail += i
+	}
 	for head > 0 && !utf8.RuneStart(s[head]) {
 		head--
 	}
 	for tail < len(s) && !utf8.RuneStart(s[tail]) {
 		tail++
 	}
-	return s[:head] + cut + s[tail:]
+	return strings.TrimRight(s[:head], " ") + cut + s[tail:]
 }
 
 // memoKey is a node and the setting (slot) it is read as.

@@ -19,6 +19,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/numairqd/numairqd/pkg/api"
 	"github.com/numairqd/numairqd/pkg/apply"
 	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
@@ -109,7 +110,7 @@ func New(opts Options) (*Daemon, error) {
 	d.applier = apply.New(opts.Writer, opts.Log, apply.Options{DryRun: opts.DryRun, Progress: d.alive,
 		Interrupts: inventory.FS{Proc: opts.Procfs, Sys: opts.Sysfs}.InterruptCount})
 	d.metrics = metrics.New(&d.store, metrics.Options{PerIRQ: cfg.MetricsPerIRQ, Log: opts.Log,
-		StaleAfter: 2 * cfg.ResyncInterval, Build: opts.Build})
+		StaleAfter: 2 * cfg.ResyncInterval, Build: opts.Build, BootID: api.ReadBootID(opts.Procfs)})
 	d.metrics.ConfigReload(true, time.Now())
 	d.rep = reporter{log: opts.Log, metrics: d.metrics, fitProcs: opts.FitProcs, possible: func() cpumask.Mask {
 		s, err := topology.NewFS(opts.Sysfs).ReadDetail() // once a config: not in the rounds' reads
@@ -187,7 +188,7 @@ func (d *Daemon) round(ctx context.Context, trigger string, least inventory.Dept
 func (d *Daemon) Reload() error {
 	cfg, err := d.loadConfig()
 	if err != nil {
-		d.metrics.ConfigReload(false, time.Now())
+		d.metrics.ConfigRejected(err, time.Now())
 		d.log.Error("config rejected, keeping the previous one", zap.Error(err))
 		return err
 	}

@@ -208,9 +208,15 @@ func TestReloadBadConfigKeepsOld(t *testing.T) {
 	if logs.FilterMessage("config rejected, keeping the previous one").Len() != 1 {
 		t.Errorf("no rejection logged: %v", logs.All())
 	}
+	if _, why, ok := d.Metrics().Rejected(); !ok || why != err.Error() {
+		t.Errorf("rejection recorded for /status: %v %q, want %q", ok, why, err)
+	}
 	writeFile(t, path, "banned_cpus: 5\n")
 	if err := d.Reload(); err != nil || d.Config().BannedCPUs.String() != "5" {
 		t.Errorf("good reload: %v, banned %s", err, d.Config().BannedCPUs)
+	}
+	if _, why, ok := d.Metrics().Rejected(); ok {
+		t.Errorf("a good reload left the rejection for /status: %q", why)
 	}
 }
 

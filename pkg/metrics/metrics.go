@@ -49,6 +49,8 @@ type Options struct {
 	// loop stuck; 0 never.
 	StaleAfter time.Duration
 	Build      Build // labels numairqd_build_info
+	// BootID is the machine's boot_id, for /status; "" unknown.
+	BootID string
 }
 
 // failure is the last round that failed: when, and why.
@@ -66,7 +68,9 @@ type Metrics struct {
 	now        func() time.Time
 	staleAfter time.Duration
 	failed     atomic.Pointer[failure]
-	version    string // as numairqd_build_info shows it, for /status
+	rejected   atomic.Pointer[failure] // the config rejected since the last good load
+	version    string                  // as numairqd_build_info shows it, for /status
+	bootID     string
 
 	rounds             *prometheus.CounterVec
 	roundDuration      prometheus.Histogram
@@ -91,7 +95,8 @@ func New(store *state.Store, opts Options) *Metrics {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	m := &Metrics{reg: prometheus.NewRegistry(), store: store, log: log, now: time.Now, staleAfter: opts.StaleAfter, version: opts.Build.version()}
+	m := &Metrics{reg: prometheus.NewRegistry(), store: store, log: log, now: time.Now, staleAfter: opts.StaleAfter, version: opts.Build.version(),
+		bootID: opts.BootID}
 	m.perIRQ.Store(opts.PerIRQ)
 
 	// Known label values start at zero, for rate() and absent().
@@ -161,6 +166,18 @@ func (m *Metrics) Log() *zap.Logger { return m.log }
 
 // Version is the release numairqd_build_info shows.
 func (m *Metrics) Version() string { return m.version }
+
+// BootID is Options.BootID.
+func (m *Metrics) BootID() string { return m.bootID }
+
+// Rejected is the config file rejected since the last successful load:
+// when and why; ok is false when there is none.
+func (m *Metrics) Rejected() (at time.Time, why string, ok bool) {
+	if f := m.rejected.Load(); f != nil {
+		return f.at, f.err, true
+	}
+	return time.Time{}, "", false
+}
 
 // Health is nil once a round has completed, unless the last one failed
 // or none completed within StaleAfter; the error says which, as of now.
@@ -244,7 +261,15 @@ func (m *Metrics) RoundFailed(trigger string, took time.Duration, err error) {
 // Error counts an error of the given kind.
 func (m *Metrics) Error(kind ErrorKind) { m.errors.WithLabelValues(string(kind)).Inc() }
 
-// ConfigReload records a configuration load, the initial one too.
+// ConfigRejected records a config that failed to load, for Rejected
+// and as ConfigReload(false, at) does.
+func (m *Metrics) ConfigRejected(err error, at time.Time) {
+	m.rejected.Store(&failure{at: at, err: err.Error()})
+	m.ConfigReload(false, at)
+}
+
+// ConfigReload records a configuration load, the initial one too; a
+// successful one clears Rejected.
 func (m *Metrics) ConfigReload(ok bool, at time.Time) {
 	if !ok {
 		m.configReloads.WithLabelValues("failure").Inc()
@@ -252,6 +277,7 @@ func (m *Metrics) ConfigReload(ok bool, at time.Time) {
 		m.Error(ErrConfig)
 		return
 	}
+	m.rejected.Store(nil)
 	m.configReloads.WithLabelValues("success").Inc()
 	m.configLastSuccess.Set(1)
 	m.configLastSuccessT.Set(unixSeconds(at))

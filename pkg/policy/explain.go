@@ -100,7 +100,7 @@ func policyWhy(d *Device, auto bool, queues int, allowed cpumask.Mask) string {
 	n := allowed.Weight()
 	switch {
 	case d.Policy == config.PolicyLinear:
-		return fmt.Sprintf("auto (%s) chose linear: %d queues >= %d allowed CPUs, so queue i takes the i-th allowed CPU, wrapping, and every CPU serves the device", by, queues, n)
+		return fmt.Sprintf("auto (%s) chose linear: %s >= %s, so queue i takes the i-th allowed CPU, wrapping, and every CPU serves the device", by, plural(queues, "queue"), plural(n, "allowed CPU"))
 	case queues == 0:
 		kept, what := 0, "managed by the kernel or unreadable"
 		for _, q := range d.IRQs {
@@ -111,18 +111,21 @@ func policyWhy(d *Device, auto bool, queues int, allowed cpumask.Mask) string {
 				what = "managed by the kernel, unreadable, or set apart by a ban or a rule by IRQ number"
 			}
 		}
-		if kept > 0 {
+		switch {
+		case kept == 1:
+			return fmt.Sprintf("auto (%s) chose numa-hop: no queue IRQ to place (the queue IRQ is %s), only control IRQs", by, what)
+		case kept > 1:
 			return fmt.Sprintf("auto (%s) chose numa-hop: no queue IRQ to place (the %d queue IRQs are %s), only control IRQs", by, kept, what)
 		}
 		return fmt.Sprintf("auto (%s) chose numa-hop: no queue IRQ found, only control IRQs", by)
 	case d.SpreadNode == topology.NoNode:
-		return fmt.Sprintf("auto (%s) chose numa-hop: %d queues < %d allowed CPUs; the device has no NUMA node, so the queues go over the allowed CPUs by id", by, queues, n)
+		return fmt.Sprintf("auto (%s) chose numa-hop: %s < %s; the device has no NUMA node, so the queues go over the allowed CPUs by id", by, plural(queues, "queue"), plural(n, "allowed CPU"))
 	}
 	node := fmt.Sprintf("node %d's", d.SpreadNode)
 	if d.SpreadNode != d.Node {
 		node = fmt.Sprintf("node %d's (the nearest with CPUs to node %d)", d.SpreadNode, d.Node)
 	}
-	return fmt.Sprintf("auto (%s) chose numa-hop: %d queues < %d allowed CPUs, so the queues go to %s CPUs first, then hop by hop to farther nodes", by, queues, n, node)
+	return fmt.Sprintf("auto (%s) chose numa-hop: %s < %s, so the queues go to %s CPUs first, then hop by hop to farther nodes", by, plural(queues, "queue"), plural(n, "allowed CPU"), node)
 }
 
 // orNone is m, or "none" when it is empty.

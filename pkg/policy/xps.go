@@ -147,7 +147,7 @@ func cpuDistance(s *topology.Snapshot, cpu int, m cpumask.Mask) int {
 func xpsReadWhy(err error) string {
 	switch {
 	case errors.Is(err, inventory.ErrXPSUnsupported):
-		return "XPS unsupported: " + err.Error()
+		return err.Error() // names the file and says "XPS unsupported" itself
 	case errors.Is(err, syscall.EINVAL):
 		return "traffic class unresolvable: " + err.Error()
 	}
