@@ -33,7 +33,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	procfs := fl.String("procfs", "/proc", "procfs root to read and write (/proc/irq)")
 	etc := fl.String("etc", "/etc", "where irqbalance_env_file: auto looks for sysconfig/irqbalance and default/irqbalance")
 	listen := fl.String("listen", "", "metrics/HTTP address, overriding the config's listen")
-	dryRun := fl.Bool("dry-run", false, "plan and log the writes, write nothing")
+	dryRun := fl.Bool("dry-run", false, "plan and log the writes, write nothing: mode observe, whatever the config says")
 	oneshot := fl.Bool("oneshot", false, "run one round and exit; non-zero status if an IRQ could not be placed")
 	noEvents := fl.Bool("no-events", false, "do not listen to kernel uevents, link and channel changes (resync and SIGHUP only)")
 	logLevel := fl.String("log.level", "info", "log level: debug, info, warn or error")
@@ -129,5 +129,5 @@ func startFields(b build, d *daemon.Daemon, flagListen string, dryRun, oneshot b
 		listen = "none"
 	}
 	return []zap.Field{zap.String("version", versionLine(b)), zap.String("listen", listen), zap.String("listen_from", from),
-		zap.Bool("dry_run", dryRun), zap.String("config", d.Config().Summary())}
+		zap.Bool("dry_run", dryRun), zap.String("mode", string(d.Mode())), zap.String("config", d.Config().Summary())}
 }
