@@ -69,7 +69,7 @@ const reloadPoll = 20 * time.Millisecond
 func runReload(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("reload", flag.ContinueOnError)
 	pid := fl.Int("pid", 0, "the daemon's process ID (systemd: $MAINPID); 0 reads it from --lock-file")
-	lockPath := fl.String("lock-file", defaultLockFile, "the running daemon's lock, for its pid when --pid is 0")
+	lockPath := fl.String("lock-file", defaultLockFile, "the running daemon's lock, for its pid when --pid is 0; if nobody holds it, a dry run's NAME.dry-run.lock")
 	statusPath := fl.String("reload-status", defaultReloadStatus, "the daemon's --reload-status file")
 	timeout := fl.Duration("timeout", 60*time.Second, "how long to wait for the reload to be applied")
 	if code, done := parseArgs(fl, args, stdout, stderr, nil); done {
@@ -83,7 +83,11 @@ func runReload(args []string, stdout, stderr io.Writer) int {
 	if p == 0 {
 		var err error
 		if p, err = lockHolder(*lockPath); err != nil {
-			return fail(stderr, "reload", err)
+			dp, derr := lockHolder(dryRunLock(*lockPath))
+			if derr != nil {
+				return fail(stderr, "reload", err)
+			}
+			p = dp
 		}
 	} else if err := isNumairqd("/proc", p); err != nil {
 		return fail(stderr, "reload", err)
@@ -181,6 +185,12 @@ func isNumairqd(proc string, pid int) error {
 // defaultLockFile is in the unit's RuntimeDirectory, writable under
 // ProtectSystem=strict.
 const defaultLockFile = "/run/numairqd/numairqd.lock"
+
+// dryRunLock is the lock a dry run holds beside the writers' lock at
+// path, X.dry-run.lock for X.lock: only its pid, for numairqd reload.
+func dryRunLock(path string) string {
+	return strings.TrimSuffix(path, ".lock") + ".dry-run.lock"
+}
 
 // lockFile makes this process the only numairqd writing affinities on
 // the host: an exclusive flock on path, which holds our pid. The

@@ -15,9 +15,11 @@ import (
 )
 
 // TestReloadWaitsForTheDaemon runs the daemon in this process (dry run,
-// on a fixture) and `numairqd reload` against it: the command returns 0
-// once the daemon has recorded a reload begun after the signal, and 1
-// naming the file and value when the new config is rejected.
+// on a fixture) and `numairqd reload` against it: the command finds the
+// dry run's pid without --pid (the dry run holds its own lock, not the
+// writers'), returns 0 once the daemon has recorded a reload begun after
+// the signal, and 1 naming the file and value when the new config is
+// rejected.
 func TestReloadWaitsForTheDaemon(t *testing.T) {
 	catchSIGHUP()
 
@@ -26,20 +28,24 @@ func TestReloadWaitsForTheDaemon(t *testing.T) {
 	tree := planFixture(t)
 	cfg := writeConfig(t, "")
 	status := filepath.Join(dir, "run", "reload-status")
+	lock := filepath.Join(dir, "run", "numairqd.lock")
 	done := make(chan int, 1)
 	go func() {
-		code, _, _ := runCmd("run", "--dry-run", "--no-events", "--log.format", "json", "--lock-file", "", "--listen", "127.0.0.1:0",
+		code, _, _ := runCmd("run", "--dry-run", "--no-events", "--log.format", "json", "--lock-file", lock, "--listen", "127.0.0.1:0",
 			"--sysfs", tree.Sys(), "--procfs", tree.Proc(), "--etc", "", "--config", cfg, "--reload-status", status)
 		done <- code
 	}()
 	notify.await(t, "READY=1")
 	pid := strconv.Itoa(os.Getpid())
+	if _, err := os.Stat(lock); !os.IsNotExist(err) {
+		t.Errorf("a dry run made the writers' lock %s: %v", lock, err)
+	}
 
 	if err := os.WriteFile(cfg, []byte("banned_cpus: \"1\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runCmd("reload", "--pid", pid, "--reload-status", status, "--timeout", "60s")
-	if code != 0 || !strings.Contains(stdout, "reloaded its config and applied it") {
+	code, stdout, stderr := runCmd("reload", "--lock-file", lock, "--reload-status", status, "--timeout", "60s")
+	if code != 0 || !strings.Contains(stdout, "numairqd pid "+pid+" reloaded its config and applied it") {
 		t.Fatalf("reload: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	notify.await(t, "RELOADING=1")

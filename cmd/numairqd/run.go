@@ -33,12 +33,12 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	procfs := fl.String("procfs", "/proc", "procfs root to read and write (/proc/irq)")
 	etc := fl.String("etc", "/etc", "where irqbalance_env_file: auto looks for sysconfig/irqbalance and default/irqbalance")
 	listen := fl.String("listen", "", "metrics/HTTP address, overriding the config's listen")
-	dryRun := fl.Bool("dry-run", false, "plan and log the writes, write nothing")
+	dryRun := fl.Bool("dry-run", false, "plan and log the writes, write nothing: mode observe, whatever the config says")
 	oneshot := fl.Bool("oneshot", false, "run one round and exit; non-zero status if an IRQ could not be placed")
 	noEvents := fl.Bool("no-events", false, "do not listen to kernel uevents, link and channel changes (resync and SIGHUP only)")
 	logLevel := fl.String("log.level", "info", "log level: debug, info, warn or error")
 	logFormat := fl.String("log.format", "auto", "log format: auto, console (colour only on a terminal), json or journald")
-	lockPath := fl.String("lock-file", defaultLockFile, `lock held while writing affinities, so only one numairqd runs per host ("" disables; not taken with --dry-run)`)
+	lockPath := fl.String("lock-file", defaultLockFile, `lock held while writing affinities, so only one numairqd runs per host ("" disables; --dry-run takes NAME.dry-run.lock instead, which only tells numairqd reload its pid)`)
 	reloadStatus := fl.String("reload-status", defaultReloadStatus, `file where each reload's outcome is recorded, for "numairqd reload" to wait on ("" disables)`)
 	capturePath := fl.String("capture", "", captureFlagHelp+"; only with --dry-run, and listening to no kernel events")
 	if code, done := parseArgs(fl, args, stdout, stderr, nil); done {
@@ -93,6 +93,15 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		defer lock.Close()
+	} else if *lockPath != "" {
+		// A dry run writes nothing and must not keep a daemon that writes
+		// from starting; its own lock tells numairqd reload its pid.
+		lock, err := lockFile(dryRunLock(*lockPath))
+		if err != nil {
+			log.Info("numairqd reload cannot find this dry run's pid; give it --pid", zap.Error(err))
+		} else {
+			defer lock.Close()
+		}
 	}
 	fields := startFields(b, d, *listen, *dryRun, *oneshot)
 	if *capturePath != "" {
@@ -129,5 +138,5 @@ func startFields(b build, d *daemon.Daemon, flagListen string, dryRun, oneshot b
 		listen = "none"
 	}
 	return []zap.Field{zap.String("version", versionLine(b)), zap.String("listen", listen), zap.String("listen_from", from),
-		zap.Bool("dry_run", dryRun), zap.String("config", d.Config().Summary())}
+		zap.Bool("dry_run", dryRun), zap.String("mode", string(d.Mode())), zap.String("config", d.Config().Summary())}
 }

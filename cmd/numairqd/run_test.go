@@ -101,11 +101,11 @@ func TestRunRefusesSecondInstance(t *testing.T) {
 }
 
 // TestStartLineSaysVersionAndEffectiveListen: the start line gives the
-// version --version prints and the address --listen chose, not the
-// config's listen it overrides.
+// version --version prints, the address --listen chose, not the
+// config's listen it overrides, and the mode --dry-run forces.
 func TestStartLineSaysVersionAndEffectiveListen(t *testing.T) {
 	tree := planFixture(t)
-	cfg := writeConfig(t, "listen: \"127.0.0.1:9999\"\n")
+	cfg := writeConfig(t, "listen: \"127.0.0.1:9999\"\nmode: enforce\n")
 	// The daemon: --listen wins over the config's listen.
 	for _, tc := range []struct {
 		flag, listen, from string
@@ -138,7 +138,7 @@ func TestStartLineSaysVersionAndEffectiveListen(t *testing.T) {
 			start = e
 		}
 	}
-	if start == nil || start["listen"] != "none" || start["version"] != versionLine(thisBuild()) {
-		t.Errorf("--oneshot start line %v, want listen none and the version", start)
+	if start == nil || start["listen"] != "none" || start["version"] != versionLine(thisBuild()) || start["mode"] != "observe" {
+		t.Errorf("--oneshot start line %v, want listen none, the version and mode observe (--dry-run over mode: enforce)", start)
 	}
 }

@@ -51,9 +51,9 @@ func writeStatusText(w io.Writer, f *frame) {
 	round := fmt.Sprintf("last round: %s, finished %s (%s ago), took %s", st.Trigger, st.Finished.Format("15:04:05"),
 		f.Sampled.Sub(st.Finished).Round(time.Second), time.Duration(st.TookSeconds*float64(time.Second)).Round(time.Microsecond))
 	if st.DryRun {
-		round += fmt.Sprintf("; DRY RUN: %s not made", plural(st.Writes.DryRun, "write"))
+		round += fmt.Sprintf("; mode observe, DRY RUN: %s not made", plural(st.Writes.DryRun, "write"))
 	} else {
-		round += fmt.Sprintf("; %d written, %d unchanged", st.Writes.Written, st.Writes.Unchanged)
+		round += fmt.Sprintf("; mode enforce: %d written, %d unchanged", st.Writes.Written, st.Writes.Unchanged)
 	}
 	writeWrapped(&b, round, "  ")
 	writeWrapped(&b, fmt.Sprintf("config %s; CPUs online %s, allowed %s", cmp.Or(st.Config, "(defaults)"), st.Online, st.Allowed), "  ")

@@ -28,6 +28,7 @@ type Status struct {
 	Finished    time.Time `json:"finished"`
 	TookSeconds float64   `json:"took_seconds"` // read, plan and apply
 	DryRun      bool      `json:"dry_run"`
+	Mode        string    `json:"mode"`   // observe (dry_run) or enforce
 	Config      string    `json:"config"` // its file, "" for the defaults
 	// ConfigRejected is the config file that failed to load since the
 	// last successful load: Config stays in force.
@@ -106,7 +107,7 @@ type StatusFailed struct {
 // NewStatus builds the Status of st.
 func NewStatus(st *state.State, version string) Status {
 	s := Status{Version: version, Generation: st.Generation, Trigger: st.Trigger, Finished: st.Finished.UTC(),
-		TookSeconds: st.Took().Seconds(), DryRun: st.DryRun, Consistent: st.Consistent, Allowed: st.Plan.Allowed.String(),
+		TookSeconds: st.Took().Seconds(), DryRun: st.DryRun, Mode: string(st.Mode()), Consistent: st.Consistent, Allowed: st.Plan.Allowed.String(),
 		Nodes: []StatusNode{}, IRQs: map[string]int{}, Failed: []StatusFailed{}, ManagedOnBanned: []int{},
 		Fights: append([]fight.Fight{}, st.Fights...),
 		Writes: StatusWrites{Written: st.Apply.Written, Unchanged: st.Apply.Unchanged, DryRun: st.Apply.DryRun}}

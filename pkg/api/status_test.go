@@ -74,7 +74,7 @@ func TestStatusEndpoint(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{"version", "generation", "trigger", "finished", "took_seconds", "dry_run", "config", "consistent",
+	for _, key := range []string{"version", "generation", "trigger", "finished", "took_seconds", "dry_run", "mode", "config", "consistent",
 		"online", "allowed", "nodes", "bans", "bans_error", "irqs", "writes", "failed", "managed_on_banned"} {
 		if _, ok := got[key]; !ok {
 			t.Errorf("/status has no %q", key)

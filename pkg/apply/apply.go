@@ -63,6 +63,20 @@ type original struct {
 	mask cpumask.Mask
 }
 
+// SetDryRun turns the dry run on or off from the next Apply on (observe
+// and enforce). A dry run begun afresh logs each would-be write anew.
+func (a *Applier) SetDryRun(on bool) {
+	if on && !a.opts.DryRun {
+		a.wouldWrite, a.wouldXPS, a.wouldNAPI = dryLog[irqKey]{}, dryLog[xpsKey]{}, dryLog[threadKey]{}
+	}
+	a.opts.DryRun = on
+}
+
+// DryRunShown is how many new would-be writes of each kind (IRQ, XPS,
+// NAPI thread) a dry run logs at info each round; the rest go to debug,
+// and one summary line counts them all.
+const DryRunShown = 10
+
 // New returns an Applier writing through w. A nil log discards logs.
 func New(w Writer, log *zap.Logger, opts Options) *Applier {
 	if log == nil {
@@ -124,6 +138,11 @@ func (a *Applier) Apply(ctx context.Context, p *policy.Plan, mem policy.Memory) 
 		a.wouldXPS.endRound()
 		a.wouldNAPI.endRound()
 	}
+	if res.DryRunLogged > 0 {
+		a.log.Info("dry run: writes not made this round; GET /plan lists them all", zap.Int("irqs", res.DryRun),
+			zap.Int("xps_queues", res.XPSByKind[KindDryRun]), zap.Int("napi_threads", res.NAPIByKind[KindDryRun]),
+			zap.Int("new", res.DryRunLogged), zap.Int("new_shown", a.wouldWrite.shown()+a.wouldXPS.shown()+a.wouldNAPI.shown()))
+	}
 	return res, mem
 }
 
@@ -133,13 +152,19 @@ type irqKey struct {
 	name   string
 }
 
-// dryRun records w to k as a dry run's, logging msg if l shows it new.
+// dryRun records w to k as a dry run's, logging msg if l shows it new:
+// at info for l's first DryRunShown this round, else at debug.
 func dryRun[K comparable](a *Applier, l *dryLog[K], k K, w policy.Write, res *Result,
 	msg string, fields ...zap.Field) {
 	res.record(w, KindDryRun, "")
 	if l.changed(k, w.After) {
 		res.DryRunLogged++
-		a.log.Info(msg, fields...)
+		l.logged++
+		level := zap.InfoLevel
+		if l.logged > DryRunShown {
+			level = zap.DebugLevel
+		}
+		a.log.Log(level, msg, fields...)
 	}
 }
 

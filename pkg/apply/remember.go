@@ -6,6 +6,7 @@ import "github.com/numairqd/numairqd/pkg/cpumask"
 // round, so each would-be write is logged once until it changes.
 type dryLog[K comparable] struct {
 	last, round map[K]cpumask.Mask
+	logged      int // new writes logged this round
 }
 
 // changed records m as k's write this round: is it new since last round?
@@ -19,7 +20,10 @@ func (l *dryLog[K]) changed(k K, m cpumask.Mask) bool {
 }
 
 // startRound drops what a round cut short recorded.
-func (l *dryLog[K]) startRound() { l.round = nil }
+func (l *dryLog[K]) startRound() { l.round, l.logged = nil, 0 }
+
+// shown is how many of this round's new writes were logged at info.
+func (l *dryLog[K]) shown() int { return min(l.logged, DryRunShown) }
 
 // endRound keeps this round's writes and forgets the rest.
 func (l *dryLog[K]) endRound() { l.last, l.round = l.round, nil }

@@ -93,7 +93,8 @@ type Result struct {
 	NAPIWritten int
 	// BackedOff counts the IRQ writes skipped for a fight's backoff.
 	BackedOff int
-	// DryRunLogged counts the would-be writes a dry run logged (new ones).
+	// DryRunLogged counts the would-be writes a dry run logged: the new
+	// ones, DryRunShown of each kind at info, the rest at debug.
 	DryRunLogged int
 }
 

@@ -21,6 +21,13 @@ type Config struct {
 	IsolatedPartitions bool
 	Devices            []Rule // in file order; the first match wins
 
+	// Mode says whether the rounds write (ModeEnforce) or only plan,
+	// log and serve what they would write (ModeObserve).
+	Mode Mode
+	// WatchConfig reloads the file when it changes; else only SIGHUP
+	// (systemctl reload, numairqd reload) does.
+	WatchConfig bool
+
 	Listen         string        // metrics and HTTP address; "" disables it
 	ResyncInterval time.Duration // how often all state is re-read
 	RestoreOnExit  bool          // put back the affinities found at start
@@ -57,6 +64,8 @@ const (
 // Default returns the configuration an empty file gives.
 func Default() *Config {
 	return &Config{
+		Mode:               ModeEnforce,
+		WatchConfig:        true,
 		ExcludeIsolated:    true,
 		ExcludeNohzFull:    true,
 		IsolatedPartitions: true,
@@ -120,11 +129,11 @@ func (c *Config) Summary() string {
 	if c.HonorDefaultAffinity != nil {
 		honor = fmt.Sprint(*c.HonorDefaultAffinity)
 	}
-	return fmt.Sprintf("config %s: %d device rules, banned_cpus=%q exclude_isolated=%t exclude_nohz_full=%t isolated_partitions=%t "+
+	return fmt.Sprintf("config %s: %d device rules, mode=%s watch_config=%t banned_cpus=%q exclude_isolated=%t exclude_nohz_full=%t isolated_partitions=%t "+
 		"listen=%q resync_interval=%s restore_on_exit=%t coalesce_window=%s coalesce_max_delay=%s metrics_per_irq=%t "+
 		"balance=%s xps=%s napi_threads=%s load_balance={interval=%s half_life=%s min_gain=%g min_drop=%g min_peak=%g samples=%d moves_per_minute=%d queue_counters=%s} "+
 		"irqbalance_env_file=%q honor_default_smp_affinity=%s",
-		src, len(c.Devices), c.BannedCPUs.String(), c.ExcludeIsolated, c.ExcludeNohzFull, c.IsolatedPartitions,
+		src, len(c.Devices), c.Mode, c.WatchConfig, c.BannedCPUs.String(), c.ExcludeIsolated, c.ExcludeNohzFull, c.IsolatedPartitions,
 		c.Listen, c.ResyncInterval, c.RestoreOnExit, c.CoalesceWindow, c.CoalesceMaxDelay, c.MetricsPerIRQ,
 		c.Balance, c.XPS, c.NAPIThreads, c.LoadBalance.Interval, c.LoadBalance.HalfLife, c.LoadBalance.MinGain, c.LoadBalance.MinDrop, c.LoadBalance.MinPeak, c.LoadBalance.Samples,
 		c.LoadBalance.MovesPerMinute, c.LoadBalance.QueueCounters, c.IrqbalanceEnvFile, honor)

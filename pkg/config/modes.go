@@ -1,5 +1,18 @@
 package config
 
+// Mode says whether numairqd writes what it plans.
+type Mode string
+
+const (
+	// ModeEnforce writes the plan: affinities, XPS maps, NAPI threads.
+	ModeEnforce Mode = "enforce"
+	// ModeObserve plans, logs and serves what it would write, as
+	// --dry-run does, and writes nothing (restore_on_exit neither).
+	ModeObserve Mode = "observe"
+)
+
+var modes = []Mode{ModeEnforce, ModeObserve}
+
 // XPSMode says whether tx queues' XPS maps follow their completion IRQs.
 type XPSMode string
 

@@ -40,7 +40,7 @@ func Parse(name string, data []byte) (*Config, error) {
 
 // Keys in the example file's order, for "want one of".
 var (
-	topKeys  = []string{"banned_cpus", "exclude_isolated", "exclude_nohz_full", "isolated_partitions", "devices", "listen", "resync_interval", "restore_on_exit", "coalesce_window", "coalesce_max_delay", "metrics_per_irq", "balance", "xps", "napi_threads", "load_balance", "irqbalance_env_file", "honor_default_smp_affinity"}
+	topKeys  = []string{"mode", "watch_config", "banned_cpus", "exclude_isolated", "exclude_nohz_full", "isolated_partitions", "devices", "listen", "resync_interval", "restore_on_exit", "coalesce_window", "coalesce_max_delay", "metrics_per_irq", "balance", "xps", "napi_threads", "load_balance", "irqbalance_env_file", "honor_default_smp_affinity"}
 	loadKeys = []string{"interval", "half_life", "min_gain", "min_drop", "min_peak", "samples", "moves_per_minute", "queue_counters"}
 )
 
@@ -58,6 +58,10 @@ func (p *parser) config(root *yaml.Node, c *Config) {
 	var windowNode, maxDelayNode *yaml.Node
 	p.mapping(root, "", topKeys, func(key string, k, v *yaml.Node, path string) {
 		switch key {
+		case "mode":
+			c.Mode, _ = oneOf(p, v, path, "mode", modes)
+		case "watch_config":
+			c.WatchConfig, _ = p.boolean(v, path)
 		case "banned_cpus":
 			c.BannedCPUs, _ = p.cpuList(v, path)
 		case "exclude_isolated":

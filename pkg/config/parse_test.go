@@ -46,7 +46,7 @@ func TestParseDefaults(t *testing.T) {
 
 func TestDefault(t *testing.T) {
 	c := Default()
-	if !c.ExcludeIsolated || !c.ExcludeNohzFull || !c.IsolatedPartitions || c.RestoreOnExit || c.MetricsPerIRQ ||
+	if c.Mode != ModeEnforce || !c.WatchConfig || !c.ExcludeIsolated || !c.ExcludeNohzFull || !c.IsolatedPartitions || c.RestoreOnExit || c.MetricsPerIRQ ||
 		c.Listen != "127.0.0.1:9768" || c.ResyncInterval != time.Minute ||
 		c.CoalesceWindow != 100*time.Millisecond || c.CoalesceMaxDelay != 500*time.Millisecond ||
 		c.Source != "" || !c.BannedCPUs.IsEmpty() || c.Devices != nil {
@@ -55,7 +55,7 @@ func TestDefault(t *testing.T) {
 	if Default() == c {
 		t.Error("Default returned a shared Config")
 	}
-	const want = `config defaults: 0 device rules, banned_cpus="" exclude_isolated=true exclude_nohz_full=true isolated_partitions=true listen="127.0.0.1:9768" resync_interval=1m0s restore_on_exit=false coalesce_window=100ms ` +
+	const want = `config defaults: 0 device rules, mode=enforce watch_config=true banned_cpus="" exclude_isolated=true exclude_nohz_full=true isolated_partitions=true listen="127.0.0.1:9768" resync_interval=1m0s restore_on_exit=false coalesce_window=100ms ` +
 		`coalesce_max_delay=500ms metrics_per_irq=false ` +
 		`balance=count xps=follow napi_threads=follow load_balance={interval=5s half_life=30s min_gain=0.1 min_drop=0.03 min_peak=0.1 samples=3 moves_per_minute=6 queue_counters=auto} ` +
 		`irqbalance_env_file="auto" honor_default_smp_affinity=auto`
@@ -83,6 +83,11 @@ func TestParseValid(t *testing.T) {
 		{"banned_cpus int", `banned_cpus: 5`, func(t *testing.T, c *Config) {
 			if !c.BannedCPUs.Equal(cpumask.New(5)) {
 				t.Errorf("BannedCPUs = %v", c.BannedCPUs)
+			}
+		}},
+		{"observe, no config watch", "mode: observe\nwatch_config: false", func(t *testing.T, c *Config) {
+			if c.Mode != ModeObserve || c.WatchConfig {
+				t.Errorf("Mode %q WatchConfig %t, want observe and false", c.Mode, c.WatchConfig)
 			}
 		}},
 		{"exclude flags off", "exclude_isolated: false\nexclude_nohz_full: false", func(t *testing.T, c *Config) {
@@ -273,14 +278,18 @@ func TestParseInvalid(t *testing.T) {
 			`1: exclude_nohz_full: got string "yes" (want true or false)`},
 		{"bool as int", `restore_on_exit: 1`,
 			`1: restore_on_exit: got integer 1 (want true or false)`},
+		{"unknown mode", `mode: dry-run`,
+			`1: mode: unknown mode "dry-run" (want one of enforce, observe)`},
+		{"watch_config as string", `watch_config: "no"`,
+			`1: watch_config: got string "no" (want true or false)`},
 		{"metrics_per_irq null", `metrics_per_irq:`,
 			`1: metrics_per_irq: got no value (want true or false)`},
 		{"unknown top-level key", doc(
 			"listen: ':1'",
 			"banned_cpu: 3",
-		), `2: banned_cpu: unknown key; did you mean banned_cpus? (want one of banned_cpus, exclude_isolated, exclude_nohz_full, isolated_partitions, ... metrics_per_irq, balance, xps, napi_threads, load_balance, irqbalance_env_file, honor_default_smp_affinity)`},
+		), `2: banned_cpu: unknown key; did you mean banned_cpus? (want one of mode, watch_config, banned_cpus, exclude_isolated, exclude_nohz_full, ... metrics_per_irq, balance, xps, napi_threads, load_balance, irqbalance_env_file, honor_default_smp_affinity)`},
 		{"unknown key far from any", "colour: true",
-			`1: colour: unknown key (want one of banned_cpus,`},
+			`1: colour: unknown key (want one of mode, watch_config, banned_cpus,`},
 		{"misspelt load_balance key", "load_balance:\n  halflife: 1m",
 			`2: load_balance.halflife: unknown key; did you mean half_life? (want one of interval,`},
 		{"hex mask with 0x", `banned_cpus: 0x0f`,

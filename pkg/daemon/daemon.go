@@ -45,7 +45,7 @@ type Options struct {
 	ConfigPath         string           // the YAML config; "": the defaults
 	ConfigOptional     bool             // a missing ConfigPath means the defaults
 	Listen             string           // overrides the config's listen if set
-	DryRun             bool             // plan and count, write nothing
+	DryRun             bool             // mode observe, whatever the config says
 	Writer             apply.Writer     // nil: apply.ProcWriter on the roots
 	Events             bool             // the kernel event sources; else resync and hints only
 	Queues             load.QueueReader // queue packet counters; nil: IRQ counts only
@@ -139,6 +139,16 @@ func (d *Daemon) loadConfig() (*config.Config, error) {
 // Config is the config in force.
 func (d *Daemon) Config() *config.Config { return d.cfg.Load() }
 
+// Mode is the mode in force: the config's, observe with Options.DryRun.
+func (d *Daemon) Mode() config.Mode { return d.mode(d.Config()) }
+
+func (d *Daemon) mode(cfg *config.Config) config.Mode {
+	if d.opts.DryRun {
+		return config.ModeObserve
+	}
+	return cfg.Mode
+}
+
 // Listen is the HTTP address Run binds: Options.Listen, else the
 // config's; "" for none.
 func (d *Daemon) Listen() string {
@@ -169,14 +179,19 @@ func (d *Daemon) round(ctx context.Context, trigger string, least inventory.Dept
 	start := time.Now()
 	p := policy.Compute(m.Snapshot, m.Inventory, cfg, m.ToolBans(), d.mem, bal)
 	planning := time.Since(start)
+	observe := d.mode(cfg) == config.ModeObserve
+	if observe {
+		d.fightTracker = fight.Tracker{} // nothing written, nothing to defend
+	}
 	fr := d.fightTracker.Observe(p, time.Now(), d.reset)
 	d.mem.Backoff = fr.Hold
+	d.applier.SetDryRun(observe)
 	res, mem := d.applier.Apply(ctx, p, d.mem)
 	d.mem = mem
 	d.fightTracker.Wrote(res, time.Now())
 	d.fights(fr)
 	st := d.store.Publish(&state.State{Machine: m, Plan: p, Apply: res, Planning: planning,
-		Applying: time.Since(start) - planning, Trigger: trigger, Config: cfg, DryRun: d.opts.DryRun, Finished: time.Now(),
+		Applying: time.Since(start) - planning, Trigger: trigger, Config: cfg, DryRun: observe, Finished: time.Now(),
 		Fights: d.fightTracker.Fights()})
 	d.metrics.RoundDone(st, first)
 	d.rep.report(st)
@@ -203,7 +218,23 @@ func (d *Daemon) Reload() error {
 		d.log.Warn("listen, resync_interval, coalesce_* and load_balance.interval take effect at the next restart")
 	}
 	d.log.Info("config loaded", zap.String("summary", cfg.Summary()))
+	if old.Mode != cfg.Mode {
+		d.logMode(cfg.Mode)
+	}
 	return nil
+}
+
+// logMode says what a reload's change of mode to m does.
+func (d *Daemon) logMode(m config.Mode) {
+	switch {
+	case d.opts.DryRun:
+		d.log.Warn("mode changed, but --dry-run keeps observing: nothing is written", zap.String("mode", string(m)))
+	case m == config.ModeEnforce:
+		d.log.Info("mode enforce: this reload's round writes the plan", zap.String("mode", string(m)))
+	default:
+		d.log.Info("mode observe: writing stops; what was written stays, and restore_on_exit writes nothing while observing",
+			zap.String("mode", string(m)))
+	}
 }
 
 // maxReplans bounds the re-plans in a row, so a flapping CPU cannot

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/numairqd/numairqd/pkg/api"
+	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/inventory"
 	"github.com/numairqd/numairqd/pkg/metrics"
@@ -162,7 +163,7 @@ func (d *Daemon) startHints(ctx context.Context, wg *sync.WaitGroup, w *watch.Wa
 	})
 	if d.opts.ConfigPath != "" {
 		if fw := d.watchFiles("config file", []string{d.opts.ConfigPath}); fw != nil {
-			wg.Go(d.fileChanges(ctx, fw, func() { w.Hint(watch.CauseConfig) }))
+			wg.Go(d.fileChanges(ctx, fw, func() { d.configChanged(w) }))
 		}
 	}
 	// cri-o and tuned rewrite irqbalance's environment file.
@@ -172,6 +173,17 @@ func (d *Daemon) startHints(ctx context.Context, wg *sync.WaitGroup, w *watch.Wa
 		}
 	}
 	d.pollPartitions(ctx, wg, w)
+}
+
+// configChanged asks h for a reload after the config file changed,
+// unless watch_config is false: then SIGHUP alone reloads.
+func (d *Daemon) configChanged(h hinter) {
+	if d.Config().WatchConfig {
+		h.Hint(watch.CauseConfig)
+		return
+	}
+	d.log.Info("the config file changed; watch_config is false, so it is read at the next reload (SIGHUP, systemctl reload, numairqd reload)",
+		zap.String("path", d.opts.ConfigPath))
 }
 
 // listen binds Listen's address (nil if none) first: a daemon that
@@ -241,11 +253,12 @@ func MonotonicUsec() uint64 {
 	return uint64(ts.Sec)*1e6 + uint64(ts.Nsec)/1e3
 }
 
-// stop says STOPPING=1 and, with restore_on_exit, writes back the masks
-// found at start to the IRQs a fresh read still finds.
+// stop says STOPPING=1 and, with restore_on_exit and unless observing,
+// writes back the masks found at start to the IRQs a fresh read still
+// finds.
 func (d *Daemon) stop() {
 	d.opts.Notify.Notify(daemon.SdNotifyStopping)
-	if !d.Config().RestoreOnExit || d.opts.DryRun {
+	if !d.Config().RestoreOnExit || d.Mode() == config.ModeObserve {
 		return
 	}
 	inv, err := inventory.FS{Proc: d.roots.Proc, Sys: d.roots.Sys}.Read()

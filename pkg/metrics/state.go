@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/numairqd/numairqd/pkg/apply"
+	"github.com/numairqd/numairqd/pkg/config"
 	"github.com/numairqd/numairqd/pkg/cpumask"
 	"github.com/numairqd/numairqd/pkg/fight"
 	"github.com/numairqd/numairqd/pkg/policy"
@@ -59,6 +60,9 @@ var (
 	descFights = prometheus.NewDesc(namespace+"_irqs_in_fight",
 		"IRQs another writer keeps moving off numairqd's placement, by the likely writer (irqbalance, tuned, systemd_link or unknown): numairqd backs off from them.",
 		[]string{"writer"}, nil)
+	descMode = prometheus.NewDesc(namespace+"_mode",
+		"1 for the mode of the last round, 0 for the other: enforce writes the plan, observe (mode: observe or --dry-run) writes nothing.",
+		[]string{"mode"}, nil)
 	descObjective = prometheus.NewDesc(namespace+"_balance_objective",
 		"The busiest allowed CPU's interrupt load over their mean, as the plan in force places the queues (only with balance: load).",
 		nil, nil)
@@ -69,7 +73,7 @@ type stateCollector struct{ m *Metrics }
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descIRQs, descQueueIRQs, descMeanDistance, descAllowed, descLastRound, descGeneration, descPlannedCPU,
-		descCPULoad, descObjective, descBanned, descOnBanned, descPending, descFights} {
+		descCPULoad, descObjective, descBanned, descOnBanned, descPending, descFights, descMode} {
 		ch <- d
 	}
 }
@@ -83,6 +87,13 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descGeneration, prometheus.GaugeValue, float64(st.Generation))
 	ch <- prometheus.MustNewConstMetric(descAllowed, prometheus.GaugeValue, float64(st.Plan.Allowed.Weight()))
 	ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(len(st.Plan.EffectiveIRQs(policy.EffectivePending))))
+	for _, m := range []config.Mode{config.ModeEnforce, config.ModeObserve} {
+		v := 0.0
+		if st.Mode() == m {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descMode, prometheus.GaugeValue, v, string(m))
+	}
 
 	// Summed by label: every non-PCI device is device="none".
 	type devPolicy struct{ device, policy string }

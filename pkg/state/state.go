@@ -27,10 +27,18 @@ type State struct {
 
 	Trigger  string         // what caused the round ("startup", "uevent", ...)
 	Config   *config.Config // the file's config; nil in some tests
-	DryRun   bool           // the round wrote nothing (--dry-run)
+	DryRun   bool           // the round wrote nothing: mode observe or --dry-run
 	Finished time.Time      // when the round ended
 	// Fights are the IRQs another writer keeps moving, after the round.
 	Fights []fight.Fight
+}
+
+// Mode is the round's mode: observe when it wrote nothing, else enforce.
+func (s *State) Mode() config.Mode {
+	if s.DryRun {
+		return config.ModeObserve
+	}
+	return config.ModeEnforce
 }
 
 // Took is the whole round: read, plan and apply.

@@ -28,7 +28,8 @@ import (
 // xps_cpus and CAP_SYS_NICE for NAPI kthreads alone) must let it write
 // /proc/irq and the XPS maps, pin the NAPI kthreads, hear
 // uevents and answer on loopback, and
-// reload, the watchdog, the journal's priorities, restore_on_exit and
+// reload, mode observe and the reload to enforce, the watchdog, the
+// journal's priorities, restore_on_exit and
 // Conflicts=irqbalance.service must work as docs/install.md says. Parts i-w
 // share the boot and report as subtests, as the daemon scenarios do.
 //
@@ -228,6 +229,30 @@ else
 	fail x-restored "at start: $(tr '\n' ',' </tmp/orig) after stop: $(tr '\n' ',' </tmp/after)"
 fi
 
+### o: mode observe writes nothing; systemctl reload to enforce places at that reload
+printf 'listen: "127.0.0.1:9768"\nmode: observe\nrestore_on_exit: true\nbanned_cpus: "@BAN@"\n' >/etc/numairqd/e2e/numairqd.yaml
+systemctl start "$UNIT"
+check_state o-active "$UNIT" active
+if wait_healthy "$DEADLINE_S"; then pass o-healthz 200; else fail o-healthz "status '$(http_status /healthz)'"; fi
+net_affinities >/tmp/o-observed
+if cmp -s /tmp/orig /tmp/o-observed; then
+	pass o-wrote-nothing "$(tr '\n' ',' </tmp/o-observed)"
+else
+	fail o-wrote-nothing "at start: $(tr '\n' ',' </tmp/orig) observing: $(tr '\n' ',' </tmp/o-observed)"
+fi
+expect_eq o-mode-observe "$(wget -q -O - "$URL/metrics" | grep '^numairqd_mode{mode="observe"}')" 'numairqd_mode{mode="observe"} 1'
+sed -i 's/^mode: observe$/mode: enforce/' /etc/numairqd/e2e/numairqd.yaml
+wp o-enforced o_reload_to_placed_ms -exec "systemctl reload $UNIT" -queues "@BAN_Q@" -control "@BAN_C@" -hold 500ms
+expect_eq o-mode-enforce "$(wget -q -O - "$URL/metrics" | grep '^numairqd_mode{mode="enforce"}')" 'numairqd_mode{mode="enforce"} 1'
+systemctl stop "$UNIT"
+check_state o-stopped "$UNIT" inactive
+net_affinities >/tmp/o-after
+if cmp -s /tmp/orig /tmp/o-after; then
+	pass o-restored "$(tr '\n' ',' </tmp/o-after)"
+else
+	fail o-restored "at start: $(tr '\n' ',' </tmp/orig) after stop: $(tr '\n' ',' </tmp/o-after)"
+fi
+
 ### c: irqbalance running; systemctl start numairqd stops it (Conflicts=)
 systemctl start irqbalance.service
 check_state c-irqbalance-running irqbalance.service active
@@ -353,6 +378,7 @@ func runSystemdScenario(t *testing.T, name string, root DebianRoot) {
 			"m-status",
 			"r-applied", "r-applied-on-return", "r-same-process", "r-waits-for-daemon", "r-frozen-reload-status", "r-rejected-fails", "r-rejected-same-process",
 			"j-journald", "x-stopped", "x-restored",
+			"o-active", "o-healthz", "o-wrote-nothing", "o-mode-observe", "o-enforced", "o-mode-enforce", "o-stopped", "o-restored",
 			"c-irqbalance-running", "c-placed", "c-irqbalance-stopped", "c-active",
 			"w-active", "w-watchdog-usec", "w-alive-with-watchdog", "w-restarted", "w-placed",
 			"f-placed", "f-status", "f-metric", "f-others-placed", "f-warned-once", "f-whole-again", "f-over",
@@ -366,6 +392,7 @@ func runSystemdScenario(t *testing.T, name string, root DebianRoot) {
 		{"r-reload", "r-", func(t *testing.T, r *Result) {}},
 		{"j-journal", "j-", verifyJournal},
 		{"x-restore-on-stop", "x-", func(t *testing.T, r *Result) {}},
+		{"o-observe-then-enforce", "o-", func(t *testing.T, r *Result) {}},
 		{"c-conflicts-irqbalance", "c-", func(t *testing.T, r *Result) {}},
 		{"w-watchdog", "w-", func(t *testing.T, r *Result) {}},
 		{"f-fight", "f-", verifyFight},
