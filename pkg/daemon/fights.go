@@ -29,7 +29,7 @@ func (d *Daemon) fights(r fight.Round) {
 		for _, f := range r.Started {
 			d.fightTracker.Name(f.IRQ, w)
 			d.log.Warn("another writer keeps moving this IRQ off numairqd's placement; numairqd backs off, rewriting it after growing intervals: "+
-				"stop and disable the other writer, or leave the IRQ to it with a rule matching it (match: {irq: [N]}) with policy: ignore",
+				"stop and disable the other writer, or leave the IRQ to it with a rule matching it (match: {irq_numbers: N}, policy: ignore)",
 				zap.Int("irq", f.IRQ), zap.String("name", f.Name), zap.String("device", f.Device), zap.Stringer("want", f.Want),
 				zap.Stringer("found", f.Found), zap.Stringer("writer", w), zap.Int("overwrites", f.Overwrites),
 				zap.Duration("next_rewrite_in", f.Interval))
