@@ -3,7 +3,6 @@ package bans
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -76,20 +75,21 @@ func ListPartitions(sys string, isolated cpumask.Mask) ([]cpumask.Mask, error) {
 	var out []cpumask.Mask
 	var walk func(dir string, depth int) (cpumask.Mask, error)
 	walk = func(dir string, depth int) (below cpumask.Mask, err error) {
-		ents, err := os.ReadDir(dir)
+		names, err := kernfs.ReadDirNames(dir)
 		if err != nil || depth > maxCgroupDepth {
 			return below, ignoreGone(err)
 		}
-		for _, e := range ents {
-			if !e.IsDir() {
+		for _, name := range names {
+			sub := filepath.Join(dir, name)
+			// A cgroup's control files are not directories: ENOTDIR.
+			cpus, err := readList(filepath.Join(sub, "cpuset.cpus.exclusive.effective"))
+			if errors.Is(err, syscall.ENOTDIR) {
 				continue
 			}
-			sub := filepath.Join(dir, e.Name())
-			cpus, err := readList(filepath.Join(sub, "cpuset.cpus.exclusive.effective"))
-			if err != nil || !cpus.Intersects(isolated) {
-				if err != nil {
-					return below, err
-				}
+			if err != nil {
+				return below, err
+			}
+			if !cpus.Intersects(isolated) {
 				continue
 			}
 			inner, err := walk(sub, depth+1)
