@@ -1,26 +1,11 @@
 package fight
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
-)
 
-// tree writes files (path: content) under a new directory.
-func tree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	for p, c := range files {
-		p = filepath.Join(root, p)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
-}
+	"github.com/numairqd/numairqd/internal/fakesys"
+)
 
 func TestFind(t *testing.T) {
 	base := map[string]string{
@@ -57,7 +42,11 @@ func TestFind(t *testing.T) {
 		{"not a .link", with(map[string]string{"run/systemd/network/20-nic.network": "[Link]\nIRQAffinityPolicy=spread\n"}), Writer{Kind: Unknown}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			root := tree(t, tc.files)
+			tree := fakesys.New(t)
+			for p, c := range tc.files {
+				tree.WriteFile(p, c)
+			}
+			root := tree.Root
 			if tc.want.File != "" {
 				tc.want.File = filepath.Join(root, tc.want.File)
 			}

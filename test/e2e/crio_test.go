@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/numairqd/numairqd/pkg/cpumask"
-	"github.com/numairqd/numairqd/test/e2e/guestinfo"
 )
 
 // crioDebianEnv is irqbalance's environment file as Debian ships it:
@@ -104,8 +103,7 @@ data daemon-log cat "$LOG"
 var crioBanned, crioHousekeeping = []int{5, 6, 7}, 4
 
 func TestCrioHousekeeping(t *testing.T) {
-	v := kernelVersion(requireEnv(t).kernel)
-	parts := v[0] > partitionsSince[0] || v[0] == partitionsSince[0] && v[1] >= partitionsSince[1]
+	parts := hasPartitions(kernelVersion(requireEnv(t).kernel))
 	g := FourNodeGuest()
 	all := allCPUs(g.NumCPUs())
 	pAll, pHK := g.NetPlacement(0, all), g.NetPlacement(0, without(all, crioBanned...))
@@ -154,29 +152,19 @@ func TestCrioHousekeeping(t *testing.T) {
 					"the bans log line names housekeeping CPU 4")
 			}
 			if s, ok := state(t, r, "crio-state"); ok {
-				managed := map[int]bool{}
-				for _, q := range managedNVMe(s) {
-					managed[q.Number] = true
-				}
+				irqs := movableDeviceIRQs(s)
 				var on []string
-				n, onHK := 0, 0
-				for _, dev := range s.PCI {
-					for _, irq := range dev.MSIIRQs {
-						i := slices.IndexFunc(s.IRQs, func(q guestinfo.IRQ) bool { return q.Number == irq })
-						if i < 0 || managed[irq] {
-							continue
-						}
-						n++
-						c, err := cpumask.ParseList(s.IRQs[i].Affinity)
-						if err != nil || c.Intersects(banned) {
-							on = append(on, fmt.Sprintf("irq %d %v on %s", irq, s.IRQs[i].Actions, s.IRQs[i].Affinity))
-						}
-						if c.Contains(crioHousekeeping) {
-							onHK++
-						}
+				onHK := 0
+				for _, q := range irqs {
+					c, err := cpumask.ParseList(q.Affinity)
+					if err != nil || c.Intersects(banned) {
+						on = append(on, fmt.Sprintf("irq %d %v on %s", q.Number, q.Actions, q.Affinity))
+					}
+					if c.Contains(crioHousekeeping) {
+						onHK++
 					}
 				}
-				r.Check("crio-none-on-banned", n > 0 && len(on) == 0, "%d movable device IRQs; on banned CPUs %s: %v", n, banned, on)
+				r.Check("crio-none-on-banned", len(irqs) > 0 && len(on) == 0, "%d movable device IRQs; on banned CPUs %s: %v", len(irqs), banned, on)
 				r.Check("crio-housekeeping-used", onHK > 0, "%d device IRQs on housekeeping CPU %d", onHK, crioHousekeeping)
 			}
 			if t.Failed() {

@@ -47,8 +47,33 @@ var partitionCPUs = []int{6, 7}
 // partitionsSince is the first kernel with cpuset.cpus.isolated.
 var partitionsSince = [2]int{6, 8}
 
+// hasPartitions reports whether kernel release v lists isolated
+// partitions in cpuset.cpus.isolated.
+func hasPartitions(v [2]int) bool {
+	return v[0] > partitionsSince[0] || v[0] == partitionsSince[0] && v[1] >= partitionsSince[1]
+}
+
+// movableDeviceIRQs returns the PCI devices' MSI IRQs of s that
+// userspace may move: not the NVMe's kernel-managed ones.
+func movableDeviceIRQs(s guestinfo.State) []guestinfo.IRQ {
+	managed := map[int]bool{}
+	for _, q := range managedNVMe(s) {
+		managed[q.Number] = true
+	}
+	var out []guestinfo.IRQ
+	for _, dev := range s.PCI {
+		for _, irq := range dev.MSIIRQs {
+			i := slices.IndexFunc(s.IRQs, func(q guestinfo.IRQ) bool { return q.Number == irq })
+			if i >= 0 && !managed[irq] {
+				out = append(out, s.IRQs[i])
+			}
+		}
+	}
+	return out
+}
+
 func TestIsolatedPartition(t *testing.T) {
-	if v := kernelVersion(requireEnv(t).kernel); v[0] < partitionsSince[0] || v[0] == partitionsSince[0] && v[1] < partitionsSince[1] {
+	if v := kernelVersion(requireEnv(t).kernel); !hasPartitions(v) {
 		t.Skipf("kernel %d.%d: cgroup v2's cpuset.cpus.isolated is %d.%d's", v[0], v[1], partitionsSince[0], partitionsSince[1])
 	}
 	g := FourNodeGuest()
@@ -79,25 +104,14 @@ func TestIsolatedPartition(t *testing.T) {
 			r.Check("p-banned-cleared", ok && strings.Contains(string(m.Output), `numairqd_banned_cpus{source="isolated_partitions"} 0`),
 				"numairqd_banned_cpus without it: %s", strings.TrimSpace(string(m.Output)))
 			if s, ok := state(t, r, "p-state"); ok {
-				managed := map[int]bool{}
-				for _, q := range managedNVMe(s) {
-					managed[q.Number] = true
-				}
+				irqs := movableDeviceIRQs(s)
 				var on []string
-				n := 0
-				for _, dev := range s.PCI {
-					for _, irq := range dev.MSIIRQs {
-						i := slices.IndexFunc(s.IRQs, func(q guestinfo.IRQ) bool { return q.Number == irq })
-						if i < 0 || managed[irq] {
-							continue
-						}
-						n++
-						if c, err := cpumask.ParseList(s.IRQs[i].Affinity); err != nil || c.Intersects(part) {
-							on = append(on, fmt.Sprintf("irq %d %v on %s", irq, s.IRQs[i].Actions, s.IRQs[i].Affinity))
-						}
+				for _, q := range irqs {
+					if c, err := cpumask.ParseList(q.Affinity); err != nil || c.Intersects(part) {
+						on = append(on, fmt.Sprintf("irq %d %v on %s", q.Number, q.Actions, q.Affinity))
 					}
 				}
-				r.Check("p-none-on-partition", n > 0 && len(on) == 0, "%d movable device IRQs; on the partition's CPUs %s: %v", n, part, on)
+				r.Check("p-none-on-partition", len(irqs) > 0 && len(on) == 0, "%d movable device IRQs; on the partition's CPUs %s: %v", len(irqs), part, on)
 			}
 			if t.Failed() {
 				dumpDaemonLog(t, r)
