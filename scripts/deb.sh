@@ -102,6 +102,11 @@ for page in docs/*.md; do
 	install -d -m0755 "$doc/docs"
 	gzip -9n <"$page" >"$doc/$page.gz"
 done
+# What docs/install.md's "Scraping from another machine" copies: the
+# drop-in that lets a scraper in, its Prometheus job and the alerts.
+install -D -m0644 deploy/systemd/numairqd.service.d/scrape.conf.example "$doc/examples/scrape.conf"
+install -D -m0644 deploy/prometheus/scrape.yml "$doc/examples/scrape.yml"
+install -D -m0644 deploy/prometheus/numairqd.rules.yml "$doc/examples/numairqd.rules.yml"
 install -d -m0755 "$root/usr/share/man/man8"
 gzip -9n <"$src/numairqd.8" >"$root/usr/share/man/man8/numairqd.8.gz"
 install -D -m0644 "$src/lintian-overrides" "$root/usr/share/lintian/overrides/numairqd"
