@@ -71,9 +71,10 @@ func loadParams(t *testing.T) params {
 func TestBench(t *testing.T) {
 	start := time.Now()
 	p := loadParams(t)
-	files := guestFiles(t)
-	hostBins := irqbalanceBin(t)
-	raw := measure.Raw{Meta: hostMeta(p)}
+	irqb := irqbalanceBin(t)
+	files := guestFiles(t, irqb)
+	hostBins := []string{irqb}
+	raw := measure.Raw{Meta: hostMeta(p, irqb)}
 	stopLoad := sampleLoad(&raw.Meta)
 	defer func() {
 		stopLoad()
@@ -661,24 +662,38 @@ func dataString(r *e2e.Result, name string) string {
 }
 
 // guestFiles are the files every bench guest gets besides the
-// harness's: benchagent. irqbalance comes with its libraries through
-// Scenario.HostBins (irqbalanceBin).
-func guestFiles(t *testing.T) map[string][]byte {
+// harness's: benchagent, and /usr/sbin/irqbalance running irqb when
+// irqb is elsewhere. irqb itself comes with its libraries at its own
+// path through Scenario.HostBins.
+func guestFiles(t *testing.T, irqb string) map[string][]byte {
 	t.Helper()
-	return map[string][]byte{"/bin/benchagent": buildAgent(t)}
+	files := map[string][]byte{"/bin/benchagent": buildAgent(t)}
+	if irqb != "/usr/sbin/irqbalance" {
+		files["/usr/sbin/irqbalance"] = fmt.Appendf(nil, "#!/bin/sh\nexec %s \"$@\"\n", irqb)
+	}
+	return files
 }
 
-// irqbalanceBin is the host's irqbalance, put into every bench guest.
-func irqbalanceBin(t *testing.T) []string {
+// irqbalanceBin is the irqbalance every bench guest runs:
+// $BENCH_IRQBALANCE (bench/run.sh unpacks Debian's package there,
+// never installing it), else the host's.
+func irqbalanceBin(t *testing.T) string {
 	t.Helper()
-	p, err := exec.LookPath("irqbalance")
+	p := os.Getenv("BENCH_IRQBALANCE")
+	if p == "" {
+		var err error
+		if p, err = exec.LookPath("irqbalance"); err != nil {
+			p = "/usr/sbin/irqbalance"
+		}
+	}
+	p, err := filepath.Abs(p)
+	if err == nil {
+		_, err = os.Stat(p)
+	}
 	if err != nil {
-		p = "/usr/sbin/irqbalance"
+		t.Fatalf("irqbalance (run bench/run.sh, or set BENCH_IRQBALANCE): %v", err)
 	}
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("irqbalance (apt-get install irqbalance): %v", err)
-	}
-	return []string{p}
+	return p
 }
 
 // withConfig adds /etc/numairqd.yaml: banned as banned_cpus, and the
@@ -778,7 +793,7 @@ func firstLine(name string, args ...string) string {
 	return l
 }
 
-func hostMeta(p params) measure.Meta {
+func hostMeta(p params, irqb string) measure.Meta {
 	cmd := os.Getenv("BENCH_COMMAND")
 	if cmd == "" {
 		cmd = "go test -tags e2e -run TestBench ./bench/"
@@ -792,7 +807,7 @@ func hostMeta(p params) measure.Meta {
 		Command:     cmd,
 		HostKernel:  firstLine("uname", "-r"),
 		QEMU:        firstLine("qemu-system-x86_64", "--version"),
-		Irqbalance:  firstLine("irqbalance", "--version"),
+		Irqbalance:  firstLine(irqb, "--version"),
 		Go:          runtime.Version(),
 		Commit:      commit,
 		Reps:        p.reps,

@@ -6,7 +6,8 @@
 #      reaction and cost (CPU time, syscalls
 #      and rounds per event, peak RSS) of irqbalance and numairqd, and
 #      the cost of the floor (benchagent floor) under the same churn, in
-#      guests of the e2e harness, written to $BENCH_WORK/raw.json;
+#      guests of the e2e harness, written to $BENCH_WORK/raw.json
+#      (irqbalance: the 1.9.2 of part 3, packed into the guests);
 #   2. the planner's and the rounds' Go benchmarks with -count 6
 #      -benchmem, and benchstat on them (go run pkg@version: not a
 #      module dependency);
@@ -58,22 +59,57 @@ case $what in all | qemu | go | fixtures | report) ;; *)
 	;;
 esac
 
+# irqbalancebin prints the path of the irqbalance 1.9.2 both parts run
+# (in the guests, and on fixture trees): BENCH_IRQBALANCE, or the binary
+# of Debian's package, fetched with apt-get download and unpacked with
+# dpkg-deb -x into BENCH_CACHE the first time. The package is never installed: that
+# would start irqbalance on this host.
+irqbalancebin() {
+	local cache deb bin
+	if [ -n "${BENCH_IRQBALANCE:-}" ]; then
+		echo "$BENCH_IRQBALANCE"
+		return
+	fi
+	cache=${BENCH_CACHE:-/var/cache/numairqd-bench}
+	bin=$cache/irqbalance/usr/sbin/irqbalance
+	if [ ! -x "$bin" ]; then
+		mkdir -p "$cache"
+		(cd "$cache" && apt-get download irqbalance >&2)
+		deb=$(ls -t "$cache"/irqbalance_*.deb | head -n 1)
+		case $(dpkg-deb -f "$deb" Version) in 1.9.2-*) ;; *)
+			echo "bench: $deb is irqbalance $(dpkg-deb -f "$deb" Version), not 1.9.2 (Debian 12's); set BENCH_IRQBALANCE to a 1.9.2 binary" >&2
+			return 1
+			;;
+		esac
+		rm -rf "$cache/irqbalance"
+		dpkg-deb -x "$deb" "$cache/irqbalance"
+		chmod -R a+rX "$cache"
+	fi
+	if ldd "$bin" | grep -q 'not found'; then
+		echo "bench: irqbalance's shared libraries are missing: $(ldd "$bin" | grep 'not found' | tr -s '\t\n' '  ')" >&2
+		echo "bench: as root: apt-get install -y libglib2.0-0 libnuma1 libcap-ng0 libsystemd0   # the libraries only, not irqbalance" >&2
+		return 1
+	fi
+	echo "$bin"
+}
+
 if [ "$what" = all ] || [ "$what" = qemu ]; then
 	missing=()
 	[ "$(id -u)" = 0 ] || missing+=("root (the guests' NICs are tap devices)")
-	for c in qemu-system-x86_64 irqbalance ethtool ip xz; do
+	for c in qemu-system-x86_64 ethtool ip xz apt-get dpkg-deb; do
 		command -v "$c" >/dev/null || missing+=("$c")
 	done
 	if [ ${#missing[@]} -gt 0 ]; then
 		echo "bench: missing: ${missing[*]}" >&2
-		echo "bench: as root: apt-get install -y qemu-system-x86 linux-image-amd64 busybox-static irqbalance ethtool xz-utils iproute2 cpio" >&2
+		echo "bench: as root: apt-get install -y qemu-system-x86 linux-image-amd64 busybox-static ethtool xz-utils iproute2 cpio" >&2
 		exit 2
 	fi
+	irqbalance=$(irqbalancebin)
 	rm -f "$work/raw.json"
 	# The kernel's crypto self-tests add boot time and once soft-locked a
 	# TCG guest at boot: skip them.
 	export E2E_KERNEL_ARGS="${E2E_KERNEL_ARGS:-cryptomgr.notests}"
-	BENCH_OUT=$work BENCH_COMMAND="$command" E2E_LOG_DIR=$work/logs \
+	BENCH_OUT=$work BENCH_IRQBALANCE=$irqbalance BENCH_COMMAND="$command" E2E_LOG_DIR=$work/logs \
 		go test -tags e2e -count=1 -timeout 110m -v -run '^TestBench$' ./bench/ 2>&1 | tee "$work/qemu.log"
 	echo "bench: QEMU part took $(($(date +%s) - start)) s" >&2
 fi
@@ -154,39 +190,6 @@ if [ "$what" = all ] || [ "$what" = go ]; then
 	fi
 fi
 
-# fixtureirqbalance prints the path of irqbalance 1.9.2 for the
-# fixture part: BENCH_IRQBALANCE, or the binary of Debian's package,
-# fetched with apt-get download and unpacked with dpkg-deb -x into
-# BENCH_CACHE the first time. The package is never installed: that
-# would start irqbalance on this host.
-fixtureirqbalance() {
-	local cache deb bin
-	if [ -n "${BENCH_IRQBALANCE:-}" ]; then
-		echo "$BENCH_IRQBALANCE"
-		return
-	fi
-	cache=${BENCH_CACHE:-/var/cache/numairqd-bench}
-	bin=$cache/irqbalance/usr/sbin/irqbalance
-	if [ ! -x "$bin" ]; then
-		mkdir -p "$cache"
-		(cd "$cache" && apt-get download irqbalance >&2)
-		deb=$(ls -t "$cache"/irqbalance_*.deb | head -n 1)
-		case $(dpkg-deb -f "$deb" Version) in 1.9.2-*) ;; *)
-			echo "bench: $deb is irqbalance $(dpkg-deb -f "$deb" Version), not 1.9.2 (Debian 12's); set BENCH_IRQBALANCE to a 1.9.2 binary" >&2
-			return 1
-			;;
-		esac
-		rm -rf "$cache/irqbalance"
-		dpkg-deb -x "$deb" "$cache/irqbalance"
-		chmod -R a+rX "$cache"
-	fi
-	if ldd "$bin" | grep -q 'not found'; then
-		echo "bench: irqbalance's shared libraries are missing: $(ldd "$bin" | grep 'not found' | tr -s '\t\n' '  ')" >&2
-		echo "bench: as root: apt-get install -y libglib2.0-0 libnuma1 libcap-ng0 libsystemd0   # the libraries only, not irqbalance" >&2
-		return 1
-	fi
-	echo "$bin"
-}
 
 if [ "$what" = all ] || [ "$what" = fixtures ]; then
 	missing=()
@@ -198,7 +201,7 @@ if [ "$what" = all ] || [ "$what" = fixtures ]; then
 		echo "bench: missing: ${missing[*]}" >&2
 		exit 2
 	fi
-	irqbalance=$(fixtureirqbalance)
+	irqbalance=$(irqbalancebin)
 	rm -f "$work/fixtures.json"
 	fstart=$(date +%s)
 	# The scale host's trees are about 50,000 files each: tmpfs is fast.
