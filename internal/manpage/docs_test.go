@@ -40,6 +40,51 @@ func TestReadmeIsALandingPage(t *testing.T) {
 	}
 }
 
+// TestReadmeQuotesResults checks that the README's comparison table
+// quotes bench/RESULTS.md: the commit it names is the run's, and every
+// figure with a decimal point or a unit in a cell of its tables that
+// starts with a number is found in that file, so the README cannot keep
+// figures of an older run.
+func TestReadmeQuotesResults(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, err := os.ReadFile(filepath.Join(root, "bench", "RESULTS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^\| commit \| ([0-9a-f]{7,}) \|$`).FindSubmatch(results)
+	if m == nil {
+		t.Fatal("bench/RESULTS.md: no commit row in its header")
+	}
+	if quoted := regexp.MustCompile("`bench/run.sh all` at ([0-9a-f]{7,})").FindSubmatch(readme); quoted == nil || string(quoted[1]) != string(m[1]) {
+		t.Errorf("README.md does not name bench/RESULTS.md's run (%s) as \"`bench/run.sh all` at %s\"", m[1], m[1])
+	}
+	figure := regexp.MustCompile(`\d+\.\d+( s)?|\d+ KiB`)
+	n := 0
+	for _, line := range strings.Split(string(readme), "\n") {
+		if !strings.HasPrefix(line, "| ") {
+			continue
+		}
+		for _, cell := range strings.Split(line, "|") {
+			cell = strings.TrimSpace(cell)
+			if cell == "" || cell[0] < '0' || cell[0] > '9' {
+				continue // not a measured figure: text, a version
+			}
+			for _, f := range figure.FindAllString(cell, -1) {
+				n++
+				if !strings.Contains(string(results), f) {
+					t.Errorf("README.md quotes %q, which bench/RESULTS.md does not hold: %s", f, line)
+				}
+			}
+		}
+	}
+	if n < 10 {
+		t.Errorf("README.md's tables quote %d figures, want the comparison table's (at least 10)", n)
+	}
+}
+
 // TestManualLinks checks every relative link of README.md and docs/*.md:
 // the file exists, and a section it names is a heading of that file.
 func TestManualLinks(t *testing.T) {
