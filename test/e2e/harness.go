@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -66,6 +67,16 @@ type Scenario struct {
 // DefaultTimeout bounds one boot; E2E_BOOT_TIMEOUT (a Go duration)
 // overrides it.
 var DefaultTimeout = 120 * time.Second
+
+// modulesGuard is how many seconds /init lets module loading take
+// before it reports a stall and powers off (retryReason);
+// E2E_MODULES_S overrides it.
+func modulesGuard() int {
+	if n, err := strconv.Atoi(os.Getenv("E2E_MODULES_S")); err == nil && n > 0 {
+		return n
+	}
+	return 60
+}
 
 // Result is what one boot reported.
 type Result struct {
@@ -330,18 +341,23 @@ func (r *Result) boot(env hostEnv, dir, initrd string, images []string, trafficg
 	return boot, m
 }
 
-// retryReason says why a boot failed for QEMU's own reasons and is
-// worth one more, or "" when its result stands. QEMU 7.2 under TCG has
-// been seen to die on SIGSEGV (docs/qemu-lab.md §2). A boot whose
-// guest reported a failed check is never retried, so a placement
-// failure cannot turn into a pass; neither is one that reached E2E-END,
-// whose results are complete.
+// retryReason says why a boot failed for QEMU's or the guest kernel's
+// own reasons and is worth one more, or "" when its result stands.
+// QEMU 7.2 under TCG has been seen to die on SIGSEGV, and a 6.12 guest
+// to hang in insmod nvme (docs/qemu-lab.md §2): both before numairqd
+// ran. A boot whose guest reported a failed check is never retried, so
+// a placement failure cannot turn into a pass; neither is one that
+// reached E2E-END, whose results are complete, nor one that timed out
+// after its modules were loaded, in the scenario.
 func retryReason(b bootResult, m markers) string {
 	for _, c := range m.Checks {
 		if c.Status == "FAIL" {
 			return ""
 		}
 	}
+	loaded := slices.ContainsFunc(m.Metrics, func(mt Metric) bool { return mt.Name == "guest_modules_loaded_uptime_s" })
+	stalled := slices.ContainsFunc(m.Metrics, func(mt Metric) bool { return mt.Name == "guest_stalled_uptime_s" }) ||
+		strings.Contains(b.console, "E2E-METRIC guest_stalled_uptime_s ")
 	switch {
 	case m.Ended:
 		return ""
@@ -349,6 +365,10 @@ func retryReason(b bootResult, m markers) string {
 		return fmt.Sprintf("qemu was killed by signal %d (%v) before E2E-END", int(b.signal), b.signal)
 	case !m.Begun:
 		return "the guest never printed E2E-BEGIN"
+	case stalled && !loaded:
+		return "the guest's modules were not loaded within init.sh's guard"
+	case b.timedOut && !loaded:
+		return "the guest timed out before its modules were loaded"
 	}
 	return ""
 }
@@ -380,8 +400,8 @@ func writeInitramfs(env hostEnv, s Scenario, bins map[string]string, dst string)
 		"/init":            initScript,
 		"/e2e/lib.sh":      libScript,
 		"/e2e/scenario.sh": []byte(s.Script),
-		"/e2e/config": fmt.Appendf(nil, "E2E_SCENARIO=%s\nE2E_MODULES=%q\nE2E_NET_PCI=%q\nE2E_NVME_PCI=%q\nE2E_ROOT=%q\n",
-			s.Name, strings.Join(names, " "), strings.Join(netPCI, " "), strings.Join(nvmePCI, " "), rootDev),
+		"/e2e/config": fmt.Appendf(nil, "E2E_SCENARIO=%s\nE2E_MODULES=%q\nE2E_NET_PCI=%q\nE2E_NVME_PCI=%q\nE2E_ROOT=%q\nE2E_MODULES_S=%d\n",
+			s.Name, strings.Join(names, " "), strings.Join(netPCI, " "), strings.Join(nvmePCI, " "), rootDev, modulesGuard()),
 	}
 	if s.Root != nil {
 		files["/e2e/systemd.sh"] = systemdStage2

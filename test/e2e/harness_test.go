@@ -138,6 +138,8 @@ func TestInitramfs(t *testing.T) {
 // TestRetryReason: only QEMU's own failures earn a second boot.
 func TestRetryReason(t *testing.T) {
 	begun := markers{Begun: true, Checks: []Check{{Name: "a", Status: "PASS"}}}
+	loaded := markers{Begun: true, Metrics: []Metric{{Name: "guest_modules_loaded_uptime_s", Value: "6.1"}}}
+	stalled := markers{Begun: true, Metrics: []Metric{{Name: "guest_stalled_uptime_s", Value: "65.2"}}}
 	failed := markers{Begun: true, Checks: []Check{{Name: "a", Status: "FAIL"}}}
 	ended := markers{Begun: true, Ended: true}
 	for _, tc := range []struct {
@@ -152,8 +154,12 @@ func TestRetryReason(t *testing.T) {
 		{"segfault after a failed check", bootResult{signal: syscall.SIGSEGV}, failed, false},
 		{"no E2E-BEGIN", bootResult{}, markers{}, true},
 		{"no E2E-BEGIN, timed out", bootResult{timedOut: true, signal: syscall.SIGKILL}, markers{}, true},
-		{"timed out in the scenario", bootResult{timedOut: true, signal: syscall.SIGKILL}, begun, false},
-		{"exited early without a signal", bootResult{}, begun, false},
+		{"timed out in the scenario", bootResult{timedOut: true, signal: syscall.SIGKILL}, loaded, false},
+		{"timed out loading modules", bootResult{timedOut: true, signal: syscall.SIGKILL}, begun, true},
+		{"guard stalled in modules", bootResult{}, stalled, true},
+		{"guard's marker on the console only", bootResult{console: "E2E-METRIC guest_stalled_uptime_s 61.0\r\n"}, begun, true},
+		{"exited early without a signal", bootResult{}, loaded, false},
+		{"exited early before modules", bootResult{}, begun, false},
 	} {
 		got := retryReason(tc.boot, tc.m)
 		if (got != "") != tc.retry {

@@ -133,16 +133,54 @@ backports_kernel() {
 	echo "$cache/root-$ver/usr/lib/modules/$ver/vmlinuz $cache/root-$ver/usr/lib/modules/$ver"
 }
 
+# digest FILE prints what each failed test of go test -v's output in
+# FILE logged, less figures, passed checks and QEMU's command line: at
+# most 40 lines a test, each cut to 300 characters. Of a message's
+# continuation (the serial console's tail, a daemon log) it keeps the
+# first 2 lines and the last 8, where a console shows where it stopped.
+# The tail of a long run is what a CI log shows first.
+digest() {
+	awk '
+	function flush(  i) {
+		if (c <= 10) {
+			for (i = 1; i <= c; i++) buf[++n] = cont[i]
+		} else {
+			buf[++n] = cont[1]; buf[++n] = cont[2]
+			buf[++n] = "        ... (" c - 10 " lines)"
+			for (i = c - 7; i <= c; i++) buf[++n] = cont[i]
+		}
+		c = 0; keep = 0
+	}
+	/^=== RUN   Test[^\/]*$/ { n = 0; c = 0; keep = 0; next }
+	/^--- FAIL: / {
+		flush()
+		print "  " $0
+		for (i = 1; i <= n && i <= 40; i++) print "    " substr(buf[i], 1, 300)
+		n = 0
+		next
+	}
+	/^        / { if (keep) cont[++c] = $0; next }
+	/^ +[A-Za-z0-9_]+\.go:[0-9]+: / {
+		flush()
+		if ($0 ~ /E2E-METRIC|E2E-PLACED|E2E-RESULT [^ ]+ [^ ]+ PASS|harness\.go:[0-9]+: ip netns exec|: booting .* through its decompressor/) next
+		buf[++n] = $0
+		keep = 1
+	}' "$1"
+}
+
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
 rc=0
 summary=()
+failed=()
 for v in $series; do
 	k=$(kernel_of "$v")
 	echo "== e2e on ${k#/boot/vmlinuz-}"
 	start=$(date +%s)
 	r=0
-	E2E_KERNEL="$k" go test -tags e2e -count=1 -timeout 40m -v ./test/e2e/ "$@" || r=$?
+	E2E_KERNEL="$k" go test -tags e2e -count=1 -timeout 40m -v ./test/e2e/ "$@" 2>&1 | tee "$out/$v.log" || r=$?
 	summary+=("${k#/boot/vmlinuz-}: $([ "$r" = 0 ] && echo ok || echo "FAIL (exit $r)") in $(($(date +%s) - start)) s")
-	[ "$r" = 0 ] || rc=$r
+	[ "$r" = 0 ] || { rc=$r; failed+=("${k#/boot/vmlinuz-}:$out/$v.log"); }
 done
 netlink_tests="TestNetlinkQueues TestCapturePlan"
 if [ "${E2E_NETLINK_KERNEL:-1}" = 0 ]; then
@@ -154,13 +192,17 @@ elif kd=$(backports_kernel); then
 	echo "== e2e $netlink_tests on $(basename "$(dirname "$k")") (Debian 13 backports)"
 	start=$(date +%s)
 	r=0
-	E2E_KERNEL="$k" E2E_MODULES="${kd#* }" go test -tags e2e -count=1 -timeout 15m -v -run "^(${netlink_tests// /|})\$" ./test/e2e/ || r=$?
+	E2E_KERNEL="$k" E2E_MODULES="${kd#* }" go test -tags e2e -count=1 -timeout 15m -v -run "^(${netlink_tests// /|})\$" ./test/e2e/ 2>&1 | tee "$out/backports.log" || r=$?
 	summary+=("$(basename "$(dirname "$k")") ($netlink_tests): $([ "$r" = 0 ] && echo ok || echo "FAIL (exit $r)") in $(($(date +%s) - start)) s")
-	[ "$r" = 0 ] || rc=$r
+	[ "$r" = 0 ] || { rc=$r; failed+=("$(basename "$(dirname "$k")"):$out/backports.log"); }
 else
 	summary+=("$netlink_tests on Debian 13 backports: FAIL (could not fetch its kernel from trixie-backports)")
 	rc=1
 fi
+for f in "${failed[@]}"; do
+	echo "== e2e failures on ${f%%:*}"
+	digest "${f#*:}"
+done
 echo "== e2e summary"
 printf '  %s\n' "${summary[@]}"
 exit "$rc"

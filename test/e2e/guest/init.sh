@@ -15,11 +15,31 @@ mount -t tmpfs tmpfs /run
 e2e_begin
 metric guest_init_uptime_s "$(uptime_s)"
 
+# A guard on module loading, which takes seconds: under TCG a probe
+# has been seen to hold insmod for minutes (nvme on 6.12, before any
+# scenario ran). Past E2E_MODULES_S seconds (/e2e/config) it prints
+# the kernel's log tail, reports guest_stalled_uptime_s and powers off;
+# the harness boots once more (retryReason).
+(
+	trap 'kill "$s"; exit 0' TERM
+	sleep "$E2E_MODULES_S" &
+	s=$!
+	wait "$s"
+	trap '' TERM
+	echo "e2e: modules not loaded after $E2E_MODULES_S s; the kernel's log:"
+	dmesg | tail -n 30
+	metric guest_stalled_uptime_s "$(uptime_s)"
+	sleep 1
+	poweroff -f
+) &
+guard=$!
 for m in $E2E_MODULES; do
 	t0=$(uptime_s)
 	insmod "/lib/modules/$m.ko" || fail "insmod-$m" "insmod /lib/modules/$m.ko failed"
 	echo "e2e: insmod $m: $t0 -> $(uptime_s)"
 done
+kill "$guard"
+wait "$guard" 2>/dev/null
 metric guest_modules_loaded_uptime_s "$(uptime_s)"
 
 # virtio-net probes synchronously in insmod; nvme resets its controller
