@@ -344,9 +344,9 @@ func (r *Result) boot(env hostEnv, dir, initrd string, images []string, trafficg
 // retryReason says why a boot failed for QEMU's or the guest kernel's
 // own reasons and is worth one more, or "" when its result stands.
 // QEMU 7.2 under TCG has been seen to die on SIGSEGV, and a 6.12 guest
-// to hang in insmod nvme (docs/qemu-lab.md §2): both before numairqd
-// ran. A boot whose guest reported a failed check is never retried, so
-// a placement failure cannot turn into a pass; neither is one that
+// to hang in insmod nvme, before numairqd ran (docs/qemu-lab.md §2).
+// A boot whose guest reported a failed check is never retried, so a
+// placement failure cannot turn into a pass; neither is one that
 // reached E2E-END, whose results are complete, nor one that timed out
 // after its modules were loaded, in the scenario.
 func retryReason(b bootResult, m markers) string {
@@ -356,6 +356,8 @@ func retryReason(b bootResult, m markers) string {
 		}
 	}
 	loaded := slices.ContainsFunc(m.Metrics, func(mt Metric) bool { return mt.Name == "guest_modules_loaded_uptime_s" })
+	// The guard powers the guest off once it fires, even if the last
+	// insmod returns after that.
 	stalled := slices.ContainsFunc(m.Metrics, func(mt Metric) bool { return mt.Name == "guest_stalled_uptime_s" }) ||
 		strings.Contains(b.console, "E2E-METRIC guest_stalled_uptime_s ")
 	switch {
@@ -365,7 +367,7 @@ func retryReason(b bootResult, m markers) string {
 		return fmt.Sprintf("qemu was killed by signal %d (%v) before E2E-END", int(b.signal), b.signal)
 	case !m.Begun:
 		return "the guest never printed E2E-BEGIN"
-	case stalled && !loaded:
+	case stalled:
 		return "the guest's modules were not loaded within init.sh's guard"
 	case b.timedOut && !loaded:
 		return "the guest timed out before its modules were loaded"

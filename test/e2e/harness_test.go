@@ -157,6 +157,7 @@ func TestRetryReason(t *testing.T) {
 		{"timed out in the scenario", bootResult{timedOut: true, signal: syscall.SIGKILL}, loaded, false},
 		{"timed out loading modules", bootResult{timedOut: true, signal: syscall.SIGKILL}, begun, true},
 		{"guard stalled in modules", bootResult{}, stalled, true},
+		{"guard fired as the last insmod returned", bootResult{}, markers{Begun: true, Metrics: append(stalled.Metrics, loaded.Metrics...)}, true},
 		{"guard's marker on the console only", bootResult{console: "E2E-METRIC guest_stalled_uptime_s 61.0\r\n"}, begun, true},
 		{"exited early without a signal", bootResult{}, loaded, false},
 		{"exited early before modules", bootResult{}, begun, false},
