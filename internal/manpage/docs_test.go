@@ -50,15 +50,16 @@ func TestReadmeQuotesResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	results, err := os.ReadFile(filepath.Join(root, "bench", "RESULTS.md"))
+	b, err := os.ReadFile(filepath.Join(root, "bench", "RESULTS.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^\| commit \| ([0-9a-f]{7,}) \|$`).FindSubmatch(results)
+	results := string(b)
+	m := regexp.MustCompile(`(?m)^\| commit \| ([0-9a-f]{7,}) \|$`).FindStringSubmatch(results)
 	if m == nil {
 		t.Fatal("bench/RESULTS.md: no commit row in its header")
 	}
-	if quoted := regexp.MustCompile("`bench/run.sh all` at ([0-9a-f]{7,})").FindSubmatch(readme); quoted == nil || string(quoted[1]) != string(m[1]) {
+	if quoted := regexp.MustCompile("`bench/run.sh all` at ([0-9a-f]{7,})").FindStringSubmatch(string(readme)); quoted == nil || quoted[1] != m[1] {
 		t.Errorf("README.md does not name bench/RESULTS.md's run (%s) as \"`bench/run.sh all` at %s\"", m[1], m[1])
 	}
 	figure := regexp.MustCompile(`\d+\.\d+( s)?|\d+ KiB`)
@@ -74,7 +75,7 @@ func TestReadmeQuotesResults(t *testing.T) {
 			}
 			for _, f := range figure.FindAllString(cell, -1) {
 				n++
-				if !strings.Contains(string(results), f) {
+				if !strings.Contains(results, f) {
 					t.Errorf("README.md quotes %q, which bench/RESULTS.md does not hold: %s", f, line)
 				}
 			}
